@@ -1,0 +1,361 @@
+/**
+ * The ACP driver: spawns an Agent Client Protocol agent (`buckley acp`, `gemini --acp`,
+ * codex-acp, …) and talks JSON-RPC over its stdio with @agentclientprotocol/sdk. One ACP
+ * session per coordinator session; message chunks become the answer, tool calls and plans
+ * become progress, permission requests go to the coordinator to decide. If the agent crashes
+ * or exits, the running turn fails with a clear error and the next turn starts it again.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { Readable, Writable } from 'node:stream';
+import * as acp from '@agentclientprotocol/sdk';
+import type { Logger } from '../logger.js';
+import type { WireToolExecution } from '../coordinator/wire.js';
+import { AgentError, type AgentDriver, type AgentTurn, type PermissionDecision, type TurnResult, type TurnSink } from './driver.js';
+
+export interface AcpDriverOptions {
+  command: string[];
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Deadline of ACP setup requests (initialize, session/new). */
+  requestTimeoutMs?: number;
+  logger: Logger;
+  clientVersion: string;
+}
+
+interface Agent {
+  child: ChildProcess;
+  connection: acp.ClientConnection;
+  /** Rejects when the process exits or the connection breaks. */
+  died: Promise<never>;
+  /** ACP session id per coordinator session key. */
+  sessions: Map<string, Promise<string>>;
+  /** We are stopping it: its exit is expected, not news. */
+  stopping?: boolean;
+}
+
+interface ActiveTurn {
+  sink: TurnSink;
+  readOnly: boolean;
+  signal: AbortSignal;
+  text: string;
+  tools: Map<string, WireToolExecution>;
+}
+
+const STDERR_LINES_KEPT = 20;
+
+export class AcpDriver implements AgentDriver {
+  readonly description: string;
+  private agent: Promise<Agent> | undefined;
+  private live: Agent | undefined;
+  private readonly turns = new Map<string, ActiveTurn>();
+  /** Prompts of one ACP session run one at a time, as ACP requires. */
+  private readonly queues = new Map<string, Promise<unknown>>();
+  private readonly stderrTail: string[] = [];
+
+  constructor(private readonly options: AcpDriverOptions) {
+    this.description = `ACP agent \`${options.command.join(' ')}\``;
+  }
+
+  async run(turn: AgentTurn, sink: TurnSink, signal: AbortSignal): Promise<TurnResult> {
+    const previous = this.queues.get(turn.sessionKey) ?? Promise.resolve();
+    const current = previous.catch(() => undefined).then(() => this.runNow(turn, sink, signal));
+    this.queues.set(turn.sessionKey, current);
+    try {
+      return await current;
+    } finally {
+      if (this.queues.get(turn.sessionKey) === current) this.queues.delete(turn.sessionKey);
+    }
+  }
+
+  private async runNow(turn: AgentTurn, sink: TurnSink, signal: AbortSignal): Promise<TurnResult> {
+    if (signal.aborted) return { text: '', stopReason: 'cancelled' };
+    const agent = await this.ensureAgent();
+    const sessionId = await this.ensureSession(agent, turn);
+    const active: ActiveTurn = { sink, readOnly: turn.readOnly, signal, text: '', tools: new Map() };
+    this.turns.set(sessionId, active);
+    const onAbort = () => {
+      agent.connection.agent.notify('session/cancel', { sessionId }).catch(() => undefined);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      const response = await Promise.race([
+        agent.connection.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: turn.prompt }] }),
+        agent.died,
+        // An agent that ignores session/cancel must not hold the turn forever.
+        abortedAfter(signal, 5_000),
+      ]);
+      const stopReason = signal.aborted ? 'cancelled' : mapStopReason(response.stopReason);
+      return { text: active.text, stopReason };
+    } catch (error) {
+      if (signal.aborted) return { text: active.text, stopReason: 'cancelled' };
+      if (error instanceof AgentError) throw error;
+      // A closed connection usually means the process is exiting: report its exit status.
+      const death = await Promise.race([agent.died.catch((reason: unknown) => reason), delay(1_000)]);
+      throw death instanceof AgentError ? death : new AgentError(`${this.description} failed: ${errorText(error)}`);
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      this.turns.delete(sessionId);
+    }
+  }
+
+  async check(): Promise<string> {
+    const agent = await this.ensureAgent();
+    return `${this.description} is running (pid ${agent.child.pid}) and answered ACP initialize`;
+  }
+
+  endSession(sessionKey: string): void {
+    void this.agent?.then((agent) => agent.sessions.delete(sessionKey)).catch(() => undefined);
+  }
+
+  async close(): Promise<void> {
+    const agent = await this.agent?.catch(() => undefined);
+    this.agent = undefined;
+    if (!agent) return;
+    agent.stopping = true;
+    agent.connection.close();
+    agent.child.stdin?.end();
+    if (agent.child.exitCode === null) agent.child.kill('SIGTERM');
+  }
+
+  private ensureAgent(): Promise<Agent> {
+    if (this.live && !isAlive(this.live)) {
+      this.live = undefined;
+      this.agent = undefined;
+    }
+    if (!this.agent) {
+      this.agent = this.start();
+      // A failed start is not cached: the next turn tries again.
+      this.agent.catch(() => {
+        this.agent = undefined;
+      });
+    }
+    return this.agent;
+  }
+
+  private async start(): Promise<Agent> {
+    const { command, logger } = this.options;
+    const [program, ...args] = command as [string, ...string[]];
+    logger.info(`starting ${this.description}`);
+    const child = spawn(program, args, {
+      cwd: this.options.cwd,
+      env: this.options.env ?? process.env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    this.stderrTail.length = 0;
+    child.stderr?.setEncoding('utf8');
+    child.stderr?.on('data', (chunk: string) => {
+      for (const line of chunk.split('\n')) {
+        if (!line.trim()) continue;
+        logger.debug(`agent stderr: ${line}`);
+        this.stderrTail.push(line);
+        if (this.stderrTail.length > STDERR_LINES_KEPT) this.stderrTail.shift();
+      }
+    });
+
+    const died = new Promise<never>((_, reject) => {
+      child.once('error', (error) => {
+        reject(new AgentError(`cannot start ${this.description}: ${error.message}. Check that the command exists and is executable (setting buckley.agent.command or BUCKLEY_AGENT).`));
+      });
+      child.once('exit', (code, signal) => {
+        const why = signal ? `was killed by ${signal}` : `exited with code ${code}`;
+        const tail = this.stderrTail.length ? ` Its last output: ${this.stderrTail.slice(-3).join(' | ')}` : '';
+        reject(new AgentError(`${this.description} ${why}.${tail}`));
+      });
+    });
+
+    const stream = acp.ndJsonStream(
+      Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>,
+      Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>,
+    );
+    child.stdin?.on('error', () => undefined); // EPIPE after a crash is reported through `died`
+    const connection = acp
+      .client({ name: 'buckley-lsp' })
+      .onRequest('session/request_permission', (ctx) => this.onPermission(ctx.params))
+      .onNotification('session/update', (ctx) => this.onUpdate(ctx.params))
+      .connect(stream);
+
+    const timeoutMs = this.options.requestTimeoutMs ?? 30_000;
+    const agent: Agent = { child, connection, died, sessions: new Map() };
+    died.catch((error: Error) => {
+      if (agent.stopping) logger.debug(error.message);
+      else logger.warn(error.message);
+      connection.close(error);
+      // The next turn starts a fresh agent.
+      if (this.live === agent) {
+        this.live = undefined;
+        this.agent = undefined;
+      }
+    });
+    try {
+      const init = await withDeadline(
+        Promise.race([
+          connection.agent.request('initialize', {
+            protocolVersion: acp.PROTOCOL_VERSION,
+            clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+            clientInfo: { name: 'buckley-lsp', version: this.options.clientVersion },
+          }),
+          died,
+        ]),
+        timeoutMs,
+        `${this.description} did not answer ACP initialize within ${timeoutMs} ms`,
+      );
+      logger.info(`${this.description} speaks ACP v${init.protocolVersion}`);
+    } catch (error) {
+      child.kill('SIGKILL');
+      throw error instanceof AgentError ? error : new AgentError(errorText(error));
+    }
+    this.live = agent;
+    return agent;
+  }
+
+  private ensureSession(agent: Agent, turn: AgentTurn): Promise<string> {
+    let session = agent.sessions.get(turn.sessionKey);
+    if (!session) {
+      const timeoutMs = this.options.requestTimeoutMs ?? 30_000;
+      session = withDeadline(
+        Promise.race([
+          agent.connection.agent.request('session/new', { cwd: turn.cwd || this.options.cwd || process.cwd(), mcpServers: [] }),
+          agent.died,
+        ]),
+        timeoutMs,
+        `${this.description} did not answer ACP session/new within ${timeoutMs} ms`,
+      ).then((response) => response.sessionId);
+      agent.sessions.set(turn.sessionKey, session);
+      session.catch(() => agent.sessions.delete(turn.sessionKey));
+    }
+    return session;
+  }
+
+  private onUpdate(notification: acp.SessionNotification): void {
+    const turn = this.turns.get(notification.sessionId);
+    if (!turn) return;
+    const update = notification.update;
+    switch (update.sessionUpdate) {
+      case 'agent_message_chunk':
+        if (update.content.type === 'text') {
+          turn.text += update.content.text;
+          turn.sink.text(update.content.text);
+        }
+        break;
+      case 'tool_call':
+      case 'tool_call_update': {
+        const previous = turn.tools.get(update.toolCallId);
+        const execution: WireToolExecution = {
+          id: update.toolCallId,
+          tool: update.title ?? previous?.tool ?? update.kind ?? 'tool',
+          status: update.status ?? previous?.status ?? 'pending',
+          kind: update.kind ? toolKind(update.kind) : (previous?.kind ?? 'other'),
+          input: update.rawInput !== undefined ? describeValue(update.rawInput) : (previous?.input ?? ''),
+          output: update.rawOutput !== undefined ? describeValue(update.rawOutput) : (previous?.output ?? ''),
+        };
+        turn.tools.set(update.toolCallId, execution);
+        turn.sink.tool(execution);
+        break;
+      }
+      case 'plan': {
+        const done = update.entries.filter((entry) => entry.status === 'completed').length;
+        const current = update.entries.find((entry) => entry.status === 'in_progress')?.content;
+        turn.sink.plan(done, update.entries.length, current);
+        break;
+      }
+      default:
+        break;
+    }
+  }
+
+  private async onPermission(params: acp.RequestPermissionRequest): Promise<acp.RequestPermissionResponse> {
+    const turn = this.turns.get(params.sessionId);
+    if (!turn || turn.signal.aborted) return { outcome: { outcome: 'cancelled' } };
+    const call = params.toolCall;
+    const decision = await turn.sink.permission(
+      {
+        tool: call.title ?? turn.tools.get(call.toolCallId)?.tool ?? 'tool',
+        kind: call.kind ?? turn.tools.get(call.toolCallId)?.kind ?? 'other',
+        title: call.title ?? '',
+        parameters: flattenParameters(call.rawInput),
+      },
+      turn.signal,
+    );
+    const option = chooseOption(params.options, decision);
+    return option ? { outcome: { outcome: 'selected', optionId: option.optionId } } : { outcome: { outcome: 'cancelled' } };
+  }
+}
+
+/** The option matching the decision; "always" falls back to "once" when the agent offers only that. */
+export function chooseOption(options: acp.PermissionOption[], decision: PermissionDecision): acp.PermissionOption | undefined {
+  const byKind = (kind: acp.PermissionOptionKind) => options.find((option) => option.kind === kind);
+  switch (decision) {
+    case 'allow_always':
+      return byKind('allow_always') ?? byKind('allow_once');
+    case 'allow_once':
+      return byKind('allow_once') ?? byKind('allow_always');
+    case 'reject':
+      return byKind('reject_once') ?? byKind('reject_always');
+  }
+}
+
+function isAlive(agent: Agent): boolean {
+  return !agent.connection.signal.aborted && agent.child.exitCode === null && agent.child.signalCode === null;
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+function toolKind(kind: acp.ToolKind): string {
+  switch (kind) {
+    case 'delete':
+    case 'move':
+      return 'edit';
+    case 'switch_mode':
+      return 'other';
+    default:
+      return kind;
+  }
+}
+
+function mapStopReason(reason: acp.StopReason): TurnResult['stopReason'] {
+  switch (reason) {
+    case 'end_turn':
+    case 'cancelled':
+    case 'max_tokens':
+    case 'refusal':
+      return reason;
+    default:
+      return 'other';
+  }
+}
+
+function describeValue(value: unknown): string {
+  return typeof value === 'string' ? value : JSON.stringify(value) ?? '';
+}
+
+/** Tool input as the flat string map the wire carries (`command`, `path`, …). */
+export function flattenParameters(input: unknown): Record<string, string> {
+  if (input === undefined || input === null) return {};
+  if (typeof input !== 'object' || Array.isArray(input)) return { input: describeValue(input) };
+  return Object.fromEntries(Object.entries(input).map(([key, value]) => [key, describeValue(value)]));
+}
+
+function errorText(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  if (typeof error === 'object' && error !== null && 'message' in error) return String((error as { message: unknown }).message);
+  return String(error);
+}
+
+function withDeadline<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new AgentError(message)), ms);
+  });
+  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
+}
+
+/** Resolves as cancelled once `signal` has been aborted for `graceMs`. */
+function abortedAfter(signal: AbortSignal, graceMs: number): Promise<{ stopReason: 'cancelled' }> {
+  return new Promise((resolve) => {
+    const arm = () => setTimeout(() => resolve({ stopReason: 'cancelled' }), graceMs).unref();
+    if (signal.aborted) arm();
+    else signal.addEventListener('abort', arm, { once: true });
+  });
+}

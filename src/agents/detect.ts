@@ -1,0 +1,94 @@
+/**
+ * Chooses the agent driver of the embedded coordinator: the configured one, else (auto) an
+ * ACP agent command, `buckley acp` when Buckley is on PATH, an Ollama server on loopback; or
+ * none, with a message telling the user exactly how to configure one.
+ */
+import { accessSync, constants } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import type { Config } from '../config.js';
+import type { Logger } from '../logger.js';
+import { AcpDriver } from './acp.js';
+import type { AgentDriver } from './driver.js';
+import { OpenAiDriver } from './openai.js';
+
+export type Detection = { driver: AgentDriver; problem?: undefined } | { driver?: undefined; problem: string };
+
+export const HOW_TO_CONFIGURE =
+  'Set buckley.agent.command to an ACP agent (e.g. ["gemini", "--acp"] or ["buckley", "acp"]) or the BUCKLEY_AGENT environment variable, ' +
+  'or set buckley.agent.driver to "openai" with buckley.agent.openai.baseUrl and model, ' +
+  'or point buckley.coordinator.address (BUCKLEY_COORDINATOR) at a running coordinator.';
+
+export interface DetectOptions {
+  config: Config;
+  env: NodeJS.ProcessEnv;
+  logger: Logger;
+  cwd?: string;
+  clientVersion: string;
+  /** How long to wait for a local Ollama to answer. */
+  probeTimeoutMs?: number;
+}
+
+export async function detectAgent(options: DetectOptions): Promise<Detection> {
+  const { config, env, logger } = options;
+  const agent = config.agent;
+  const acpDriver = (command: string[]) =>
+    new AcpDriver({ command, cwd: options.cwd, env, logger: logger.child('acp'), clientVersion: options.clientVersion });
+  const openAiDriver = (model: string) =>
+    new OpenAiDriver({
+      baseUrl: agent.openai.baseUrl,
+      model,
+      apiKey: env[agent.openai.apiKeyEnv],
+      logger: logger.child('openai'),
+    });
+
+  if (agent.driver === 'acp' || (agent.driver === 'auto' && agent.command)) {
+    if (!agent.command) return { problem: `buckley.agent.driver is "acp" but buckley.agent.command is not set. ${HOW_TO_CONFIGURE}` };
+    return { driver: acpDriver(agent.command) };
+  }
+  if (agent.driver === 'openai') {
+    const model = agent.openai.model ?? (await firstModel(agent.openai.baseUrl, env[agent.openai.apiKeyEnv], options.probeTimeoutMs ?? 2_000));
+    if (!model) {
+      return { problem: `buckley.agent.openai.model is not set and ${agent.openai.baseUrl}/models lists none. Set buckley.agent.openai.model to the model to use.` };
+    }
+    return { driver: openAiDriver(model) };
+  }
+  const buckley = findOnPath('buckley', env.PATH ?? '');
+  if (buckley) return { driver: acpDriver([buckley, 'acp']) };
+  const ollama = 'http://127.0.0.1:11434/v1';
+  const model = await firstModel(ollama, undefined, options.probeTimeoutMs ?? 500);
+  if (model) {
+    return {
+      driver: new OpenAiDriver({ baseUrl: ollama, model, logger: logger.child('openai') }),
+    };
+  }
+  return { problem: `No agent found: buckley is not on PATH and no Ollama answers on 127.0.0.1:11434. ${HOW_TO_CONFIGURE}` };
+}
+
+export function findOnPath(program: string, path: string): string | undefined {
+  for (const dir of path.split(delimiter)) {
+    if (!dir) continue;
+    const candidate = join(dir, program);
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
+async function firstModel(baseUrl: string, apiKey: string | undefined, timeoutMs: number): Promise<string | undefined> {
+  try {
+    const response = await fetch(`${baseUrl.replace(/\/+$/, '')}/models`, {
+      headers: apiKey ? { authorization: `Bearer ${apiKey}` } : {},
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    if (!response.ok) return undefined;
+    const body = (await response.json()) as { data?: { id?: unknown }[] };
+    const id = body.data?.find((model) => typeof model.id === 'string')?.id;
+    return typeof id === 'string' ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}

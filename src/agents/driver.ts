@@ -1,0 +1,55 @@
+/**
+ * What our coordinator needs from an agent: run one turn of a conversation, streaming what
+ * happens to a sink. Drivers: ACP (an agent subprocess) and OpenAI-compatible HTTP.
+ */
+import type { WireToolExecution } from '../coordinator/wire.js';
+
+export interface AgentTurn {
+  /** Conversation key: one agent session per coordinator session. */
+  sessionKey: string;
+  /** The prompt, already holding the question and the editor context. */
+  prompt: string;
+  /** Working directory / workspace root of the session, when known. */
+  cwd?: string;
+  /** An ask: the agent may read but must not edit files or run commands. */
+  readOnly: boolean;
+}
+
+export interface PermissionRequest {
+  tool: string;
+  kind: string;
+  title: string;
+  parameters: Record<string, string>;
+}
+
+export type PermissionDecision = 'allow_once' | 'allow_always' | 'reject';
+
+export interface TurnSink {
+  text(delta: string): void;
+  tool(execution: WireToolExecution): void;
+  /** Plan entries: how many there are and how many are done. */
+  plan(done: number, total: number, current?: string): void;
+  /** The agent asks permission to run a tool; the coordinator decides. */
+  permission(request: PermissionRequest, signal: AbortSignal): Promise<PermissionDecision>;
+}
+
+export interface TurnResult {
+  text: string;
+  stopReason: 'end_turn' | 'cancelled' | 'max_tokens' | 'refusal' | 'other';
+}
+
+export interface AgentDriver {
+  /** One line for status and logs, e.g. `ACP agent "node agent.js"`. */
+  readonly description: string;
+  run(turn: AgentTurn, sink: TurnSink, signal: AbortSignal): Promise<TurnResult>;
+  /** Checks that the agent is reachable (starts it if needed); says what answered. For `doctor`. */
+  check(signal: AbortSignal): Promise<string>;
+  /** Forget a conversation (its coordinator session ended). */
+  endSession?(sessionKey: string): void;
+  close(): Promise<void>;
+}
+
+/** A failure of the agent itself (crash, exit, protocol error), as opposed to a cancellation. */
+export class AgentError extends Error {
+  override readonly name = 'AgentError';
+}

@@ -1,0 +1,152 @@
+/**
+ * The OpenAI-compatible driver: streaming chat completions (`POST {baseUrl}/chat/completions`
+ * with `stream: true`, server-sent events) for Ollama, llama.cpp server, vLLM, LM Studio and
+ * OpenAI. Plain question and answer: no tools, so nothing to approve. The API key is read from
+ * an environment variable and never logged.
+ */
+import { z } from 'zod';
+import type { Logger } from '../logger.js';
+import { AgentError, type AgentDriver, type AgentTurn, type TurnResult, type TurnSink } from './driver.js';
+
+export interface OpenAiDriverOptions {
+  baseUrl: string;
+  model: string;
+  apiKey?: string;
+  logger: Logger;
+  /** Deadline for the first byte of the reply. */
+  connectTimeoutMs?: number;
+}
+
+const chunkSchema = z.object({
+  choices: z
+    .array(
+      z.object({
+        delta: z.object({ content: z.string().nullish() }).partial().nullish(),
+        finish_reason: z.string().nullish(),
+      }),
+    )
+    .default([]),
+});
+
+const SYSTEM_PROMPT =
+  'You are a coding assistant answering questions about code a developer selected in their editor. Answer in concise, well-formatted markdown. Do not rewrite their files.';
+
+export class OpenAiDriver implements AgentDriver {
+  readonly description: string;
+  /** Conversation history per session, so follow-up questions have context. */
+  private readonly histories = new Map<string, { role: 'user' | 'assistant'; content: string }[]>();
+
+  constructor(private readonly options: OpenAiDriverOptions) {
+    this.description = `OpenAI-compatible model \`${options.model}\` at ${options.baseUrl}`;
+  }
+
+  async run(turn: AgentTurn, sink: TurnSink, signal: AbortSignal): Promise<TurnResult> {
+    const history = this.histories.get(turn.sessionKey) ?? [];
+    const messages = [{ role: 'system', content: SYSTEM_PROMPT }, ...history, { role: 'user', content: turn.prompt }];
+    const url = `${this.options.baseUrl.replace(/\/+$/, '')}/chat/completions`;
+    const connectTimeout = AbortSignal.timeout(this.options.connectTimeoutMs ?? 30_000);
+    let response: Response;
+    try {
+      response = await fetch(url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'text/event-stream',
+          ...(this.options.apiKey ? { authorization: `Bearer ${this.options.apiKey}` } : {}),
+        },
+        body: JSON.stringify({ model: this.options.model, messages, stream: true }),
+        signal: AbortSignal.any([signal, connectTimeout]),
+      });
+    } catch (error) {
+      if (signal.aborted) return { text: '', stopReason: 'cancelled' };
+      const why = connectTimeout.aborted ? 'did not answer in time' : (error as Error).message;
+      throw new AgentError(`${this.description}: ${why}. Is the server running? (setting buckley.agent.openai.baseUrl)`);
+    }
+    if (!response.ok || !response.body) {
+      const body = (await response.text().catch(() => '')).slice(0, 300);
+      throw new AgentError(`${this.description} answered HTTP ${response.status}: ${body || response.statusText}`);
+    }
+
+    let text = '';
+    let finish: string | undefined;
+    try {
+      for await (const data of serverSentEvents(response.body, signal)) {
+        if (data === '[DONE]') break;
+        let json: unknown;
+        try {
+          json = JSON.parse(data);
+        } catch {
+          throw new AgentError(`${this.description} sent an event that is not JSON: ${data.slice(0, 120)}`);
+        }
+        const chunk = chunkSchema.safeParse(json);
+        if (!chunk.success) throw new AgentError(`${this.description} sent an unexpected event: ${data.slice(0, 120)}`);
+        for (const choice of chunk.data.choices) {
+          const delta = choice.delta?.content;
+          if (delta) {
+            text += delta;
+            sink.text(delta);
+          }
+          if (choice.finish_reason) finish = choice.finish_reason;
+        }
+      }
+    } catch (error) {
+      if (signal.aborted) return { text, stopReason: 'cancelled' };
+      throw error instanceof AgentError ? error : new AgentError(`${this.description}: ${(error as Error).message}`);
+    }
+    if (signal.aborted) return { text, stopReason: 'cancelled' };
+    this.histories.set(turn.sessionKey, [...history, { role: 'user' as const, content: turn.prompt }, { role: 'assistant' as const, content: text }].slice(-20));
+    return { text, stopReason: finish === 'length' ? 'max_tokens' : 'end_turn' };
+  }
+
+  async check(signal: AbortSignal): Promise<string> {
+    const url = `${this.options.baseUrl.replace(/\/+$/, '')}/models`;
+    const response = await fetch(url, {
+      headers: this.options.apiKey ? { authorization: `Bearer ${this.options.apiKey}` } : {},
+      signal: AbortSignal.any([signal, AbortSignal.timeout(this.options.connectTimeoutMs ?? 10_000)]),
+    }).catch((error: Error) => {
+      throw new AgentError(`${url} did not answer: ${error.message}`);
+    });
+    if (!response.ok) throw new AgentError(`${url} answered HTTP ${response.status}`);
+    return `${this.description} answers`;
+  }
+
+  endSession(sessionKey: string): void {
+    this.histories.delete(sessionKey);
+  }
+
+  async close(): Promise<void> {
+    this.histories.clear();
+  }
+}
+
+/** The `data:` payloads of a server-sent event stream. */
+async function* serverSentEvents(body: ReadableStream<Uint8Array>, signal: AbortSignal): AsyncGenerator<string> {
+  const decoder = new TextDecoder();
+  let buffer = '';
+  let data: string[] = [];
+  const reader = body.getReader();
+  const onAbort = () => void reader.cancel().catch(() => undefined);
+  signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      buffer += decoder.decode(value, { stream: true });
+      let newline: number;
+      while ((newline = buffer.indexOf('\n')) !== -1) {
+        const line = buffer.slice(0, newline).replace(/\r$/, '');
+        buffer = buffer.slice(newline + 1);
+        if (line === '') {
+          if (data.length) yield data.join('\n');
+          data = [];
+        } else if (line.startsWith('data:')) {
+          data.push(line.slice(5).replace(/^ /, ''));
+        }
+      }
+    }
+    if (data.length) yield data.join('\n');
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+    reader.releaseLock();
+  }
+}

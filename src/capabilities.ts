@@ -1,0 +1,207 @@
+/**
+ * Capability negotiation: a pure function of what the client advertised, what it is known to
+ * do without advertising it (the quirks table), the user's configuration and the coordinator's
+ * features. Decide from the advertised capabilities first; a quirk only adds what a client
+ * handles without advertising, or removes what it advertises but mishandles. A version number
+ * never overrides an advertised capability.
+ */
+import type { InitializeParams } from 'vscode-languageserver';
+import type { Config } from './config.js';
+
+/** What the bridge may do with this client. */
+export interface ClientFeatures {
+  /** `window/showDocument` opens an answer document. */
+  showDocument: boolean;
+  /** `window/showMessageRequest` can ask the user to choose. */
+  showMessageRequest: boolean;
+  /** `showMessageRequest` renders markdown and stays until dismissed (a home for a full answer). */
+  markdownMessageRequest: boolean;
+  /** `$/progress` with server-created tokens. */
+  workDoneProgress: boolean;
+  /** Hover content may be markdown (else plain text). */
+  markdownHover: boolean;
+  /** Code actions may be `CodeAction` literals (else bare `Command`s). */
+  codeActionLiterals: boolean;
+  /** `workspace/configuration` pull. */
+  configuration: boolean;
+  /** `workspace/applyEdit`. */
+  applyEdit: boolean;
+  /** Opted in to `$/buckley/taskProgress`. */
+  taskProgress: boolean;
+  /** Opted in to `buckley/approveTool`. */
+  approveTool: boolean;
+}
+
+/** Coordinator features the bridge uses, settled once the connection is up. */
+export interface CoordinatorFeatures {
+  /** Answers stream through `StreamTask` (`answer_delta`), so asks can show progress. */
+  answerStream: boolean;
+  chat: boolean;
+  streamTask: boolean;
+  toolApproval: boolean;
+}
+
+export interface ClientIdentity {
+  name: string;
+  version?: string;
+}
+
+interface Quirk {
+  /** Which clients, by `clientInfo.name` (case-insensitive) and version range. */
+  client: string;
+  minVersion?: string;
+  maxVersion?: string;
+  why: string;
+  add?: Partial<ClientFeatures>;
+  remove?: Partial<Record<keyof ClientFeatures, true>>;
+}
+
+/** Facts gathered by running the editors (see shared/clients/README.md). */
+export const QUIRKS: readonly Quirk[] = [
+  {
+    client: 'helix',
+    minVersion: '24.3.0',
+    why: 'Helix opens window/showDocument since 24.03 but advertised it only from the 2025-12 line',
+    add: { showDocument: true },
+  },
+  {
+    client: 'zed',
+    why: 'Zed applies workspace edits but did not always advertise applyEdit',
+    add: { applyEdit: true },
+  },
+  {
+    client: 'zed',
+    why: 'Zed shows showMessageRequest as a markdown toast that stays until the user acts',
+    add: { markdownMessageRequest: true },
+  },
+];
+
+export function clientIdentity(params: Pick<InitializeParams, 'clientInfo'>): ClientIdentity {
+  const info = params.clientInfo;
+  return info ? { name: info.name, ...(info.version ? { version: info.version } : {}) } : { name: 'unknown' };
+}
+
+/** The client's opt-in to the custom layer: `experimental.buckley` or the same in initializationOptions. */
+function buckleyOptIn(params: Pick<InitializeParams, 'capabilities' | 'initializationOptions'>): Record<string, unknown> {
+  const pick = (value: unknown): Record<string, unknown> | undefined =>
+    typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : undefined;
+  const experimental = pick(params.capabilities?.experimental);
+  const fromInit = pick(pick(params.initializationOptions)?.clientCapabilities);
+  return {
+    ...pick(fromInit?.buckley),
+    ...pick(pick(fromInit?.experimental)?.buckley),
+    ...pick(experimental?.buckley),
+  };
+}
+
+function negotiateClientFeatures(params: InitializeInput): ClientFeatures {
+  const caps = params.capabilities ?? {};
+  const window = caps.window;
+  const optIn = buckleyOptIn(params);
+  const advertised: ClientFeatures = {
+    showDocument: window?.showDocument?.support === true,
+    showMessageRequest: window?.showMessage !== undefined,
+    markdownMessageRequest: false,
+    workDoneProgress: window?.workDoneProgress === true,
+    markdownHover: caps.textDocument?.hover?.contentFormat?.includes('markdown') ?? false,
+    codeActionLiterals: caps.textDocument?.codeAction?.codeActionLiteralSupport !== undefined,
+    configuration: caps.workspace?.configuration === true,
+    applyEdit: caps.workspace?.applyEdit === true,
+    taskProgress: optIn.taskProgress === true,
+    approveTool: optIn.approveTool === true,
+  };
+  const identity = clientIdentity(params);
+  const features = { ...advertised };
+  for (const quirk of QUIRKS) {
+    if (!quirkApplies(quirk, identity)) continue;
+    // A quirk only adds what the client did not say about itself.
+    for (const [key, value] of Object.entries(quirk.add ?? {}) as [keyof ClientFeatures, boolean][]) {
+      if (!advertisedExplicitly(params, key)) features[key] = value;
+    }
+    for (const key of Object.keys(quirk.remove ?? {}) as (keyof ClientFeatures)[]) features[key] = false;
+  }
+  // A markdown prompt is only worth anything where prompts exist at all.
+  features.markdownMessageRequest &&= features.showMessageRequest;
+  return features;
+}
+
+/** True when the client stated the capability (even as false), so no quirk may override it. */
+function advertisedExplicitly(
+  params: Pick<InitializeParams, 'capabilities'>,
+  key: keyof ClientFeatures,
+): boolean {
+  const window = params.capabilities?.window;
+  switch (key) {
+    case 'showDocument':
+      return window?.showDocument !== undefined;
+    case 'applyEdit':
+      return params.capabilities?.workspace?.applyEdit !== undefined;
+    default:
+      return false;
+  }
+}
+
+function quirkApplies(quirk: Quirk, identity: ClientIdentity): boolean {
+  if (identity.name.toLowerCase() !== quirk.client) return false;
+  if (!quirk.minVersion && !quirk.maxVersion) return true;
+  if (!identity.version) return false;
+  const version = parseVersion(identity.version);
+  if (quirk.minVersion && compareVersions(version, parseVersion(quirk.minVersion)) < 0) return false;
+  if (quirk.maxVersion && compareVersions(version, parseVersion(quirk.maxVersion)) > 0) return false;
+  return true;
+}
+
+/** "25.01.1" → [25, 1, 1]; tolerant of suffixes like "0.10.4-dev". */
+export function parseVersion(version: string): number[] {
+  return version.split(/[.\-+]/).slice(0, 3).map((part) => Number.parseInt(part, 10) || 0);
+}
+
+function compareVersions(a: number[], b: number[]): number {
+  for (let i = 0; i < 3; i++) {
+    const diff = (a[i] ?? 0) - (b[i] ?? 0);
+    if (diff !== 0) return diff;
+  }
+  return 0;
+}
+
+export function coordinatorFeatures(features: readonly string[]): CoordinatorFeatures {
+  const has = (name: string) => features.includes(name);
+  return {
+    answerStream: has('answer_stream'),
+    chat: has('chat'),
+    streamTask: has('stream_task'),
+    toolApproval: has('tool_approval'),
+  };
+}
+
+/** Everything negotiated; reported in `experimental.buckley.features` and `buckley/status`. */
+export interface Features extends ClientFeatures {
+  /** Answers are kept for hover over the asked range. */
+  answerHover: boolean;
+  /** A one-line showMessage summary of each answer. */
+  answerMessage: boolean;
+  /** Coordinator features; all false until the coordinator answered. */
+  coordinator: CoordinatorFeatures;
+}
+
+export type InitializeInput = Pick<InitializeParams, 'capabilities' | 'clientInfo' | 'initializationOptions'>;
+
+/**
+ * The feature set: what the client can do (advertised, corrected by quirks), narrowed by the
+ * user's configuration, with the coordinator's features once they are known.
+ */
+export function negotiate(input: {
+  initialize: InitializeInput;
+  config: Config;
+  coordinator?: readonly string[];
+}): Features {
+  const client = negotiateClientFeatures(input.initialize);
+  const { answers } = input.config;
+  return {
+    ...client,
+    showDocument: client.showDocument && answers.showDocument,
+    answerHover: answers.hover,
+    answerMessage: answers.showMessage,
+    coordinator: coordinatorFeatures(input.coordinator ?? []),
+  };
+}

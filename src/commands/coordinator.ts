@@ -1,0 +1,36 @@
+/** `buckley-lsp coordinator`: our coordinator as a standalone process, until SIGINT/SIGTERM. */
+import { configFromEnv, describeProblems, resolveConfig, type ConfigInput } from '../config.js';
+import type { RootLogger } from '../logger.js';
+import { detectAgent } from '../agents/detect.js';
+import { startCoordinator } from '../coordinator/server.js';
+
+export async function runCoordinator(options: {
+  listen: string;
+  cliConfig: ConfigInput;
+  env: NodeJS.ProcessEnv;
+  logger: RootLogger;
+  version: string;
+}): Promise<void> {
+  const { logger } = options;
+  const resolved = resolveConfig([
+    { name: 'environment', values: configFromEnv(options.env) },
+    { name: 'command line', values: options.cliConfig },
+  ]);
+  if (!resolved.ok) throw new Error(`invalid settings: ${describeProblems(resolved.problems)}`);
+  logger.setLevel(resolved.config.log.level);
+  const detection = await detectAgent({ config: resolved.config, env: options.env, logger: logger.child('agent'), clientVersion: options.version });
+  if (detection.problem) logger.warn(detection.problem);
+  const running = await startCoordinator(options.listen, {
+    driver: detection.driver,
+    agentProblem: detection.problem,
+    logger: logger.child('coordinator'),
+  });
+  // Tests and scripts wait for this line on stderr to learn the port.
+  process.stderr.write(`buckley-lsp coordinator listening on ${running.address}\n`);
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  await running.close();
+}

@@ -1,0 +1,123 @@
+/**
+ * A small promise-based client of buckley.acp.v1.AgentCommunication. Every call takes a
+ * deadline and an AbortSignal that cancels it; every failure becomes a CoordinatorError;
+ * replies are validated with zod before anyone trusts them.
+ */
+import * as grpc from '@grpc/grpc-js';
+import type { z } from 'zod';
+import { CoordinatorError, Status } from './errors.js';
+import { agentCommunicationService } from './protos.js';
+import { AGENT_HEADER } from './wire.js';
+
+export interface CallOptions {
+  /** Milliseconds from now; the call fails with DEADLINE_EXCEEDED after it. */
+  timeoutMs: number;
+  signal?: AbortSignal;
+  /** Extra request metadata (e.g. `x-buckley-session-id`). */
+  metadata?: Record<string, string>;
+}
+
+export interface ClientOptions {
+  address: string;
+  agentId: string;
+  credentials?: grpc.ChannelCredentials;
+}
+
+type UnaryMethod = (
+  request: unknown,
+  metadata: grpc.Metadata,
+  options: grpc.CallOptions,
+  callback: (error: grpc.ServiceError | null, response?: unknown) => void,
+) => grpc.ClientUnaryCall;
+type StreamMethod = (request: unknown, metadata: grpc.Metadata, options: grpc.CallOptions) => grpc.ClientReadableStream<unknown>;
+
+export class CoordinatorClient {
+  private readonly client: grpc.Client;
+
+  constructor(private readonly options: ClientOptions) {
+    const Service = agentCommunicationService();
+    this.client = new Service(options.address, options.credentials ?? grpc.credentials.createInsecure(), {
+      'grpc.keepalive_time_ms': 30_000,
+      'grpc.keepalive_timeout_ms': 10_000,
+      'grpc.keepalive_permit_without_calls': 1,
+      'grpc.max_receive_message_length': 64 * 1024 * 1024,
+    });
+  }
+
+  get address(): string {
+    return this.options.address;
+  }
+
+  close(): void {
+    this.client.close();
+  }
+
+  /** Buckley takes the agent identity of a loopback plaintext peer from this header. */
+  private metadata(extra?: Record<string, string>): grpc.Metadata {
+    const metadata = new grpc.Metadata();
+    metadata.set(AGENT_HEADER, this.options.agentId);
+    for (const [key, value] of Object.entries(extra ?? {})) metadata.set(key, value);
+    return metadata;
+  }
+
+  unary<T>(method: string, request: unknown, schema: z.ZodType<T>, options: CallOptions): Promise<T> {
+    const fn = (this.client as unknown as Record<string, UnaryMethod>)[method];
+    if (!fn) return Promise.reject(new CoordinatorError(method, Status.UNIMPLEMENTED, 'no such method in buckley.acp.v1'));
+    if (options.signal?.aborted) return Promise.reject(new CoordinatorError(method, Status.CANCELLED, 'cancelled before it started'));
+    return new Promise<T>((resolve, reject) => {
+      const call = fn.call(
+        this.client,
+        request,
+        this.metadata(options.metadata),
+        { deadline: Date.now() + options.timeoutMs },
+        (error, response) => {
+          options.signal?.removeEventListener('abort', onAbort);
+          if (error) return reject(toCoordinatorError(method, error));
+          const parsed = schema.safeParse(response ?? {});
+          if (!parsed.success) {
+            return reject(new CoordinatorError(method, Status.INTERNAL, `malformed reply: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`));
+          }
+          resolve(parsed.data);
+        },
+      );
+      const onAbort = () => call.cancel();
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /**
+   * A server stream as an async iterable of validated messages. Breaking out of the loop or
+   * aborting the signal cancels the call.
+   */
+  async *stream<T>(method: string, request: unknown, schema: z.ZodType<T>, options: CallOptions): AsyncGenerator<T> {
+    const fn = (this.client as unknown as Record<string, StreamMethod>)[method];
+    if (!fn) throw new CoordinatorError(method, Status.UNIMPLEMENTED, 'no such method in buckley.acp.v1');
+    if (options.signal?.aborted) throw new CoordinatorError(method, Status.CANCELLED, 'cancelled before it started');
+    const call = fn.call(this.client, request, this.metadata(options.metadata), { deadline: Date.now() + options.timeoutMs });
+    const onAbort = () => call.cancel();
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      for await (const message of call) {
+        const parsed = schema.safeParse(message);
+        if (!parsed.success) {
+          throw new CoordinatorError(method, Status.INTERNAL, `malformed stream message: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+        }
+        yield parsed.data;
+      }
+    } catch (error) {
+      if (error instanceof CoordinatorError) throw error;
+      throw toCoordinatorError(method, error);
+    } finally {
+      options.signal?.removeEventListener('abort', onAbort);
+      call.cancel();
+    }
+  }
+}
+
+function toCoordinatorError(method: string, error: unknown): CoordinatorError {
+  const serviceError = error as Partial<grpc.ServiceError>;
+  if (typeof serviceError.code === 'number') {
+    return new CoordinatorError(method, serviceError.code, serviceError.details || serviceError.message || 'no details');
+  }
+  return new CoordinatorError(method, Status.UNKNOWN, error instanceof Error ? error.message : String(error));
+}

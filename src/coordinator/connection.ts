@@ -1,0 +1,253 @@
+/**
+ * The bridge's link to a coordinator: remote (an address is configured) or embedded (our
+ * coordinator started in-process on a loopback port and reached over the same real gRPC).
+ * Settles the coordinator's features, holds the one session of this editor connection, keeps
+ * the session's file list in step with the editor, and runs asks.
+ */
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import type { Config } from '../config.js';
+import type { Logger } from '../logger.js';
+import { CoordinatorClient } from './client.js';
+import { CoordinatorError, Status } from './errors.js';
+import {
+  INTENT_HEADER,
+  SESSION_HEADER,
+  sendMessageResponseSchema,
+  serverCapabilitiesSchema,
+  sessionSchema,
+  taskEventSchema,
+  type EditorContext,
+  type ServerCapabilities,
+  type TaskEvent,
+} from './wire.js';
+import { z } from 'zod';
+
+export type ConnectionState = 'starting' | 'ready' | 'unavailable';
+
+export interface ConnectionOptions {
+  config: Config;
+  logger: Logger;
+  env: NodeJS.ProcessEnv;
+  clientName: string;
+  serverVersion: string;
+  workspaceRoot?: string;
+}
+
+export interface AskCall {
+  question: string;
+  context: EditorContext;
+  signal: AbortSignal;
+  /** A progress line from the coordinator (tool calls, plan steps). */
+  onEvent?: (event: TaskEvent) => void;
+  /** A streamed piece of the answer. */
+  onDelta?: (delta: string) => void;
+}
+
+export type AskOutcome = { kind: 'answer'; answer: string } | { kind: 'cancelled' };
+
+/** An ask the coordinator could not complete, with a message for the user. */
+export class AskFailedError extends Error {
+  override readonly name = 'AskFailedError';
+}
+
+const emptySchema = z.object({}).passthrough();
+
+export class CoordinatorConnection {
+  state: ConnectionState = 'starting';
+  error: string | undefined;
+  readonly mode: 'embedded' | 'remote';
+  address: string | undefined;
+  capabilities: ServerCapabilities | undefined;
+  sessionId: string | undefined;
+  agentDescription: string | undefined;
+
+  private client: CoordinatorClient | undefined;
+  private embedded: { close(): Promise<void> } | undefined;
+  private readonly settled: Promise<void>;
+  private readonly openFiles = new Set<string>();
+  private contextSync: Promise<void> = Promise.resolve();
+  private readonly listeners = new Set<() => void>();
+
+  constructor(private readonly options: ConnectionOptions) {
+    this.mode = options.config.coordinator.address ? 'remote' : 'embedded';
+    this.address = options.config.coordinator.address;
+    this.settled = this.connect().then(
+      () => {
+        this.state = 'ready';
+        this.notify();
+      },
+      (error: unknown) => {
+        this.state = 'unavailable';
+        this.error = error instanceof Error ? error.message : String(error);
+        this.options.logger.error(this.error);
+        this.notify();
+      },
+    );
+  }
+
+  /** Called whenever the state changes (ready or unavailable). */
+  onStateChange(listener: () => void): void {
+    this.listeners.add(listener);
+  }
+
+  private notify(): void {
+    for (const listener of this.listeners) listener();
+  }
+
+  get features(): string[] {
+    return this.capabilities?.features ?? [];
+  }
+
+  private get callTimeoutMs(): number {
+    return this.options.config.coordinator.callTimeoutMs;
+  }
+
+  private async connect(): Promise<void> {
+    const { config, logger } = this.options;
+    if (this.mode === 'embedded') {
+      const [{ detectAgent }, { startCoordinator }] = await Promise.all([import('../agents/detect.js'), import('./server.js')]);
+      const detection = await detectAgent({
+        config,
+        env: this.options.env,
+        logger: logger.child('agent'),
+        cwd: this.options.workspaceRoot ? uriToPath(this.options.workspaceRoot) : undefined,
+        clientVersion: this.options.serverVersion,
+      });
+      this.agentDescription = detection.driver?.description;
+      const running = await startCoordinator('127.0.0.1:0', {
+        driver: detection.driver,
+        agentProblem: detection.problem,
+        logger: logger.child('coordinator'),
+      });
+      this.embedded = running;
+      this.address = running.address;
+      if (detection.problem) this.error = detection.problem;
+    }
+    this.client = new CoordinatorClient({ address: this.address!, agentId: config.coordinator.agentId });
+    try {
+      this.capabilities = await this.client.unary('GetServerCapabilities', {}, serverCapabilitiesSchema, { timeoutMs: this.callTimeoutMs });
+    } catch (error) {
+      throw new Error(describeConnectFailure(this.mode, this.address!, error));
+    }
+    const session = await this.client.unary(
+      'CreateSession',
+      {
+        agent_id: config.coordinator.agentId,
+        metadata: { client: this.options.clientName, ...(this.options.workspaceRoot ? { workspace_root: this.options.workspaceRoot } : {}) },
+      },
+      sessionSchema,
+      { timeoutMs: this.callTimeoutMs },
+    );
+    this.sessionId = session.session_id;
+    logger.info(
+      `connected to the ${this.mode} coordinator at ${this.address} (protocol ${this.capabilities.protocol_version || '?'}; features ${this.features.join(', ') || 'none'}); session ${this.sessionId}`,
+    );
+    if (this.openFiles.size > 0) this.syncContext([...this.openFiles], []);
+  }
+
+  /** Resolves once the connection is up or has failed; never rejects. */
+  whenSettled(): Promise<void> {
+    return this.settled;
+  }
+
+  documentOpened(uri: string): void {
+    this.openFiles.add(uri);
+    if (this.state === 'ready') this.syncContext([uri], []);
+  }
+
+  documentClosed(uri: string): void {
+    this.openFiles.delete(uri);
+    if (this.state === 'ready') this.syncContext([], [uri]);
+  }
+
+  /** UpdateSessionContext calls go out one at a time, in order. */
+  private syncContext(added: string[], removed: string[]): void {
+    this.contextSync = this.contextSync.then(async () => {
+      if (!this.client || !this.sessionId) return;
+      try {
+        await this.client.unary(
+          'UpdateSessionContext',
+          { session_id: this.sessionId, added_files: added, removed_files: removed, metadata: {} },
+          emptySchema,
+          { timeoutMs: this.callTimeoutMs },
+        );
+      } catch (error) {
+        this.options.logger.warn(`could not update the session's files: ${(error as Error).message}`);
+      }
+    });
+  }
+
+  /** Waits (within the signal) for the connection and returns the client, or says why not. */
+  private async ready(signal: AbortSignal): Promise<CoordinatorClient> {
+    if (this.state === 'starting') {
+      await Promise.race([this.settled, new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }))]);
+    }
+    if (signal.aborted) throw new CoordinatorError('connect', Status.CANCELLED, 'cancelled while connecting');
+    if (this.state !== 'ready' || !this.client) {
+      throw new AskFailedError(this.error ?? 'the coordinator is not available');
+    }
+    return this.client;
+  }
+
+  async ask(call: AskCall): Promise<AskOutcome> {
+    const client = await this.ready(call.signal);
+    if (this.error && this.mode === 'embedded' && !this.agentDescription) throw new AskFailedError(this.error);
+    const metadata = { [SESSION_HEADER]: this.sessionId!, [INTENT_HEADER]: 'ask' };
+    const timeoutMs = this.options.config.ask.timeoutMs;
+    try {
+      if (this.features.includes('answer_stream')) {
+        let answer = '';
+        let final: TaskEvent | undefined;
+        const events = client.stream(
+          'StreamTask',
+          { task_id: randomUUID(), agent_id: this.options.config.coordinator.agentId, query: call.question, context: call.context },
+          taskEventSchema,
+          { timeoutMs, signal: call.signal, metadata },
+        );
+        for await (const event of events) {
+          if (event.answer_delta) {
+            answer += event.answer_delta;
+            call.onDelta?.(event.answer_delta);
+          }
+          if (event.message || event.tool_executions.length) call.onEvent?.(event);
+          if (['completed', 'failed', 'cancelled'].includes(event.status)) final = event;
+        }
+        if (final?.status === 'failed') throw new AskFailedError(final.message || 'the agent failed');
+        if (final?.status === 'cancelled' || call.signal.aborted) return { kind: 'cancelled' };
+        return { kind: 'answer', answer };
+      }
+      const reply = await client.unary(
+        'SendMessage',
+        { agent_id: this.options.config.coordinator.agentId, message: { role: 'user', content: call.question }, context: call.context },
+        sendMessageResponseSchema,
+        { timeoutMs, signal: call.signal, metadata },
+      );
+      return { kind: 'answer', answer: reply.response?.content ?? '' };
+    } catch (error) {
+      if (error instanceof CoordinatorError) {
+        if (error.cancelled && call.signal.aborted) return { kind: 'cancelled' };
+        if (error.deadlineExceeded) throw new AskFailedError(`no answer within ${Math.round(timeoutMs / 1000)} s (setting buckley.ask.timeoutMs)`);
+        throw new AskFailedError(error.details);
+      }
+      throw error;
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.settled;
+    await this.contextSync;
+    this.client?.close();
+    await this.embedded?.close();
+  }
+}
+
+function describeConnectFailure(mode: 'embedded' | 'remote', address: string, error: unknown): string {
+  const detail = error instanceof CoordinatorError ? error.details : String(error);
+  if (mode === 'embedded') return `the embedded coordinator at ${address} did not answer: ${detail}`;
+  return `cannot reach the coordinator at ${address} (setting buckley.coordinator.address / BUCKLEY_COORDINATOR): ${detail}. Start it (\`buckley serve\` or \`buckley-lsp coordinator --listen ${address}\`) or unset the address to use the embedded coordinator.`;
+}
+
+function uriToPath(uri: string): string {
+  return uri.startsWith('file:') ? fileURLToPath(uri) : uri;
+}

@@ -1,0 +1,272 @@
+/**
+ * Our coordinator: the buckley.acp.v1.AgentCommunication RPCs the bridge uses, on top of an
+ * agent driver. The rest of the service answers UNIMPLEMENTED (grpc-js does that for methods
+ * without a handler). It runs standalone (`buckley-lsp coordinator`) or embedded in the bridge
+ * on a loopback port; either way the bridge reaches it over real gRPC.
+ */
+import { randomUUID } from 'node:crypto';
+import * as grpc from '@grpc/grpc-js';
+import type { Logger } from '../logger.js';
+import { AgentError, type AgentDriver, type AgentTurn, type PermissionDecision, type PermissionRequest, type TurnSink } from '../agents/driver.js';
+import { buildPrompt } from '../agents/prompt.js';
+import { agentCommunicationService } from './protos.js';
+import { AGENT_HEADER, INTENT_HEADER, SESSION_HEADER, type ContextDelta, type CreateSessionRequest, type EditorContext, type SendMessageRequest, type TaskStreamRequest } from './wire.js';
+
+export const PROTOCOL_VERSION = '1.0';
+export const FEATURES = ['chat', 'stream_task', 'answer_stream'] as const;
+
+
+interface SessionState {
+  agentId: string;
+  files: Set<string>;
+  metadata: Record<string, string>;
+}
+
+export interface CoordinatorOptions {
+  /** The agent; undefined when none could be found, and `agentProblem` says why. */
+  driver?: AgentDriver;
+  agentProblem?: string;
+  logger: Logger;
+}
+
+export interface RunningCoordinator {
+  address: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+class CoordinatorService {
+  private readonly sessions = new Map<string, SessionState>();
+
+  constructor(private readonly options: CoordinatorOptions) {}
+
+  handlers(): grpc.UntypedServiceImplementation {
+    return {
+      GetServerCapabilities: this.getServerCapabilities,
+      CreateSession: this.createSession,
+      UpdateSessionContext: this.updateSessionContext,
+      SendMessage: this.sendMessage,
+      StreamTask: this.streamTask,
+    };
+  }
+
+  private getServerCapabilities = (_call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+    callback(null, {
+      protocol_version: PROTOCOL_VERSION,
+      features: [...FEATURES],
+      max_agents: 1,
+      supported_auth: ['insecure_local'],
+    });
+  };
+
+  private createSession = (call: grpc.ServerUnaryCall<CreateSessionRequest, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+    const request = call.request;
+    if (!request.agent_id) return callback(fail(grpc.status.INVALID_ARGUMENT, 'agent_id is required'));
+    const denied = checkIdentity(call.metadata, request.agent_id);
+    if (denied) return callback(denied);
+    const sessionId = randomUUID();
+    this.sessions.set(sessionId, { agentId: request.agent_id, files: new Set(), metadata: { ...request.metadata } });
+    this.options.logger.info(`session ${sessionId} created for ${request.agent_id}`);
+    callback(null, { session_id: sessionId, agent_id: request.agent_id, created_at: timestamp(), metadata: request.metadata });
+  };
+
+  private updateSessionContext = (call: grpc.ServerUnaryCall<ContextDelta, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+    const delta = call.request;
+    if (!delta.session_id) return callback(fail(grpc.status.INVALID_ARGUMENT, 'session_id is required'));
+    const session = this.sessions.get(delta.session_id);
+    if (!session) return callback(fail(grpc.status.NOT_FOUND, `no session ${delta.session_id}`));
+    for (const file of delta.added_files) session.files.add(file);
+    for (const file of delta.removed_files) session.files.delete(file);
+    for (const [key, value] of Object.entries(delta.metadata)) {
+      if (value === '') delete session.metadata[key];
+      else session.metadata[key] = value;
+    }
+    callback(null, {});
+  };
+
+  private sendMessage = async (call: grpc.ServerUnaryCall<SendMessageRequest, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+    const request = call.request;
+    const content = request.message?.content ?? '';
+    if (!content.trim()) return callback(fail(grpc.status.INVALID_ARGUMENT, 'message.content must not be empty'));
+    const turn = this.prepareTurn(call.metadata, request.agent_id, content, request.context, true);
+    if (turn.error) return callback(turn.error);
+    const controller = new AbortController();
+    call.on('cancelled', () => controller.abort());
+    try {
+      const result = await turn.driver.run(turn.turn, this.sink({ text() {}, tool() {}, plan() {} }, true), controller.signal);
+      if (result.stopReason === 'cancelled') return callback(fail(grpc.status.CANCELLED, 'the ask was cancelled'));
+      callback(null, { response: { role: 'assistant', content: result.text } });
+    } catch (error) {
+      callback(agentFailure(error));
+    }
+  };
+
+  private streamTask = async (call: grpc.ServerWritableStream<TaskStreamRequest, unknown>) => {
+    const request = call.request;
+    if (!request.query?.trim()) return call.destroy(fail(grpc.status.INVALID_ARGUMENT, 'query must not be empty'));
+    const readOnly = call.metadata.get(INTENT_HEADER)[0] === 'ask';
+    const turn = this.prepareTurn(call.metadata, request.agent_id, request.query, request.context, readOnly);
+    if (turn.error) return call.destroy(turn.error);
+    const taskId = request.task_id || randomUUID();
+    const controller = new AbortController();
+    call.on('cancelled', () => controller.abort());
+    const send = (event: Record<string, unknown>) => {
+      if (!controller.signal.aborted) call.write({ task_id: taskId, timestamp: timestamp(), ...event });
+    };
+    send({ status: 'in_progress', message: `Asking ${turn.driver.description}…` });
+    const sink = this.sink(
+      {
+        text: (delta) => send({ status: 'in_progress', answer_delta: delta }),
+        tool: (execution) => send({ status: 'in_progress', message: `${execution.tool} (${execution.status})`, tool_executions: [execution] }),
+        plan: (done, total, current) =>
+          send({ status: 'in_progress', progress: total ? Math.round((done / total) * 100) : 0, message: current ?? `${done} of ${total} steps done` }),
+      },
+      readOnly,
+    );
+    try {
+      const result = await turn.driver.run(turn.turn, sink, controller.signal);
+      if (result.stopReason === 'cancelled') {
+        if (!call.cancelled) call.write({ task_id: taskId, status: 'cancelled', message: 'Task cancelled', timestamp: timestamp() });
+      } else {
+        send({ status: 'completed', progress: 100, message: 'Done' });
+      }
+      call.end();
+    } catch (error) {
+      const failure = agentFailure(error);
+      send({ status: 'failed', message: failure.details });
+      call.end();
+    }
+  };
+
+  /** Validates identity and session and finds the driver; or the error to answer with. */
+  private prepareTurn(
+    metadata: grpc.Metadata,
+    agentId: string,
+    question: string,
+    context: EditorContext | undefined,
+    readOnly: boolean,
+  ): { error: grpc.ServiceError; driver?: undefined; turn?: undefined } | { error?: undefined; driver: AgentDriver; turn: AgentTurn } {
+    const denied = agentId ? checkIdentity(metadata, agentId) : undefined;
+    if (denied) return { error: denied };
+    const driver = this.options.driver;
+    if (!driver) {
+      return { error: fail(grpc.status.FAILED_PRECONDITION, this.options.agentProblem ?? 'no agent is configured') };
+    }
+    const sessionId = metadata.get(SESSION_HEADER)[0]?.toString();
+    let cwd: string | undefined;
+    if (sessionId) {
+      const session = this.sessions.get(sessionId);
+      if (!session) return { error: fail(grpc.status.NOT_FOUND, `no session ${sessionId}; create one with CreateSession`) };
+      cwd = session.metadata.workspace_root;
+    }
+    const root = context?.document?.workspace_root || cwd;
+    return {
+      driver,
+      turn: {
+        sessionKey: sessionId ?? `agent:${identityOf(metadata, agentId)}`,
+        prompt: buildPrompt(question, context, readOnly),
+        cwd: root ? fileUriToPath(root) : undefined,
+        readOnly,
+      },
+    };
+  }
+
+  /** Completes a sink with the permission policy. */
+  private sink(partial: Omit<TurnSink, 'permission'>, readOnly: boolean): TurnSink {
+    const logger = this.options.logger;
+    return {
+      ...partial,
+      permission: async (request: PermissionRequest): Promise<PermissionDecision> => {
+        const decision = decidePermission(request, readOnly);
+        const what = `${request.tool} (${request.kind})`;
+        if (decision !== 'reject') logger.info(`allowed ${what}: reading is allowed without asking`);
+        else if (readOnly) logger.info(`declined ${what} without asking: an ask is read-only`);
+        else logger.warn(`declined ${what}: this coordinator cannot ask the user for approval yet`);
+        return decision;
+      },
+    };
+  }
+
+  endAll(): void {
+    for (const id of this.sessions.keys()) this.options.driver?.endSession?.(id);
+    this.sessions.clear();
+  }
+}
+
+const READ_KINDS = new Set(['read', 'search', 'think']);
+
+/** Reads are low risk and allowed; anything else is declined during an ask and, for now, in tasks. */
+export function decidePermission(request: PermissionRequest, _readOnly: boolean): PermissionDecision {
+  return READ_KINDS.has(request.kind) ? 'allow_once' : 'reject';
+}
+
+function identityOf(metadata: grpc.Metadata, fallback: string): string {
+  return metadata.get(AGENT_HEADER)[0]?.toString() || fallback || 'local';
+}
+
+/** Like Buckley: a request's agent_id must match the caller's identity. */
+function checkIdentity(metadata: grpc.Metadata, agentId: string): grpc.ServiceError | undefined {
+  const identity = metadata.get(AGENT_HEADER)[0]?.toString();
+  if (identity && identity !== agentId) {
+    return fail(grpc.status.PERMISSION_DENIED, `agent_id "${agentId}" does not match the caller identity "${identity}"`);
+  }
+  return undefined;
+}
+
+function fail(code: grpc.status, details: string): grpc.ServiceError {
+  return Object.assign(new Error(details), { code, details, metadata: new grpc.Metadata() }) as grpc.ServiceError;
+}
+
+function agentFailure(error: unknown): grpc.ServiceError {
+  if (error instanceof AgentError) return fail(grpc.status.UNAVAILABLE, error.message);
+  return fail(grpc.status.INTERNAL, error instanceof Error ? error.message : String(error));
+}
+
+function timestamp() {
+  const now = Date.now();
+  return { seconds: Math.floor(now / 1000), nanos: (now % 1000) * 1_000_000 };
+}
+
+function fileUriToPath(uri: string): string {
+  return uri.startsWith('file://') ? decodeURIComponent(new URL(uri).pathname) : uri;
+}
+
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '');
+  return bare === 'localhost' || bare === '::1' || /^127\.\d+\.\d+\.\d+$/.test(bare);
+}
+
+/** Starts the coordinator on `listen` (`host:port`; port 0 picks a free one). Plaintext on loopback only. */
+export async function startCoordinator(listen: string, options: CoordinatorOptions): Promise<RunningCoordinator> {
+  const separator = listen.lastIndexOf(':');
+  const host = listen.slice(0, separator);
+  if (!isLoopbackHost(host)) {
+    throw new Error(`refusing to listen on ${listen} without TLS: plaintext is only allowed on loopback addresses (127.0.0.1, ::1, localhost)`);
+  }
+  const server = new grpc.Server({ 'grpc.max_receive_message_length': 64 * 1024 * 1024 });
+  const service = new CoordinatorService(options);
+  server.addService(agentCommunicationService().service, service.handlers());
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync(listen, grpc.ServerCredentials.createInsecure(), (error, boundPort) => (error ? reject(error) : resolve(boundPort))),
+  );
+  const address = `${host}:${port}`;
+  options.logger.info(`coordinator listening on ${address}${options.driver ? ` with ${options.driver.description}` : ' without an agent'}`);
+  return {
+    address,
+    port,
+    async close() {
+      service.endAll();
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          server.forceShutdown();
+          resolve();
+        }, 2_000);
+        server.tryShutdown(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+      await options.driver?.close();
+    },
+  };
+}

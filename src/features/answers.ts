@@ -1,0 +1,180 @@
+/**
+ * Delivering answers every way the editor can take them (brief §3.2): a markdown document
+ * opened with window/showDocument, hover over the asked range, a one-line showMessage
+ * summary, a markdown prompt where that is the best home (Zed), and the full text in
+ * window/logMessage. Answers are remembered for hover and saved across restarts.
+ */
+import { mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { MarkupKind, type Connection, type Hover, type Position, type Range } from 'vscode-languageserver';
+import { z } from 'zod';
+import type { Features } from '../capabilities.js';
+import type { Logger } from '../logger.js';
+import { rangeSchema } from '../protocol.js';
+import { writeFileAtomic } from '../state.js';
+import { oneLine } from './progress.js';
+
+const answerSchema = z.object({
+  question: z.string(),
+  answer: z.string(),
+  uri: z.string().optional(),
+  range: rangeSchema.optional(),
+  documentUri: z.string().optional(),
+  at: z.string(),
+});
+export type Answer = z.infer<typeof answerSchema>;
+
+const savedSchema = z.object({ version: z.literal(1), answers: z.array(answerSchema) });
+
+const KEPT_ANSWERS = 100;
+
+interface Pending {
+  uri: string;
+  range: Range;
+  question: string;
+}
+
+export class Answers {
+  private answers: Answer[] = [];
+  private readonly pending = new Set<Pending>();
+
+  constructor(
+    private readonly connection: Connection,
+    private readonly stateDir: string,
+    private readonly logger: Logger,
+    private answersDir: string,
+  ) {}
+
+  private get stateFile(): string {
+    return join(this.stateDir, 'answers.json');
+  }
+
+  setDirectory(directory: string): void {
+    this.answersDir = directory;
+  }
+
+  /** Loads the answers saved by an earlier session; a bad file is reported and ignored. */
+  async load(): Promise<void> {
+    let text: string;
+    try {
+      text = await readFile(this.stateFile, 'utf8');
+    } catch {
+      return;
+    }
+    const parsed = savedSchema.safeParse(safeJson(text));
+    if (parsed.success) this.answers = parsed.data.answers;
+    else this.logger.warn(`ignoring ${this.stateFile}: it is not a saved answer list`);
+  }
+
+  /** Saved on shutdown: editors kill the process right after exit. */
+  async save(): Promise<void> {
+    await writeFileAtomic(this.stateFile, JSON.stringify({ version: 1, answers: this.answers.slice(-KEPT_ANSWERS) }));
+  }
+
+  /** Marks a range as being asked about, so hover can say so; returns the release function. */
+  markPending(uri: string, range: Range, question: string): () => void {
+    const entry = { uri, range, question };
+    this.pending.add(entry);
+    return () => this.pending.delete(entry);
+  }
+
+  /** The newest answer (or ask in flight) whose range holds `position`. */
+  hover(uri: string, position: Position, markdown: boolean): Hover | null {
+    for (const pending of this.pending) {
+      if (pending.uri === uri && contains(pending.range, position)) {
+        return hoverOf(`**Buckley** is answering: ${pending.question}`, pending.range, markdown);
+      }
+    }
+    for (let i = this.answers.length - 1; i >= 0; i--) {
+      const answer = this.answers[i]!;
+      if (answer.uri === uri && answer.range && contains(answer.range, position)) {
+        return hoverOf(`**Buckley** — ${answer.question}\n\n${answer.answer}`, answer.range, markdown);
+      }
+    }
+    return null;
+  }
+
+  async deliver(answer: Omit<Answer, 'at' | 'documentUri'>, features: Features): Promise<Answer> {
+    const record: Answer = { ...answer, at: new Date().toISOString() };
+    try {
+      record.documentUri = await this.writeDocument(record);
+    } catch (error) {
+      this.logger.warn(`could not write the answer document: ${(error as Error).message}`);
+    }
+    this.answers.push(record);
+    if (this.answers.length > KEPT_ANSWERS * 2) this.answers = this.answers.slice(-KEPT_ANSWERS);
+
+    this.connection.console.info(`Buckley's answer to "${answer.question}":\n${answer.answer}`);
+    if (features.showDocument && record.documentUri) {
+      this.connection.window.showDocument({ uri: record.documentUri, takeFocus: true }).then(
+        (result) => result.success || this.logger.debug('the editor did not open the answer document'),
+        (error: Error) => this.logger.debug(`showDocument failed: ${error.message}`),
+      );
+    } else if (features.markdownMessageRequest) {
+      // Zed keeps a prompt until the user acts, and renders markdown: the full answer fits there.
+      this.connection.window.showInformationMessage(`**${answer.question}**\n\n${answer.answer}`, { title: 'Dismiss' }).then(
+        () => undefined,
+        () => undefined,
+      );
+    }
+    if (features.answerMessage) {
+      this.connection.window.showInformationMessage(oneLine(`Buckley: ${plainSummary(answer.answer)}`));
+    }
+    return record;
+  }
+
+  private async writeDocument(answer: Answer): Promise<string> {
+    await mkdir(this.answersDir, { recursive: true, mode: 0o700 });
+    const stamp = answer.at.replace(/[:.]/g, '-');
+    const path = join(this.answersDir, `${stamp}-${slug(answer.question)}.md`);
+    const source = answer.uri
+      ? `*Asked about ${answer.uri}${answer.range ? `, lines ${answer.range.start.line + 1}-${answer.range.end.line + 1}` : ''}, ${answer.at}*\n\n`
+      : `*${answer.at}*\n\n`;
+    await writeFileAtomic(path, `# ${answer.question}\n\n${source}${answer.answer}\n`);
+    return pathToFileURL(path).href;
+  }
+}
+
+function contains(range: Range, position: Position): boolean {
+  const afterStart = position.line > range.start.line || (position.line === range.start.line && position.character >= range.start.character);
+  const beforeEnd = position.line < range.end.line || (position.line === range.end.line && position.character <= range.end.character);
+  return afterStart && beforeEnd;
+}
+
+function hoverOf(text: string, range: Range, markdown: boolean): Hover {
+  return {
+    contents: markdown ? { kind: MarkupKind.Markdown, value: text } : { kind: MarkupKind.PlainText, value: text.replace(/\*\*/g, '') },
+    range,
+  };
+}
+
+/** The answer's first sentence without markdown decoration. */
+export function plainSummary(answer: string): string {
+  const text = answer
+    .replace(/```[\s\S]*?```/g, ' ')
+    .replace(/[#*_`>]+/g, '')
+    .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+    .replace(/\s+/g, ' ')
+    .trim();
+  const sentence = /^(.+?[.!?])(\s|$)/.exec(text)?.[1] ?? text;
+  return sentence || '(empty answer)';
+}
+
+function slug(text: string): string {
+  return (
+    text
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 40) || 'answer'
+  );
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

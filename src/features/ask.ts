@@ -1,0 +1,200 @@
+/**
+ * Asking about code: resolves what the question is about (document, selection), builds the
+ * context, runs the ask on the coordinator with progress and cancellation, and delivers the
+ * answer. Used by the `buckley/ask` request and, in the background, by the `buckley.ask`
+ * command behind the code actions.
+ */
+import { randomUUID } from 'node:crypto';
+import { isAbsolute, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import {
+  ErrorCodes,
+  LSPErrorCodes,
+  ResponseError,
+  type CancellationToken,
+  type Connection,
+  type ProgressToken,
+  type Range,
+  type TextDocuments,
+} from 'vscode-languageserver';
+import type { TextDocument } from 'vscode-languageserver-textdocument';
+import type { Features } from '../capabilities.js';
+import type { Config } from '../config.js';
+import { AskFailedError, type CoordinatorConnection } from '../coordinator/connection.js';
+import type { Logger } from '../logger.js';
+import { AskRequest, type AskResult } from '../protocol.js';
+import type { Answers } from './answers.js';
+import { buildContext, normalizeRange } from './context.js';
+import { oneLine, type ProgressFactory } from './progress.js';
+
+export interface AskInput {
+  question: string;
+  /** A URI, or a path (absolute or relative to the workspace) as Helix's %{buffer_name} gives. */
+  uri?: string;
+  range?: Range;
+  /** The selected text, when the client sends text rather than a range. */
+  text?: string;
+  openFiles?: string[];
+}
+
+export interface AskOptions {
+  token?: CancellationToken;
+  workDoneToken?: ProgressToken;
+  partialResultToken?: ProgressToken;
+}
+
+export interface AskDependencies {
+  connection: Connection;
+  documents: TextDocuments<TextDocument>;
+  answers: Answers;
+  progress: ProgressFactory;
+  logger: Logger;
+  config(): Config;
+  features(): Features;
+  coordinator(): Promise<CoordinatorConnection>;
+  workspaceRoots(): string[];
+}
+
+export class AskService {
+  private readonly running = new Map<string, AbortController>();
+
+  constructor(private readonly deps: AskDependencies) {}
+
+  /** Runs an ask to its end: an answer, a ResponseError the user can act on, or cancellation. */
+  async ask(input: AskInput, options: AskOptions = {}): Promise<AskResult> {
+    const { deps } = this;
+    const config = deps.config();
+    const features = deps.features();
+    const target = this.resolveTarget(input);
+    const built = buildContext({
+      active: target.document,
+      selection: target.range,
+      selectedText: target.document ? undefined : input.text,
+      related: config.context.includeOpenDocuments ? this.relatedDocuments(input.openFiles) : [],
+      workspaceRoots: deps.workspaceRoots(),
+      maxBytes: config.context.maxBytes,
+    });
+    if (built.leftOut.length) deps.logger.info(`context for "${input.question}": ${built.leftOut.join('; ')}`);
+
+    const id = randomUUID();
+    const controller = new AbortController();
+    this.running.set(id, controller);
+    const timeout = setTimeout(() => controller.abort(new Error('timeout')), config.ask.timeoutMs);
+    const onCancel = options.token?.onCancellationRequested(() => controller.abort());
+
+    const progress = await deps.progress.begin({
+      title: `Buckley: ${oneLine(input.question, 50)}`,
+      clientToken: options.workDoneToken,
+      workDoneProgress: features.workDoneProgress,
+    });
+    progress.onCancel(() => controller.abort());
+    const releasePending = target.document && target.range ? deps.answers.markPending(target.document.uri, target.range, input.question) : () => {};
+
+    try {
+      const coordinator = await deps.coordinator();
+      const outcome = await coordinator.ask({
+        question: input.question,
+        context: built.context,
+        signal: controller.signal,
+        onEvent: (event) => {
+          const tool = event.tool_executions.at(-1);
+          progress.report(tool ? `${tool.tool} (${tool.status})` : event.message, event.progress || undefined);
+        },
+        onDelta: (delta) => {
+          if (options.partialResultToken !== undefined) {
+            deps.connection.sendProgress(AskRequest.partialResult, options.partialResultToken, { answer: delta });
+          }
+        },
+      });
+      if (outcome.kind === 'cancelled') {
+        const timedOut = controller.signal.reason instanceof Error && controller.signal.reason.message === 'timeout';
+        if (timedOut) throw new AskFailedError(`no answer within ${Math.round(config.ask.timeoutMs / 1000)} s (setting buckley.ask.timeoutMs)`);
+        progress.done('Cancelled');
+        throw new ResponseError(LSPErrorCodes.RequestCancelled, 'the ask was cancelled');
+      }
+      progress.done('Answered');
+      releasePending();
+      await deps.answers.deliver(
+        { question: input.question, answer: outcome.answer, uri: target.document?.uri, range: target.range },
+        features,
+      );
+      const references = target.document && target.range ? [{ uri: target.document.uri, range: target.range, title: 'Asked about' }] : undefined;
+      // With a partial-result token the answer went out in pieces; the final result repeats none of it.
+      const answer = options.partialResultToken !== undefined ? '' : outcome.answer;
+      return { answer, ...(references ? { references } : {}) };
+    } catch (error) {
+      if (error instanceof ResponseError) throw error;
+      const message = error instanceof AskFailedError ? error.message : `unexpected failure: ${(error as Error).message}`;
+      progress.done(`Failed: ${oneLine(message, 50)}`);
+      deps.logger.error(`ask "${input.question}" failed: ${message}`);
+      throw new ResponseError(ErrorCodes.InternalError, `Buckley could not answer: ${message}`);
+    } finally {
+      releasePending();
+      clearTimeout(timeout);
+      onCancel?.dispose();
+      this.running.delete(id);
+    }
+  }
+
+  /**
+   * For commands and code actions: answer the command at once and ask in the background.
+   * Failures reach the user as a one-line message (and the log).
+   */
+  askInBackground(input: AskInput): void {
+    this.ask(input).catch((error: unknown) => {
+      if (error instanceof ResponseError && error.code === LSPErrorCodes.RequestCancelled) {
+        this.deps.connection.window.showInformationMessage('Buckley: ask cancelled');
+        return;
+      }
+      const message = error instanceof Error ? error.message : String(error);
+      this.deps.connection.window.showErrorMessage(oneLine(message, 80));
+      this.deps.connection.console.error(message);
+    });
+  }
+
+  /** Cancels every ask in flight (shutdown). */
+  cancelAll(): void {
+    for (const controller of this.running.values()) controller.abort();
+  }
+
+  get inFlight(): number {
+    return this.running.size;
+  }
+
+  private resolveTarget(input: AskInput): { document?: TextDocument; range?: Range } {
+    const document = input.uri ? this.findDocument(input.uri) : undefined;
+    if (input.uri && !document) {
+      throw new ResponseError(
+        ErrorCodes.InvalidParams,
+        `${input.uri} is not open in the editor; open it first or leave out the uri`,
+      );
+    }
+    if (!document) return {};
+    if (input.range) return { document, range: normalizeRange(document, input.range) };
+    if (input.text) {
+      const offset = document.getText().indexOf(input.text);
+      if (offset !== -1) return { document, range: { start: document.positionAt(offset), end: document.positionAt(offset + input.text.length) } };
+    }
+    return { document };
+  }
+
+  private findDocument(uriOrPath: string): TextDocument | undefined {
+    const { documents } = this.deps;
+    const direct = documents.get(uriOrPath);
+    if (direct) return direct;
+    if (/^[a-z][a-z0-9+.-]*:/i.test(uriOrPath) && !isAbsolute(uriOrPath)) return undefined;
+    for (const root of [...this.deps.workspaceRoots(), undefined]) {
+      const base = root ? new URL(root).pathname : process.cwd();
+      const uri = pathToFileURL(isAbsolute(uriOrPath) ? uriOrPath : resolve(base, uriOrPath)).href;
+      const found = documents.get(uri);
+      if (found) return found;
+    }
+    return undefined;
+  }
+
+  private relatedDocuments(openFiles: string[] | undefined): TextDocument[] {
+    const { documents } = this.deps;
+    if (openFiles) return openFiles.map((uri) => documents.get(uri)).filter((doc): doc is TextDocument => doc !== undefined);
+    return documents.all();
+  }
+}

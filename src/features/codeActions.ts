@@ -1,0 +1,54 @@
+/**
+ * Code actions on a selection: "Buckley: explain this", "Buckley: find problems", and
+ * "Buckley: ask «…»" when the selection's first line is a comment holding a question. Each
+ * carries its `command` directly, with no edit and no resolve step: Zed never runs the command
+ * of an action that has an edit, and Helix 25.01 ignores commands that arrive only through
+ * codeAction/resolve.
+ */
+import { CodeActionKind, type CodeAction, type Command, type Range } from 'vscode-languageserver';
+import type { TextDocument } from 'vscode-languageserver-textdocument';
+import { Commands, type AskCommandArgs } from '../protocol.js';
+import { normalizeRange } from './context.js';
+
+export const EXPLAIN_QUESTION = 'Explain what this code does and why.';
+export const PROBLEMS_QUESTION = 'Find problems in this code: bugs, edge cases, performance and security issues. Be specific.';
+
+export function codeActionsFor(document: TextDocument, requested: Range, literals: boolean): (CodeAction | Command)[] {
+  const range = normalizeRange(document, requested);
+  if (isEmpty(range)) return [];
+  const ask = (title: string, question: string): Command => ({
+    title,
+    command: Commands.ask,
+    arguments: [{ question, uri: document.uri, range } satisfies AskCommandArgs],
+  });
+  const commands = [ask('Buckley: explain this', EXPLAIN_QUESTION), ask('Buckley: find problems', PROBLEMS_QUESTION)];
+  const firstLine = document.getText({ start: range.start, end: { line: range.start.line + 1, character: 0 } });
+  const question = commentQuestion(firstLine);
+  if (question) commands.unshift(ask(`Buckley: ask «${shorten(question, 50)}»`, question));
+  if (!literals) return commands;
+  return commands.map((command) => ({ title: command.title, kind: CodeActionKind.Empty, command }));
+}
+
+const COMMENT_MARKERS = [/^\s*\/\/+!?\s?/, /^\s*#+!?\s?/, /^\s*--+\s?/, /^\s*;+\s?/, /^\s*%+\s?/, /^\s*\/\*+\s?/, /^\s*\*\s?/, /^\s*<!--\s?/, /^\s*"\s/, /^\s*'\s/, /^\s*\(\*\s?/];
+const COMMENT_ENDS = /\s*(\*\/|-->|\*\))\s*$/;
+
+/**
+ * The question in a comment line: `// why is this slow?`, `# ask: explain the retry loop`.
+ * A comment counts as a question when it ends with "?" or starts with "ask:", "buckley:" or "@buckley".
+ */
+export function commentQuestion(line: string): string | undefined {
+  const marker = COMMENT_MARKERS.find((pattern) => pattern.test(line));
+  if (!marker) return undefined;
+  const text = line.replace(marker, '').replace(COMMENT_ENDS, '').trim();
+  const prefixed = /^(?:@?buckley|ask)\s*[:,]?\s+(.+)$/i.exec(text);
+  if (prefixed?.[1]) return prefixed[1].trim();
+  return text.length > 1 && text.endsWith('?') ? text : undefined;
+}
+
+function isEmpty(range: Range): boolean {
+  return range.start.line === range.end.line && range.start.character === range.end.character;
+}
+
+function shorten(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}

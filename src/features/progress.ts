@@ -1,0 +1,139 @@
+/**
+ * Work-done progress, whatever the editor supports: the client's own token, a token we create
+ * with window/workDoneProgress/create (Zed ignores tokens it did not create), or — without
+ * `window.workDoneProgress` — a showMessage at the start and a logMessage per step. Reports are
+ * coalesced (at most one per REPORT_INTERVAL_MS, the latest always delivered) so a chatty
+ * agent cannot flood the editor, and every progress ends with a final message.
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  WorkDoneProgress,
+  WorkDoneProgressCreateRequest,
+  type Connection,
+  type ProgressToken,
+} from 'vscode-languageserver';
+import type { Logger } from '../logger.js';
+
+export const REPORT_INTERVAL_MS = 100;
+
+export interface Progress {
+  report(message: string, percentage?: number): void;
+  /** Ends the progress with its final state, e.g. "Answered", "Failed: …", "Cancelled". */
+  done(message: string): void;
+  /** Runs `listener` when the user cancels from the editor's progress UI. */
+  onCancel(listener: () => void): void;
+}
+
+export interface BeginOptions {
+  title: string;
+  /** The token the client sent with its request (`workDoneToken`), if any. */
+  clientToken?: ProgressToken;
+  /** The client supports `$/progress` with server-created tokens. */
+  workDoneProgress: boolean;
+}
+
+export class ProgressFactory {
+  private readonly cancellers = new Map<ProgressToken, () => void>();
+
+  constructor(
+    private readonly connection: Connection,
+    private readonly logger: Logger,
+  ) {}
+
+  /** window/workDoneProgress/cancel from the editor. */
+  cancel(token: ProgressToken): void {
+    this.cancellers.get(token)?.();
+  }
+
+  async begin(options: BeginOptions): Promise<Progress> {
+    let token = options.clientToken;
+    if (token === undefined && options.workDoneProgress) {
+      const created = randomUUID();
+      try {
+        await this.connection.sendRequest(WorkDoneProgressCreateRequest.type, { token: created });
+        token = created;
+      } catch (error) {
+        this.logger.debug(`the editor refused a progress token (${(error as Error).message}); using messages`);
+      }
+    }
+    if (token === undefined) return new MessageProgress(this.connection, options.title);
+    const progress = new TokenProgress(this.connection, token, () => this.cancellers.delete(token));
+    this.cancellers.set(token, () => progress.cancelled());
+    this.connection.sendProgress(WorkDoneProgress.type, token, { kind: 'begin', title: options.title, cancellable: true });
+    return progress;
+  }
+}
+
+class TokenProgress implements Progress {
+  private lastSent = 0;
+  private pending: { message: string; percentage?: number } | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private ended = false;
+  private readonly cancelListeners: (() => void)[] = [];
+
+  constructor(
+    private readonly connection: Connection,
+    private readonly token: ProgressToken,
+    private readonly release: () => void,
+  ) {}
+
+  report(message: string, percentage?: number): void {
+    if (this.ended) return;
+    this.pending = { message, ...(percentage === undefined ? {} : { percentage: Math.max(0, Math.min(100, Math.round(percentage))) }) };
+    const wait = this.lastSent + REPORT_INTERVAL_MS - Date.now();
+    if (wait <= 0) this.flush();
+    else this.timer ??= setTimeout(() => this.flush(), wait);
+  }
+
+  private flush(): void {
+    this.timer = undefined;
+    if (!this.pending || this.ended) return;
+    const pending = this.pending;
+    this.pending = undefined;
+    this.lastSent = Date.now();
+    this.connection.sendProgress(WorkDoneProgress.type, this.token, { kind: 'report', cancellable: true, ...pending });
+  }
+
+  done(message: string): void {
+    if (this.ended) return;
+    this.ended = true;
+    clearTimeout(this.timer);
+    this.release();
+    this.connection.sendProgress(WorkDoneProgress.type, this.token, { kind: 'end', message });
+  }
+
+  onCancel(listener: () => void): void {
+    this.cancelListeners.push(listener);
+  }
+
+  cancelled(): void {
+    for (const listener of this.cancelListeners) listener();
+  }
+}
+
+class MessageProgress implements Progress {
+  constructor(
+    private readonly connection: Connection,
+    private readonly title: string,
+  ) {
+    connection.window.showInformationMessage(oneLine(`${title}…`));
+  }
+  report(message: string): void {
+    this.connection.console.log(`${this.title}: ${message}`);
+  }
+  done(message: string): void {
+    this.connection.console.log(`${this.title}: ${message}`);
+  }
+  onCancel(): void {
+    // No progress UI to cancel from; $/cancelRequest and commands still cancel.
+  }
+}
+
+/** One line of at most `max` characters: editors stall on or squash multi-line messages. */
+export function oneLine(text: string, max = 60): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  if (flat.length <= max) return flat;
+  const cut = flat.slice(0, max - 1);
+  // Never end on half a surrogate pair.
+  return (/[\uD800-\uDBFF]$/.test(cut) ? cut.slice(0, -1) : cut) + '…';
+}

@@ -1,0 +1,37 @@
+/** `buckley/status`: where the coordinator is and how it is doing, what was negotiated, what runs. */
+import type { Features } from '../capabilities.js';
+import type { Config } from '../config.js';
+import type { CoordinatorConnection } from '../coordinator/connection.js';
+import type { ClientIdentity } from '../capabilities.js';
+import type { StatusResult } from '../protocol.js';
+
+export function buildStatus(input: {
+  version: string;
+  client: ClientIdentity;
+  config: Config;
+  features: Features;
+  coordinator: CoordinatorConnection | undefined;
+}): StatusResult {
+  const { coordinator, config, features } = input;
+  const { coordinator: coordinatorFeatures, ...clientFeatures } = features;
+  return {
+    server: { name: 'buckley-lsp', version: input.version },
+    client: input.client,
+    coordinator: {
+      mode: coordinator?.mode ?? (config.coordinator.address ? 'remote' : 'embedded'),
+      ...(coordinator?.address ? { address: coordinator.address } : {}),
+      state: coordinator?.state ?? 'starting',
+      ...(coordinator?.error ? { error: coordinator.error } : {}),
+      ...(coordinator?.sessionId ? { sessionId: coordinator.sessionId } : {}),
+      ...(coordinator?.capabilities ? { protocolVersion: coordinator.capabilities.protocol_version } : {}),
+      features: coordinator?.features ?? [],
+      ...(coordinator?.agentDescription ? { agent: coordinator.agentDescription } : {}),
+    },
+    features: {
+      ...clientFeatures,
+      ...Object.fromEntries(Object.entries(coordinatorFeatures).map(([key, value]) => [`coordinator.${key}`, value])),
+    },
+    tasks: [],
+    approvals: [],
+  };
+}

@@ -1,0 +1,92 @@
+/**
+ * One leveled logger. Lines go to a sink: stderr until the LSP connection exists, then
+ * `window/logMessage`. stdout is never written: it carries JSON-RPC only.
+ */
+import type { LogLevel } from './config.js';
+
+const order: Record<LogLevel, number> = { error: 0, warn: 1, info: 2, debug: 3 };
+
+export type LogSink = (level: LogLevel, line: string) => void;
+
+export const stderrSink: LogSink = (level, line) => {
+  process.stderr.write(`[${level}] ${line}\n`);
+};
+
+export interface Logger {
+  error(message: string): void;
+  warn(message: string): void;
+  info(message: string): void;
+  debug(message: string): void;
+  enabled(level: LogLevel): boolean;
+  /** A logger whose lines start with `[prefix]`, sharing this one's level and sink. */
+  child(prefix: string): Logger;
+}
+
+export class RootLogger implements Logger {
+  constructor(
+    private level: LogLevel,
+    private sink: LogSink = stderrSink,
+  ) {}
+
+  setLevel(level: LogLevel): void {
+    this.level = level;
+  }
+
+  setSink(sink: LogSink): void {
+    this.sink = sink;
+  }
+
+  enabled(level: LogLevel): boolean {
+    return order[level] <= order[this.level];
+  }
+
+  write(level: LogLevel, message: string): void {
+    if (this.enabled(level)) this.sink(level, message);
+  }
+
+  error(message: string): void {
+    this.write('error', message);
+  }
+  warn(message: string): void {
+    this.write('warn', message);
+  }
+  info(message: string): void {
+    this.write('info', message);
+  }
+  debug(message: string): void {
+    this.write('debug', message);
+  }
+
+  child(prefix: string): Logger {
+    return new PrefixedLogger(this, `[${prefix}] `);
+  }
+}
+
+class PrefixedLogger implements Logger {
+  constructor(
+    private readonly root: RootLogger,
+    private readonly prefix: string,
+  ) {}
+  enabled(level: LogLevel): boolean {
+    return this.root.enabled(level);
+  }
+  error(message: string): void {
+    this.root.write('error', this.prefix + message);
+  }
+  warn(message: string): void {
+    this.root.write('warn', this.prefix + message);
+  }
+  info(message: string): void {
+    this.root.write('info', this.prefix + message);
+  }
+  debug(message: string): void {
+    this.root.write('debug', this.prefix + message);
+  }
+  child(prefix: string): Logger {
+    return new PrefixedLogger(this.root, `${this.prefix}[${prefix}] `);
+  }
+}
+
+export function isLogLevel(value: string | undefined): value is LogLevel {
+  return value !== undefined && value in order;
+}

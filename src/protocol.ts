@@ -1,0 +1,126 @@
+/**
+ * The custom `buckley/*` messages, declared once: method name, direction, param and result
+ * types, and the zod schemas that validate what clients send. See the brief §3.1.
+ */
+import { z } from 'zod';
+import { NotificationType, ProgressType, RequestType, type Range } from 'vscode-languageserver';
+
+const position = z.object({
+  line: z.number().int().nonnegative(),
+  character: z.number().int().nonnegative(),
+});
+export const rangeSchema = z.object({ start: position, end: position });
+
+export const askContextSchema = z.object({
+  activeFile: z.string().min(1).optional(),
+  selection: rangeSchema.optional(),
+  openFiles: z.array(z.string()).optional(),
+});
+export type AskContext = z.infer<typeof askContextSchema>;
+
+const progressTokenSchema = z.union([z.string(), z.number().int()]);
+
+export const askParamsSchema = z.object({
+  question: z.string().trim().min(1, 'question must not be empty'),
+  context: askContextSchema.optional(),
+  workDoneToken: progressTokenSchema.optional(),
+  partialResultToken: progressTokenSchema.optional(),
+});
+export type AskParams = z.infer<typeof askParamsSchema>;
+
+export interface CodeReference {
+  uri: string;
+  range: Range;
+  title?: string;
+}
+
+export interface AskResult {
+  answer: string;
+  references?: CodeReference[];
+  taskId?: string;
+}
+
+/** Arguments of the `buckley.ask` command: JSON a Helix key binding can write by hand. */
+export const askCommandArgsSchema = z.object({
+  question: z.string().trim().min(1, 'question must not be empty'),
+  uri: z.string().min(1).optional(),
+  range: rangeSchema.optional(),
+  text: z.string().optional(),
+});
+export type AskCommandArgs = z.infer<typeof askCommandArgsSchema>;
+
+export type TaskStatus =
+  | 'pending'
+  | 'in_progress'
+  | 'awaiting_approval'
+  | 'completed'
+  | 'failed'
+  | 'cancelled';
+
+export interface ToolExecution {
+  id: string;
+  tool: string;
+  status: 'pending' | 'in_progress' | 'completed' | 'failed';
+  kind?: 'read' | 'edit' | 'execute' | 'search' | 'fetch' | 'think' | 'other';
+  input?: string;
+  output?: string;
+}
+
+export interface TaskProgress {
+  taskId: string;
+  status: TaskStatus;
+  progress?: number;
+  message?: string;
+  toolExecutions?: ToolExecution[];
+}
+
+export interface StatusResult {
+  server: { name: string; version: string };
+  client: { name?: string; version?: string };
+  coordinator: {
+    mode: 'embedded' | 'remote';
+    address?: string;
+    state: 'starting' | 'ready' | 'unavailable';
+    error?: string;
+    sessionId?: string;
+    protocolVersion?: string;
+    features: string[];
+    agent?: string;
+  };
+  features: Record<string, boolean>;
+  tasks: TaskProgress[];
+  approvals: unknown[];
+}
+
+export namespace AskRequest {
+  export const method = 'buckley/ask';
+  export const type = new RequestType<AskParams, AskResult, void>(method);
+  /** Partial results (`partialResultToken`): pieces of the answer, to be appended in order. */
+  export const partialResult = new ProgressType<Pick<AskResult, 'answer'>>();
+}
+
+export namespace StatusRequest {
+  export const method = 'buckley/status';
+  export const type = new RequestType<Record<string, never> | null, StatusResult, void>(method);
+}
+
+export namespace TaskProgressNotification {
+  export const method = '$/buckley/taskProgress';
+  export const type = new NotificationType<TaskProgress>(method);
+}
+
+/** Commands listed in `executeCommandProvider.commands` (Zed and Neovim 0.10+ need them listed). */
+export const Commands = {
+  ask: 'buckley.ask',
+  status: 'buckley.status',
+} as const;
+
+/** What `InitializeResult.capabilities.experimental.buckley` carries. */
+export const PROTOCOL_VERSION = '0.1';
+
+/** Formats zod issues as "path: message" lines for an InvalidParams error a person can act on. */
+export function describeIssues(error: z.ZodError, root = 'params'): string {
+  return error.issues
+    .map((issue) => `${[root, ...issue.path].join('.')}: ${issue.message}`)
+    .join('; ');
+}

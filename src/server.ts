@@ -1,0 +1,194 @@
+/**
+ * Wires the features to the LSP connection, one line per method where possible. Behaviour
+ * lives in the feature modules (features/*) and the coordinator modules; the coordinator
+ * client is loaded only after `initialize` has been answered, so startup stays fast.
+ */
+import {
+  CodeActionKind,
+  DidChangeConfigurationNotification,
+  ErrorCodes,
+  ResponseError,
+  TextDocuments,
+  TextDocumentSyncKind,
+  WorkDoneProgressCancelNotification,
+  type Connection,
+  type InitializeParams,
+  type InitializeResult,
+} from 'vscode-languageserver';
+import { TextDocument } from 'vscode-languageserver-textdocument';
+import { clientIdentity, negotiate, type ClientIdentity, type Features, type InitializeInput } from './capabilities.js';
+import { configFromEnv, defaultConfig, describeProblems, resolveConfig, type Config, type ConfigInput, type ConfigSource } from './config.js';
+import type { CoordinatorConnection } from './coordinator/connection.js';
+import { Answers } from './features/answers.js';
+import { AskService } from './features/ask.js';
+import { codeActionsFor } from './features/codeActions.js';
+import { ALL_COMMANDS, executeCommand } from './features/commands.js';
+import { oneLine, ProgressFactory } from './features/progress.js';
+import { buildStatus } from './features/status.js';
+import type { RootLogger } from './logger.js';
+import { AskRequest, askParamsSchema, describeIssues, PROTOCOL_VERSION, StatusRequest } from './protocol.js';
+import { stateDirectory } from './state.js';
+import { join } from 'node:path';
+
+export interface ServerOptions {
+  version: string;
+  env: NodeJS.ProcessEnv;
+  /** Settings from CLI flags. */
+  cliConfig: ConfigInput;
+  logger: RootLogger;
+}
+
+export function startServer(connection: Connection, options: ServerOptions): void {
+  const { logger, env } = options;
+  const documents = new TextDocuments(TextDocument);
+  const stateDir = stateDirectory(env);
+  const answers = new Answers(connection, stateDir, logger.child('answers'), join(stateDir, 'answers'));
+  const progress = new ProgressFactory(connection, logger.child('progress'));
+
+  let initialize: InitializeInput = { capabilities: {} };
+  let client: ClientIdentity = { name: 'unknown' };
+  let workspaceRoots: string[] = [];
+  let config: Config = defaultConfig;
+  let features: Features = negotiate({ initialize, config });
+  let coordinator: CoordinatorConnection | undefined;
+  let coordinatorReady: Promise<CoordinatorConnection> | undefined;
+  const sources: { env: ConfigSource; cli: ConfigSource; init: ConfigSource; workspace: ConfigSource } = {
+    env: { name: 'environment', values: configFromEnv(env) },
+    cli: { name: 'command line', values: options.cliConfig },
+    init: { name: 'initializationOptions', values: undefined },
+    workspace: { name: 'workspace/configuration', values: undefined },
+  };
+
+  /** Re-reads every source; a bad value is reported naming its key and the last good config stays. */
+  const applyConfig = (): void => {
+    const result = resolveConfig([sources.env, sources.cli, sources.init, sources.workspace]);
+    if (!result.ok) {
+      const problems = describeProblems(result.problems);
+      logger.error(`invalid settings, keeping the last good ones: ${problems}`);
+      connection.window.showErrorMessage(oneLine(`buckley-lsp: invalid setting ${problems}`, 120));
+      return;
+    }
+    config = result.config;
+    logger.setLevel(config.log.level);
+    if (config.answers.directory) answers.setDirectory(config.answers.directory);
+    features = negotiate({ initialize, config, coordinator: coordinator?.features });
+  };
+
+  const coordinatorConnection = (): Promise<CoordinatorConnection> => {
+    coordinatorReady ??= import('./coordinator/connection.js').then(({ CoordinatorConnection }) => {
+      coordinator = new CoordinatorConnection({
+        config,
+        logger: logger.child('coordinator'),
+        env,
+        clientName: client.name,
+        serverVersion: options.version,
+        workspaceRoot: workspaceRoots[0],
+      });
+      for (const document of documents.all()) coordinator.documentOpened(document.uri);
+      coordinator.onStateChange(() => {
+        features = negotiate({ initialize, config, coordinator: coordinator?.features });
+        if (coordinator?.error) {
+          connection.window.showWarningMessage(oneLine(`buckley-lsp: ${coordinator.error}`, 120));
+        }
+      });
+      return coordinator;
+    });
+    return coordinatorReady;
+  };
+
+  const asks = new AskService({
+    connection,
+    documents,
+    answers,
+    progress,
+    logger: logger.child('ask'),
+    config: () => config,
+    features: () => features,
+    coordinator: coordinatorConnection,
+    workspaceRoots: () => workspaceRoots,
+  });
+  const status = () => buildStatus({ version: options.version, client, config, features, coordinator });
+
+  connection.onInitialize((params: InitializeParams): InitializeResult => {
+    initialize = params;
+    client = clientIdentity(params);
+    workspaceRoots = workspaceRootsOf(params);
+    const { clientCapabilities: _ignored, ...settings } = (params.initializationOptions ?? {}) as Record<string, unknown>;
+    sources.init.values = settings;
+    applyConfig();
+    logger.info(`buckley-lsp ${options.version} serving ${client.name} ${client.version ?? ''}`.trim());
+    return {
+      capabilities: {
+        positionEncoding: 'utf-16',
+        textDocumentSync: { openClose: true, change: TextDocumentSyncKind.Incremental },
+        hoverProvider: true,
+        codeActionProvider: { codeActionKinds: [CodeActionKind.Empty], resolveProvider: false },
+        executeCommandProvider: { commands: ALL_COMMANDS },
+        experimental: { buckley: { protocolVersion: PROTOCOL_VERSION, features } },
+      },
+      serverInfo: { name: 'buckley-lsp', version: options.version },
+    };
+  });
+
+  connection.onInitialized(async () => {
+    if (features.configuration) {
+      await pullWorkspaceConfig();
+      connection.client.register(DidChangeConfigurationNotification.type, { section: 'buckley' }).catch(() => undefined);
+    }
+    answers.load().catch(() => undefined);
+    void coordinatorConnection();
+  });
+
+  const pullWorkspaceConfig = async () => {
+    try {
+      const [section] = await connection.workspace.getConfiguration([{ section: 'buckley' }]);
+      sources.workspace.values = section ?? undefined;
+      applyConfig();
+    } catch (error) {
+      logger.debug(`workspace/configuration failed: ${(error as Error).message}`);
+    }
+  };
+
+  connection.onDidChangeConfiguration(async (change) => {
+    if (features.configuration) return pullWorkspaceConfig();
+    sources.workspace.values = (change.settings as { buckley?: unknown } | null)?.buckley;
+    applyConfig();
+  });
+
+  connection.onShutdown(async () => {
+    asks.cancelAll();
+    await answers.save().catch((error: Error) => logger.warn(`could not save state: ${error.message}`));
+    await coordinator?.close();
+  });
+
+  documents.onDidOpen(({ document }) => coordinator?.documentOpened(document.uri));
+  documents.onDidClose(({ document }) => coordinator?.documentClosed(document.uri));
+
+  connection.onRequest(AskRequest.type, (params, token) => {
+    const parsed = askParamsSchema.safeParse(params);
+    if (!parsed.success) throw new ResponseError(ErrorCodes.InvalidParams, describeIssues(parsed.error));
+    const { question, context, workDoneToken, partialResultToken } = parsed.data;
+    return asks.ask(
+      { question, uri: context?.activeFile, range: context?.selection, openFiles: context?.openFiles },
+      { token, workDoneToken, partialResultToken },
+    );
+  });
+  connection.onRequest(StatusRequest.type, status);
+  connection.onCodeAction(({ textDocument, range }) => {
+    const document = documents.get(textDocument.uri);
+    return document ? codeActionsFor(document, range, features.codeActionLiterals) : [];
+  });
+  connection.onExecuteCommand((params) => executeCommand(params, { asks, status }));
+  connection.onHover(({ textDocument, position }) =>
+    features.answerHover ? answers.hover(textDocument.uri, position, features.markdownHover) : null,
+  );
+  connection.onNotification(WorkDoneProgressCancelNotification.type, ({ token }) => progress.cancel(token));
+
+  documents.listen(connection);
+  connection.listen();
+}
+
+function workspaceRootsOf(params: InitializeParams): string[] {
+  if (params.workspaceFolders?.length) return params.workspaceFolders.map((folder) => folder.uri);
+  return params.rootUri ? [params.rootUri] : [];
+}
