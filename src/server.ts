@@ -23,7 +23,8 @@ import { Answers } from './features/answers.js';
 import { AskService } from './features/ask.js';
 import { codeActionsFor } from './features/codeActions.js';
 import { ALL_COMMANDS, executeCommand } from './features/commands.js';
-import { oneLine, ProgressFactory } from './features/progress.js';
+import * as messages from './features/messages.js';
+import { ProgressFactory } from './features/progress.js';
 import { buildStatus } from './features/status.js';
 import type { RootLogger } from './logger.js';
 import { AskRequest, askParamsSchema, describeIssues, PROTOCOL_VERSION, StatusRequest } from './protocol.js';
@@ -65,7 +66,8 @@ export function startServer(connection: Connection, options: ServerOptions): voi
     if (!result.ok) {
       const problems = describeProblems(result.problems);
       logger.error(`invalid settings, keeping the last good ones: ${problems}`);
-      connection.window.showErrorMessage(oneLine(`buckley-lsp: invalid setting ${problems}`, 120));
+      const keys = [...new Set(result.problems.map((problem) => problem.key))].join(', ');
+      messages.error(connection, `Buckley: invalid ${keys} (see log)`);
       return;
     }
     config = result.config;
@@ -88,7 +90,7 @@ export function startServer(connection: Connection, options: ServerOptions): voi
       coordinator.onStateChange(() => {
         features = negotiate({ initialize, config, coordinator: coordinator?.features });
         if (coordinator?.error) {
-          connection.window.showWarningMessage(oneLine(`buckley-lsp: ${coordinator.error}`, 120));
+          messages.warn(connection, `Buckley: ${coordinator.errorSummary ?? coordinator.error} (see log)`);
         }
       });
       return coordinator;

@@ -27,8 +27,8 @@ interface Agent {
   connection: acp.ClientConnection;
   /** Rejects when the process exits or the connection breaks. */
   died: Promise<never>;
-  /** ACP session id per coordinator session key. */
-  sessions: Map<string, Promise<string>>;
+  /** Idle ACP sessions per coordinator session key (see `acquireSession`). */
+  idle: Map<string, string[]>;
   /** We are stopping it: its exit is expected, not news. */
   stopping?: boolean;
 }
@@ -48,8 +48,6 @@ export class AcpDriver implements AgentDriver {
   private agent: Promise<Agent> | undefined;
   private live: Agent | undefined;
   private readonly turns = new Map<string, ActiveTurn>();
-  /** Prompts of one ACP session run one at a time, as ACP requires. */
-  private readonly queues = new Map<string, Promise<unknown>>();
   private readonly stderrTail: string[] = [];
 
   constructor(private readonly options: AcpDriverOptions) {
@@ -57,20 +55,17 @@ export class AcpDriver implements AgentDriver {
   }
 
   async run(turn: AgentTurn, sink: TurnSink, signal: AbortSignal): Promise<TurnResult> {
-    const previous = this.queues.get(turn.sessionKey) ?? Promise.resolve();
-    const current = previous.catch(() => undefined).then(() => this.runNow(turn, sink, signal));
-    this.queues.set(turn.sessionKey, current);
+    if (signal.aborted) return { text: '', stopReason: 'cancelled' };
+    const agent = await this.ensureAgent();
+    const sessionId = await this.acquireSession(agent, turn);
     try {
-      return await current;
+      return await this.prompt(agent, sessionId, turn, sink, signal);
     } finally {
-      if (this.queues.get(turn.sessionKey) === current) this.queues.delete(turn.sessionKey);
+      if (isAlive(agent)) agent.idle.set(turn.sessionKey, [...(agent.idle.get(turn.sessionKey) ?? []), sessionId]);
     }
   }
 
-  private async runNow(turn: AgentTurn, sink: TurnSink, signal: AbortSignal): Promise<TurnResult> {
-    if (signal.aborted) return { text: '', stopReason: 'cancelled' };
-    const agent = await this.ensureAgent();
-    const sessionId = await this.ensureSession(agent, turn);
+  private async prompt(agent: Agent, sessionId: string, turn: AgentTurn, sink: TurnSink, signal: AbortSignal): Promise<TurnResult> {
     const active: ActiveTurn = { sink, readOnly: turn.readOnly, signal, text: '', tools: new Map() };
     this.turns.set(sessionId, active);
     const onAbort = () => {
@@ -104,7 +99,7 @@ export class AcpDriver implements AgentDriver {
   }
 
   endSession(sessionKey: string): void {
-    void this.agent?.then((agent) => agent.sessions.delete(sessionKey)).catch(() => undefined);
+    this.live?.idle.delete(sessionKey);
   }
 
   async close(): Promise<void> {
@@ -175,7 +170,7 @@ export class AcpDriver implements AgentDriver {
       .connect(stream);
 
     const timeoutMs = this.options.requestTimeoutMs ?? 30_000;
-    const agent: Agent = { child, connection, died, sessions: new Map() };
+    const agent: Agent = { child, connection, died, idle: new Map() };
     died.catch((error: Error) => {
       if (agent.stopping) logger.debug(error.message);
       else logger.warn(error.message);
@@ -208,22 +203,25 @@ export class AcpDriver implements AgentDriver {
     return agent;
   }
 
-  private ensureSession(agent: Agent, turn: AgentTurn): Promise<string> {
-    let session = agent.sessions.get(turn.sessionKey);
-    if (!session) {
-      const timeoutMs = this.options.requestTimeoutMs ?? 30_000;
-      session = withDeadline(
-        Promise.race([
-          agent.connection.agent.request('session/new', { cwd: turn.cwd || this.options.cwd || process.cwd(), mcpServers: [] }),
-          agent.died,
-        ]),
-        timeoutMs,
-        `${this.description} did not answer ACP session/new within ${timeoutMs} ms`,
-      ).then((response) => response.sessionId);
-      agent.sessions.set(turn.sessionKey, session);
-      session.catch(() => agent.sessions.delete(turn.sessionKey));
-    }
-    return session;
+  /**
+   * An ACP session for this coordinator session: its idle one, so a conversation keeps its
+   * history; a new one when all are busy, because an ACP session runs one prompt at a time
+   * and a slow ask must not hold up the next.
+   */
+  private async acquireSession(agent: Agent, turn: AgentTurn): Promise<string> {
+    const idle = agent.idle.get(turn.sessionKey);
+    const reused = idle?.pop();
+    if (reused) return reused;
+    const timeoutMs = this.options.requestTimeoutMs ?? 30_000;
+    const response = await withDeadline(
+      Promise.race([
+        agent.connection.agent.request('session/new', { cwd: turn.cwd || this.options.cwd || process.cwd(), mcpServers: [] }),
+        agent.died,
+      ]),
+      timeoutMs,
+      `${this.description} did not answer ACP session/new within ${timeoutMs} ms`,
+    );
+    return response.sessionId;
   }
 
   private onUpdate(notification: acp.SessionNotification): void {

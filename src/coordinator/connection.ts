@@ -55,7 +55,10 @@ const emptySchema = z.object({}).passthrough();
 
 export class CoordinatorConnection {
   state: ConnectionState = 'starting';
+  /** What is wrong, in full, with how to fix it. */
   error: string | undefined;
+  /** The same in a few words, for a one-line message. */
+  errorSummary: string | undefined;
   readonly mode: 'embedded' | 'remote';
   address: string | undefined;
   capabilities: ServerCapabilities | undefined;
@@ -80,6 +83,7 @@ export class CoordinatorConnection {
       (error: unknown) => {
         this.state = 'unavailable';
         this.error = error instanceof Error ? error.message : String(error);
+        this.errorSummary ??= `coordinator at ${this.address ?? '?'} is unavailable`;
         this.options.logger.error(this.error);
         this.notify();
       },
@@ -122,7 +126,10 @@ export class CoordinatorConnection {
       });
       this.embedded = running;
       this.address = running.address;
-      if (detection.problem) this.error = detection.problem;
+      if (detection.problem) {
+        this.error = detection.problem;
+        this.errorSummary = 'no agent: set buckley.agent.command';
+      }
     }
     this.client = new CoordinatorClient({ address: this.address!, agentId: config.coordinator.agentId });
     try {

@@ -13,7 +13,7 @@ import type { Features } from '../capabilities.js';
 import type { Logger } from '../logger.js';
 import { rangeSchema } from '../protocol.js';
 import { writeFileAtomic } from '../state.js';
-import { oneLine } from './progress.js';
+import * as messages from './messages.js';
 
 const answerSchema = z.object({
   question: z.string(),
@@ -119,7 +119,7 @@ export class Answers {
       );
     }
     if (features.answerMessage) {
-      this.connection.window.showInformationMessage(oneLine(`Buckley: ${plainSummary(answer.answer)}`));
+      messages.info(this.connection, `Buckley: ${plainSummary(answer.answer)}`);
     }
     return record;
   }

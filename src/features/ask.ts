@@ -25,7 +25,9 @@ import type { Logger } from '../logger.js';
 import { AskRequest, type AskResult } from '../protocol.js';
 import type { Answers } from './answers.js';
 import { buildContext, normalizeRange } from './context.js';
-import { oneLine, type ProgressFactory } from './progress.js';
+import * as messages from './messages.js';
+import { oneLine } from './messages.js';
+import type { ProgressFactory } from './progress.js';
 
 export interface AskInput {
   question: string;
@@ -143,11 +145,11 @@ export class AskService {
   askInBackground(input: AskInput): void {
     this.ask(input).catch((error: unknown) => {
       if (error instanceof ResponseError && error.code === LSPErrorCodes.RequestCancelled) {
-        this.deps.connection.window.showInformationMessage('Buckley: ask cancelled');
+        messages.info(this.deps.connection, 'Buckley: ask cancelled');
         return;
       }
       const message = error instanceof Error ? error.message : String(error);
-      this.deps.connection.window.showErrorMessage(oneLine(message, 80));
+      messages.error(this.deps.connection, message, 80);
       this.deps.connection.console.error(message);
     });
   }

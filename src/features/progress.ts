@@ -13,6 +13,7 @@ import {
   type ProgressToken,
 } from 'vscode-languageserver';
 import type { Logger } from '../logger.js';
+import * as messages from './messages.js';
 
 export const REPORT_INTERVAL_MS = 100;
 
@@ -116,7 +117,7 @@ class MessageProgress implements Progress {
     private readonly connection: Connection,
     private readonly title: string,
   ) {
-    connection.window.showInformationMessage(oneLine(`${title}…`));
+    messages.info(connection, `${title}…`);
   }
   report(message: string): void {
     this.connection.console.log(`${this.title}: ${message}`);
@@ -129,11 +130,3 @@ class MessageProgress implements Progress {
   }
 }
 
-/** One line of at most `max` characters: editors stall on or squash multi-line messages. */
-export function oneLine(text: string, max = 60): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  if (flat.length <= max) return flat;
-  const cut = flat.slice(0, max - 1);
-  // Never end on half a surrogate pair.
-  return (/[\uD800-\uDBFF]$/.test(cut) ? cut.slice(0, -1) : cut) + '…';
-}

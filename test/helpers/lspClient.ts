@@ -1,0 +1,168 @@
+/**
+ * A test editor: spawns the built `bin` over stdio and talks to it with vscode-jsonrpc, like
+ * an editor would. It answers the server's requests (configuration, progress tokens,
+ * showDocument, showMessageRequest) and records everything the server sends, so tests can
+ * wait on the event they expect.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  createMessageConnection,
+  StreamMessageReader,
+  StreamMessageWriter,
+  type MessageConnection,
+} from 'vscode-jsonrpc/node.js';
+import type { InitializeParams, InitializeResult } from 'vscode-languageserver';
+import { BIN, CLIENT_PAYLOADS, fileUri, REPO, SCRIPTED_AGENT } from './paths.js';
+
+export interface Received {
+  method: string;
+  params: any;
+  kind: 'notification' | 'request';
+}
+
+export interface ClientOptions {
+  /** A payload from shared/clients (e.g. "neovim-0.10.4"), or explicit params. */
+  client?: string;
+  initialize?: Partial<InitializeParams>;
+  /** Extra environment for the server; BUCKLEY_AGENT defaults to the scripted agent. */
+  env?: Record<string, string | undefined>;
+  args?: string[];
+  /** What `workspace/configuration` answers for the `buckley` section. */
+  settings?: unknown;
+  /** How to answer window/showMessageRequest (default: the first action). */
+  answerMessageRequest?: (params: any) => unknown;
+  stateDir?: string;
+}
+
+export class TestClient {
+  readonly received: Received[] = [];
+  private readonly waiters = new Set<{ match: (r: Received) => boolean; resolve: (r: Received) => void }>();
+  stderr = '';
+  initializeResult!: InitializeResult;
+  settings: unknown;
+  private exited: Promise<number | null>;
+
+  private constructor(
+    readonly process: ChildProcess,
+    readonly connection: MessageConnection,
+    readonly stateDir: string,
+    options: ClientOptions,
+  ) {
+    this.settings = options.settings;
+    process.stderr!.setEncoding('utf8');
+    process.stderr!.on('data', (chunk: string) => (this.stderr += chunk));
+    this.exited = new Promise((resolve) => process.once('exit', (code) => resolve(code)));
+    const record = (kind: Received['kind']) => (method: string, params: any) => this.record({ method, params, kind });
+    connection.onNotification(record('notification'));
+    // vscode-jsonrpc routes $/progress apart from other notifications.
+    connection.onUnhandledProgress((params) => record('notification')('$/progress', params));
+    connection.onRequest((method, params) => {
+      record('request')(method, params);
+      switch (method) {
+        case 'workspace/configuration':
+          return ((params as any).items as unknown[]).map(() => this.settings ?? null);
+        case 'window/workDoneProgress/create':
+        case 'client/registerCapability':
+          return null;
+        case 'window/showDocument':
+          return { success: true };
+        case 'window/showMessageRequest':
+          return options.answerMessageRequest ? options.answerMessageRequest(params) : ((params as any).actions?.[0] ?? null);
+        default:
+          return null;
+      }
+    });
+    connection.listen();
+  }
+
+  static async start(options: ClientOptions = {}): Promise<TestClient> {
+    const stateDir = options.stateDir ?? mkdtempSync(join(tmpdir(), 'buckley-test-'));
+    const child = spawn(process.execPath, [BIN, '--stdio', ...(options.args ?? [])], {
+      cwd: REPO,
+      env: {
+        PATH: process.env.PATH,
+        HOME: stateDir,
+        XDG_STATE_HOME: stateDir,
+        BUCKLEY_AGENT: `${process.execPath} ${SCRIPTED_AGENT}`,
+        ...options.env,
+      } as NodeJS.ProcessEnv,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    const connection = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
+    const client = new TestClient(child, connection, stateDir, options);
+    const base: InitializeParams = options.client
+      ? JSON.parse(readFileSync(`${CLIENT_PAYLOADS}${options.client}.json`, 'utf8'))
+      : { processId: null, rootUri: fileUri(`${REPO}fixtures/workspace`), capabilities: {}, workspaceFolders: null };
+    const params = { ...base, processId: process.pid, rootUri: fileUri(`${REPO}fixtures/workspace`), workspaceFolders: [{ uri: fileUri(`${REPO}fixtures/workspace`), name: 'workspace' }], ...options.initialize };
+    client.initializeResult = await connection.sendRequest('initialize', params);
+    await connection.sendNotification('initialized', {});
+    return client;
+  }
+
+  private record(message: Received): void {
+    this.received.push(message);
+    for (const waiter of this.waiters) {
+      if (waiter.match(message)) {
+        this.waiters.delete(waiter);
+        waiter.resolve(message);
+      }
+    }
+  }
+
+  /** The first message (already received or still to come) of `method` that satisfies `match`. */
+  waitFor(method: string, match: (params: any) => boolean = () => true): Promise<any> {
+    const test = (r: Received) => r.method === method && match(r.params);
+    const seen = this.received.find(test);
+    if (seen) return Promise.resolve(seen.params);
+    return new Promise((resolve) => this.waiters.add({ match: test, resolve: (r) => resolve(r.params) }));
+  }
+
+  all(method: string): any[] {
+    return this.received.filter((r) => r.method === method).map((r) => r.params);
+  }
+
+  request<T = any>(method: string, params: unknown): Promise<T> {
+    return this.connection.sendRequest(method, params) as Promise<T>;
+  }
+
+  notify(method: string, params: unknown): Promise<void> {
+    return this.connection.sendNotification(method, params);
+  }
+
+  /** Opens `text` as a document; returns its URI. */
+  async open(path: string, text: string, languageId = 'typescript'): Promise<string> {
+    const uri = fileUri(path);
+    await this.notify('textDocument/didOpen', { textDocument: { uri, languageId, version: 1, text } });
+    return uri;
+  }
+
+  async openFixture(relative: string, languageId = 'typescript'): Promise<{ uri: string; text: string }> {
+    const path = `${REPO}fixtures/${relative}`;
+    const text = readFileSync(path, 'utf8');
+    return { uri: await this.open(path, text, languageId), text };
+  }
+
+  /** The `experimental.buckley` block of the initialize result. */
+  get buckley(): any {
+    return (this.initializeResult.capabilities.experimental as any)?.buckley;
+  }
+
+  /** Orderly shutdown and exit, as an editor does; resolves with the exit code. */
+  async shutdown(): Promise<number | null> {
+    if (this.process.exitCode === null) {
+      await this.request('shutdown', null);
+      await this.notify('exit', null);
+    }
+    const code = await this.exited;
+    this.connection.dispose();
+    return code;
+  }
+
+  kill(): void {
+    this.process.kill('SIGKILL');
+    this.connection.dispose();
+  }
+}

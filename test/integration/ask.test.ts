@@ -1,0 +1,140 @@
+/**
+ * Asking about a selection over real stdio: the built bin, the embedded coordinator over real
+ * gRPC, and our scripted ACP agent (fixtures/scripted-agent.mjs) as a real process.
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { TestClient } from '../helpers/lspClient.js';
+import { linesRange, positionOf, rangeOf } from '../helpers/text.js';
+
+const clients: TestClient[] = [];
+async function start(...args: Parameters<typeof TestClient.start>): Promise<TestClient> {
+  const client = await TestClient.start(...args);
+  clients.push(client);
+  return client;
+}
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((client) => client.shutdown().catch(() => client.kill())));
+});
+
+const optedIn = { experimental: { buckley: { taskProgress: true, approveTool: true } } };
+
+describe('buckley/ask', () => {
+  it('answers a question about a selection, read-only, and delivers the answer every way the editor takes it', async () => {
+    const client = await start({ client: 'neovim-0.10.4' });
+    const { uri, text } = await client.openFixture('workspace/retry.ts');
+    const selection = linesRange(text, 'export async function withRetry', 'throw lastError;');
+
+    const result = await client.request('buckley/ask', {
+      question: 'What does withRetry do?',
+      context: { activeFile: uri, selection },
+    });
+
+    expect(result.answer).toContain('You asked: What does withRetry do?');
+    const lines = selection.end.line - selection.start.line;
+    expect(result.answer).toContain(`The selection has ${lines} line(s) and starts with \`export async function withRetry`);
+    // An ask is read-only: the coordinator allowed the read and declined the edit without asking.
+    expect(result.answer).toContain('Permission to read: yes; permission to edit: no.');
+    expect(result.references).toEqual([{ uri, range: selection, title: 'Asked about' }]);
+    expect(client.all("window/showMessageRequest")).toEqual([]);
+
+    // (a) a markdown answer document, opened with showDocument
+    const shown = await client.waitFor('window/showDocument');
+    const document = readFileSync(fileURLToPath(shown.uri), 'utf8');
+    expect(shown.uri).toMatch(/\.md$/);
+    expect(document).toContain('# What does withRetry do?');
+    expect(document).toContain(result.answer);
+    // (c) a one-line summary of at most 60 characters
+    const summary = await client.waitFor('window/showMessage', (p) => p.message.startsWith('Buckley:'));
+    expect(summary.message).not.toContain('\n');
+    expect(summary.message.length).toBeLessThanOrEqual(60);
+    // (d) the full answer in the log
+    await client.waitFor('window/logMessage', (p) => p.message.includes(result.answer));
+    // (b) hover over the asked range shows it
+    const hover = await client.request('textDocument/hover', { textDocument: { uri }, position: positionOf(text, 'lastError = error') });
+    expect(hover.contents.kind).toBe('markdown');
+    expect(hover.contents.value).toContain(result.answer);
+    // ...and only there
+    const outside = await client.request('textDocument/hover', { textDocument: { uri }, position: positionOf(text, 'export function backoff') });
+    expect(outside).toBeNull();
+    // The user's file was not touched.
+    expect(client.all('workspace/applyEdit')).toEqual([]);
+  });
+
+  it('rejects bad params with InvalidParams saying what is wrong, and lives on', async () => {
+    const client = await start();
+    await expect(client.request('buckley/ask', { question: '' })).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('params.question: question must not be empty'),
+    });
+    await expect(client.request('buckley/ask', { question: 'why?', context: { selection: { start: { line: -1 } } } })).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('params.context.selection.start.line'),
+    });
+    const status = await client.request('buckley/status', {});
+    expect(status.server.name).toBe('buckley-lsp');
+  });
+
+  it('streams partial results and reports work-done progress on the client token', async () => {
+    const client = await start({ client: 'neovim-0.10.4' });
+    const { uri, text } = await client.openFixture('workspace/retry.ts');
+    const result = await client.request('buckley/ask', {
+      question: 'Why the backoff?',
+      context: { activeFile: uri, selection: rangeOf(text, 'return 2 ** attempt * 100;') },
+      workDoneToken: 'work-1',
+      partialResultToken: 'partial-1',
+    });
+    const pieces = client.all('$/progress').filter((p) => p.token === 'partial-1').map((p) => p.value.answer);
+    expect(result.answer).toBe('');
+    expect(pieces.join('')).toContain('You asked: Why the backoff?');
+    const work = client.all('$/progress').filter((p) => p.token === 'work-1').map((p) => p.value);
+    expect(work[0]).toMatchObject({ kind: 'begin', title: 'Buckley: Why the backoff?', cancellable: true });
+    expect(work.at(-1)).toEqual({ kind: 'end', message: 'Answered' });
+  });
+
+  it('is cancelled by $/cancelRequest, and a hanging ask does not hold up the next', async () => {
+    const client = await start();
+    const { CancellationTokenSource } = await import('vscode-jsonrpc');
+    const source = new CancellationTokenSource();
+    const cancelled = client.connection.sendRequest('buckley/ask', { question: 'HANG please' }, source.token);
+    await client.waitFor('window/logMessage', (p) => p.message.includes('speaks ACP'));
+    source.cancel();
+    await expect(cancelled).rejects.toMatchObject({ code: -32800 });
+
+    const hanging = client.request('buckley/ask', { question: 'HANG forever' }).catch((error) => error);
+    const next = await client.request('buckley/ask', { question: 'Still there?' });
+    expect(next.answer).toContain('You asked: Still there?');
+    // Shutdown ends the hanging ask too: nothing is left waiting.
+    await client.shutdown();
+    expect(await hanging).toMatchObject({ code: -32800 });
+  });
+
+  it('reports an agent crash clearly and restarts the agent for the next ask', async () => {
+    const client = await start();
+    await expect(client.request('buckley/ask', { question: 'CRASH NOW' })).rejects.toMatchObject({
+      code: -32603,
+      message: expect.stringMatching(/Buckley could not answer: ACP agent `.*scripted-agent.mjs` exited with code 3/),
+    });
+    const next = await client.request('buckley/ask', { question: 'Are you back?' });
+    expect(next.answer).toContain('You asked: Are you back?');
+  });
+
+  it('gets emoji and other astral characters right (UTF-16 positions, incremental sync)', async () => {
+    const client = await start({ initialize: { capabilities: optedIn } });
+    const text = 'const rocket = "🚀";\nconst math = "𝔸𝔹ℂ";\n';
+    const uri = await client.open(`${process.cwd()}/fixtures/workspace/astral.ts`, text);
+    // Insert a line before, with an emoji, through an incremental change.
+    await client.notify('textDocument/didChange', {
+      textDocument: { uri, version: 2 },
+      contentChanges: [{ range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, text: 'const face = "😀";\n' }],
+    });
+    const current = 'const face = "😀";\n' + text;
+    // A selection whose end falls inside the surrogate pair of 𝔹 is widened, never cut.
+    const from = positionOf(current, 'const math');
+    const end = positionOf(current, '𝔹', 1);
+    const result = await client.request('buckley/ask', { question: 'What is this?', context: { activeFile: uri, selection: { start: from, end } } });
+    expect(result.answer).toContain('starts with `const math = "𝔸𝔹`');
+    expect(result.references[0].range.end.character).toBe(end.character + 1);
+  });
+});
