@@ -133,6 +133,9 @@ export function startServer(connection: Connection, options: ServerOptions): voi
   });
 
   connection.onInitialized(async () => {
+    // Registered here, not earlier: vscode-languageserver installs its own handler while
+    // initializing, which knows nothing of our progress tokens.
+    connection.onNotification(WorkDoneProgressCancelNotification.type, ({ token }) => progress.cancel(token));
     if (features.configuration) {
       await pullWorkspaceConfig();
       connection.client.register(DidChangeConfigurationNotification.type, { section: 'buckley' }).catch(() => undefined);
@@ -184,8 +187,6 @@ export function startServer(connection: Connection, options: ServerOptions): voi
   connection.onHover(({ textDocument, position }) =>
     features.answerHover ? answers.hover(textDocument.uri, position, features.markdownHover) : null,
   );
-  connection.onNotification(WorkDoneProgressCancelNotification.type, ({ token }) => progress.cancel(token));
-
   documents.listen(connection);
   connection.listen();
 }

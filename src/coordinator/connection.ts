@@ -83,7 +83,7 @@ export class CoordinatorConnection {
       (error: unknown) => {
         this.state = 'unavailable';
         this.error = error instanceof Error ? error.message : String(error);
-        this.errorSummary ??= `coordinator at ${this.address ?? '?'} is unavailable`;
+        this.errorSummary ??= `coordinator ${this.address ?? ''} unreachable`;
         this.options.logger.error(this.error);
         this.notify();
       },
@@ -122,13 +122,14 @@ export class CoordinatorConnection {
       const running = await startCoordinator('127.0.0.1:0', {
         driver: detection.driver,
         agentProblem: detection.problem,
-        logger: logger.child('coordinator'),
+        logger: logger.child('embedded'),
       });
       this.embedded = running;
       this.address = running.address;
       if (detection.problem) {
         this.error = detection.problem;
         this.errorSummary = 'no agent: set buckley.agent.command';
+        logger.warn(detection.problem);
       }
     }
     this.client = new CoordinatorClient({ address: this.address!, agentId: config.coordinator.agentId });
@@ -198,11 +199,11 @@ export class CoordinatorConnection {
   }
 
   async ask(call: AskCall): Promise<AskOutcome> {
-    const client = await this.ready(call.signal);
-    if (this.error && this.mode === 'embedded' && !this.agentDescription) throw new AskFailedError(this.error);
-    const metadata = { [SESSION_HEADER]: this.sessionId!, [INTENT_HEADER]: 'ask' };
     const timeoutMs = this.options.config.ask.timeoutMs;
     try {
+      const client = await this.ready(call.signal);
+      if (this.error && this.mode === 'embedded' && !this.agentDescription) throw new AskFailedError(this.error);
+      const metadata = { [SESSION_HEADER]: this.sessionId!, [INTENT_HEADER]: 'ask' };
       if (this.features.includes('answer_stream')) {
         let answer = '';
         let final: TaskEvent | undefined;

@@ -1,0 +1,123 @@
+/**
+ * Coordinators for tests, all real gRPC on 127.0.0.1: our `buckley-lsp coordinator` as a
+ * process, and a Buckley-like coordinator (same features and rules as the real one, answering
+ * SendMessage) that records what the bridge sends.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as grpc from '@grpc/grpc-js';
+import { agentCommunicationService } from '../../src/coordinator/protos.js';
+import { BIN, REPO } from './paths.js';
+
+export interface CoordinatorProcess {
+  address: string;
+  process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+export function startCoordinatorProcess(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CoordinatorProcess> {
+  const child = spawn(process.execPath, [BIN, 'coordinator', '--listen', '127.0.0.1:0', ...args], {
+    cwd: REPO,
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  return new Promise((resolve, reject) => {
+    let stderr = '';
+    child.stderr!.setEncoding('utf8');
+    child.stderr!.on('data', (chunk: string) => {
+      stderr += chunk;
+      const match = /listening on (127\.0\.0\.1:\d+)/.exec(stderr);
+      if (match) {
+        resolve({
+          address: match[1]!,
+          process: child,
+          stop: () =>
+            new Promise<void>((done) => {
+              if (child.exitCode !== null) return done();
+              child.once('exit', () => done());
+              child.kill('SIGTERM');
+            }),
+        });
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`coordinator exited with ${code}: ${stderr}`)));
+  });
+}
+
+export interface RecordedCall {
+  method: string;
+  request: any;
+  metadata: Record<string, string>;
+}
+
+export interface FakeBuckley {
+  address: string;
+  calls: RecordedCall[];
+  /** Resolves when a call of `method` matching `match` has been recorded. */
+  waitFor(method: string, match?: (request: any) => boolean): Promise<RecordedCall>;
+  stop(): Promise<void>;
+}
+
+/** The features and checks of the real Buckley coordinator (see shared/wire), answering SendMessage. */
+export async function startFakeBuckley(options: { hang?: boolean } = {}): Promise<FakeBuckley> {
+  const calls: RecordedCall[] = [];
+  const waiters: { method: string; match: (r: any) => boolean; resolve: (c: RecordedCall) => void }[] = [];
+  const record = (method: string, call: { request: any; metadata: grpc.Metadata }) => {
+    const metadata = Object.fromEntries(Object.entries(call.metadata.getMap()).map(([k, v]) => [k, String(v)]));
+    const recorded = { method, request: call.request, metadata };
+    calls.push(recorded);
+    for (const waiter of [...waiters]) {
+      if (waiter.method === method && waiter.match(call.request)) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        waiter.resolve(recorded);
+      }
+    }
+  };
+  const identity = (metadata: grpc.Metadata, agentId: string) => {
+    const claimed = String(metadata.get('x-buckley-agent-id')[0] ?? '');
+    return !claimed || claimed === agentId ? undefined : { code: grpc.status.PERMISSION_DENIED, details: 'agent_id mismatch' };
+  };
+  const server = new grpc.Server();
+  const unary = (method: string, handle: (call: any) => [grpc.ServiceError | Partial<grpc.StatusObject> | null, unknown?]) =>
+    (call: any, callback: grpc.sendUnaryData<unknown>) => {
+      record(method, call);
+      if (options.hang) return; // never answers: the bridge's deadline must end the call
+      const [error, reply] = handle(call);
+      callback(error as any, reply);
+    };
+  server.addService(agentCommunicationService().service, {
+    GetServerCapabilities: unary('GetServerCapabilities', () => [
+      null,
+      {
+        protocol_version: '1.0',
+        features: ['chat', 'stream_task', 'tool_approval', 'context_handles', 'inline_completion', 'propose_edits', 'apply_edits', 'editor_state'],
+        supported_auth: ['mtls', 'insecure_local'],
+      },
+    ]),
+    CreateSession: unary('CreateSession', (call) => {
+      if (!call.request.agent_id) return [{ code: grpc.status.INVALID_ARGUMENT, details: 'agent_id required' }];
+      return [identity(call.metadata, call.request.agent_id) ?? null, { session_id: `session-${calls.length}`, agent_id: call.request.agent_id }];
+    }),
+    UpdateSessionContext: unary('UpdateSessionContext', (call) =>
+      call.request.session_id ? [null, {}] : [{ code: grpc.status.INVALID_ARGUMENT, details: 'session_id required' }],
+    ),
+    SendMessage: unary('SendMessage', (call) => {
+      const content = call.request.message?.content ?? '';
+      if (!content) return [{ code: grpc.status.INVALID_ARGUMENT, details: 'content required' }];
+      const selected = call.request.context?.metadata?.selected_text ?? '';
+      return [null, { response: { role: 'assistant', content: `Buckley says: ${content} (selection: ${JSON.stringify(selected)})` } }];
+    }),
+  });
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound))),
+  );
+  return {
+    address: `127.0.0.1:${port}`,
+    calls,
+    waitFor(method, match = () => true) {
+      const seen = calls.find((call) => call.method === method && match(call.request));
+      if (seen) return Promise.resolve(seen);
+      return new Promise((resolve) => waiters.push({ method, match, resolve }));
+    },
+    stop: () => new Promise<void>((resolve) => server.tryShutdown(() => resolve())).then(() => server.forceShutdown()),
+  };
+}

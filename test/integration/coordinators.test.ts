@@ -1,0 +1,153 @@
+/**
+ * The bridge against each kind of coordinator and agent: our coordinator as a separate process,
+ * a Buckley-like coordinator (SendMessage, no answer streaming), one that never answers, the
+ * SDK 1.9.0 example ACP agent, an OpenAI-compatible server streaming real SSE, and no agent.
+ */
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startCoordinatorProcess, startFakeBuckley, type CoordinatorProcess, type FakeBuckley } from '../helpers/coordinators.js';
+import { TestClient } from '../helpers/lspClient.js';
+import { EXAMPLE_AGENT, SCRIPTED_AGENT } from '../helpers/paths.js';
+import { linesRange, rangeOf } from '../helpers/text.js';
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  await Promise.all(cleanups.splice(0).map((cleanup) => cleanup().catch(() => undefined)));
+});
+async function start(...args: Parameters<typeof TestClient.start>): Promise<TestClient> {
+  const client = await TestClient.start(...args);
+  cleanups.push(() => client.shutdown().catch(() => client.kill()));
+  return client;
+}
+async function coordinatorProcess(args: string[]): Promise<CoordinatorProcess> {
+  const coordinator = await startCoordinatorProcess(args);
+  cleanups.push(() => coordinator.stop());
+  return coordinator;
+}
+async function fakeBuckley(options?: { hang?: boolean }): Promise<FakeBuckley> {
+  const buckley = await startFakeBuckley(options);
+  cleanups.push(() => buckley.stop());
+  return buckley;
+}
+
+describe('coordinators', () => {
+  it('asks through `buckley-lsp coordinator` running as its own process', async () => {
+    const coordinator = await coordinatorProcess(['--agent', process.execPath, SCRIPTED_AGENT]);
+    const client = await start({ args: ['--coordinator', coordinator.address], env: { BUCKLEY_AGENT: undefined } });
+    const { uri, text } = await client.openFixture('workspace/retry.ts');
+    const result = await client.request('buckley/ask', { question: 'Who runs you?', context: { activeFile: uri, selection: rangeOf(text, 'let lastError: unknown;') } });
+    expect(result.answer).toContain('You asked: Who runs you?');
+    const status = await client.request('buckley/status', {});
+    expect(status.coordinator).toMatchObject({ mode: 'remote', address: coordinator.address, state: 'ready', features: ['chat', 'stream_task', 'answer_stream'] });
+  });
+
+  it('talks to a Buckley-like coordinator: identity metadata, one session, open/close as UpdateSessionContext, asks via SendMessage', async () => {
+    const buckley = await fakeBuckley();
+    const client = await start({ client: 'neovim-0.10.4', env: { BUCKLEY_COORDINATOR: buckley.address } });
+    const session = await buckley.waitFor('CreateSession');
+    expect(session.request.agent_id).toBe('buckley-lsp');
+    expect(session.metadata['x-buckley-agent-id']).toBe(session.request.agent_id);
+
+    const { uri, text } = await client.openFixture('workspace/retry.ts');
+    const opened = await buckley.waitFor('UpdateSessionContext', (r) => r.added_files.includes(uri));
+    expect(opened.request.session_id).toBe('session-2');
+
+    const selection = linesRange(text, 'export function backoff', 'return 2 ** attempt');
+    const result = await client.request('buckley/ask', { question: 'Explain', context: { activeFile: uri, selection } });
+    expect(result.answer).toBe(`Buckley says: Explain (selection: ${JSON.stringify(text.split('\n').slice(selection.start.line, selection.end.line).join('\n') + '\n')})`);
+    const sent = await buckley.waitFor('SendMessage');
+    expect(sent.metadata['x-buckley-agent-id']).toBe(sent.request.agent_id);
+    expect(sent.request.context.document).toMatchObject({ uri, language_id: 'typescript', selection });
+
+    await client.notify('textDocument/didClose', { textDocument: { uri } });
+    await buckley.waitFor('UpdateSessionContext', (r) => r.removed_files.includes(uri));
+    expect(buckley.calls.filter((call) => call.method === 'CreateSession')).toHaveLength(1);
+
+    const status = await client.request('buckley/status', {});
+    expect(status.features).toMatchObject({ 'coordinator.chat': true, 'coordinator.answerStream': false, 'coordinator.toolApproval': true });
+  });
+
+  it('answers initialize while the coordinator does not answer, then reports it unavailable with what to do', async () => {
+    const silent = await fakeBuckley({ hang: true });
+    const client = await start({
+      env: { BUCKLEY_COORDINATOR: silent.address },
+      initialize: { initializationOptions: { coordinator: { callTimeoutMs: 300 } } },
+    });
+    expect(client.buckley.protocolVersion).toBe('0.1');
+    const warning = await client.waitFor('window/showMessage', (p) => p.type === 2);
+    expect(warning.message).toBe(`Buckley: coordinator ${silent.address} unreachable (see log)`);
+    const status = await client.request('buckley/status', {});
+    expect(status.coordinator.state).toBe('unavailable');
+    expect(status.coordinator.error).toContain(`cannot reach the coordinator at ${silent.address}`);
+    await expect(client.request('buckley/ask', { question: 'anyone?' })).rejects.toMatchObject({
+      message: expect.stringContaining(`cannot reach the coordinator at ${silent.address} (setting buckley.coordinator.address / BUCKLEY_COORDINATOR)`),
+    });
+  });
+
+  it('asks the SDK 1.9.0 example ACP agent, which wants to edit a file: the ask declines it without asking the user', async () => {
+    const client = await start({ client: 'neovim-0.12.4', env: { BUCKLEY_AGENT: `${process.execPath} ${EXAMPLE_AGENT}` } });
+    const result = await client.request('buckley/ask', { question: 'Improve the config?' });
+    expect(result.answer).toContain("I'll help you with that.");
+    expect(result.answer).toContain("I understand you prefer not to make that change. I'll skip the configuration update.");
+    await client.waitFor('window/logMessage', (p) => p.message.includes('declined Modifying critical configuration file (edit) without asking: an ask is read-only'));
+    expect(client.all('window/showMessageRequest')).toEqual([]);
+  });
+
+  it('streams an answer from an OpenAI-compatible server (real SSE), with the API key from the environment and never in the log', async () => {
+    const requests: { body: any; authorization?: string }[] = [];
+    const server = await sseServer(async (req, body) => {
+      requests.push({ body, authorization: req.headers.authorization });
+      const question = body.messages.at(-1).content.split('\n')[0];
+      return ['The answer ', 'to "', question, '" is 42.'];
+    });
+    const client = await start({
+      env: { BUCKLEY_AGENT: undefined, MY_KEY: 'sk-test-secret' },
+      initialize: {
+        initializationOptions: {
+          agent: { driver: 'openai', openai: { baseUrl: `${server.url}/v1`, model: 'test-model', apiKeyEnv: 'MY_KEY' } },
+          log: { level: 'debug' },
+        },
+      },
+    });
+    const result = await client.request('buckley/ask', { question: 'What is the meaning of life?' });
+    expect(result.answer).toBe('The answer to "What is the meaning of life?" is 42.');
+    expect(requests[0]).toMatchObject({ authorization: 'Bearer sk-test-secret', body: { model: 'test-model', stream: true } });
+    expect(requests[0]!.body.messages[0].role).toBe('system');
+    const logs = client.all('window/logMessage').map((p) => p.message).join('\n');
+    expect(logs).toContain('OpenAI-compatible model `test-model`');
+    expect(logs).not.toContain('sk-test-secret');
+  });
+
+  it('with no agent anywhere, tells the user in the editor how to configure one', async () => {
+    const client = await start({ env: { BUCKLEY_AGENT: undefined, PATH: '/nonexistent' } });
+    const warning = await client.waitFor('window/showMessage', (p) => p.type === 2);
+    expect(warning.message).toBe('Buckley: no agent: set buckley.agent.command (see log)');
+    await client.waitFor('window/logMessage', (p) => p.message.includes('Set buckley.agent.command to an ACP agent'));
+    await expect(client.request('buckley/ask', { question: 'hello?' })).rejects.toMatchObject({
+      message: expect.stringContaining('Set buckley.agent.command to an ACP agent (e.g. ["gemini", "--acp"]'),
+    });
+  });
+});
+
+/** A local HTTP server speaking the chat completions streaming API for real. */
+async function sseServer(reply: (req: IncomingMessage, body: any) => Promise<string[]>): Promise<{ url: string }> {
+  const server: Server = createServer(async (req, res) => {
+    let raw = '';
+    for await (const chunk of req) raw += chunk;
+    if (req.url !== '/v1/chat/completions' || req.method !== 'POST') {
+      res.writeHead(404).end();
+      return;
+    }
+    const pieces = await reply(req, JSON.parse(raw));
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    for (const piece of pieces) {
+      res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] })}\n\n`);
+    }
+    res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\n`);
+    res.end('data: [DONE]\n\n');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanups.push(() => new Promise((resolve) => server.close(resolve)));
+  const address = server.address() as { port: number };
+  return { url: `http://127.0.0.1:${address.port}` };
+}
