@@ -45,15 +45,14 @@ local ok, err = pcall(function()
   -- Neovim's code-action menu goes through vim.ui.select: choose as a user would.
   local offered = {}
   vim.ui.select = function(items, opts, on_choice)
+    local chosen
     for i, item in ipairs(items) do
       local action = item.action or item[2] or item
       table.insert(offered, action.title)
-      if action.title == 'Buckley: explain this' then
-        step('chose ' .. action.title)
-        return on_choice(item, i)
-      end
+      if action.title == 'Buckley: explain this' then chosen = i end
     end
-    on_choice(nil, nil)
+    if chosen then step('chose Buckley: explain this') end
+    on_choice(items[chosen], chosen)
   end
   if vim.lsp.buf.range_code_action then
     vim.lsp.buf.range_code_action()
