@@ -1,0 +1,151 @@
+/**
+ * The promise gRPC client and our coordinator, over real gRPC on 127.0.0.1 port 0: deadlines,
+ * cancellation, reply validation, identity metadata, UNIMPLEMENTED for RPCs we do not serve,
+ * and StreamTask streaming an answer from the scripted ACP agent.
+ */
+import * as grpc from '@grpc/grpc-js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { AcpDriver } from '../../src/agents/acp.js';
+import { CoordinatorClient } from '../../src/coordinator/client.js';
+import { CoordinatorError } from '../../src/coordinator/errors.js';
+import { agentCommunicationService } from '../../src/coordinator/protos.js';
+import { startCoordinator } from '../../src/coordinator/server.js';
+import { serverCapabilitiesSchema, sessionSchema, taskEventSchema, type TaskEvent } from '../../src/coordinator/wire.js';
+import { RootLogger } from '../../src/logger.js';
+import { SCRIPTED_AGENT } from '../helpers/paths.js';
+
+const logger = new RootLogger('error');
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** A grpc-js server with the given handlers, on a free loopback port. */
+async function serve(handlers: grpc.UntypedServiceImplementation): Promise<string> {
+  const server = new grpc.Server();
+  server.addService(agentCommunicationService().service, handlers);
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound))),
+  );
+  cleanups.push(() => server.forceShutdown());
+  return `127.0.0.1:${port}`;
+}
+
+function client(address: string, agentId = 'tester'): CoordinatorClient {
+  const result = new CoordinatorClient({ address, agentId });
+  cleanups.push(() => result.close());
+  return result;
+}
+
+describe('CoordinatorClient', () => {
+  it('sends x-buckley-agent-id and validates the reply', async () => {
+    let seen: string | undefined;
+    const address = await serve({
+      CreateSession: (call: grpc.ServerUnaryCall<any, any>, callback: grpc.sendUnaryData<any>) => {
+        seen = String(call.metadata.get('x-buckley-agent-id')[0]);
+        callback(null, { session_id: 's-1', agent_id: call.request.agent_id });
+      },
+    });
+    const session = await client(address).unary('CreateSession', { agent_id: 'tester' }, sessionSchema, { timeoutMs: 5000 });
+    expect(session.session_id).toBe('s-1');
+    expect(seen).toBe('tester');
+  });
+
+  it('turns a malformed reply into an INTERNAL CoordinatorError naming the field', async () => {
+    const address = await serve({
+      CreateSession: (_call: unknown, callback: grpc.sendUnaryData<any>) => callback(null, { session_id: '' }),
+    });
+    const error = await client(address).unary('CreateSession', { agent_id: 'tester' }, sessionSchema, { timeoutMs: 5000 }).catch((e) => e);
+    expect(error).toBeInstanceOf(CoordinatorError);
+    expect(error).toMatchObject({ method: 'CreateSession', code: grpc.status.INTERNAL, details: 'malformed reply: session_id: the coordinator returned a session without session_id' });
+  });
+
+  it('ends a call that gets no answer at its deadline', async () => {
+    const address = await serve({ GetServerCapabilities: () => undefined });
+    const error = await client(address).unary('GetServerCapabilities', {}, serverCapabilitiesSchema, { timeoutMs: 200 }).catch((e) => e);
+    expect(error).toMatchObject({ method: 'GetServerCapabilities', code: grpc.status.DEADLINE_EXCEEDED });
+  });
+
+  it('cancels a call when its AbortSignal fires, and the server sees the cancellation', async () => {
+    let serverSawCancel!: () => void;
+    let serverGotCall!: () => void;
+    const cancelledOnServer = new Promise<void>((resolve) => (serverSawCancel = resolve));
+    const arrived = new Promise<void>((resolve) => (serverGotCall = resolve));
+    const address = await serve({
+      GetServerCapabilities: (call: grpc.ServerUnaryCall<any, any>) => {
+        call.on('cancelled', serverSawCancel);
+        serverGotCall();
+      },
+    });
+    const controller = new AbortController();
+    const pending = client(address).unary('GetServerCapabilities', {}, serverCapabilitiesSchema, { timeoutMs: 30_000, signal: controller.signal });
+    await arrived;
+    controller.abort();
+    await expect(pending).rejects.toMatchObject({ code: grpc.status.CANCELLED, cancelled: true });
+    await cancelledOnServer;
+  });
+
+  it('reports an unreachable coordinator as UNAVAILABLE', async () => {
+    const error = await client('127.0.0.1:1').unary('GetServerCapabilities', {}, serverCapabilitiesSchema, { timeoutMs: 5000 }).catch((e) => e);
+    expect(error).toMatchObject({ code: grpc.status.UNAVAILABLE, unavailable: true });
+  });
+});
+
+describe('our coordinator', () => {
+  async function coordinator() {
+    const driver = new AcpDriver({ command: [process.execPath, SCRIPTED_AGENT], logger, clientVersion: 'test' });
+    const running = await startCoordinator('127.0.0.1:0', { driver, logger });
+    cleanups.push(() => running.close());
+    return running;
+  }
+
+  it('announces its features and answers UNIMPLEMENTED for RPCs it does not serve', async () => {
+    const running = await coordinator();
+    const c = client(running.address);
+    expect(await c.unary('GetServerCapabilities', {}, serverCapabilitiesSchema, { timeoutMs: 5000 })).toEqual({
+      protocol_version: '1.0',
+      features: ['chat', 'stream_task', 'answer_stream'],
+      max_agents: 1,
+      supported_auth: ['insecure_local'],
+    });
+    await expect(c.unary('DiscoverAgents', {}, z.object({}), { timeoutMs: 5000 })).rejects.toMatchObject({ code: grpc.status.UNIMPLEMENTED });
+    await expect(c.unary('ApplyEdits', {}, z.object({}), { timeoutMs: 5000 })).rejects.toMatchObject({ code: grpc.status.UNIMPLEMENTED });
+  });
+
+  it('checks identity and arguments like Buckley does', async () => {
+    const running = await coordinator();
+    const c = client(running.address, 'editor-1');
+    await expect(c.unary('CreateSession', { agent_id: 'someone-else' }, sessionSchema, { timeoutMs: 5000 })).rejects.toMatchObject({ code: grpc.status.PERMISSION_DENIED });
+    await expect(c.unary('CreateSession', { agent_id: '' }, sessionSchema, { timeoutMs: 5000 })).rejects.toMatchObject({ code: grpc.status.INVALID_ARGUMENT });
+    await expect(c.unary('SendMessage', { agent_id: 'editor-1', message: { role: 'user', content: '  ' } }, z.object({}), { timeoutMs: 5000 })).rejects.toMatchObject({
+      code: grpc.status.INVALID_ARGUMENT,
+      details: 'message.content must not be empty',
+    });
+    await expect(c.unary('UpdateSessionContext', { session_id: 'nope' }, z.object({}), { timeoutMs: 5000 })).rejects.toMatchObject({ code: grpc.status.NOT_FOUND });
+  });
+
+  it('streams an answer over StreamTask as answer_delta events and ends with completed', async () => {
+    const running = await coordinator();
+    const c = client(running.address, 'editor-1');
+    const session = await c.unary('CreateSession', { agent_id: 'editor-1' }, sessionSchema, { timeoutMs: 5000 });
+    const events: TaskEvent[] = [];
+    for await (const event of c.stream('StreamTask', { task_id: 't-1', agent_id: 'editor-1', query: 'What is up?' }, taskEventSchema, {
+      timeoutMs: 30_000,
+      metadata: { 'x-buckley-session-id': session.session_id, 'x-buckley-intent': 'ask' },
+    })) {
+      events.push(event);
+    }
+    const answer = events.map((event) => event.answer_delta).join('');
+    expect(answer).toContain('You asked: What is up?');
+    expect(answer).toContain('permission to edit: no');
+    expect(events.every((event) => event.task_id === 't-1')).toBe(true);
+    expect(events.at(-1)).toMatchObject({ status: 'completed', progress: 100 });
+    const tools = events.flatMap((event) => event.tool_executions);
+    expect(tools).toContainEqual(expect.objectContaining({ id: 'edit-1', kind: 'edit', status: 'failed' }));
+  });
+
+  it('refuses to listen in plaintext on a non-loopback address', async () => {
+    await expect(startCoordinator('0.0.0.0:0', { logger })).rejects.toThrow('plaintext is only allowed on loopback addresses');
+  });
+});

@@ -1,0 +1,86 @@
+import { describe, expect, it } from 'vitest';
+import { configFromEnv, defaultConfig, describeProblems, resolveConfig, splitCommandLine } from '../../src/config.js';
+
+describe('config', () => {
+  it('has these defaults', () => {
+    expect(defaultConfig).toMatchInlineSnapshot(`
+      {
+        "agent": {
+          "driver": "auto",
+          "openai": {
+            "apiKeyEnv": "OPENAI_API_KEY",
+            "baseUrl": "http://127.0.0.1:11434/v1",
+          },
+        },
+        "answers": {
+          "hover": true,
+          "showDocument": true,
+          "showMessage": true,
+        },
+        "ask": {
+          "timeoutMs": 180000,
+        },
+        "context": {
+          "includeOpenDocuments": true,
+          "maxBytes": 250000,
+        },
+        "coordinator": {
+          "agentId": "buckley-lsp",
+          "callTimeoutMs": 10000,
+        },
+        "log": {
+          "level": "info",
+        },
+      }
+    `);
+  });
+
+  it('merges sources key by key, later sources winning', () => {
+    const result = resolveConfig([
+      { name: 'environment', values: configFromEnv({ BUCKLEY_COORDINATOR: '127.0.0.1:50051', BUCKLEY_AGENT: 'gemini --acp', BUCKLEY_LOG: 'debug' }) },
+      { name: 'initializationOptions', values: { context: { maxBytes: 4096 }, log: { level: 'warn' } } },
+      { name: 'workspace/configuration', values: { context: { includeOpenDocuments: false } } },
+    ]);
+    expect(result).toMatchObject({
+      ok: true,
+      config: {
+        coordinator: { address: '127.0.0.1:50051', agentId: 'buckley-lsp' },
+        agent: { driver: 'acp', command: ['gemini', '--acp'] },
+        context: { maxBytes: 4096, includeOpenDocuments: false },
+        log: { level: 'warn' },
+      },
+    });
+  });
+
+  it('names the key and the source of a bad value', () => {
+    const result = resolveConfig([
+      { name: 'initializationOptions', values: { context: { maxBytes: 'lots' } } },
+      { name: 'workspace/configuration', values: { coordinator: { address: 'localhost' } } },
+    ]);
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(describeProblems(result.problems)).toBe(
+      'buckley.context.maxBytes (from initializationOptions): Invalid input: expected number, received string; ' +
+        'buckley.coordinator.address (from workspace/configuration): expected host:port, e.g. 127.0.0.1:50051',
+    );
+  });
+
+  it('reports a misspelt key instead of ignoring it', () => {
+    const result = resolveConfig([{ name: 'workspace/configuration', values: { context: { maxByte: 10 } } }]);
+    expect(result).toMatchObject({ ok: false, problems: [{ key: 'buckley.context', message: expect.stringContaining('maxByte') }] });
+  });
+
+  it('rejects a bad log level from the environment', () => {
+    const result = resolveConfig([{ name: 'environment', values: configFromEnv({ BUCKLEY_LOG: 'loud' }) }]);
+    expect(result).toMatchObject({ ok: false, problems: [{ key: 'buckley.log.level', source: 'environment' }] });
+  });
+
+  it.each([
+    ['buckley acp', ['buckley', 'acp']],
+    ['node "my agent.js"  --flag', ['node', 'my agent.js', '--flag']],
+    ["npx -y '@zed-industries/claude-code-acp'", ['npx', '-y', '@zed-industries/claude-code-acp']],
+    ['run ""', ['run', '']],
+  ])('splits the command line %j', (line, argv) => {
+    expect(splitCommandLine(line)).toEqual(argv);
+  });
+});
