@@ -60,16 +60,25 @@ export function startServer(connection: Connection, options: ServerOptions): voi
     workspace: { name: 'workspace/configuration', values: undefined },
   };
 
-  /** Re-reads every source; a bad value is reported naming its key and the last good config stays. */
+  let haveGoodConfig = false;
+  /**
+   * Re-reads every source. A bad value is reported naming its key; the last good configuration
+   * stays, or at startup the configuration of the sources that are valid.
+   */
   const applyConfig = (): void => {
-    const result = resolveConfig([sources.env, sources.cli, sources.init, sources.workspace]);
+    const all = [sources.env, sources.cli, sources.init, sources.workspace];
+    let result = resolveConfig(all);
     if (!result.ok) {
-      const problems = describeProblems(result.problems);
-      logger.error(`invalid settings, keeping the last good ones: ${problems}`);
-      const keys = [...new Set(result.problems.map((problem) => problem.key))].join(', ');
+      const problems = result.problems;
+      logger.error(`invalid settings, ${haveGoodConfig ? 'keeping the last good ones' : 'ignoring them'}: ${describeProblems(problems)}`);
+      const keys = [...new Set(problems.map((problem) => problem.key))].join(', ');
       messages.error(connection, `Buckley: invalid ${keys} (see log)`);
-      return;
+      if (haveGoodConfig) return;
+      const bad = new Set(problems.map((problem) => problem.source));
+      result = resolveConfig(all.filter((source) => !bad.has(source.name)));
+      if (!result.ok) return;
     }
+    haveGoodConfig = true;
     config = result.config;
     logger.setLevel(config.log.level);
     if (config.answers.directory) answers.setDirectory(config.answers.directory);

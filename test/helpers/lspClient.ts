@@ -161,6 +161,11 @@ export class TestClient {
     return code;
   }
 
+  /** Resolves with the exit code once the server process has exited. */
+  exit(): Promise<number | null> {
+    return this.exited;
+  }
+
   kill(): void {
     this.process.kill('SIGKILL');
     this.connection.dispose();

@@ -1,0 +1,80 @@
+/** Lifecycle and configuration over stdio: settings errors, live configuration, state kept across restarts. */
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { TestClient } from '../helpers/lspClient.js';
+import { linesRange, positionOf } from '../helpers/text.js';
+
+const clients: TestClient[] = [];
+async function start(...args: Parameters<typeof TestClient.start>): Promise<TestClient> {
+  const client = await TestClient.start(...args);
+  clients.push(client);
+  return client;
+}
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((client) => client.shutdown().catch(() => client.kill())));
+});
+
+describe('configuration', () => {
+  it('reports a bad initializationOptions value in the editor, naming the key, and keeps working', async () => {
+    const client = await start({ initialize: { initializationOptions: { context: { maxBytes: 'lots' } } } });
+    const error = await client.waitFor('window/showMessage', (p) => p.type === 1);
+    expect(error.message).toBe('Buckley: invalid buckley.context.maxBytes (see log)');
+    await client.waitFor('window/logMessage', (p) =>
+      p.message.includes('buckley.context.maxBytes (from initializationOptions): Invalid input: expected number, received string'),
+    );
+    const result = await client.request('buckley/ask', { question: 'Do you work?' });
+    expect(result.answer).toContain('You asked: Do you work?');
+  });
+
+  it('follows workspace/configuration and keeps the last good settings when a change is bad', async () => {
+    const client = await start({ client: 'neovim-0.10.4', settings: { answers: { showMessage: false } } });
+    await client.waitFor('workspace/configuration');
+    const summaries = () => client.all('window/showMessage').filter((p) => p.message.startsWith('Buckley: You asked'));
+
+    await client.request('buckley/ask', { question: 'First?' });
+    expect(summaries()).toEqual([]);
+
+    client.settings = { answers: { showMessage: true }, context: { maxBytes: -1 } };
+    await client.notify('workspace/didChangeConfiguration', { settings: null });
+    await client.waitFor('window/showMessage', (p) => p.message === 'Buckley: invalid buckley.context.maxBytes (see log)');
+    await client.request('buckley/ask', { question: 'Second?' });
+    expect(summaries()).toEqual([]);
+
+    client.settings = { answers: { showMessage: true } };
+    await client.notify('workspace/didChangeConfiguration', { settings: null });
+    // The server pulls the new settings; buckley/status shows when they are in force.
+    while (!(await client.request('buckley/status', {})).features.answerMessage);
+    await client.request('buckley/ask', { question: 'Third?' });
+    await client.waitFor('window/showMessage', (p) => p.message.startsWith('Buckley: You asked: Third?'));
+  });
+});
+
+describe('lifecycle', () => {
+  it('saves answers on shutdown and shows them on hover after a restart', async () => {
+    const first = await start({ client: 'neovim-0.10.4' });
+    const { uri, text } = await first.openFixture('workspace/retry.ts');
+    const selection = linesRange(text, 'export function backoff', 'return 2 ** attempt');
+    await first.request('buckley/ask', { question: 'Remember me?', context: { activeFile: uri, selection } });
+    expect(await first.shutdown()).toBe(0);
+
+    const saved = join(first.stateDir, 'buckley-lsp', 'answers.json');
+    expect(existsSync(saved)).toBe(true);
+    expect(statSync(saved).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(readFileSync(saved, 'utf8')).answers[0]).toMatchObject({ question: 'Remember me?', uri, range: selection });
+
+    const second = await start({ client: 'neovim-0.10.4', stateDir: first.stateDir });
+    await second.openFixture('workspace/retry.ts');
+    const position = positionOf(text, 'attempt * 100');
+    let hover = await second.request('textDocument/hover', { textDocument: { uri }, position });
+    // The saved answers load after `initialized`; ask again until they are there.
+    while (hover === null) hover = await second.request('textDocument/hover', { textDocument: { uri }, position });
+    expect(hover.contents.value).toContain('Remember me?');
+  });
+
+  it('exits with code 1 on exit without shutdown, as LSP says', async () => {
+    const client = await TestClient.start();
+    await client.notify('exit', null);
+    expect(await client.exit()).toBe(1);
+  });
+});
