@@ -6,6 +6,7 @@
  * or exits, the running turn fails with a clear error and the next turn starts it again.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { basename } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import * as acp from '@agentclientprotocol/sdk';
 import type { Logger } from '../logger.js';
@@ -45,6 +46,7 @@ const STDERR_LINES_KEPT = 20;
 
 export class AcpDriver implements AgentDriver {
   readonly description: string;
+  readonly shortName: string;
   private agent: Promise<Agent> | undefined;
   private live: Agent | undefined;
   private readonly turns = new Map<string, ActiveTurn>();
@@ -52,6 +54,7 @@ export class AcpDriver implements AgentDriver {
 
   constructor(private readonly options: AcpDriverOptions) {
     this.description = `ACP agent \`${options.command.join(' ')}\``;
+    this.shortName = shortCommandName(options.command);
   }
 
   async run(turn: AgentTurn, sink: TurnSink, signal: AbortSignal): Promise<TurnResult> {
@@ -290,6 +293,15 @@ export function chooseOption(options: acp.PermissionOption[], decision: Permissi
     case 'reject':
       return byKind('reject_once') ?? byKind('reject_always');
   }
+}
+
+const INTERPRETERS = new Set(['node', 'nodejs', 'npx', 'bun', 'bunx', 'deno', 'python', 'python3', 'uvx', 'sh', 'bash', 'env']);
+
+/** `node /x/agent.js` → `agent.js`; `/usr/bin/gemini --acp` → `gemini`. */
+export function shortCommandName(command: string[]): string {
+  const words = command.map((word) => basename(word));
+  const program = words.find((word) => !INTERPRETERS.has(word) && !word.startsWith('-'));
+  return program ?? words[0] ?? 'agent';
 }
 
 function isAlive(agent: Agent): boolean {

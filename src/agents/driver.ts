@@ -41,6 +41,8 @@ export interface TurnResult {
 export interface AgentDriver {
   /** One line for status and logs, e.g. `ACP agent "node agent.js"`. */
   readonly description: string;
+  /** A few words for progress messages, e.g. `agent.js`, `gemini`, `llama3`. */
+  readonly shortName: string;
   run(turn: AgentTurn, sink: TurnSink, signal: AbortSignal): Promise<TurnResult>;
   /** Checks that the agent is reachable (starts it if needed); says what answered. For `doctor`. */
   check(signal: AbortSignal): Promise<string>;

@@ -33,11 +33,13 @@ const SYSTEM_PROMPT =
 
 export class OpenAiDriver implements AgentDriver {
   readonly description: string;
+  readonly shortName: string;
   /** Conversation history per session, so follow-up questions have context. */
   private readonly histories = new Map<string, { role: 'user' | 'assistant'; content: string }[]>();
 
   constructor(private readonly options: OpenAiDriverOptions) {
     this.description = `OpenAI-compatible model \`${options.model}\` at ${options.baseUrl}`;
+    this.shortName = options.model;
   }
 
   async run(turn: AgentTurn, sink: TurnSink, signal: AbortSignal): Promise<TurnResult> {

@@ -3,6 +3,7 @@
  * then the selection, the document it came from, related documents, and what was left out.
  */
 import type { DocumentSnapshot, EditorContext } from '../coordinator/wire.js';
+import { describeLines } from '../features/context.js';
 
 export function buildPrompt(question: string, context: EditorContext | undefined, readOnly: boolean): string {
   const parts: string[] = [question.trim()];
@@ -13,7 +14,7 @@ export function buildPrompt(question: string, context: EditorContext | undefined
   const selected = context?.metadata?.selected_text;
   if (selected) {
     const where = doc?.selection
-      ? ` (lines ${doc.selection.start.line + 1}-${doc.selection.end.line + 1} of ${displayPath(doc)})`
+      ? ` (${describeLines(doc.selection)} of ${displayPath(doc)})`
       : '';
     parts.push(`The selected code${where}:\n${fence(selected, doc?.language_id)}`);
   }

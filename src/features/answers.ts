@@ -13,6 +13,7 @@ import type { Features } from '../capabilities.js';
 import type { Logger } from '../logger.js';
 import { rangeSchema } from '../protocol.js';
 import { writeFileAtomic } from '../state.js';
+import { describeLines } from './context.js';
 import * as messages from './messages.js';
 
 const answerSchema = z.object({
@@ -129,7 +130,7 @@ export class Answers {
     const stamp = answer.at.replace(/[:.]/g, '-');
     const path = join(this.answersDir, `${stamp}-${slug(answer.question)}.md`);
     const source = answer.uri
-      ? `*Asked about ${answer.uri}${answer.range ? `, lines ${answer.range.start.line + 1}-${answer.range.end.line + 1}` : ''}, ${answer.at}*\n\n`
+      ? `*Asked about ${answer.uri}${answer.range ? `, ${describeLines(answer.range)}` : ''}, ${answer.at}*\n\n`
       : `*${answer.at}*\n\n`;
     await writeFileAtomic(path, `# ${answer.question}\n\n${source}${answer.answer}\n`);
     return pathToFileURL(path).href;

@@ -81,6 +81,13 @@ export function normalizeRange(doc: TextDocument, range: Range): Range {
   return { start: doc.positionAt(start), end: doc.positionAt(end) };
 }
 
+/** "lines 3-7" as a person counts them: 1-based, and a range ending at column 0 ends the line before. */
+export function describeLines(range: { start: { line: number }; end: { line: number; character: number } }): string {
+  const first = range.start.line + 1;
+  const last = range.end.character === 0 && range.end.line > range.start.line ? range.end.line : range.end.line + 1;
+  return first === last ? `line ${first}` : `lines ${first}-${last}`;
+}
+
 function workspaceRootOf(uri: string, roots: string[]): string {
   return roots.filter((root) => uri.startsWith(root.endsWith('/') ? root : `${root}/`)).sort((a, b) => b.length - a.length)[0] ?? '';
 }
