@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../config.js';
+import { AskFailedError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { CoordinatorClient } from './client.js';
 import { CoordinatorError, Status } from './errors.js';
@@ -45,11 +46,6 @@ export interface AskCall {
 }
 
 export type AskOutcome = { kind: 'answer'; answer: string } | { kind: 'cancelled' };
-
-/** An ask the coordinator could not complete, with a message for the user. */
-export class AskFailedError extends Error {
-  override readonly name = 'AskFailedError';
-}
 
 const emptySchema = z.object({}).passthrough();
 

@@ -20,7 +20,8 @@ import {
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Features } from '../capabilities.js';
 import type { Config } from '../config.js';
-import { AskFailedError, type CoordinatorConnection } from '../coordinator/connection.js';
+import type { CoordinatorConnection } from '../coordinator/connection.js';
+import { AskFailedError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { AskRequest, type AskResult } from '../protocol.js';
 import type { Answers } from './answers.js';

@@ -41,6 +41,8 @@ export class TestClient {
   readonly received: Received[] = [];
   private readonly waiters = new Set<{ match: (r: Received) => boolean; resolve: (r: Received) => void }>();
   stderr = '';
+  /** Every byte the server wrote to stdout, to check that it is JSON-RPC and nothing else. */
+  private stdout: Buffer[] = [];
   initializeResult!: InitializeResult;
   settings: unknown;
   private exited: Promise<number | null>;
@@ -52,6 +54,7 @@ export class TestClient {
     options: ClientOptions,
   ) {
     this.settings = options.settings;
+    process.stdout!.on('data', (chunk: Buffer) => this.stdout.push(chunk));
     process.stderr!.setEncoding('utf8');
     process.stderr!.on('data', (chunk: string) => (this.stderr += chunk));
     this.exited = new Promise((resolve) => process.once('exit', (code) => resolve(code)));
@@ -150,7 +153,10 @@ export class TestClient {
     return (this.initializeResult.capabilities.experimental as any)?.buckley;
   }
 
-  /** Orderly shutdown and exit, as an editor does; resolves with the exit code. */
+  /**
+   * Orderly shutdown and exit, as an editor does; resolves with the exit code. Fails if the
+   * server wrote anything but JSON-RPC messages to stdout.
+   */
   async shutdown(): Promise<number | null> {
     if (this.process.exitCode === null) {
       await this.request('shutdown', null);
@@ -158,6 +164,7 @@ export class TestClient {
     }
     const code = await this.exited;
     this.connection.dispose();
+    assertOnlyJsonRpc(Buffer.concat(this.stdout));
     return code;
   }
 
@@ -169,5 +176,23 @@ export class TestClient {
   kill(): void {
     this.process.kill('SIGKILL');
     this.connection.dispose();
+  }
+}
+
+/** Throws unless `bytes` is a sequence of `Content-Length`-framed JSON-RPC 2.0 messages. */
+export function assertOnlyJsonRpc(bytes: Buffer): void {
+  let offset = 0;
+  while (offset < bytes.length) {
+    const headerEnd = bytes.indexOf('\r\n\r\n', offset);
+    if (headerEnd === -1) throw new Error(`stdout has bytes that are not a JSON-RPC message: ${bytes.subarray(offset, offset + 80).toString()}`);
+    const header = bytes.subarray(offset, headerEnd).toString('ascii');
+    const length = /^Content-Length: (\d+)$/im.exec(header)?.[1];
+    if (!length || !/^(Content-(Length|Type): [^\r\n]+(\r\n|$))+$/i.test(header)) {
+      throw new Error(`stdout has a bad header: ${JSON.stringify(header.slice(0, 80))}`);
+    }
+    const body = bytes.subarray(headerEnd + 4, headerEnd + 4 + Number(length));
+    const message = JSON.parse(body.toString('utf8'));
+    if (message.jsonrpc !== '2.0') throw new Error(`stdout has a message that is not JSON-RPC 2.0: ${body.toString().slice(0, 80)}`);
+    offset = headerEnd + 4 + Number(length);
   }
 }

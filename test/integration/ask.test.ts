@@ -15,7 +15,7 @@ async function start(...args: Parameters<typeof TestClient.start>): Promise<Test
   return client;
 }
 afterEach(async () => {
-  await Promise.all(clients.splice(0).map((client) => client.shutdown().catch(() => client.kill())));
+  await Promise.all(clients.splice(0).map((client) => client.shutdown()));
 });
 
 const optedIn = { experimental: { buckley: { taskProgress: true, approveTool: true } } };

@@ -16,7 +16,7 @@ afterEach(async () => {
 });
 async function start(...args: Parameters<typeof TestClient.start>): Promise<TestClient> {
   const client = await TestClient.start(...args);
-  cleanups.push(() => client.shutdown().catch(() => client.kill()));
+  cleanups.push(() => client.shutdown());
   return client;
 }
 async function coordinatorProcess(args: string[]): Promise<CoordinatorProcess> {

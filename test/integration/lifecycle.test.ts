@@ -12,7 +12,7 @@ async function start(...args: Parameters<typeof TestClient.start>): Promise<Test
   return client;
 }
 afterEach(async () => {
-  await Promise.all(clients.splice(0).map((client) => client.shutdown().catch(() => client.kill())));
+  await Promise.all(clients.splice(0).map((client) => client.shutdown()));
 });
 
 describe('configuration', () => {

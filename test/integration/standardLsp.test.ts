@@ -14,7 +14,7 @@ async function start(...args: Parameters<typeof TestClient.start>): Promise<Test
   return client;
 }
 afterEach(async () => {
-  await Promise.all(clients.splice(0).map((client) => client.shutdown().catch(() => client.kill())));
+  await Promise.all(clients.splice(0).map((client) => client.shutdown()));
 });
 
 describe('asking through code actions and commands', () => {
