@@ -41,9 +41,15 @@ export interface ServerOptions {
 
 export function startServer(connection: Connection, options: ServerOptions): void {
   const { logger, env } = options;
-  const documents = new TextDocuments(TextDocument);
   const stateDir = stateDirectory(env);
   const answers = new Answers(connection, stateDir, logger.child('answers'), join(stateDir, 'answers'));
+  const documents = new TextDocuments({
+    create: TextDocument.create,
+    update(document, changes, version) {
+      answers.documentChanged(document.uri, changes);
+      return TextDocument.update(document, changes, version);
+    },
+  });
   const progress = new ProgressFactory(connection, logger.child('progress'));
 
   let initialize: InitializeInput = { capabilities: {} };

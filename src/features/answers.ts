@@ -7,13 +7,14 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { MarkupKind, type Connection, type Hover, type Position, type Range } from 'vscode-languageserver';
+import { MarkupKind, type Connection, type Hover, type Position, type Range, type TextDocumentContentChangeEvent } from 'vscode-languageserver';
 import { z } from 'zod';
 import type { Features } from '../capabilities.js';
 import type { Logger } from '../logger.js';
 import { rangeSchema } from '../protocol.js';
 import { writeFileAtomic } from '../state.js';
 import { describeLines } from './context.js';
+import { shiftRange } from './ranges.js';
 import * as messages from './messages.js';
 
 const answerSchema = z.object({
@@ -78,6 +79,18 @@ export class Answers {
     const entry = { uri, range, question };
     this.pending.add(entry);
     return () => this.pending.delete(entry);
+  }
+
+  /** Keeps answers on the code they are about while the document changes. */
+  documentChanged(uri: string, changes: readonly TextDocumentContentChangeEvent[]): void {
+    for (const change of changes) {
+      for (const answer of this.answers) {
+        if (answer.uri === uri && answer.range) answer.range = shiftRange(answer.range, change);
+      }
+      for (const pending of this.pending) {
+        if (pending.uri === uri) pending.range = shiftRange(pending.range, change) ?? pending.range;
+      }
+    }
   }
 
   /** The newest answer (or ask in flight) whose range holds `position`. */

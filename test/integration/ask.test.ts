@@ -60,6 +60,16 @@ describe('buckley/ask', () => {
     expect(outside).toBeNull();
     // The user's file was not touched.
     expect(client.all('workspace/applyEdit')).toEqual([]);
+
+    // The answer stays on its code while the user edits above it.
+    await client.notify('textDocument/didChange', {
+      textDocument: { uri, version: 2 },
+      contentChanges: [{ range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, text: '// 🚀 a new first line\n' }],
+    });
+    const edited = '// 🚀 a new first line\n' + text;
+    const moved = await client.request('textDocument/hover', { textDocument: { uri }, position: positionOf(edited, 'lastError = error') });
+    expect(moved?.contents.value).toContain(result.answer);
+    expect(moved.range).toEqual(linesRange(edited, 'export async function withRetry', 'throw lastError;'));
   });
 
   it('rejects bad params with InvalidParams saying what is wrong, and lives on', async () => {

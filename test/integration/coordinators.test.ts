@@ -12,7 +12,7 @@ import { linesRange, rangeOf } from '../helpers/text.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
-  await Promise.all(cleanups.splice(0).map((cleanup) => cleanup().catch(() => undefined)));
+  await Promise.all(cleanups.splice(0).map((cleanup) => cleanup()));
 });
 async function start(...args: Parameters<typeof TestClient.start>): Promise<TestClient> {
   const client = await TestClient.start(...args);
