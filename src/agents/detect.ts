@@ -7,6 +7,7 @@ import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
+import { isLoopbackHost } from '../net.js';
 import { AcpDriver } from './acp.js';
 import type { AgentDriver } from './driver.js';
 import { OpenAiDriver } from './openai.js';
@@ -54,14 +55,32 @@ export async function detectAgent(options: DetectOptions): Promise<Detection> {
   }
   const buckley = findOnPath('buckley', env.PATH ?? '');
   if (buckley) return { driver: acpDriver([buckley, 'acp']) };
-  const ollama = 'http://127.0.0.1:11434/v1';
-  const model = await firstModel(ollama, undefined, options.probeTimeoutMs ?? 500);
-  if (model) {
+  const ollama = ollamaBaseUrl(env);
+  const model = ollama ? await firstModel(ollama, undefined, options.probeTimeoutMs ?? 500) : undefined;
+  if (ollama && model) {
     return {
       driver: new OpenAiDriver({ baseUrl: ollama, model, logger: logger.child('openai') }),
     };
   }
-  return { problem: `No agent found: buckley is not on PATH and no Ollama answers on 127.0.0.1:11434. ${HOW_TO_CONFIGURE}` };
+  return { problem: `No agent found: buckley is not on PATH and no Ollama answers on ${ollama ?? '127.0.0.1:11434'}. ${HOW_TO_CONFIGURE}` };
+}
+
+/**
+ * Where a local Ollama would listen: OLLAMA_HOST (Ollama's own setting) or its default port,
+ * on loopback only — auto-detection never sends the user's code to another machine.
+ */
+export function ollamaBaseUrl(env: NodeJS.ProcessEnv): string | undefined {
+  const configured = env.OLLAMA_HOST?.trim();
+  if (!configured) return 'http://127.0.0.1:11434/v1';
+  let url: URL;
+  try {
+    url = new URL(/^[a-z]+:\/\//i.test(configured) ? configured : `http://${configured}`);
+  } catch {
+    return undefined;
+  }
+  const host = url.hostname === '0.0.0.0' || url.hostname === '' ? '127.0.0.1' : url.hostname;
+  if (!isLoopbackHost(host)) return undefined;
+  return `${url.protocol}//${host}:${url.port || '11434'}/v1`;
 }
 
 export function findOnPath(program: string, path: string): string | undefined {

@@ -9,6 +9,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { Logger } from '../logger.js';
 import { AgentError, type AgentDriver, type AgentTurn, type PermissionDecision, type PermissionRequest, type TurnSink } from '../agents/driver.js';
 import { buildPrompt } from '../agents/prompt.js';
+import { isLoopbackHost } from '../net.js';
 import { agentCommunicationService } from './protos.js';
 import { AGENT_HEADER, INTENT_HEADER, SESSION_HEADER, type ContextDelta, type CreateSessionRequest, type EditorContext, type SendMessageRequest, type TaskStreamRequest } from './wire.js';
 
@@ -229,11 +230,6 @@ function timestamp() {
 
 function fileUriToPath(uri: string): string {
   return uri.startsWith('file://') ? decodeURIComponent(new URL(uri).pathname) : uri;
-}
-
-export function isLoopbackHost(host: string): boolean {
-  const bare = host.replace(/^\[|\]$/g, '');
-  return bare === 'localhost' || bare === '::1' || /^127\.\d+\.\d+\.\d+$/.test(bare);
 }
 
 /** Starts the coordinator on `listen` (`host:port`; port 0 picks a free one). Plaintext on loopback only. */

@@ -3,7 +3,10 @@
  * a Buckley-like coordinator (SendMessage, no answer streaming), one that never answers, the
  * SDK 1.9.0 example ACP agent, an OpenAI-compatible server streaming real SSE, and no agent.
  */
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startCoordinatorProcess, startFakeBuckley, type CoordinatorProcess, type FakeBuckley } from '../helpers/coordinators.js';
 import { TestClient } from '../helpers/lspClient.js';
@@ -118,6 +121,26 @@ describe('coordinators', () => {
     expect(logs).not.toContain('sk-test-secret');
   });
 
+  it('finds `buckley` on PATH and runs `buckley acp`', async () => {
+    const bin = mkdtempSync(join(tmpdir(), 'buckley-path-'));
+    // A stand-in for the Buckley CLI: `buckley acp` speaks ACP (our scripted agent does the talking).
+    writeFileSync(join(bin, 'buckley'), `#!/bin/sh\n[ "$1" = acp ] || exit 9\nexec "${process.execPath}" "${SCRIPTED_AGENT}"\n`, { mode: 0o755 });
+    const client = await start({ env: { BUCKLEY_AGENT: undefined, PATH: `${bin}:/usr/bin:/bin` } });
+    const result = await client.request('buckley/ask', { question: 'Which agent?' });
+    expect(result.answer).toContain('You asked: Which agent?');
+    const status = await client.request('buckley/status', {});
+    expect(status.coordinator.agent).toBe(`ACP agent \`${join(bin, 'buckley')} acp\``);
+  });
+
+  it('finds a local Ollama (OLLAMA_HOST on loopback) and asks its first model', async () => {
+    const server = await sseServer(async (_req, body) => [`${body.model} says hi`]);
+    const client = await start({ env: { BUCKLEY_AGENT: undefined, PATH: '/nonexistent', OLLAMA_HOST: server.url.replace('http://', '') } });
+    const result = await client.request('buckley/ask', { question: 'Hello?' });
+    expect(result.answer).toBe('llama3:8b says hi');
+    const status = await client.request('buckley/status', {});
+    expect(status.coordinator.agent).toBe(`OpenAI-compatible model \`llama3:8b\` at ${server.url}/v1`);
+  });
+
   it('with no agent anywhere, tells the user in the editor how to configure one', async () => {
     const client = await start({ env: { BUCKLEY_AGENT: undefined, PATH: '/nonexistent' } });
     const warning = await client.waitFor('window/showMessage', (p) => p.type === 2);
@@ -134,6 +157,10 @@ async function sseServer(reply: (req: IncomingMessage, body: any) => Promise<str
   const server: Server = createServer(async (req, res) => {
     let raw = '';
     for await (const chunk of req) raw += chunk;
+    if (req.url === '/v1/models' && req.method === 'GET') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data: [{ id: 'llama3:8b', object: 'model' }] }));
+      return;
+    }
     if (req.url !== '/v1/chat/completions' || req.method !== 'POST') {
       res.writeHead(404).end();
       return;

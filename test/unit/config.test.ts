@@ -84,3 +84,17 @@ describe('config', () => {
     expect(splitCommandLine(line)).toEqual(argv);
   });
 });
+
+describe('ollamaBaseUrl', async () => {
+  const { ollamaBaseUrl } = await import('../../src/agents/detect.js');
+  it.each([
+    [undefined, 'http://127.0.0.1:11434/v1'],
+    ['127.0.0.1:8080', 'http://127.0.0.1:8080/v1'],
+    ['0.0.0.0', 'http://127.0.0.1:11434/v1'],
+    ['http://localhost:11435', 'http://localhost:11435/v1'],
+    ['[::1]:11434', 'http://[::1]:11434/v1'],
+    ['gpu-box.internal:11434', undefined],
+  ])('OLLAMA_HOST=%j → %j (loopback only)', (value, expected) => {
+    expect(ollamaBaseUrl({ OLLAMA_HOST: value })).toBe(expected);
+  });
+});
