@@ -86,14 +86,29 @@ export function startServer(connection: Connection, options: ServerOptions): voi
     }
     haveGoodConfig = true;
     config = result.config;
+    reconnectIfNeeded();
     logger.setLevel(config.log.level);
     if (config.answers.directory) answers.setDirectory(config.answers.directory);
     features = negotiate({ initialize, config, coordinator: coordinator?.features });
   };
 
+  /** The settings the coordinator connection was made with: a change means a new connection. */
+  const connectionSettings = () => JSON.stringify([config.coordinator, config.agent]);
+  let connectedWith: string | undefined;
+  const reconnectIfNeeded = () => {
+    if (!coordinatorReady || connectedWith === connectionSettings()) return;
+    logger.info('coordinator or agent settings changed: connecting anew (asks in flight finish on the old connection)');
+    const old = coordinatorReady;
+    coordinator = undefined;
+    coordinatorReady = undefined;
+    void old.then((connection) => connection.closeWhenIdle());
+    void coordinatorConnection();
+  };
+
   const coordinatorConnection = (): Promise<CoordinatorConnection> => {
     coordinatorReady ??= import('./coordinator/connection.js').then(({ CoordinatorConnection }) => {
-      coordinator = new CoordinatorConnection({
+      connectedWith = connectionSettings();
+      const created = new CoordinatorConnection({
         config,
         logger: logger.child('coordinator'),
         env,
@@ -101,14 +116,14 @@ export function startServer(connection: Connection, options: ServerOptions): voi
         serverVersion: options.version,
         workspaceRoot: workspaceRoots[0],
       });
-      for (const document of documents.all()) coordinator.documentOpened(document.uri);
-      coordinator.onStateChange(() => {
-        features = negotiate({ initialize, config, coordinator: coordinator?.features });
-        if (coordinator?.error) {
-          messages.warn(connection, `Buckley: ${coordinator.errorSummary ?? coordinator.error} (see log)`);
-        }
+      coordinator = created;
+      for (const document of documents.all()) created.documentOpened(document.uri);
+      created.onStateChange(() => {
+        if (coordinator !== created) return;
+        features = negotiate({ initialize, config, coordinator: created.features });
+        if (created.error) messages.warn(connection, `Buckley: ${created.errorSummary ?? created.error} (see log)`);
       });
-      return coordinator;
+      return created;
     });
     return coordinatorReady;
   };

@@ -37,6 +37,8 @@ export interface ConnectionOptions {
 
 export interface AskCall {
   question: string;
+  /** The ask ends as timed out after this long. */
+  timeoutMs: number;
   context: EditorContext;
   signal: AbortSignal;
   /** A progress line from the coordinator (tool calls, plan steps). */
@@ -67,6 +69,8 @@ export class CoordinatorConnection {
   private readonly openFiles = new Set<string>();
   private contextSync: Promise<void> = Promise.resolve();
   private readonly listeners = new Set<() => void>();
+  private inFlight = 0;
+  private idle: (() => void) | undefined;
 
   constructor(private readonly options: ConnectionOptions) {
     this.mode = options.config.coordinator.address ? 'remote' : 'embedded';
@@ -195,7 +199,16 @@ export class CoordinatorConnection {
   }
 
   async ask(call: AskCall): Promise<AskOutcome> {
-    const timeoutMs = this.options.config.ask.timeoutMs;
+    this.inFlight++;
+    try {
+      return await this.askNow(call);
+    } finally {
+      if (--this.inFlight === 0) this.idle?.();
+    }
+  }
+
+  private async askNow(call: AskCall): Promise<AskOutcome> {
+    const { timeoutMs } = call;
     try {
       const client = await this.ready(call.signal);
       if (this.error && this.mode === 'embedded' && !this.agentDescription) throw new AskFailedError(this.error);
@@ -236,6 +249,12 @@ export class CoordinatorConnection {
       }
       throw error;
     }
+  }
+
+  /** Closes once the asks in flight have ended (the settings changed: a new connection takes over). */
+  async closeWhenIdle(): Promise<void> {
+    if (this.inFlight > 0) await new Promise<void>((resolve) => (this.idle = resolve));
+    await this.close();
   }
 
   async close(): Promise<void> {

@@ -97,6 +97,7 @@ export class AskService {
       const coordinator = await deps.coordinator();
       const outcome = await coordinator.ask({
         question: input.question,
+        timeoutMs: config.ask.timeoutMs,
         context: built.context,
         signal: controller.signal,
         onEvent: (event) => {
@@ -150,7 +151,7 @@ export class AskService {
         return;
       }
       const message = error instanceof Error ? error.message : String(error);
-      messages.error(this.deps.connection, message, 80);
+      messages.error(this.deps.connection, message);
       this.deps.connection.console.error(message);
     });
   }

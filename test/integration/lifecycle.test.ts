@@ -48,6 +48,23 @@ describe('configuration', () => {
     await client.request('buckley/ask', { question: 'Third?' });
     await client.waitFor('window/showMessage', (p) => p.message.startsWith('Buckley: You asked: Third?'));
   });
+
+  it('connects anew when the coordinator or agent settings change', async () => {
+    const client = await start({ client: 'neovim-0.10.4', settings: {} });
+    await client.request('buckley/ask', { question: 'Before?' });
+    const before = (await client.request('buckley/status', {})).coordinator;
+    expect(before.state).toBe('ready');
+
+    client.settings = { coordinator: { agentId: 'editor-2' } };
+    await client.notify('workspace/didChangeConfiguration', { settings: null });
+    await client.waitFor('window/logMessage', (p) => p.message.includes('coordinator or agent settings changed'));
+    const result = await client.request('buckley/ask', { question: 'After?' });
+    expect(result.answer).toContain('You asked: After?');
+    const after = (await client.request('buckley/status', {})).coordinator;
+    expect(after.state).toBe('ready');
+    expect(after.address).not.toBe(before.address);
+    expect(after.sessionId).not.toBe(before.sessionId);
+  });
 });
 
 describe('lifecycle', () => {
