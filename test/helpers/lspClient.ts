@@ -15,6 +15,7 @@ import {
   type MessageConnection,
 } from 'vscode-jsonrpc/node.js';
 import type { InitializeParams, InitializeResult } from 'vscode-languageserver';
+import { afterEach } from 'vitest';
 import { BIN, CLIENT_PAYLOADS, fileUri, REPO, SCRIPTED_AGENT } from './paths.js';
 
 export interface Received {
@@ -195,4 +196,20 @@ export function assertOnlyJsonRpc(bytes: Buffer): void {
     if (message.jsonrpc !== '2.0') throw new Error(`stdout has a message that is not JSON-RPC 2.0: ${body.toString().slice(0, 80)}`);
     offset = headerEnd + 4 + Number(length);
   }
+}
+
+/**
+ * For a test file: a `start` whose clients are shut down after each test (which also checks
+ * that each server wrote nothing but JSON-RPC to stdout).
+ */
+export function startingClients(): (options?: ClientOptions) => Promise<TestClient> {
+  const clients: TestClient[] = [];
+  afterEach(async () => {
+    await Promise.all(clients.splice(0).map((client) => client.shutdown()));
+  });
+  return async (options) => {
+    const client = await TestClient.start(options);
+    clients.push(client);
+    return client;
+  };
 }

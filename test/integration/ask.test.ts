@@ -4,19 +4,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
-import { TestClient } from '../helpers/lspClient.js';
+import { describe, expect, it } from 'vitest';
+import { startingClients } from '../helpers/lspClient.js';
 import { linesRange, positionOf, rangeOf } from '../helpers/text.js';
 
-const clients: TestClient[] = [];
-async function start(...args: Parameters<typeof TestClient.start>): Promise<TestClient> {
-  const client = await TestClient.start(...args);
-  clients.push(client);
-  return client;
-}
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map((client) => client.shutdown()));
-});
+const start = startingClients();
 
 const optedIn = { experimental: { buckley: { taskProgress: true, approveTool: true } } };
 

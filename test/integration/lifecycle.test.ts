@@ -1,19 +1,11 @@
 /** Lifecycle and configuration over stdio: settings errors, live configuration, state kept across restarts. */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { TestClient } from '../helpers/lspClient.js';
+import { describe, expect, it } from 'vitest';
+import { startingClients, TestClient } from '../helpers/lspClient.js';
 import { linesRange, positionOf } from '../helpers/text.js';
 
-const clients: TestClient[] = [];
-async function start(...args: Parameters<typeof TestClient.start>): Promise<TestClient> {
-  const client = await TestClient.start(...args);
-  clients.push(client);
-  return client;
-}
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map((client) => client.shutdown()));
-});
+const start = startingClients();
 
 describe('configuration', () => {
   it('reports a bad initializationOptions value in the editor, naming the key, and keeps working', async () => {

@@ -3,19 +3,11 @@
  * that carry their command, workspace/executeCommand answered at once, progress on a token the
  * server creates, answers on hover.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { TestClient } from '../helpers/lspClient.js';
+import { describe, expect, it } from 'vitest';
+import { startingClients } from '../helpers/lspClient.js';
 import { linesRange, positionOf, rangeOf } from '../helpers/text.js';
 
-const clients: TestClient[] = [];
-async function start(...args: Parameters<typeof TestClient.start>): Promise<TestClient> {
-  const client = await TestClient.start(...args);
-  clients.push(client);
-  return client;
-}
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map((client) => client.shutdown()));
-});
+const start = startingClients();
 
 describe('asking through code actions and commands', () => {
   it('offers explain / find problems / ask «comment question» with commands listed by the server and no edits', async () => {
