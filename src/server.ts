@@ -26,6 +26,7 @@ import { ALL_COMMANDS, executeCommand } from './features/commands.js';
 import * as messages from './features/messages.js';
 import { ProgressFactory } from './features/progress.js';
 import { buildStatus } from './features/status.js';
+import { Targets } from './features/target.js';
 import type { RootLogger } from './logger.js';
 import { AskRequest, askParamsSchema, describeIssues, PROTOCOL_VERSION, StatusRequest } from './protocol.js';
 import { stateDirectory } from './state.js';
@@ -128,16 +129,16 @@ export function startServer(connection: Connection, options: ServerOptions): voi
     return coordinatorReady;
   };
 
+  const targets = new Targets(documents, () => workspaceRoots, logger.child('context'));
   const asks = new AskService({
     connection,
-    documents,
+    targets,
     answers,
     progress,
     logger: logger.child('ask'),
     config: () => config,
     features: () => features,
     coordinator: coordinatorConnection,
-    workspaceRoots: () => workspaceRoots,
   });
   const status = () => buildStatus({ version: options.version, client, config, features, coordinator });
 

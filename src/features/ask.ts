@@ -5,8 +5,6 @@
  * command behind the code actions.
  */
 import { randomUUID } from 'node:crypto';
-import { isAbsolute, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import {
   ErrorCodes,
   LSPErrorCodes,
@@ -14,10 +12,7 @@ import {
   type CancellationToken,
   type Connection,
   type ProgressToken,
-  type Range,
-  type TextDocuments,
 } from 'vscode-languageserver';
-import type { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Features } from '../capabilities.js';
 import type { Config } from '../config.js';
 import type { CoordinatorConnection } from '../coordinator/connection.js';
@@ -25,19 +20,13 @@ import { AskFailedError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { AskRequest, type AskResult } from '../protocol.js';
 import type { Answers } from './answers.js';
-import { buildContext, normalizeRange } from './context.js';
+import type { Targets, TargetInput } from './target.js';
 import * as messages from './messages.js';
 import { oneLine } from './messages.js';
 import type { ProgressFactory } from './progress.js';
 
-export interface AskInput {
+export interface AskInput extends TargetInput {
   question: string;
-  /** A URI, or a path (absolute or relative to the workspace) as Helix's %{buffer_name} gives. */
-  uri?: string;
-  range?: Range;
-  /** The selected text, when the client sends text rather than a range. */
-  text?: string;
-  openFiles?: string[];
 }
 
 export interface AskOptions {
@@ -48,14 +37,13 @@ export interface AskOptions {
 
 export interface AskDependencies {
   connection: Connection;
-  documents: TextDocuments<TextDocument>;
   answers: Answers;
   progress: ProgressFactory;
   logger: Logger;
   config(): Config;
   features(): Features;
   coordinator(): Promise<CoordinatorConnection>;
-  workspaceRoots(): string[];
+  targets: Targets;
 }
 
 export class AskService {
@@ -68,16 +56,7 @@ export class AskService {
     const { deps } = this;
     const config = deps.config();
     const features = deps.features();
-    const target = this.resolveTarget(input);
-    const built = buildContext({
-      active: target.document,
-      selection: target.range,
-      selectedText: target.document ? undefined : input.text,
-      related: config.context.includeOpenDocuments ? this.relatedDocuments(input.openFiles) : [],
-      workspaceRoots: deps.workspaceRoots(),
-      maxBytes: config.context.maxBytes,
-    });
-    if (built.leftOut.length) deps.logger.info(`context for "${input.question}": ${built.leftOut.join('; ')}`);
+    const target = deps.targets.resolve(input, config, input.question);
 
     const id = randomUUID();
     const controller = new AbortController();
@@ -98,7 +77,7 @@ export class AskService {
       const outcome = await coordinator.ask({
         question: input.question,
         timeoutMs: config.ask.timeoutMs,
-        context: built.context,
+        context: target.built.context,
         signal: controller.signal,
         onEvent: (event) => {
           const tool = event.tool_executions.at(-1);
@@ -163,42 +142,5 @@ export class AskService {
 
   get inFlight(): number {
     return this.running.size;
-  }
-
-  private resolveTarget(input: AskInput): { document?: TextDocument; range?: Range } {
-    const document = input.uri ? this.findDocument(input.uri) : undefined;
-    if (input.uri && !document) {
-      throw new ResponseError(
-        ErrorCodes.InvalidParams,
-        `${input.uri} is not open in the editor; open it first or leave out the uri`,
-      );
-    }
-    if (!document) return {};
-    if (input.range) return { document, range: normalizeRange(document, input.range) };
-    if (input.text) {
-      const offset = document.getText().indexOf(input.text);
-      if (offset !== -1) return { document, range: { start: document.positionAt(offset), end: document.positionAt(offset + input.text.length) } };
-    }
-    return { document };
-  }
-
-  private findDocument(uriOrPath: string): TextDocument | undefined {
-    const { documents } = this.deps;
-    const direct = documents.get(uriOrPath);
-    if (direct) return direct;
-    if (/^[a-z][a-z0-9+.-]*:/i.test(uriOrPath) && !isAbsolute(uriOrPath)) return undefined;
-    for (const root of [...this.deps.workspaceRoots(), undefined]) {
-      const base = root ? new URL(root).pathname : process.cwd();
-      const uri = pathToFileURL(isAbsolute(uriOrPath) ? uriOrPath : resolve(base, uriOrPath)).href;
-      const found = documents.get(uri);
-      if (found) return found;
-    }
-    return undefined;
-  }
-
-  private relatedDocuments(openFiles: string[] | undefined): TextDocument[] {
-    const { documents } = this.deps;
-    if (openFiles) return openFiles.map((uri) => documents.get(uri)).filter((doc): doc is TextDocument => doc !== undefined);
-    return documents.all();
   }
 }

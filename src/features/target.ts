@@ -1,0 +1,82 @@
+/**
+ * What a request is about: the document (found by URI, or by a path as Helix's %{buffer_name}
+ * gives it), the selection (a range, or the selected text located in the document), and the
+ * editor context built from them within the budget. Shared by asks and tasks.
+ */
+import { isAbsolute, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { ErrorCodes, ResponseError, type Range, type TextDocuments } from 'vscode-languageserver';
+import type { TextDocument } from 'vscode-languageserver-textdocument';
+import type { Config } from '../config.js';
+import type { Logger } from '../logger.js';
+import { buildContext, normalizeRange, type BuiltContext } from './context.js';
+
+export interface TargetInput {
+  /** A URI, or a path (absolute or relative to the workspace). */
+  uri?: string;
+  range?: Range;
+  /** The selected text, when the client sends text rather than a range. */
+  text?: string;
+  /** The related documents to send; all open documents when absent. */
+  openFiles?: string[];
+}
+
+export interface Target {
+  document?: TextDocument;
+  range?: Range;
+  built: BuiltContext;
+}
+
+export class Targets {
+  constructor(
+    private readonly documents: TextDocuments<TextDocument>,
+    private readonly workspaceRoots: () => string[],
+    private readonly logger: Logger,
+  ) {}
+
+  /** Resolves the input and builds its context; a URI that is not open is an InvalidParams error. */
+  resolve(input: TargetInput, config: Config, what: string): Target {
+    const { document, range } = this.locate(input);
+    const built = buildContext({
+      active: document,
+      selection: range,
+      selectedText: document ? undefined : input.text,
+      related: config.context.includeOpenDocuments ? this.related(input.openFiles) : [],
+      workspaceRoots: this.workspaceRoots(),
+      maxBytes: config.context.maxBytes,
+    });
+    if (built.leftOut.length) this.logger.info(`context for "${what}": ${built.leftOut.join('; ')}`);
+    return { document, range, built };
+  }
+
+  private locate(input: TargetInput): { document?: TextDocument; range?: Range } {
+    const document = input.uri ? this.find(input.uri) : undefined;
+    if (input.uri && !document) {
+      throw new ResponseError(ErrorCodes.InvalidParams, `${input.uri} is not open in the editor; open it first or leave out the uri`);
+    }
+    if (!document) return {};
+    if (input.range) return { document, range: normalizeRange(document, input.range) };
+    if (input.text) {
+      const offset = document.getText().indexOf(input.text);
+      if (offset !== -1) return { document, range: { start: document.positionAt(offset), end: document.positionAt(offset + input.text.length) } };
+    }
+    return { document };
+  }
+
+  private find(uriOrPath: string): TextDocument | undefined {
+    const direct = this.documents.get(uriOrPath);
+    if (direct) return direct;
+    if (/^[a-z][a-z0-9+.-]*:/i.test(uriOrPath) && !isAbsolute(uriOrPath)) return undefined;
+    for (const root of [...this.workspaceRoots(), undefined]) {
+      const base = root ? fileURLToPath(root) : process.cwd();
+      const found = this.documents.get(pathToFileURL(isAbsolute(uriOrPath) ? uriOrPath : resolve(base, uriOrPath)).href);
+      if (found) return found;
+    }
+    return undefined;
+  }
+
+  private related(openFiles: string[] | undefined): TextDocument[] {
+    if (!openFiles) return this.documents.all();
+    return openFiles.map((uri) => this.documents.get(uri)).filter((doc): doc is TextDocument => doc !== undefined);
+  }
+}
