@@ -49,6 +49,26 @@ export const askCommandArgsSchema = z.object({
 });
 export type AskCommandArgs = z.infer<typeof askCommandArgsSchema>;
 
+export const executeTaskParamsSchema = z.object({
+  task: z.string().trim().min(1, 'task must not be empty'),
+  planId: z.string().optional(),
+  context: askContextSchema.optional(),
+});
+export type ExecuteTaskParams = z.infer<typeof executeTaskParamsSchema>;
+
+export const cancelTaskParamsSchema = z.object({ taskId: z.string().min(1, 'taskId must not be empty') });
+
+/** Arguments of the `buckley.runTask` command. */
+export const runTaskCommandArgsSchema = z.object({
+  task: z.string().trim().min(1, 'task must not be empty'),
+  uri: z.string().min(1).optional(),
+  range: rangeSchema.optional(),
+  text: z.string().optional(),
+});
+
+/** Arguments of the `buckley.cancelTask` command; without a task id the newest running task. */
+export const cancelTaskCommandArgsSchema = z.object({ taskId: z.string().min(1).optional() });
+
 export type TaskStatus =
   | 'pending'
   | 'in_progress'
@@ -99,6 +119,16 @@ export namespace AskRequest {
   export const partialResult = new ProgressType<Pick<AskResult, 'answer'>>();
 }
 
+export namespace ExecuteTaskRequest {
+  export const method = 'buckley/executeTask';
+  export const type = new RequestType<ExecuteTaskParams, { taskId: string }, void>(method);
+}
+
+export namespace CancelTaskRequest {
+  export const method = 'buckley/cancelTask';
+  export const type = new RequestType<{ taskId: string }, { cancelled: boolean }, void>(method);
+}
+
 export namespace StatusRequest {
   export const method = 'buckley/status';
   export const type = new RequestType<Record<string, never> | null, StatusResult, void>(method);
@@ -112,6 +142,8 @@ export namespace TaskProgressNotification {
 /** Commands listed in `executeCommandProvider.commands` (Zed and Neovim 0.10+ need them listed). */
 export const Commands = {
   ask: 'buckley.ask',
+  runTask: 'buckley.runTask',
+  cancelTask: 'buckley.cancelTask',
   status: 'buckley.status',
 } as const;
 

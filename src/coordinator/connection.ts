@@ -49,6 +49,27 @@ export interface AskCall {
 
 export type AskOutcome = { kind: 'answer'; answer: string } | { kind: 'cancelled' };
 
+export interface StreamCall {
+  taskId: string;
+  query: string;
+  context: EditorContext;
+  signal: AbortSignal;
+  timeoutMs: number;
+  /** The setting that sets `timeoutMs`, named when the task times out. */
+  timeoutSetting: string;
+  /** `ask`: the coordinator keeps it read-only. */
+  intent: 'ask' | 'task';
+  onEvent?: (event: TaskEvent) => void;
+  onDelta?: (delta: string) => void;
+}
+
+export type StreamOutcome =
+  | { status: 'completed'; answer: string }
+  | { status: 'failed'; reason: string; timedOut?: boolean }
+  | { status: 'cancelled' };
+
+const FINAL_STATUSES = new Set(['completed', 'failed', 'cancelled']);
+
 const emptySchema = z.object({}).passthrough();
 
 export class CoordinatorConnection {
@@ -198,57 +219,92 @@ export class CoordinatorConnection {
     return this.client;
   }
 
-  async ask(call: AskCall): Promise<AskOutcome> {
+  /** Counts the call as in flight, so a retired connection closes only once it is idle. */
+  private async tracked<T>(work: () => Promise<T>): Promise<T> {
     this.inFlight++;
     try {
-      return await this.askNow(call);
+      return await work();
     } finally {
       if (--this.inFlight === 0) this.idle?.();
     }
   }
 
-  private async askNow(call: AskCall): Promise<AskOutcome> {
-    const { timeoutMs } = call;
-    try {
-      const client = await this.ready(call.signal);
-      if (this.error && this.mode === 'embedded' && !this.agentDescription) throw new AskFailedError(this.error);
-      const metadata = { [SESSION_HEADER]: this.sessionId!, [INTENT_HEADER]: 'ask' };
-      if (this.features.includes('answer_stream')) {
-        let answer = '';
-        let final: TaskEvent | undefined;
-        const events = client.stream(
-          'StreamTask',
-          { task_id: randomUUID(), agent_id: this.options.config.coordinator.agentId, query: call.question, context: call.context },
-          taskEventSchema,
-          { timeoutMs, signal: call.signal, metadata },
-        );
-        for await (const event of events) {
-          if (event.answer_delta) {
-            answer += event.answer_delta;
-            call.onDelta?.(event.answer_delta);
-          }
-          if (event.message || event.tool_executions.length) call.onEvent?.(event);
-          if (['completed', 'failed', 'cancelled'].includes(event.status)) final = event;
+  /** Waits for the connection and an agent; or says, as an AskFailedError, why there is none. */
+  private async usable(signal: AbortSignal): Promise<CoordinatorClient> {
+    const client = await this.ready(signal);
+    if (this.error && this.mode === 'embedded' && !this.agentDescription) throw new AskFailedError(this.error);
+    return client;
+  }
+
+  ask(call: AskCall): Promise<AskOutcome> {
+    return this.tracked(async () => {
+      try {
+        const client = await this.usable(call.signal);
+        // Our coordinator streams answers (and progress) through StreamTask; Buckley answers SendMessage.
+        if (this.features.includes('answer_stream')) {
+          const outcome = await this.runStream({ ...call, taskId: randomUUID(), query: call.question, intent: 'ask', timeoutSetting: 'buckley.ask.timeoutMs' });
+          if (outcome.status === 'failed') throw new AskFailedError(outcome.reason);
+          return outcome.status === 'cancelled' ? { kind: 'cancelled' } : { kind: 'answer', answer: outcome.answer };
         }
-        if (final?.status === 'failed') throw new AskFailedError(final.message || 'the agent failed');
-        if (final?.status === 'cancelled' || call.signal.aborted) return { kind: 'cancelled' };
-        return { kind: 'answer', answer };
+        const reply = await client.unary(
+          'SendMessage',
+          { agent_id: this.options.config.coordinator.agentId, message: { role: 'user', content: call.question }, context: call.context },
+          sendMessageResponseSchema,
+          { timeoutMs: call.timeoutMs, signal: call.signal, metadata: this.callMetadata('ask') },
+        );
+        return { kind: 'answer', answer: reply.response?.content ?? '' };
+      } catch (error) {
+        if (error instanceof CoordinatorError) {
+          if (error.cancelled && call.signal.aborted) return { kind: 'cancelled' };
+          if (error.deadlineExceeded) throw new AskFailedError(`no answer within ${Math.round(call.timeoutMs / 1000)} s (setting buckley.ask.timeoutMs)`);
+          throw new AskFailedError(error.details);
+        }
+        throw error;
       }
-      const reply = await client.unary(
-        'SendMessage',
-        { agent_id: this.options.config.coordinator.agentId, message: { role: 'user', content: call.question }, context: call.context },
-        sendMessageResponseSchema,
-        { timeoutMs, signal: call.signal, metadata },
+    });
+  }
+
+  /** Runs a task on the coordinator (StreamTask) to its end; never throws for the task's own failures. */
+  runTask(call: StreamCall): Promise<StreamOutcome> {
+    return this.tracked(() => this.runStream(call));
+  }
+
+  private callMetadata(intent: 'ask' | 'task'): Record<string, string> {
+    return { [SESSION_HEADER]: this.sessionId!, ...(intent === 'ask' ? { [INTENT_HEADER]: 'ask' } : {}) };
+  }
+
+  private async runStream(call: StreamCall): Promise<StreamOutcome> {
+    let answer = '';
+    const lines: string[] = [];
+    let final: TaskEvent | undefined;
+    try {
+      const client = await this.usable(call.signal);
+      const events = client.stream(
+        'StreamTask',
+        { task_id: call.taskId, agent_id: this.options.config.coordinator.agentId, query: call.query, context: call.context },
+        taskEventSchema,
+        { timeoutMs: call.timeoutMs, signal: call.signal, metadata: this.callMetadata(call.intent) },
       );
-      return { kind: 'answer', answer: reply.response?.content ?? '' };
-    } catch (error) {
-      if (error instanceof CoordinatorError) {
-        if (error.cancelled && call.signal.aborted) return { kind: 'cancelled' };
-        if (error.deadlineExceeded) throw new AskFailedError(`no answer within ${Math.round(timeoutMs / 1000)} s (setting buckley.ask.timeoutMs)`);
-        throw new AskFailedError(error.details);
+      for await (const event of events) {
+        if (event.answer_delta) {
+          answer += event.answer_delta;
+          call.onDelta?.(event.answer_delta);
+        }
+        if (event.message) lines.push(event.message);
+        call.onEvent?.(event);
+        if (FINAL_STATUSES.has(event.status)) final = event;
       }
-      throw error;
+    } catch (error) {
+      if (call.signal.aborted) return { status: 'cancelled' };
+      if (error instanceof CoordinatorError && error.deadlineExceeded) {
+        return { status: 'failed', reason: `timed out after ${Math.round(call.timeoutMs / 1000)} s (setting ${call.timeoutSetting})`, timedOut: true };
+      }
+      return { status: 'failed', reason: error instanceof CoordinatorError ? error.details : (error as Error).message };
     }
+    if (call.signal.aborted || final?.status === 'cancelled') return { status: 'cancelled' };
+    if (final?.status === 'failed') return { status: 'failed', reason: final.message || 'the agent failed' };
+    // Buckley ends its stream without a final status, and streams the answer as message lines.
+    return { status: 'completed', answer: answer || lines.join('\n') };
   }
 
   /** Closes once the asks in flight have ended (the settings changed: a new connection takes over). */

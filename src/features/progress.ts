@@ -2,8 +2,8 @@
  * Work-done progress, whatever the editor supports: the client's own token, a token we create
  * with window/workDoneProgress/create (Zed ignores tokens it did not create), or — without
  * `window.workDoneProgress` — a showMessage at the start and a logMessage per step. Reports are
- * coalesced (at most one per REPORT_INTERVAL_MS, the latest always delivered) so a chatty
- * agent cannot flood the editor, and every progress ends with a final message.
+ * coalesced (see throttle.ts) so a chatty agent cannot flood the editor, and every progress
+ * ends with a final message.
  */
 import { randomUUID } from 'node:crypto';
 import {
@@ -11,11 +11,11 @@ import {
   WorkDoneProgressCreateRequest,
   type Connection,
   type ProgressToken,
+  type WorkDoneProgressReport,
 } from 'vscode-languageserver';
 import type { Logger } from '../logger.js';
 import * as messages from './messages.js';
-
-export const REPORT_INTERVAL_MS = 100;
+import { Coalescer, UPDATE_INTERVAL_MS } from './throttle.js';
 
 export interface Progress {
   report(message: string, percentage?: number): void;
@@ -66,9 +66,7 @@ export class ProgressFactory {
 }
 
 class TokenProgress implements Progress {
-  private lastSent = 0;
-  private pending: { message: string; percentage?: number } | undefined;
-  private timer: NodeJS.Timeout | undefined;
+  private readonly reports: Coalescer<WorkDoneProgressReport>;
   private ended = false;
   private readonly cancelListeners: (() => void)[] = [];
 
@@ -76,29 +74,20 @@ class TokenProgress implements Progress {
     private readonly connection: Connection,
     private readonly token: ProgressToken,
     private readonly release: () => void,
-  ) {}
+  ) {
+    this.reports = new Coalescer((report) => connection.sendProgress(WorkDoneProgress.type, token, report), UPDATE_INTERVAL_MS);
+  }
 
   report(message: string, percentage?: number): void {
     if (this.ended) return;
-    this.pending = { message, ...(percentage === undefined ? {} : { percentage: Math.max(0, Math.min(100, Math.round(percentage))) }) };
-    const wait = this.lastSent + REPORT_INTERVAL_MS - Date.now();
-    if (wait <= 0) this.flush();
-    else this.timer ??= setTimeout(() => this.flush(), wait);
-  }
-
-  private flush(): void {
-    this.timer = undefined;
-    if (!this.pending || this.ended) return;
-    const pending = this.pending;
-    this.pending = undefined;
-    this.lastSent = Date.now();
-    this.connection.sendProgress(WorkDoneProgress.type, this.token, { kind: 'report', cancellable: true, ...pending });
+    const clamped = percentage === undefined ? {} : { percentage: Math.max(0, Math.min(100, Math.round(percentage))) };
+    this.reports.push({ kind: 'report', cancellable: true, message, ...clamped });
   }
 
   done(message: string): void {
     if (this.ended) return;
     this.ended = true;
-    clearTimeout(this.timer);
+    this.reports.finish();
     this.release();
     this.connection.sendProgress(WorkDoneProgress.type, this.token, { kind: 'end', message });
   }
@@ -113,16 +102,20 @@ class TokenProgress implements Progress {
 }
 
 class MessageProgress implements Progress {
+  private readonly steps: Coalescer<string>;
+
   constructor(
     private readonly connection: Connection,
     private readonly title: string,
   ) {
     messages.info(connection, `${title}…`);
+    this.steps = new Coalescer((line) => connection.console.log(line), UPDATE_INTERVAL_MS);
   }
   report(message: string): void {
-    this.connection.console.log(`${this.title}: ${message}`);
+    this.steps.push(`${this.title}: ${message}`);
   }
   done(message: string): void {
+    this.steps.finish();
     this.connection.console.log(`${this.title}: ${message}`);
   }
   onCancel(): void {
