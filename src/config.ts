@@ -51,6 +51,12 @@ export const configSchema = z.object({
       timeoutMs: z.number().int().positive().default(180_000),
     })
     .prefault({}),
+  task: z
+    .strictObject({
+      /** A task that takes longer is cancelled and reported as timed out. */
+      timeoutMs: z.number().int().positive().default(1_800_000),
+    })
+    .prefault({}),
   context: z
     .strictObject({
       /** Byte budget of the editor context sent with each ask (UTF-8 bytes). */

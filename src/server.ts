@@ -27,10 +27,22 @@ import * as messages from './features/messages.js';
 import { ProgressFactory } from './features/progress.js';
 import { buildStatus } from './features/status.js';
 import { Targets } from './features/target.js';
+import { TaskService } from './features/tasks.js';
 import type { RootLogger } from './logger.js';
-import { AskRequest, askParamsSchema, describeIssues, PROTOCOL_VERSION, StatusRequest } from './protocol.js';
+import {
+  AskRequest,
+  askParamsSchema,
+  CancelTaskRequest,
+  cancelTaskParamsSchema,
+  describeIssues,
+  ExecuteTaskRequest,
+  executeTaskParamsSchema,
+  PROTOCOL_VERSION,
+  StatusRequest,
+} from './protocol.js';
 import { stateDirectory } from './state.js';
 import { join } from 'node:path';
+import type { z } from 'zod';
 
 export interface ServerOptions {
   version: string;
@@ -140,7 +152,18 @@ export function startServer(connection: Connection, options: ServerOptions): voi
     features: () => features,
     coordinator: coordinatorConnection,
   });
-  const status = () => buildStatus({ version: options.version, client, config, features, coordinator });
+  const tasks = new TaskService({
+    connection,
+    targets,
+    answers,
+    progress,
+    logger: logger.child('task'),
+    config: () => config,
+    features: () => features,
+    coordinator: coordinatorConnection,
+  });
+  const status = () =>
+    buildStatus({ version: options.version, client, config, features, coordinator, tasks: tasks.running().map((task) => task.state) });
 
   connection.onInitialize((params: InitializeParams): InitializeResult => {
     initialize = params;
@@ -193,6 +216,7 @@ export function startServer(connection: Connection, options: ServerOptions): voi
 
   connection.onShutdown(async () => {
     asks.cancelAll();
+    tasks.cancelAll();
     await answers.save().catch((error: Error) => logger.warn(`could not save state: ${error.message}`));
     await coordinator?.close();
   });
@@ -201,20 +225,23 @@ export function startServer(connection: Connection, options: ServerOptions): voi
   documents.onDidClose(({ document }) => coordinator?.documentClosed(document.uri));
 
   connection.onRequest(AskRequest.type, (params, token) => {
-    const parsed = askParamsSchema.safeParse(params);
-    if (!parsed.success) throw new ResponseError(ErrorCodes.InvalidParams, describeIssues(parsed.error));
-    const { question, context, workDoneToken, partialResultToken } = parsed.data;
+    const { question, context, workDoneToken, partialResultToken } = validate(askParamsSchema, params);
     return asks.ask(
       { question, uri: context?.activeFile, range: context?.selection, openFiles: context?.openFiles },
       { token, workDoneToken, partialResultToken },
     );
   });
+  connection.onRequest(ExecuteTaskRequest.type, (params) => {
+    const { task, planId, context } = validate(executeTaskParamsSchema, params);
+    return tasks.start({ task, planId, uri: context?.activeFile, range: context?.selection, openFiles: context?.openFiles });
+  });
+  connection.onRequest(CancelTaskRequest.type, (params) => ({ cancelled: tasks.cancel(validate(cancelTaskParamsSchema, params).taskId) }));
   connection.onRequest(StatusRequest.type, status);
   connection.onCodeAction(({ textDocument, range }) => {
     const document = documents.get(textDocument.uri);
-    return document ? codeActionsFor(document, range, features.codeActionLiterals) : [];
+    return document ? codeActionsFor(document, range, features.codeActionLiterals, tasks.running()) : [];
   });
-  connection.onExecuteCommand((params) => executeCommand(params, { asks, status }));
+  connection.onExecuteCommand((params) => executeCommand(params, { asks, tasks, status }));
   connection.onHover(({ textDocument, position }) =>
     features.answerHover ? answers.hover(textDocument.uri, position, features.markdownHover) : null,
   );
@@ -225,4 +252,11 @@ export function startServer(connection: Connection, options: ServerOptions): voi
 function workspaceRootsOf(params: InitializeParams): string[] {
   if (params.workspaceFolders?.length) return params.workspaceFolders.map((folder) => folder.uri);
   return params.rootUri ? [params.rootUri] : [];
+}
+
+/** Custom request params, validated: bad ones are InvalidParams saying what is wrong. */
+function validate<T>(schema: z.ZodType<T>, params: unknown): T {
+  const parsed = schema.safeParse(params);
+  if (!parsed.success) throw new ResponseError(ErrorCodes.InvalidParams, describeIssues(parsed.error));
+  return parsed.data;
 }

@@ -114,7 +114,7 @@ class CoordinatorService {
     const send = (event: Record<string, unknown>) => {
       if (!controller.signal.aborted) call.write({ task_id: taskId, timestamp: timestamp(), ...event });
     };
-    send({ status: 'in_progress', message: `Asking ${turn.driver.shortName}…` });
+    send({ status: 'pending', message: `Starting ${turn.driver.shortName}…` });
     const sink = this.sink(
       {
         text: (delta) => send({ status: 'in_progress', answer_delta: delta }),

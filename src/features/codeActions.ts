@@ -13,18 +13,43 @@ import { normalizeRange } from './context.js';
 export const EXPLAIN_QUESTION = 'Explain what this code does and why.';
 export const PROBLEMS_QUESTION = 'Find problems in this code: bugs, edge cases, performance and security issues. Be specific.';
 
-export function codeActionsFor(document: TextDocument, requested: Range, literals: boolean): (CodeAction | Command)[] {
+export const FIX_TASK = 'Fix the problems in this code.';
+
+/**
+ * The actions for a selection, plus "cancel task" for each running task (offered anywhere, so
+ * Helix and Neovim users, who have no progress cancel button, can stop a task).
+ */
+export function codeActionsFor(
+  document: TextDocument,
+  requested: Range,
+  literals: boolean,
+  runningTasks: readonly { id: string; title: string }[] = [],
+): (CodeAction | Command)[] {
   const range = normalizeRange(document, requested);
-  if (isEmpty(range)) return [];
-  const ask = (title: string, question: string): Command => ({
-    title,
-    command: Commands.ask,
-    arguments: [{ question, uri: document.uri, range } satisfies AskCommandArgs],
-  });
-  const commands = [ask('Buckley: explain this', EXPLAIN_QUESTION), ask('Buckley: find problems', PROBLEMS_QUESTION)];
-  const firstLine = document.getText({ start: range.start, end: { line: range.start.line + 1, character: 0 } });
-  const question = commentQuestion(firstLine);
-  if (question) commands.unshift(ask(`Buckley: ask «${shorten(question, 50)}»`, question));
+  const commands: Command[] = [];
+  if (!isEmpty(range)) {
+    const ask = (title: string, question: string): Command => ({
+      title,
+      command: Commands.ask,
+      arguments: [{ question, uri: document.uri, range } satisfies AskCommandArgs],
+    });
+    const task = (title: string, text: string): Command => ({
+      title,
+      command: Commands.runTask,
+      arguments: [{ task: text, uri: document.uri, range }],
+    });
+    const firstLine = document.getText({ start: range.start, end: { line: range.start.line + 1, character: 0 } });
+    const question = commentQuestion(firstLine);
+    if (question) {
+      commands.push(ask(`Buckley: ask «${shorten(question, 50)}»`, question));
+      commands.push(task(`Buckley: run task «${shorten(question, 50)}»`, question));
+    }
+    commands.push(ask('Buckley: explain this', EXPLAIN_QUESTION), ask('Buckley: find problems', PROBLEMS_QUESTION));
+    commands.push(task('Buckley: fix problems here', FIX_TASK));
+  }
+  for (const running of runningTasks) {
+    commands.push({ title: `Buckley: cancel task «${shorten(running.title, 40)}»`, command: Commands.cancelTask, arguments: [{ taskId: running.id }] });
+  }
   if (!literals) return commands;
   return commands.map((command) => ({ title: command.title, kind: CodeActionKind.Empty, command }));
 }

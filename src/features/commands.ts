@@ -1,37 +1,55 @@
 /**
  * `workspace/executeCommand`: every command the server lists in
  * `executeCommandProvider.commands` (Zed drops code actions whose command is not listed).
- * Commands answer at once; the work continues in the background.
+ * Commands answer at once; the work continues in the background. A bare string argument is
+ * the question, the task or the task id (handy from a key binding).
  */
 import { ErrorCodes, ResponseError, type ExecuteCommandParams } from 'vscode-languageserver';
-import { askCommandArgsSchema, Commands, describeIssues } from '../protocol.js';
+import type { z } from 'zod';
+import { askCommandArgsSchema, cancelTaskCommandArgsSchema, Commands, describeIssues, runTaskCommandArgsSchema } from '../protocol.js';
 import type { AskService } from './ask.js';
+import type { TaskService } from './tasks.js';
 
 export const ALL_COMMANDS: string[] = Object.values(Commands);
 
-const ASK_USAGE =
-  'buckley.ask takes one JSON argument {"question": "…", "uri"?: "…", "range"?: {…}, "text"?: "…"}, e.g. :lsp-workspace-command buckley.ask {"question": "what does this do?", "text": "%{selection}", "uri": "%{buffer_name}"}';
+const USAGE: Record<string, string> = {
+  [Commands.ask]:
+    'buckley.ask takes one JSON argument {"question": "…", "uri"?: "…", "range"?: {…}, "text"?: "…"}, e.g. :lsp-workspace-command buckley.ask {"question": "what does this do?", "text": "%{selection}", "uri": "%{buffer_name}"}',
+  [Commands.runTask]:
+    'buckley.runTask takes one JSON argument {"task": "…", "uri"?: "…", "range"?: {…}, "text"?: "…"}, e.g. :lsp-workspace-command buckley.runTask {"task": "write tests for this", "text": "%{selection}", "uri": "%{buffer_name}"}',
+  [Commands.cancelTask]: 'buckley.cancelTask takes {"taskId": "…"} or nothing (the newest running task)',
+};
 
 export interface CommandDependencies {
   asks: AskService;
+  tasks: TaskService;
   status(): unknown;
 }
 
 export function executeCommand(params: ExecuteCommandParams, deps: CommandDependencies): unknown {
+  const [first] = params.arguments ?? [];
   switch (params.command) {
     case Commands.ask: {
-      const [first] = params.arguments ?? [];
-      // A bare string is the question (handy from a key binding).
-      const args = typeof first === 'string' ? { question: first } : first;
-      if (args === undefined) throw new ResponseError(ErrorCodes.InvalidParams, `missing arguments: ${ASK_USAGE}`);
-      const parsed = askCommandArgsSchema.safeParse(args);
-      if (!parsed.success) throw new ResponseError(ErrorCodes.InvalidParams, `${describeIssues(parsed.error, 'arguments[0]')}. ${ASK_USAGE}`);
-      deps.asks.askInBackground(parsed.data);
+      deps.asks.askInBackground(parseArgs(params.command, askCommandArgsSchema, typeof first === 'string' ? { question: first } : first));
       return { started: true };
+    }
+    case Commands.runTask:
+      return deps.tasks.start(parseArgs(params.command, runTaskCommandArgsSchema, typeof first === 'string' ? { task: first } : first));
+    case Commands.cancelTask: {
+      const { taskId } = parseArgs(params.command, cancelTaskCommandArgsSchema, typeof first === 'string' ? { taskId: first } : (first ?? {}));
+      const id = taskId ?? deps.tasks.newest();
+      return { taskId: id ?? null, cancelled: id ? deps.tasks.cancel(id) : false };
     }
     case Commands.status:
       return deps.status();
     default:
       throw new ResponseError(ErrorCodes.InvalidParams, `unknown command ${params.command}; known: ${ALL_COMMANDS.join(', ')}`);
   }
+}
+
+function parseArgs<T>(command: string, schema: z.ZodType<T>, args: unknown): T {
+  if (args === undefined) throw new ResponseError(ErrorCodes.InvalidParams, `missing arguments: ${USAGE[command]}`);
+  const parsed = schema.safeParse(args);
+  if (!parsed.success) throw new ResponseError(ErrorCodes.InvalidParams, `${describeIssues(parsed.error, 'arguments[0]')}. ${USAGE[command]}`);
+  return parsed.data;
 }

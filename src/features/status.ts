@@ -3,7 +3,7 @@ import type { Features } from '../capabilities.js';
 import type { Config } from '../config.js';
 import type { CoordinatorConnection } from '../coordinator/connection.js';
 import type { ClientIdentity } from '../capabilities.js';
-import type { StatusResult } from '../protocol.js';
+import type { StatusResult, TaskProgress } from '../protocol.js';
 
 export function buildStatus(input: {
   version: string;
@@ -11,6 +11,7 @@ export function buildStatus(input: {
   config: Config;
   features: Features;
   coordinator: CoordinatorConnection | undefined;
+  tasks: TaskProgress[];
 }): StatusResult {
   const { coordinator, config, features } = input;
   const { coordinator: coordinatorFeatures, ...clientFeatures } = features;
@@ -31,7 +32,7 @@ export function buildStatus(input: {
       ...clientFeatures,
       ...Object.fromEntries(Object.entries(coordinatorFeatures).map(([key, value]) => [`coordinator.${key}`, value])),
     },
-    tasks: [],
+    tasks: input.tasks,
     approvals: [],
   };
 }

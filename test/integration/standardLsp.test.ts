@@ -22,8 +22,10 @@ describe('asking through code actions and commands', () => {
     });
     expect(withQuestion.map((action: any) => action.title)).toEqual([
       'Buckley: ask «why does this wait longer after each failure?»',
+      'Buckley: run task «why does this wait longer after each failure?»',
       'Buckley: explain this',
       'Buckley: find problems',
+      'Buckley: fix problems here',
     ]);
     for (const action of withQuestion) {
       expect(action.edit).toBeUndefined();
@@ -36,7 +38,7 @@ describe('asking through code actions and commands', () => {
       range: rangeOf(text, 'let lastError: unknown;'),
       context: { diagnostics: [] },
     });
-    expect(plain.map((action: any) => action.title)).toEqual(['Buckley: explain this', 'Buckley: find problems']);
+    expect(plain.map((action: any) => action.title)).toEqual(['Buckley: explain this', 'Buckley: find problems', 'Buckley: fix problems here']);
 
     const empty = await client.request('textDocument/codeAction', {
       textDocument: { uri },

@@ -50,7 +50,7 @@ describe.skipIf(!available)('Neovim (real editor)', () => {
       'answer on hover',
       'hover window',
     ]);
-    expect(result.offered).toEqual(['Buckley: explain this', 'Buckley: find problems']);
+    expect(result.offered).toEqual(['Buckley: explain this', 'Buckley: find problems', 'Buckley: fix problems here']);
     expect(result.nvim).toMatch(/^0\.\d+\.\d+$/);
     expect(result.hover).toContain('You asked: Explain what this code does and why.');
     expect(result.hover).toContain('starts with `export function backoff');

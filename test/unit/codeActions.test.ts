@@ -1,6 +1,6 @@
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { describe, expect, it } from 'vitest';
-import { codeActionsFor, commentQuestion, EXPLAIN_QUESTION } from '../../src/features/codeActions.js';
+import { codeActionsFor, commentQuestion, EXPLAIN_QUESTION, FIX_TASK } from '../../src/features/codeActions.js';
 import { linesRange, rangeOf } from '../helpers/text.js';
 
 describe('commentQuestion', () => {
@@ -31,19 +31,29 @@ describe('codeActionsFor', () => {
     const actions = codeActionsFor(document, range, true);
     expect(actions).toEqual([
       { title: 'Buckley: ask «why is this recursive?»', kind: '', command: { title: 'Buckley: ask «why is this recursive?»', command: 'buckley.ask', arguments: [{ question: 'why is this recursive?', uri: 'file:///w/f.py', range }] } },
+      { title: 'Buckley: run task «why is this recursive?»', kind: '', command: expect.objectContaining({ command: 'buckley.runTask', arguments: [{ task: 'why is this recursive?', uri: 'file:///w/f.py', range }] }) },
       { title: 'Buckley: explain this', kind: '', command: expect.objectContaining({ command: 'buckley.ask', arguments: [{ question: EXPLAIN_QUESTION, uri: 'file:///w/f.py', range }] }) },
       { title: 'Buckley: find problems', kind: '', command: expect.objectContaining({ command: 'buckley.ask' }) },
+      { title: 'Buckley: fix problems here', kind: '', command: expect.objectContaining({ command: 'buckley.runTask', arguments: [{ task: FIX_TASK, uri: 'file:///w/f.py', range }] }) },
     ]);
   });
 
   it('returns bare commands to clients without code action literal support', () => {
     const actions = codeActionsFor(document, rangeOf(text, 'def f(n):'), false);
-    expect(actions.map((action) => action.title)).toEqual(['Buckley: explain this', 'Buckley: find problems']);
+    expect(actions.map((action) => action.title)).toEqual(['Buckley: explain this', 'Buckley: find problems', 'Buckley: fix problems here']);
     expect(actions[0]).toHaveProperty('command', 'buckley.ask');
   });
 
-  it('offers nothing for an empty selection', () => {
+  it('offers nothing for an empty selection, except cancelling running tasks', () => {
     const { start } = rangeOf(text, 'def');
     expect(codeActionsFor(document, { start, end: start }, true)).toEqual([]);
+    const running = [{ id: 't-1', title: 'write tests for the factorial' }];
+    expect(codeActionsFor(document, { start, end: start }, true, running)).toEqual([
+      {
+        title: 'Buckley: cancel task «write tests for the factorial»',
+        kind: '',
+        command: { title: 'Buckley: cancel task «write tests for the factorial»', command: 'buckley.cancelTask', arguments: [{ taskId: 't-1' }] },
+      },
+    ]);
   });
 });

@@ -31,6 +31,9 @@ describe('config', () => {
         "log": {
           "level": "info",
         },
+        "task": {
+          "timeoutMs": 1800000,
+        },
       }
     `);
   });

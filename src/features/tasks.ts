@@ -1,0 +1,208 @@
+/**
+ * Agent tasks ("fix this bug", "write tests for this"): started at once, run in the background,
+ * watched through whatever the editor has — `$/buckley/taskProgress` for clients that opted in,
+ * `$/progress` on a server-created token (cancellable from the editor's UI), or messages — and
+ * cancellable from every path. Every task ends with exactly one final state: completed, failed
+ * (with the reason, timeouts included) or cancelled.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Connection } from 'vscode-languageserver';
+import type { Features } from '../capabilities.js';
+import type { Config } from '../config.js';
+import type { CoordinatorConnection, StreamOutcome } from '../coordinator/connection.js';
+import type { TaskEvent } from '../coordinator/wire.js';
+import type { Logger } from '../logger.js';
+import { TaskProgressNotification, type TaskProgress, type TaskStatus, type ToolExecution } from '../protocol.js';
+import type { Answers } from './answers.js';
+import * as messages from './messages.js';
+import { oneLine } from './messages.js';
+import type { Progress, ProgressFactory } from './progress.js';
+import type { Target, Targets, TargetInput } from './target.js';
+import { Coalescer, UPDATE_INTERVAL_MS } from './throttle.js';
+
+export interface TaskInput extends TargetInput {
+  task: string;
+  planId?: string;
+}
+
+export interface TaskDependencies {
+  connection: Connection;
+  answers: Answers;
+  progress: ProgressFactory;
+  logger: Logger;
+  targets: Targets;
+  config(): Config;
+  features(): Features;
+  coordinator(): Promise<CoordinatorConnection>;
+}
+
+interface RunningTask {
+  id: string;
+  title: string;
+  state: TaskProgress;
+  tools: Map<string, ToolExecution>;
+  controller: AbortController;
+}
+
+const STATUSES = new Set<TaskStatus>(['pending', 'in_progress', 'awaiting_approval', 'completed', 'failed', 'cancelled']);
+const TOOL_STATUSES = new Set(['pending', 'in_progress', 'completed', 'failed']);
+const TOOL_KINDS = new Set(['read', 'edit', 'execute', 'search', 'fetch', 'think', 'other']);
+
+export class TaskService {
+  private readonly tasks = new Map<string, RunningTask>();
+
+  constructor(private readonly deps: TaskDependencies) {}
+
+  /**
+   * Starts a task and returns its id at once. What the task is about is resolved now, so a bad
+   * URI is an error of the request that started it.
+   */
+  start(input: TaskInput): { taskId: string } {
+    const config = this.deps.config();
+    const target = this.deps.targets.resolve(input, config, input.task);
+    // StreamTask has no plan field; the plan a task belongs to travels in the context.
+    if (input.planId) target.built.context.metadata.plan_id = input.planId;
+    const task: RunningTask = {
+      id: randomUUID(),
+      title: input.task,
+      state: { taskId: '', status: 'pending', message: 'Starting…' },
+      tools: new Map(),
+      controller: new AbortController(),
+    };
+    task.state.taskId = task.id;
+    this.tasks.set(task.id, task);
+    this.run(task, target).catch((error: unknown) => {
+      // run() settles every task itself; this is a bug guard, not a path.
+      this.deps.logger.error(`task ${task.id} ended unexpectedly: ${(error as Error).stack ?? error}`);
+    });
+    return { taskId: task.id };
+  }
+
+  /** True when the task was running and is now being cancelled; cancelling a finished task is harmless. */
+  cancel(taskId: string): boolean {
+    const task = this.tasks.get(taskId);
+    if (!task || task.controller.signal.aborted) return false;
+    this.deps.logger.info(`cancelling task ${taskId} ("${task.title}")`);
+    task.controller.abort();
+    return true;
+  }
+
+  /** The newest running task, for `buckley.cancelTask` without arguments. */
+  newest(): string | undefined {
+    return [...this.tasks.keys()].at(-1);
+  }
+
+  running(): { id: string; title: string; state: TaskProgress }[] {
+    return [...this.tasks.values()].map(({ id, title, state }) => ({ id, title, state: { ...state } }));
+  }
+
+  cancelAll(): void {
+    for (const id of this.tasks.keys()) this.cancel(id);
+  }
+
+  private async run(task: RunningTask, target: Target): Promise<void> {
+    const { deps } = this;
+    const config = deps.config();
+    const features = deps.features();
+    const notifications = new Coalescer<TaskProgress>(
+      (state) => void deps.connection.sendNotification(TaskProgressNotification.type, state),
+      UPDATE_INTERVAL_MS,
+    );
+    const publish = () => {
+      if (features.taskProgress) notifications.push(snapshot(task));
+    };
+    publish();
+    const progress = await deps.progress.begin({ title: `Buckley: ${oneLine(task.title, 50)}`, workDoneProgress: features.workDoneProgress });
+    progress.onCancel(() => this.cancel(task.id));
+    deps.logger.info(`task ${task.id} started: "${task.title}"`);
+
+    let outcome: StreamOutcome;
+    try {
+      const coordinator = await deps.coordinator();
+      outcome = await coordinator.runTask({
+        taskId: task.id,
+        query: task.title,
+        context: target.built.context,
+        signal: task.controller.signal,
+        timeoutMs: config.task.timeoutMs,
+        timeoutSetting: 'buckley.task.timeoutMs',
+        intent: 'task',
+        onEvent: (event) => {
+          applyEvent(task, event);
+          publish();
+          progress.report(task.state.message ?? 'Working…', task.state.progress);
+        },
+      });
+    } catch (error) {
+      outcome = { status: 'failed', reason: (error as Error).message };
+    }
+    this.finish(task, outcome, progress, notifications, features, target);
+  }
+
+  private finish(
+    task: RunningTask,
+    outcome: StreamOutcome,
+    progress: Progress,
+    notifications: Coalescer<TaskProgress>,
+    features: Features,
+    target: Target,
+  ): void {
+    const { deps } = this;
+    this.tasks.delete(task.id);
+    const tools = [...task.tools.values()];
+    if (outcome.status === 'completed') {
+      task.state = { taskId: task.id, status: 'completed', progress: 100, message: 'Done', ...(tools.length ? { toolExecutions: tools } : {}) };
+    } else if (outcome.status === 'failed') {
+      task.state = { taskId: task.id, status: 'failed', message: outcome.reason, ...(task.state.progress ? { progress: task.state.progress } : {}), ...(tools.length ? { toolExecutions: tools } : {}) };
+    } else {
+      task.state = { taskId: task.id, status: 'cancelled', message: 'Cancelled', ...(tools.length ? { toolExecutions: tools } : {}) };
+    }
+    if (features.taskProgress) notifications.finish(snapshot(task));
+    else notifications.finish();
+    const line = outcome.status === 'completed' ? 'Done' : outcome.status === 'failed' ? `Failed: ${outcome.reason}` : 'Cancelled';
+    progress.done(oneLine(line, 80));
+    deps.logger.info(`task ${task.id} ${outcome.status}${outcome.status === 'failed' ? `: ${outcome.reason}` : ''}`);
+
+    if (outcome.status === 'completed') {
+      if (outcome.answer.trim()) {
+        void deps.answers.deliver({ question: task.title, answer: outcome.answer, uri: target.document?.uri, range: target.range }, features);
+      } else {
+        messages.info(deps.connection, `Buckley: done: ${task.title}`);
+      }
+    } else if (outcome.status === 'failed') {
+      messages.error(deps.connection, `Buckley: task failed: ${outcome.reason}`);
+      deps.connection.console.error(`Buckley task "${task.title}" failed: ${outcome.reason}`);
+    } else {
+      messages.info(deps.connection, `Buckley: cancelled: ${task.title}`);
+    }
+  }
+}
+
+/** Folds one coordinator event into the task's state. Never invents a percentage. */
+function applyEvent(task: RunningTask, event: TaskEvent): void {
+  for (const tool of event.tool_executions) {
+    if (!tool.id) continue;
+    task.tools.set(tool.id, {
+      id: tool.id,
+      tool: tool.tool || 'tool',
+      status: (TOOL_STATUSES.has(tool.status) ? tool.status : 'in_progress') as ToolExecution['status'],
+      ...(TOOL_KINDS.has(tool.kind) ? { kind: tool.kind as ToolExecution['kind'] } : {}),
+      ...(tool.input ? { input: tool.input } : {}),
+      ...(tool.output ? { output: tool.output } : {}),
+    });
+  }
+  // Buckley often leaves status empty: a message on a running task means it is in progress.
+  const status = STATUSES.has(event.status as TaskStatus) && !['completed', 'failed', 'cancelled'].includes(event.status) ? (event.status as TaskStatus) : 'in_progress';
+  const lastTool = event.tool_executions.at(-1);
+  task.state = {
+    taskId: task.id,
+    status,
+    ...(event.progress > 0 ? { progress: Math.min(100, event.progress) } : task.state.progress !== undefined ? { progress: task.state.progress } : {}),
+    message: event.message || (lastTool ? `${lastTool.tool} (${lastTool.status})` : task.state.message),
+  };
+}
+
+function snapshot(task: RunningTask): TaskProgress {
+  const tools = [...task.tools.values()];
+  return { ...task.state, ...(tools.length && !task.state.toolExecutions ? { toolExecutions: tools } : {}) };
+}
