@@ -256,7 +256,7 @@ export class CoordinatorConnection {
       } catch (error) {
         if (error instanceof CoordinatorError) {
           if (error.cancelled && call.signal.aborted) return { kind: 'cancelled' };
-          if (error.deadlineExceeded) throw new AskFailedError(`no answer within ${Math.round(call.timeoutMs / 1000)} s (setting buckley.ask.timeoutMs)`);
+          if (error.deadlineExceeded) throw new AskFailedError(`no answer within ${seconds(call.timeoutMs)} (setting buckley.ask.timeoutMs)`);
           throw new AskFailedError(error.details);
         }
         throw error;
@@ -297,7 +297,7 @@ export class CoordinatorConnection {
     } catch (error) {
       if (call.signal.aborted) return { status: 'cancelled' };
       if (error instanceof CoordinatorError && error.deadlineExceeded) {
-        return { status: 'failed', reason: `timed out after ${Math.round(call.timeoutMs / 1000)} s (setting ${call.timeoutSetting})`, timedOut: true };
+        return { status: 'failed', reason: `timed out after ${seconds(call.timeoutMs)} (setting ${call.timeoutSetting})`, timedOut: true };
       }
       return { status: 'failed', reason: error instanceof CoordinatorError ? error.details : (error as Error).message };
     }
@@ -329,4 +329,9 @@ function describeConnectFailure(mode: 'embedded' | 'remote', address: string, er
 
 function uriToPath(uri: string): string {
   return uri.startsWith('file:') ? fileURLToPath(uri) : uri;
+}
+
+/** 1500 → "1.5 s", 180000 → "180 s". */
+function seconds(ms: number): string {
+  return `${Number((ms / 1000).toFixed(1))} s`;
 }

@@ -58,7 +58,16 @@ export interface FakeBuckley {
 }
 
 /** The features and checks of the real Buckley coordinator (see shared/wire), answering SendMessage. */
-export async function startFakeBuckley(options: { hang?: boolean } = {}): Promise<FakeBuckley> {
+export interface FakeBuckleyOptions {
+  /** Never answer unary calls: the bridge's deadline must end them. */
+  hang?: boolean;
+  /** What StreamTask sends, as Buckley does: message lines with empty status and progress. */
+  taskMessages?: string[];
+  /** Break the StreamTask stream with this error after the messages. */
+  taskError?: string;
+}
+
+export async function startFakeBuckley(options: FakeBuckleyOptions = {}): Promise<FakeBuckley> {
   const calls: RecordedCall[] = [];
   const waiters: { method: string; match: (r: any) => boolean; resolve: (c: RecordedCall) => void }[] = [];
   const record = (method: string, call: { request: any; metadata: grpc.Metadata }) => {
@@ -100,6 +109,15 @@ export async function startFakeBuckley(options: { hang?: boolean } = {}): Promis
     UpdateSessionContext: unary('UpdateSessionContext', (call) =>
       call.request.session_id ? [null, {}] : [{ code: grpc.status.INVALID_ARGUMENT, details: 'session_id required' }],
     ),
+    StreamTask: (call: grpc.ServerWritableStream<any, any>) => {
+      record('StreamTask', call);
+      if (!call.request.query) return call.destroy(Object.assign(new Error('query required'), { code: grpc.status.INVALID_ARGUMENT }));
+      for (const message of options.taskMessages ?? ['Planning task…', 'Executing plan…', `Answer to: ${call.request.query}`, '✅ Task completed']) {
+        call.write({ task_id: call.request.task_id, message });
+      }
+      if (options.taskError) call.emit('error', { code: grpc.status.INTERNAL, details: options.taskError });
+      else call.end();
+    },
     SendMessage: unary('SendMessage', (call) => {
       const content = call.request.message?.content ?? '';
       if (!content) return [{ code: grpc.status.INVALID_ARGUMENT, details: 'content required' }];

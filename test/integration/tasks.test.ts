@@ -1,0 +1,230 @@
+/**
+ * Agent tasks over stdio with the scripted ACP agent: the progress an editor sees, coalescing of
+ * floods, concurrent tasks, every cancellation path, agent crashes, timeouts, and a Buckley-like
+ * coordinator whose events carry only messages.
+ */
+import { readFileSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { CLIENT_PAYLOADS } from '../helpers/paths.js';
+import { startFakeBuckley } from '../helpers/coordinators.js';
+import { startingClients, type TestClient } from '../helpers/lspClient.js';
+import { linesRange } from '../helpers/text.js';
+
+const start = startingClients();
+const stops: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  await Promise.all(stops.splice(0).map((stop) => stop()));
+});
+
+/** A captured editor payload, opted in to `$/buckley/taskProgress`. */
+const optedIn = (clientName = 'neovim-0.10.4') => {
+  const payload = JSON.parse(readFileSync(`${CLIENT_PAYLOADS}${clientName}.json`, 'utf8'));
+  return { client: clientName, initialize: { capabilities: { ...payload.capabilities, experimental: { buckley: { taskProgress: true } } } } };
+};
+
+/** The $/buckley/taskProgress notifications of one task, in order. */
+const taskUpdates = (client: TestClient, taskId: string) => client.all('$/buckley/taskProgress').filter((p) => p.taskId === taskId);
+
+/** The $/progress values of the work-done progress titled `title`. */
+function progressOf(client: TestClient, title: string): any[] {
+  const begin = client.all('$/progress').find((p) => p.value.kind === 'begin' && p.value.title === title);
+  if (!begin) return [];
+  return client.all('$/progress').filter((p) => p.token === begin.token).map((p) => p.value);
+}
+
+const ended = (client: TestClient, taskId: string) =>
+  client.waitFor('$/buckley/taskProgress', (p) => p.taskId === taskId && ['completed', 'failed', 'cancelled'].includes(p.status));
+
+/** Resolves with the end of the work-done progress titled `title`. */
+async function progressEnded(client: TestClient, title: string): Promise<any> {
+  const begin = await client.waitFor('$/progress', (p) => p.value.kind === 'begin' && p.value.title === title);
+  return (await client.waitFor('$/progress', (p) => p.token === begin.token && p.value.kind === 'end')).value;
+}
+
+/** Statuses start pending, end with exactly one final state, and nothing follows it. */
+function expectWellFormed(updates: any[], final: string): void {
+  expect(updates[0].status).toBe('pending');
+  const finals = updates.filter((u) => ['completed', 'failed', 'cancelled'].includes(u.status));
+  expect(finals).toHaveLength(1);
+  expect(updates.at(-1)).toBe(finals[0]);
+  expect(finals[0].status).toBe(final);
+}
+
+describe('tasks', () => {
+  it('reports a planned task to an opted-in client: progress from the plan, then the answer', async () => {
+    const client = await start(optedIn());
+    const { uri, text } = await client.openFixture('workspace/retry.ts');
+    const { taskId } = await client.request('buckley/executeTask', {
+      task: 'PLAN the refactoring',
+      context: { activeFile: uri, selection: linesRange(text, 'export function backoff', 'return 2 ** attempt') },
+    });
+    expect(taskId).toMatch(/^[0-9a-f-]{36}$/);
+    const final = await ended(client, taskId);
+    expect(final).toMatchObject({ taskId, status: 'completed', progress: 100, message: 'Done' });
+
+    const updates = taskUpdates(client, taskId);
+    expectWellFormed(updates, 'completed');
+    // Percentages come from the agent's plan (1, 2, 3 of 3 steps done), never invented.
+    for (const update of updates) if (update.progress !== undefined) expect([33, 67, 100]).toContain(update.progress);
+
+    expect(await progressEnded(client, 'Buckley: PLAN the refactoring')).toEqual({ kind: 'end', message: 'Done' });
+    expect(client.all('window/workDoneProgress/create')).toHaveLength(1);
+    const progress = progressOf(client, 'Buckley: PLAN the refactoring');
+    expect(progress[0]).toEqual({ kind: 'begin', title: 'Buckley: PLAN the refactoring', cancellable: true });
+    expect(progress.slice(1, -1).every((value) => value.kind === 'report' && value.cancellable === true)).toBe(true);
+    expect(progress.at(-1)).toEqual({ kind: 'end', message: 'Done' });
+
+    await client.waitFor('window/logMessage', (p) => p.message.includes('Planned answer to: PLAN the refactoring'));
+  });
+
+  it('without window.workDoneProgress (eglot 1.9): a message at the start and the end, a log line per step', async () => {
+    const client = await start({ client: 'eglot-1.9' });
+    await client.request('workspace/executeCommand', { command: 'buckley.runTask', arguments: [{ task: 'SLOW PLAN the release' }] });
+    await client.waitFor('window/showMessage', (p) => p.message === 'Buckley: SLOW PLAN the release…');
+    await client.waitFor('window/logMessage', (p) => p.message === 'Buckley: SLOW PLAN the release: Change it');
+    await client.waitFor('window/logMessage', (p) => p.message === 'Buckley: SLOW PLAN the release: Done');
+    await client.waitFor('window/showMessage', (p) => p.message.startsWith('Buckley: All 3 steps done'));
+    expect(client.all('$/progress')).toEqual([]);
+  });
+
+  it('coalesces a flood of 10,000 agent updates into a bounded number of notifications, keeping the final state', async () => {
+    const client = await start(optedIn());
+    const started = Date.now();
+    const { taskId } = await client.request('buckley/executeTask', { task: 'FLOOD 10000' });
+    const final = await ended(client, taskId);
+    const seconds = (Date.now() - started) / 1000;
+
+    expect(final.status).toBe('completed');
+    expect(final.toolExecutions).toEqual([{ id: 'flood', tool: 'Step 10000 of 10000', status: 'completed', kind: 'think' }]);
+    const updates = taskUpdates(client, taskId);
+    expectWellFormed(updates, 'completed');
+    // At most 10 a second (plus the first and the final one), however fast the agent talks.
+    expect(updates.length).toBeLessThanOrEqual(Math.ceil(seconds * 10) + 2);
+    const reports = progressOf(client, 'Buckley: FLOOD 10000');
+    expect(reports.length).toBeLessThanOrEqual(Math.ceil(seconds * 10) + 2);
+    const answer = await client.waitFor('window/logMessage', (p) => p.message.startsWith('Buckley\'s answer to "FLOOD 10000"'));
+    expect(answer.message).toMatch(/ 9999 10000\.$/);
+  });
+
+  it('keeps two concurrent tasks apart, each with its own id and progress', async () => {
+    const client = await start(optedIn());
+    const first = await client.request('buckley/executeTask', { task: 'SLOW PLAN the first' });
+    const second = await client.request('buckley/executeTask', { task: 'PLAN the second' });
+    expect(first.taskId).not.toBe(second.taskId);
+    await Promise.all([ended(client, first.taskId), ended(client, second.taskId)]);
+    expectWellFormed(taskUpdates(client, first.taskId), 'completed');
+    expectWellFormed(taskUpdates(client, second.taskId), 'completed');
+    expect(await progressEnded(client, 'Buckley: SLOW PLAN the first')).toEqual({ kind: 'end', message: 'Done' });
+    expect(await progressEnded(client, 'Buckley: PLAN the second')).toEqual({ kind: 'end', message: 'Done' });
+    const tokens = new Set(client.all('window/workDoneProgress/create').map((p) => p.token));
+    expect(tokens.size).toBe(2);
+    await client.waitFor('window/logMessage', (p) => p.message.includes('All 3 steps done for: SLOW PLAN the first'));
+    await client.waitFor('window/logMessage', (p) => p.message.includes('Planned answer to: PLAN the second'));
+  });
+
+  describe('cancellation ends the task as cancelled and the agent gets session/cancel', () => {
+    const debug = { log: { level: 'debug' } };
+    async function hangingTask(client: TestClient, task = 'HANG until cancelled') {
+      const { taskId } = await client.request('buckley/executeTask', { task });
+      await client.waitFor('$/buckley/taskProgress', (p) => p.taskId === taskId && p.status === 'in_progress');
+      return taskId;
+    }
+    async function expectCancelled(client: TestClient, taskId: string) {
+      expect(await ended(client, taskId)).toMatchObject({ status: 'cancelled', message: 'Cancelled' });
+      expectWellFormed(taskUpdates(client, taskId), 'cancelled');
+      await client.waitFor('window/logMessage', (p) => p.message.includes('scripted-agent: session/cancel for'));
+    }
+
+    it('from the editor\'s progress UI (window/workDoneProgress/cancel)', async () => {
+      const client = await start({ ...optedIn('zed-1.6.0.from-source'), initialize: { ...optedIn('zed-1.6.0.from-source').initialize, initializationOptions: debug } });
+      const taskId = await hangingTask(client);
+      const { token } = await client.waitFor('window/workDoneProgress/create');
+      await client.notify('window/workDoneProgress/cancel', { token });
+      await expectCancelled(client, taskId);
+      expect(await progressEnded(client, 'Buckley: HANG until cancelled')).toEqual({ kind: 'end', message: 'Cancelled' });
+    });
+
+    it('with buckley/cancelTask, and cancelling again is harmless', async () => {
+      const client = await start({ ...optedIn(), initialize: { ...optedIn().initialize, initializationOptions: debug } });
+      const taskId = await hangingTask(client);
+      expect(await client.request('buckley/status', {})).toMatchObject({ tasks: [{ taskId, status: 'in_progress' }] });
+      expect(await client.request('buckley/cancelTask', { taskId })).toEqual({ cancelled: true });
+      await expectCancelled(client, taskId);
+      expect(await client.request('buckley/cancelTask', { taskId })).toEqual({ cancelled: false });
+      expect((await client.request('buckley/status', {})).tasks).toEqual([]);
+    });
+
+    it('with the buckley.cancelTask command without arguments (the newest task), as a Helix binding would', async () => {
+      const client = await start({ ...optedIn(), initialize: { ...optedIn().initialize, initializationOptions: debug } });
+      const taskId = await hangingTask(client);
+      expect(await client.request('workspace/executeCommand', { command: 'buckley.cancelTask', arguments: [] })).toEqual({ taskId, cancelled: true });
+      await expectCancelled(client, taskId);
+    });
+
+    it('with the "cancel task" code action, offered anywhere while a task runs', async () => {
+      const client = await start({ ...optedIn(), initialize: { ...optedIn().initialize, initializationOptions: debug } });
+      const { uri } = await client.openFixture('workspace/retry.ts');
+      const taskId = await hangingTask(client, 'HANG: write the tests');
+      const here = { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } };
+      const actions = await client.request('textDocument/codeAction', { textDocument: { uri }, range: here, context: { diagnostics: [] } });
+      expect(actions.map((action: any) => action.title)).toEqual(['Buckley: cancel task «HANG: write the tests»']);
+      await client.request('workspace/executeCommand', actions[0].command);
+      await expectCancelled(client, taskId);
+    });
+  });
+
+  it('ends as failed with a clear message when the agent process dies mid-task', async () => {
+    const client = await start(optedIn());
+    const { taskId } = await client.request('buckley/executeTask', { task: 'CRASH NOW' });
+    const final = await ended(client, taskId);
+    expect(final.status).toBe('failed');
+    expect(final.message).toMatch(/ACP agent `.*scripted-agent\.mjs` exited with code 3/);
+    await client.waitFor('window/showMessage', (p) => p.type === 1 && p.message.startsWith('Buckley: task failed: ACP agent'));
+    // The next task starts the agent again.
+    const next = await client.request('buckley/executeTask', { task: 'PLAN again' });
+    expect(await ended(client, next.taskId)).toMatchObject({ status: 'completed' });
+  });
+
+  it('times out as failed, naming the setting', async () => {
+    const client = await start({ ...optedIn(), initialize: { ...optedIn().initialize, initializationOptions: { task: { timeoutMs: 700 } } } });
+    const { taskId } = await client.request('buckley/executeTask', { task: 'HANG forever' });
+    expect(await ended(client, taskId)).toMatchObject({ status: 'failed', message: 'timed out after 0.7 s (setting buckley.task.timeoutMs)' });
+  });
+
+  it('rejects bad executeTask params with InvalidParams', async () => {
+    const client = await start();
+    await expect(client.request('buckley/executeTask', { task: '   ' })).rejects.toMatchObject({ code: -32602, message: 'params.task: task must not be empty' });
+    await expect(client.request('buckley/cancelTask', {})).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('params.taskId') });
+  });
+
+  describe('against a Buckley-like coordinator (message-only events)', () => {
+    it('shows each message line as progress and completes when the stream ends', async () => {
+      const buckley = await startFakeBuckley();
+      stops.push(() => buckley.stop());
+      const client = await start({ ...optedIn(), env: { BUCKLEY_COORDINATOR: buckley.address } });
+      const { taskId } = await client.request('buckley/executeTask', { task: 'tidy the imports' });
+      const final = await ended(client, taskId);
+      expect(final).toMatchObject({ status: 'completed' });
+      // Each line Buckley sends is progress text (lines closer than the coalescing interval replace each other).
+      const lines = ['Planning task…', 'Executing plan…', 'Answer to: tidy the imports', '✅ Task completed'];
+      const shown = taskUpdates(client, taskId).slice(1, -1).map((u) => u.message);
+      expect(shown.length).toBeGreaterThan(0);
+      expect(shown.every((line) => lines.includes(line))).toBe(true);
+      expect(await progressEnded(client, 'Buckley: tidy the imports')).toEqual({ kind: 'end', message: 'Done' });
+      const progress = progressOf(client, 'Buckley: tidy the imports');
+      expect(progress.some((value) => value.percentage !== undefined && value.percentage !== 100)).toBe(false);
+      const request = (await buckley.waitFor('StreamTask')).request;
+      expect(request).toMatchObject({ task_id: taskId, agent_id: 'buckley-lsp', query: 'tidy the imports' });
+      // The answer is the transcript of its lines.
+      await client.waitFor('window/logMessage', (p) => p.message.includes(lines.join('\n')));
+    });
+
+    it('ends the task as failed when the stream breaks', async () => {
+      const buckley = await startFakeBuckley({ taskMessages: ['Planning task…'], taskError: 'planner crashed' });
+      stops.push(() => buckley.stop());
+      const client = await start({ ...optedIn(), env: { BUCKLEY_COORDINATOR: buckley.address } });
+      const { taskId } = await client.request('buckley/executeTask', { task: 'tidy the imports' });
+      expect(await ended(client, taskId)).toMatchObject({ status: 'failed', message: 'planner crashed' });
+    });
+  });
+});
