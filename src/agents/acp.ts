@@ -199,8 +199,14 @@ export class AcpDriver implements AgentDriver {
       );
       logger.info(`${this.description} speaks ACP v${init.protocolVersion}`);
     } catch (error) {
+      if (error instanceof AgentError) {
+        child.kill('SIGKILL');
+        throw error;
+      }
+      // The connection closed under us: say why the process went away, if it did.
+      const death = await Promise.race([died.catch((reason: unknown) => reason), delay(1_000)]);
       child.kill('SIGKILL');
-      throw error instanceof AgentError ? error : new AgentError(errorText(error));
+      throw death instanceof AgentError ? death : new AgentError(`${this.description} failed to start: ${errorText(error)}`);
     }
     this.live = agent;
     return agent;

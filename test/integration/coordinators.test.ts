@@ -141,6 +141,17 @@ describe('coordinators', () => {
     expect(status.coordinator.agent).toBe(`OpenAI-compatible model \`llama3:8b\` at ${server.url}/v1`);
   });
 
+  it('says which agent command failed and why: not found, or exits at once', async () => {
+    const missing = await start({ env: { BUCKLEY_AGENT: 'no-such-agent --acp' } });
+    await expect(missing.request('buckley/ask', { question: 'hello?' })).rejects.toMatchObject({
+      message: expect.stringContaining('cannot start ACP agent `no-such-agent --acp`: spawn no-such-agent ENOENT. Check that the command exists and is executable (setting buckley.agent.command or BUCKLEY_AGENT).'),
+    });
+    const broken = await start({ env: { BUCKLEY_AGENT: `${process.execPath} -e "console.error('bad key'); process.exit(7)"` } });
+    await expect(broken.request('buckley/ask', { question: 'hello?' })).rejects.toMatchObject({
+      message: expect.stringMatching(/ACP agent `.*` exited with code 7\. Its last output: bad key/),
+    });
+  });
+
   it('with no agent anywhere, tells the user in the editor how to configure one', async () => {
     const client = await start({ env: { BUCKLEY_AGENT: undefined, PATH: '/nonexistent' } });
     const warning = await client.waitFor('window/showMessage', (p) => p.type === 2);

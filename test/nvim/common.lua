@@ -1,0 +1,80 @@
+-- Shared by the headless Neovim scripts: result recording, starting buckley-lsp on the fixture,
+-- selecting lines and choosing a code action through Neovim's own code-action UI.
+local M = { result = { steps = {}, notifications = {} } }
+
+function M.step(name) table.insert(M.result.steps, name) end
+
+function M.finish(ok, err)
+  M.result.ok = ok
+  M.result.error = err
+  local file = io.open(os.getenv('BUCKLEY_NVIM_RESULT'), 'w')
+  file:write(vim.fn.json_encode(M.result))
+  file:close()
+  vim.cmd(ok and 'qall!' or 'cquit!')
+end
+
+-- Runs `body` and always writes the result and quits, whatever happens.
+function M.run(body)
+  local ok, err = pcall(function()
+    local v = vim.version()
+    M.result.nvim = v.major .. '.' .. v.minor .. '.' .. v.patch
+    vim.notify = function(msg) table.insert(M.result.notifications, msg) end
+    body()
+  end)
+  if ok then M.finish(true) else M.finish(false, tostring(err)) end
+end
+
+-- Opens the fixture and attaches a freshly started buckley-lsp; returns bufnr, client_id.
+function M.start()
+  local fixture = os.getenv('BUCKLEY_FIXTURE')
+  vim.cmd('edit ' .. vim.fn.fnameescape(fixture))
+  vim.bo.filetype = 'typescript'
+  local bufnr = vim.api.nvim_get_current_buf()
+  local client_id = vim.lsp.start_client({
+    name = 'buckley-lsp',
+    cmd = { os.getenv('BUCKLEY_NODE'), os.getenv('BUCKLEY_BIN'), '--stdio' },
+    root_dir = vim.fn.fnamemodify(fixture, ':h'),
+  })
+  assert(client_id, 'start_client failed')
+  vim.lsp.buf_attach_client(bufnr, client_id)
+  assert(vim.wait(10000, function()
+    local client = vim.lsp.get_client_by_id(client_id)
+    return client ~= nil and client.initialized
+  end, 20), 'the server did not initialize')
+  M.step('initialized')
+  return bufnr, client_id
+end
+
+-- Selects whole lines (visual line mode) from the one matching `first` to the one matching `last`.
+function M.select_lines(first_pattern, last_pattern)
+  local first = vim.fn.search(first_pattern, 'w')
+  local last = vim.fn.search(last_pattern, 'w')
+  assert(first > 0 and last >= first, 'fixture lines not found')
+  vim.cmd('normal! ' .. first .. 'GV' .. last .. 'G\27')
+  M.step('selected lines ' .. first .. '-' .. last)
+  return first, last
+end
+
+-- Asks for code actions on the selection and picks the one titled `title`, as a user would.
+function M.choose_code_action(title, first, last)
+  local offered = {}
+  vim.ui.select = function(items, _, on_choice)
+    local chosen
+    for i, item in ipairs(items) do
+      local action = item.action or item[2] or item
+      table.insert(offered, action.title)
+      if action.title == title then chosen = i end
+    end
+    if chosen then M.step('chose ' .. title) end
+    on_choice(items[chosen], chosen)
+  end
+  if vim.lsp.buf.range_code_action then
+    vim.lsp.buf.range_code_action()
+  else
+    vim.lsp.buf.code_action({ range = { start = { first, 0 }, ['end'] = { last, 0 } } })
+  end
+  assert(vim.wait(10000, function() return #offered > 0 end, 20), 'no code actions were offered')
+  M.result.offered = offered
+end
+
+return M

@@ -1,0 +1,34 @@
+-- "Buckley: fix problems here" on selected lines; the task's $/progress reaches Neovim's own
+-- progress machinery (User LspProgressUpdate on 0.7, LspProgress on 0.10+) until it ends.
+package.path = os.getenv('BUCKLEY_NVIM_DIR') .. '/?.lua;' .. package.path
+local t = require('common')
+
+t.run(function()
+  local bufnr, client_id = t.start()
+  local seen = {}
+  local ended
+  local function record(value)
+    if value and value.title then
+      table.insert(seen, { title = value.title, message = value.message, done = value.done == true or value.kind == 'end' })
+      if value.done or value.kind == 'end' then ended = value end
+    end
+  end
+  if vim.fn.exists('##LspProgress') == 1 then
+    vim.api.nvim_create_autocmd('LspProgress', { callback = function(args) record(args.data and args.data.params and args.data.params.value) end })
+  else
+    vim.api.nvim_create_autocmd('User', {
+      pattern = 'LspProgressUpdate',
+      callback = function()
+        for _, message in ipairs(vim.lsp.util.get_progress_messages()) do record(message) end
+      end,
+    })
+  end
+
+  local first, last = t.select_lines('export function backoff', 'return 2 \\*\\* attempt')
+  t.choose_code_action('Buckley: fix problems here', first, last)
+  assert(vim.wait(30000, function() return ended ~= nil end, 50), 'the task progress never ended')
+  t.step('progress ended')
+  t.result.progress = seen
+  t.result.file_unchanged = not vim.bo[bufnr].modified
+  t.result.client_alive = vim.lsp.get_client_by_id(client_id) ~= nil
+end)
