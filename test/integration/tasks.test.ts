@@ -69,6 +69,11 @@ describe('tasks', () => {
 
     expect(await progressEnded(client, 'Buckley: PLAN the refactoring')).toEqual({ kind: 'end', message: 'Done' });
     expect(client.all('window/workDoneProgress/create')).toHaveLength(1);
+    // The token is created before any progress is reported on it (Zed ignores unknown tokens).
+    const { token } = client.all('window/workDoneProgress/create')[0];
+    const createdAt = client.received.findIndex((r) => r.method === 'window/workDoneProgress/create');
+    const firstUse = client.received.findIndex((r) => r.method === '$/progress' && r.params.token === token);
+    expect(createdAt).toBeLessThan(firstUse);
     const progress = progressOf(client, 'Buckley: PLAN the refactoring');
     expect(progress[0]).toEqual({ kind: 'begin', title: 'Buckley: PLAN the refactoring', cancellable: true });
     expect(progress.slice(1, -1).every((value) => value.kind === 'report' && value.cancellable === true)).toBe(true);
