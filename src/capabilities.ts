@@ -38,7 +38,10 @@ export interface CoordinatorFeatures {
   answerStream: boolean;
   chat: boolean;
   streamTask: boolean;
+  /** Approve/Reject RPCs exist (Buckley lists this too). */
   toolApproval: boolean;
+  /** Approvals are announced in TaskEvents, so the editor can be asked (ours; not Buckley yet). */
+  approvalEvents: boolean;
 }
 
 export interface ClientIdentity {
@@ -171,6 +174,7 @@ export function coordinatorFeatures(features: readonly string[]): CoordinatorFea
     chat: has('chat'),
     streamTask: has('stream_task'),
     toolApproval: has('tool_approval'),
+    approvalEvents: has('approval_events'),
   };
 }
 

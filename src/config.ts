@@ -57,6 +57,14 @@ export const configSchema = z.object({
       timeoutMs: z.number().int().positive().default(1_800_000),
     })
     .prefault({}),
+  approvals: z
+    .strictObject({
+      /** Tool calls up to this risk are approved without asking; `destructive` never is. */
+      autoApprove: z.enum(['none', 'low', 'medium', 'high']).default('low'),
+      /** An approval nobody answers is denied after this long. */
+      timeoutMs: z.number().int().positive().default(300_000),
+    })
+    .prefault({}),
   context: z
     .strictObject({
       /** Byte budget of the editor context sent with each ask (UTF-8 bytes). */

@@ -129,6 +129,28 @@ export namespace CancelTaskRequest {
   export const type = new RequestType<{ taskId: string }, { cancelled: boolean }, void>(method);
 }
 
+export interface ToolApprovalRequest {
+  executionId: string;
+  tool: string;
+  parameters: Record<string, unknown>;
+  risk: 'low' | 'medium' | 'high' | 'destructive';
+  agent: { id: string; name?: string };
+  taskId?: string;
+  title?: string;
+}
+
+export const toolApprovalResultSchema = z.object({ approved: z.boolean(), remember: z.boolean().optional() });
+export type ToolApprovalResult = z.infer<typeof toolApprovalResultSchema>;
+
+/** Server → client: may the agent run this tool? */
+export namespace ApproveToolRequest {
+  export const method = 'buckley/approveTool';
+  export const type = new RequestType<ToolApprovalRequest, ToolApprovalResult | null, void>(method);
+}
+
+/** Arguments of `buckley.approve` / `buckley.deny`; without an id, the newest pending approval. */
+export const approvalCommandArgsSchema = z.object({ executionId: z.string().min(1).optional(), remember: z.boolean().optional() });
+
 export namespace StatusRequest {
   export const method = 'buckley/status';
   export const type = new RequestType<Record<string, never> | null, StatusResult, void>(method);
@@ -144,6 +166,8 @@ export const Commands = {
   ask: 'buckley.ask',
   runTask: 'buckley.runTask',
   cancelTask: 'buckley.cancelTask',
+  approve: 'buckley.approve',
+  deny: 'buckley.deny',
   status: 'buckley.status',
 } as const;
 

@@ -28,6 +28,8 @@ import { ProgressFactory } from './features/progress.js';
 import { buildStatus } from './features/status.js';
 import { Targets } from './features/target.js';
 import { TaskService } from './features/tasks.js';
+import { ApprovalService } from './features/approvals.js';
+import { TrustStore } from './features/trust.js';
 import type { RootLogger } from './logger.js';
 import {
   AskRequest,
@@ -152,8 +154,11 @@ export function startServer(connection: Connection, options: ServerOptions): voi
     features: () => features,
     coordinator: coordinatorConnection,
   });
+  const trust = new TrustStore(join(stateDir, 'trust.json'), logger.child('trust'));
+  const approvals = new ApprovalService({ connection, documents, trust, logger: logger.child('approvals'), config: () => config, features: () => features });
   const tasks = new TaskService({
     connection,
+    approvals,
     targets,
     answers,
     progress,
@@ -163,7 +168,15 @@ export function startServer(connection: Connection, options: ServerOptions): voi
     coordinator: coordinatorConnection,
   });
   const status = () =>
-    buildStatus({ version: options.version, client, config, features, coordinator, tasks: tasks.running().map((task) => task.state) });
+    buildStatus({
+      version: options.version,
+      client,
+      config,
+      features,
+      coordinator,
+      tasks: tasks.running().map((task) => task.state),
+      approvals: approvals.list(),
+    });
 
   connection.onInitialize((params: InitializeParams): InitializeResult => {
     initialize = params;
@@ -195,6 +208,7 @@ export function startServer(connection: Connection, options: ServerOptions): voi
       connection.client.register(DidChangeConfigurationNotification.type, { section: 'buckley' }).catch(() => undefined);
     }
     answers.load().catch(() => undefined);
+    trust.load().then(() => trust.problem && messages.error(connection, 'Buckley: the trust file is corrupt (see log)'));
     void coordinatorConnection();
   });
 
@@ -239,9 +253,9 @@ export function startServer(connection: Connection, options: ServerOptions): voi
   connection.onRequest(StatusRequest.type, status);
   connection.onCodeAction(({ textDocument, range }) => {
     const document = documents.get(textDocument.uri);
-    return document ? codeActionsFor(document, range, features.codeActionLiterals, tasks.running()) : [];
+    return document ? codeActionsFor(document, range, features.codeActionLiterals, tasks.running(), approvals.commands()) : [];
   });
-  connection.onExecuteCommand((params) => executeCommand(params, { asks, tasks, status }));
+  connection.onExecuteCommand((params) => executeCommand(params, { asks, tasks, approvals, status }));
   connection.onHover(({ textDocument, position }) =>
     features.answerHover ? answers.hover(textDocument.uri, position, features.markdownHover) : null,
   );

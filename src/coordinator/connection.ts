@@ -307,6 +307,17 @@ export class CoordinatorConnection {
     return { status: 'completed', answer: answer || lines.join('\n') };
   }
 
+  /** Sends the user's decision on a pending approval; NOT_FOUND means it was already decided. */
+  async decideApproval(executionId: string, decision: { approved: boolean; remember?: boolean; reason?: string }): Promise<void> {
+    const client = await this.ready(AbortSignal.timeout(this.callTimeoutMs));
+    const options = { timeoutMs: this.callTimeoutMs };
+    if (decision.approved) {
+      await client.unary('ApproveToolExecution', { execution_id: executionId, remember: decision.remember ?? false }, emptySchema, options);
+    } else {
+      await client.unary('RejectToolExecution', { execution_id: executionId, reason: decision.reason ?? '' }, emptySchema, options);
+    }
+  }
+
   /** Closes once the asks in flight have ended (the settings changed: a new connection takes over). */
   async closeWhenIdle(): Promise<void> {
     if (this.inFlight > 0) await new Promise<void>((resolve) => (this.idle = resolve));

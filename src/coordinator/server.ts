@@ -4,17 +4,25 @@
  * without a handler). It runs standalone (`buckley-lsp coordinator`) or embedded in the bridge
  * on a loopback port; either way the bridge reaches it over real gRPC.
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from '../logger.js';
 import { AgentError, type AgentDriver, type AgentTurn, type PermissionDecision, type PermissionRequest, type TurnSink } from '../agents/driver.js';
 import { buildPrompt } from '../agents/prompt.js';
 import { isLoopbackHost } from '../net.js';
+import { classifyRisk } from '../risk.js';
 import { agentCommunicationService } from './protos.js';
-import { AGENT_HEADER, INTENT_HEADER, SESSION_HEADER, type ContextDelta, type CreateSessionRequest, type EditorContext, type SendMessageRequest, type TaskStreamRequest } from './wire.js';
+import { AGENT_HEADER, INTENT_HEADER, SESSION_HEADER, type ContextDelta, type CreateSessionRequest, type EditorContext, type SendMessageRequest, type TaskStreamRequest, type WireToolExecution } from './wire.js';
 
 export const PROTOCOL_VERSION = '1.0';
-export const FEATURES = ['chat', 'stream_task', 'answer_stream'] as const;
+/**
+ * `answer_stream`: answers stream as `answer_delta`; `approval_events`: tool approvals are
+ * announced in TaskEvents (status `awaiting_approval`, field `approval`). Both are ours.
+ */
+export const FEATURES = ['chat', 'stream_task', 'answer_stream', 'tool_approval', 'approval_events'] as const;
+
+/** A coordinator-side limit, so a task whose approval nobody answers never waits forever. */
+export const APPROVAL_TIMEOUT_MS = 15 * 60_000;
 
 
 interface SessionState {
@@ -38,6 +46,8 @@ export interface RunningCoordinator {
 
 class CoordinatorService {
   private readonly sessions = new Map<string, SessionState>();
+  /** Approvals waiting for ApproveToolExecution / RejectToolExecution, by execution id. */
+  private readonly approvals = new Map<string, { identity: string; decide: (decision: PermissionDecision) => void }>();
 
   constructor(private readonly options: CoordinatorOptions) {}
 
@@ -48,6 +58,8 @@ class CoordinatorService {
       UpdateSessionContext: this.updateSessionContext,
       SendMessage: this.sendMessage,
       StreamTask: this.streamTask,
+      ApproveToolExecution: this.approveToolExecution,
+      RejectToolExecution: this.rejectToolExecution,
     };
   }
 
@@ -94,7 +106,7 @@ class CoordinatorService {
     const controller = new AbortController();
     call.on('cancelled', () => controller.abort());
     try {
-      const result = await turn.driver.run(turn.turn, this.sink({ text() {}, tool() {}, plan() {} }, true), controller.signal);
+      const result = await turn.driver.run(turn.turn, this.askSink({ text() {}, tool() {}, plan() {} }, turn.turn.cwd), controller.signal);
       if (result.stopReason === 'cancelled') return callback(fail(grpc.status.CANCELLED, 'the ask was cancelled'));
       callback(null, { response: { role: 'assistant', content: result.text } });
     } catch (error) {
@@ -115,15 +127,15 @@ class CoordinatorService {
       if (!controller.signal.aborted) call.write({ task_id: taskId, timestamp: timestamp(), ...event });
     };
     send({ status: 'pending', message: `Starting ${turn.driver.shortName}…` });
-    const sink = this.sink(
-      {
-        text: (delta) => send({ status: 'in_progress', answer_delta: delta }),
-        tool: (execution) => send({ status: 'in_progress', message: `${execution.tool} (${execution.status})`, tool_executions: [execution] }),
-        plan: (done, total, current) =>
-          send({ status: 'in_progress', progress: total ? Math.round((done / total) * 100) : 0, message: current ?? `${done} of ${total} steps done` }),
-      },
-      readOnly,
-    );
+    const events = {
+      text: (delta: string) => send({ status: 'in_progress', answer_delta: delta }),
+      tool: (execution: WireToolExecution) => send({ status: 'in_progress', message: `${execution.tool} (${execution.status})`, tool_executions: [execution] }),
+      plan: (done: number, total: number, current?: string) =>
+        send({ status: 'in_progress', progress: total ? Math.round((done / total) * 100) : 0, message: current ?? `${done} of ${total} steps done` }),
+    };
+    const sink = readOnly
+      ? this.askSink(events, turn.turn.cwd)
+      : this.taskSink(events, { send, identity: identityOf(call.metadata, request.agent_id), agent: turn.driver.shortName, cwd: turn.turn.cwd });
     try {
       const result = await turn.driver.run(turn.turn, sink, controller.signal);
       if (result.stopReason === 'cancelled') {
@@ -172,20 +184,86 @@ class CoordinatorService {
     };
   }
 
-  /** Completes a sink with the permission policy. */
-  private sink(partial: Omit<TurnSink, 'permission'>, readOnly: boolean): TurnSink {
+  /** An ask is read-only: low-risk reads are allowed, anything else declined without asking. */
+  private askSink(events: Omit<TurnSink, 'permission'>, cwd: string | undefined): TurnSink {
     const logger = this.options.logger;
     return {
-      ...partial,
+      ...events,
       permission: async (request: PermissionRequest): Promise<PermissionDecision> => {
-        const decision = decidePermission(request, readOnly);
+        const risk = classifyRisk({ kind: request.kind, parameters: request.parameters, workspaceRoot: cwd });
         const what = `${request.tool} (${request.kind})`;
-        if (decision !== 'reject') logger.info(`allowed ${what}: reading is allowed without asking`);
-        else if (readOnly) logger.info(`declined ${what} without asking: an ask is read-only`);
-        else logger.warn(`declined ${what}: this coordinator cannot ask the user for approval yet`);
-        return decision;
+        if (risk === 'low') {
+          logger.info(`allowed ${what}: a low-risk read`);
+          return 'allow_once';
+        }
+        logger.info(`declined ${what} without asking: an ask is read-only`);
+        return 'reject';
       },
     };
+  }
+
+  /**
+   * In a task every permission request becomes a pending approval, announced to the caller in a
+   * TaskEvent and decided by ApproveToolExecution / RejectToolExecution (from the same caller),
+   * by cancellation, or by APPROVAL_TIMEOUT_MS.
+   */
+  private taskSink(
+    events: Omit<TurnSink, 'permission'>,
+    task: { send: (event: Record<string, unknown>) => void; identity: string; agent: string; cwd: string | undefined },
+  ): TurnSink {
+    const logger = this.options.logger;
+    return {
+      ...events,
+      permission: (request: PermissionRequest, signal: AbortSignal): Promise<PermissionDecision> =>
+        new Promise<PermissionDecision>((resolve) => {
+          const executionId = randomBytes(16).toString('hex');
+          const risk = classifyRisk({ kind: request.kind, parameters: request.parameters, workspaceRoot: task.cwd });
+          const finish = (decision: PermissionDecision, why: string) => {
+            if (!this.approvals.delete(executionId)) return;
+            clearTimeout(timer);
+            signal.removeEventListener('abort', onAbort);
+            logger.info(`approval ${executionId} for ${request.tool} (${risk}): ${decision} ${why}`);
+            task.send({ status: 'in_progress', message: `${decision === 'reject' ? 'Denied' : 'Approved'}: ${request.tool}` });
+            resolve(decision);
+          };
+          const onAbort = () => finish('reject', '(task cancelled)');
+          const timer = setTimeout(() => finish('reject', `(no decision within ${APPROVAL_TIMEOUT_MS / 60_000} minutes)`), APPROVAL_TIMEOUT_MS);
+          timer.unref();
+          signal.addEventListener('abort', onAbort, { once: true });
+          this.approvals.set(executionId, { identity: task.identity, decide: (decision) => finish(decision, '(decided by the editor)') });
+          task.send({
+            status: 'awaiting_approval',
+            message: `Waiting for approval: ${request.tool}`,
+            approval: {
+              execution_id: executionId,
+              tool: request.tool,
+              parameters: request.parameters,
+              risk,
+              agent_id: task.agent,
+              title: request.title,
+              reason: '',
+            },
+          });
+        }),
+    };
+  }
+
+  private approveToolExecution = (call: grpc.ServerUnaryCall<{ execution_id: string; remember: boolean }, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+    callback(this.decideApproval(call.metadata, call.request.execution_id, call.request.remember ? 'allow_always' : 'allow_once'), {});
+  };
+
+  private rejectToolExecution = (call: grpc.ServerUnaryCall<{ execution_id: string; reason: string }, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+    callback(this.decideApproval(call.metadata, call.request.execution_id, 'reject'), {});
+  };
+
+  private decideApproval(metadata: grpc.Metadata, executionId: string, decision: PermissionDecision): grpc.ServiceError | null {
+    const pending = this.approvals.get(executionId);
+    if (!pending) return fail(grpc.status.NOT_FOUND, `no pending approval ${executionId} (unknown, or already decided)`);
+    if (identityOf(metadata, '') !== pending.identity) {
+      return fail(grpc.status.PERMISSION_DENIED, 'only the caller that started the task can decide its approvals');
+    }
+    pending.decide(decision);
+    return null;
   }
 
   endAll(): void {
@@ -194,12 +272,6 @@ class CoordinatorService {
   }
 }
 
-const READ_KINDS = new Set(['read', 'search', 'think']);
-
-/** Reads are low risk and allowed; anything else is declined during an ask and, for now, in tasks. */
-export function decidePermission(request: PermissionRequest, _readOnly: boolean): PermissionDecision {
-  return READ_KINDS.has(request.kind) ? 'allow_once' : 'reject';
-}
 
 function identityOf(metadata: grpc.Metadata, fallback: string): string {
   return metadata.get(AGENT_HEADER)[0]?.toString() || fallback || 'local';

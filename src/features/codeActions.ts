@@ -24,6 +24,7 @@ export function codeActionsFor(
   requested: Range,
   literals: boolean,
   runningTasks: readonly { id: string; title: string }[] = [],
+  approvals: readonly Command[] = [],
 ): (CodeAction | Command)[] {
   const range = normalizeRange(document, requested);
   const commands: Command[] = [];
@@ -47,6 +48,8 @@ export function codeActionsFor(
     commands.push(ask('Buckley: explain this', EXPLAIN_QUESTION), ask('Buckley: find problems', PROBLEMS_QUESTION));
     commands.push(task('Buckley: fix problems here', FIX_TASK));
   }
+  // Pending approvals first: they hold a task up.
+  commands.unshift(...approvals);
   for (const running of runningTasks) {
     commands.push({ title: `Buckley: cancel task «${shorten(running.title, 40)}»`, command: Commands.cancelTask, arguments: [{ taskId: running.id }] });
   }

@@ -6,7 +6,8 @@
  */
 import { ErrorCodes, ResponseError, type ExecuteCommandParams } from 'vscode-languageserver';
 import type { z } from 'zod';
-import { askCommandArgsSchema, cancelTaskCommandArgsSchema, Commands, describeIssues, runTaskCommandArgsSchema } from '../protocol.js';
+import { approvalCommandArgsSchema, askCommandArgsSchema, cancelTaskCommandArgsSchema, Commands, describeIssues, runTaskCommandArgsSchema } from '../protocol.js';
+import type { ApprovalService } from './approvals.js';
 import type { AskService } from './ask.js';
 import type { TaskService } from './tasks.js';
 
@@ -18,11 +19,14 @@ const USAGE: Record<string, string> = {
   [Commands.runTask]:
     'buckley.runTask takes one JSON argument {"task": "…", "uri"?: "…", "range"?: {…}, "text"?: "…"}, e.g. :lsp-workspace-command buckley.runTask {"task": "write tests for this", "text": "%{selection}", "uri": "%{buffer_name}"}',
   [Commands.cancelTask]: 'buckley.cancelTask takes {"taskId": "…"} or nothing (the newest running task)',
+  [Commands.approve]: 'buckley.approve takes {"executionId": "…", "remember"?: true} or nothing (the newest pending approval)',
+  [Commands.deny]: 'buckley.deny takes {"executionId": "…"} or nothing (the newest pending approval)',
 };
 
 export interface CommandDependencies {
   asks: AskService;
   tasks: TaskService;
+  approvals: ApprovalService;
   status(): unknown;
 }
 
@@ -39,6 +43,11 @@ export function executeCommand(params: ExecuteCommandParams, deps: CommandDepend
       const { taskId } = parseArgs(params.command, cancelTaskCommandArgsSchema, typeof first === 'string' ? { taskId: first } : (first ?? {}));
       const id = taskId ?? deps.tasks.newest();
       return { taskId: id ?? null, cancelled: id ? deps.tasks.cancel(id) : false };
+    }
+    case Commands.approve:
+    case Commands.deny: {
+      const { executionId, remember } = parseArgs(params.command, approvalCommandArgsSchema, typeof first === 'string' ? { executionId: first } : (first ?? {}));
+      return { decided: deps.approvals.decide(executionId, params.command === Commands.approve, remember) };
     }
     case Commands.status:
       return deps.status();

@@ -3,7 +3,7 @@ import type { Features } from '../capabilities.js';
 import type { Config } from '../config.js';
 import type { CoordinatorConnection } from '../coordinator/connection.js';
 import type { ClientIdentity } from '../capabilities.js';
-import type { StatusResult, TaskProgress } from '../protocol.js';
+import type { StatusResult, TaskProgress, ToolApprovalRequest } from '../protocol.js';
 
 export function buildStatus(input: {
   version: string;
@@ -12,6 +12,7 @@ export function buildStatus(input: {
   features: Features;
   coordinator: CoordinatorConnection | undefined;
   tasks: TaskProgress[];
+  approvals: ToolApprovalRequest[];
 }): StatusResult {
   const { coordinator, config, features } = input;
   const { coordinator: coordinatorFeatures, ...clientFeatures } = features;
@@ -33,6 +34,6 @@ export function buildStatus(input: {
       ...Object.fromEntries(Object.entries(coordinatorFeatures).map(([key, value]) => [`coordinator.${key}`, value])),
     },
     tasks: input.tasks,
-    approvals: [],
+    approvals: input.approvals,
   };
 }

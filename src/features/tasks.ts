@@ -14,6 +14,7 @@ import type { TaskEvent } from '../coordinator/wire.js';
 import type { Logger } from '../logger.js';
 import { TaskProgressNotification, type TaskProgress, type TaskStatus, type ToolExecution } from '../protocol.js';
 import type { Answers } from './answers.js';
+import type { ApprovalService, WireApproval } from './approvals.js';
 import * as messages from './messages.js';
 import { oneLine } from './messages.js';
 import type { Progress, ProgressFactory } from './progress.js';
@@ -27,6 +28,7 @@ export interface TaskInput extends TargetInput {
 
 export interface TaskDependencies {
   connection: Connection;
+  approvals: ApprovalService;
   answers: Answers;
   progress: ProgressFactory;
   logger: Logger;
@@ -119,6 +121,9 @@ export class TaskService {
     let outcome: StreamOutcome;
     try {
       const coordinator = await deps.coordinator();
+      const approve = (approval: WireApproval) => {
+        void deps.approvals.handle({ taskId: task.id, approval, coordinator, uri: target.document?.uri, range: target.range });
+      };
       outcome = await coordinator.runTask({
         taskId: task.id,
         query: task.title,
@@ -129,6 +134,10 @@ export class TaskService {
         intent: 'task',
         onEvent: (event) => {
           applyEvent(task, event);
+          if (event.status === 'awaiting_approval' && event.approval) {
+            task.state.message = `Waiting for your approval: ${event.approval.tool} (${event.approval.risk || 'unknown risk'}) — ${deps.approvals.hint()}`;
+            approve(event.approval);
+          }
           publish();
           progress.report(task.state.message ?? 'Working…', task.state.progress);
         },
@@ -149,6 +158,7 @@ export class TaskService {
   ): void {
     const { deps } = this;
     this.tasks.delete(task.id);
+    deps.approvals.forgetTask(task.id);
     const tools = [...task.tools.values()];
     if (outcome.status === 'completed') {
       task.state = { taskId: task.id, status: 'completed', progress: 100, message: 'Done', ...(tools.length ? { toolExecutions: tools } : {}) };

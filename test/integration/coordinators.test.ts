@@ -41,7 +41,7 @@ describe('coordinators', () => {
     const result = await client.request('buckley/ask', { question: 'Who runs you?', context: { activeFile: uri, selection: rangeOf(text, 'let lastError: unknown;') } });
     expect(result.answer).toContain('You asked: Who runs you?');
     const status = await client.request('buckley/status', {});
-    expect(status.coordinator).toMatchObject({ mode: 'remote', address: coordinator.address, state: 'ready', features: ['chat', 'stream_task', 'answer_stream'] });
+    expect(status.coordinator).toMatchObject({ mode: 'remote', address: coordinator.address, state: 'ready', features: ['chat', 'stream_task', 'answer_stream', 'tool_approval', 'approval_events'] });
   });
 
   it('talks to a Buckley-like coordinator: identity metadata, one session, open/close as UpdateSessionContext, asks via SendMessage', async () => {
@@ -67,7 +67,8 @@ describe('coordinators', () => {
     expect(buckley.calls.filter((call) => call.method === 'CreateSession')).toHaveLength(1);
 
     const status = await client.request('buckley/status', {});
-    expect(status.features).toMatchObject({ 'coordinator.chat': true, 'coordinator.answerStream': false, 'coordinator.toolApproval': true });
+    // Buckley has the approval RPCs but announces no approvals: reported as such.
+    expect(status.features).toMatchObject({ 'coordinator.chat': true, 'coordinator.answerStream': false, 'coordinator.toolApproval': true, 'coordinator.approvalEvents': false });
   });
 
   it('answers initialize while the coordinator does not answer, then reports it unavailable with what to do', async () => {

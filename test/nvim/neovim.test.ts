@@ -65,7 +65,18 @@ describe.skipIf(!available)('Neovim (real editor)', () => {
 
   it('runs "Buckley: fix problems here" as a task and follows its $/progress to the end', async () => {
     const result = await runNvim('task.lua');
-    expect(result.steps).toEqual(['initialized', expect.stringMatching(/^selected lines \d+-\d+$/), 'chose Buckley: fix problems here', 'progress ended']);
+    expect(result.steps).toEqual([
+      'initialized',
+      expect.stringMatching(/^selected lines \d+-\d+$/),
+      'chose Buckley: fix problems here',
+      'approved in the prompt',
+      'progress ended',
+    ]);
+    // The prompt showed what will run, its risk and the agent, with the three choices.
+    expect(result.prompt[0]).toBe('Buckley: scripted-agent.mjs wants to use Edit config.json (risk: medium). Parameters: path=config.json, content={}.');
+    expect(result.prompt.slice(1)).toEqual(['\nRequest Actions:', '1. Approve', '2. Approve & trust', '3. Deny']);
+    // The agent got the approval (and its read was approved by the default policy, unasked).
+    expect(result.hover).toContain('Permission to read: yes; permission to edit: yes.');
     const titles = new Set(result.progress.map((p: any) => p.title));
     expect([...titles]).toEqual(['Buckley: Fix the problems in this code.']);
     expect(result.progress.at(-1)).toMatchObject({ done: true, message: 'Done' });

@@ -24,10 +24,37 @@ t.run(function()
     })
   end
 
+  -- The agent asks to edit a file: Neovim 0.7 shows window/showMessageRequest with inputlist();
+  -- answer it as the user would, choosing "Approve".
+  vim.fn.inputlist = function(lines)
+    t.result.prompt = lines
+    for i, line in ipairs(lines) do
+      if line:match('^%d+%. Approve$') then
+        t.step('approved in the prompt')
+        return tonumber(line:match('^(%d+)')) or 0
+      end
+    end
+    return 0
+  end
+
   local first, last = t.select_lines('export function backoff', 'return 2 \\*\\* attempt')
   t.choose_code_action('Buckley: fix problems here', first, last)
   assert(vim.wait(30000, function() return ended ~= nil end, 50), 'the task progress never ended')
   t.step('progress ended')
+
+  -- The agent's answer (delivered like an ask's) says what it was allowed to do.
+  local params = { textDocument = { uri = vim.uri_from_bufnr(bufnr) }, position = { line = last - 1, character = 4 } }
+  assert(vim.wait(10000, function()
+    local responses = vim.lsp.buf_request_sync(bufnr, 'textDocument/hover', params, 2000) or {}
+    for _, response in pairs(responses) do
+      local contents = response.result and response.result.contents
+      if contents and contents.value and contents.value:find('permission to edit', 1, true) then
+        t.result.hover = contents.value
+        return true
+      end
+    end
+    return false
+  end, 100), 'no answer on hover')
   t.result.progress = seen
   t.result.file_unchanged = not vim.bo[bufnr].modified
   t.result.client_alive = vim.lsp.get_client_by_id(client_id) ~= nil

@@ -63,7 +63,7 @@ describe('negotiate', () => {
     const config = configSchema.parse({ answers: { showDocument: false, hover: false } });
     const negotiated = negotiate({ initialize: payload('neovim-0.10.4'), config, coordinator: ['chat', 'stream_task', 'answer_stream'] });
     expect(negotiated).toMatchObject({ showDocument: false, answerHover: false, answerMessage: true });
-    expect(negotiated.coordinator).toEqual({ chat: true, streamTask: true, answerStream: true, toolApproval: false });
+    expect(negotiated.coordinator).toEqual({ chat: true, streamTask: true, answerStream: true, toolApproval: false, approvalEvents: false });
   });
 
   it('copes with a client that sends no capabilities and no clientInfo', () => {

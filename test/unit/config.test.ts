@@ -17,6 +17,10 @@ describe('config', () => {
           "showDocument": true,
           "showMessage": true,
         },
+        "approvals": {
+          "autoApprove": "low",
+          "timeoutMs": 300000,
+        },
         "ask": {
           "timeoutMs": 180000,
         },

@@ -1,0 +1,271 @@
+/**
+ * Tool approvals: the agent wants to run a tool; the user sees exactly what will run, how risky
+ * it is and which agent asks, and decides — through `buckley/approveTool` (opted-in clients),
+ * `window/showMessageRequest`, or the code-action fallback (a diagnostic on the task's document
+ * with Approve / Approve & trust / Deny actions, also reachable as `buckley.approve` /
+ * `buckley.deny`) — or the policy decides (auto-approval up to a risk, remembered trust). Every
+ * approval gets exactly one decision, logged; one nobody answers is denied after a timeout.
+ */
+import {
+  DiagnosticSeverity,
+  ErrorCodes,
+  MessageType,
+  ResponseError,
+  ShowMessageRequest,
+  type Command,
+  type Connection,
+  type Diagnostic,
+  type Range,
+  type TextDocuments,
+} from 'vscode-languageserver';
+import type { TextDocument } from 'vscode-languageserver-textdocument';
+import type { Features } from '../capabilities.js';
+import type { Config } from '../config.js';
+import type { CoordinatorConnection } from '../coordinator/connection.js';
+import type { TaskEvent } from '../coordinator/wire.js';
+import type { Logger } from '../logger.js';
+import { ApproveToolRequest, Commands, toolApprovalResultSchema, type ToolApprovalRequest } from '../protocol.js';
+import { riskAtMost, RISKS, type Risk } from '../risk.js';
+import * as messages from './messages.js';
+import { TrustStoreError, type TrustStore } from './trust.js';
+
+export type WireApproval = NonNullable<TaskEvent['approval']>;
+
+export interface Decision {
+  approved: boolean;
+  remember: boolean;
+  /** Who decided: the user (and how), the policy, trust, the timeout. */
+  by: string;
+  reason?: string;
+}
+
+export interface ApprovalDependencies {
+  connection: Connection;
+  documents: TextDocuments<TextDocument>;
+  trust: TrustStore;
+  logger: Logger;
+  config(): Config;
+  features(): Features;
+}
+
+interface Pending {
+  request: ToolApprovalRequest;
+  coordinator: CoordinatorConnection;
+  /** The document the task was started from: where the fallback diagnostic goes. */
+  uri?: string;
+  range?: Range;
+  settle(decision: Decision): void;
+}
+
+const APPROVE = 'Approve';
+const TRUST = 'Approve & trust';
+const DENY = 'Deny';
+
+export class ApprovalService {
+  private readonly pending = new Map<string, Pending>();
+  private readonly diagnosticsShown = new Set<string>();
+
+  constructor(private readonly deps: ApprovalDependencies) {}
+
+  /** Decides one approval announced by the coordinator and sends the decision back. */
+  handle(input: { taskId: string; approval: WireApproval; coordinator: CoordinatorConnection; uri?: string; range?: Range }): Promise<Decision> {
+    const { deps } = this;
+    const { approval } = input;
+    const risk: Risk = (RISKS as readonly string[]).includes(approval.risk) ? (approval.risk as Risk) : 'high';
+    const request: ToolApprovalRequest = {
+      executionId: approval.execution_id,
+      tool: approval.tool || 'a tool',
+      parameters: approval.parameters,
+      risk,
+      agent: { id: approval.agent_id || 'agent' },
+      taskId: input.taskId,
+      ...(approval.title ? { title: approval.title } : {}),
+    };
+    const config = deps.config();
+    return new Promise<Decision>((resolve) => {
+      let timer: NodeJS.Timeout | undefined;
+      const pending: Pending = {
+        request,
+        coordinator: input.coordinator,
+        uri: input.uri,
+        range: input.range,
+        settle: (decision) => {
+          if (this.pending.get(request.executionId) !== pending) return; // exactly one decision
+          this.pending.delete(request.executionId);
+          clearTimeout(timer);
+          this.publishDiagnostics();
+          void this.apply(pending, decision).finally(() => resolve(decision));
+        },
+      };
+      this.pending.set(request.executionId, pending);
+
+      if (risk !== 'destructive' && riskAtMost(risk, config.approvals.autoApprove)) {
+        return pending.settle({ approved: true, remember: false, by: `policy (buckley.approvals.autoApprove = ${config.approvals.autoApprove})` });
+      }
+      if (risk !== 'destructive' && deps.trust.isTrusted(request.agent.id, request.tool)) {
+        return pending.settle({ approved: true, remember: false, by: 'trust (Approve & trust earlier)' });
+      }
+      const seconds = Math.round(config.approvals.timeoutMs / 1000);
+      timer = setTimeout(
+        () => pending.settle({ approved: false, remember: false, by: 'timeout', reason: `no answer within ${seconds} s (setting buckley.approvals.timeoutMs)` }),
+        config.approvals.timeoutMs,
+      );
+      this.ask(pending);
+    });
+  }
+
+  /** A decision from the code actions or the `buckley.approve` / `buckley.deny` commands. */
+  decide(executionId: string | undefined, approved: boolean, remember = false): boolean {
+    const id = executionId ?? [...this.pending.keys()].at(-1);
+    const pending = id ? this.pending.get(id) : undefined;
+    if (!pending) return false;
+    pending.settle({ approved, remember: approved && remember, by: 'the user (code action or command)' });
+    return true;
+  }
+
+  /** Approvals of a task that ended are void: the coordinator has dropped them. */
+  forgetTask(taskId: string): void {
+    for (const [id, pending] of this.pending) {
+      if (pending.request.taskId !== taskId) continue;
+      this.pending.delete(id);
+      this.deps.logger.info(`approval ${id} for ${pending.request.tool}: void, its task ended`);
+    }
+    this.publishDiagnostics();
+  }
+
+  list(): ToolApprovalRequest[] {
+    return [...this.pending.values()].map((pending) => pending.request);
+  }
+
+  /** Approve / Approve & trust / Deny for every pending approval, as commands. */
+  commands(): Command[] {
+    return [...this.pending.values()].flatMap(({ request }) => {
+      const what = `«${shorten(request.tool, 40)}» (${request.risk})`;
+      const id = { executionId: request.executionId };
+      return [
+        { title: `Buckley: approve ${what}`, command: Commands.approve, arguments: [id] },
+        ...(request.risk === 'destructive' ? [] : [{ title: `Buckley: approve & trust ${what}`, command: Commands.approve, arguments: [{ ...id, remember: true }] }]),
+        { title: `Buckley: deny ${what}`, command: Commands.deny, arguments: [id] },
+      ];
+    });
+  }
+
+  /** How the user can decide, for the task's progress message. */
+  hint(): string {
+    const features = this.deps.features();
+    if (features.approveTool || features.showMessageRequest) return 'answer the prompt';
+    return 'use the code action "Buckley: approve…" or "Buckley: deny…"';
+  }
+
+  /** Asks through the best channel the editor has. */
+  private ask(pending: Pending): void {
+    const { connection, logger } = this.deps;
+    const features = this.deps.features();
+    const { request } = pending;
+    const fallBack = () => this.askWithMessageOrDiagnostic(pending, features);
+    if (!features.approveTool) return fallBack();
+    connection.sendRequest(ApproveToolRequest.type, request).then(
+      (answer) => {
+        const parsed = toolApprovalResultSchema.safeParse(answer);
+        if (parsed.success) pending.settle({ approved: parsed.data.approved, remember: parsed.data.approved && parsed.data.remember === true, by: 'the user (buckley/approveTool)' });
+        else pending.settle({ approved: false, remember: false, by: 'the editor', reason: `buckley/approveTool answered ${JSON.stringify(answer)}, which is not a decision` });
+      },
+      (error: unknown) => {
+        if (error instanceof ResponseError && error.code === ErrorCodes.MethodNotFound) {
+          logger.info('the editor does not handle buckley/approveTool after all; asking another way');
+          return fallBack();
+        }
+        pending.settle({ approved: false, remember: false, by: 'the editor', reason: `buckley/approveTool failed: ${(error as Error).message}` });
+      },
+    );
+  }
+
+  private askWithMessageOrDiagnostic(pending: Pending, features: Features): void {
+    const { request } = pending;
+    if (features.showMessageRequest) {
+      const actions = [{ title: APPROVE }, ...(request.risk === 'destructive' ? [] : [{ title: TRUST }]), { title: DENY }];
+      this.deps.connection.sendRequest(ShowMessageRequest.type, { type: MessageType.Warning, message: describeRequest(request), actions }).then(
+        (choice) => {
+          const title = choice?.title;
+          if (title === APPROVE || title === TRUST) pending.settle({ approved: true, remember: title === TRUST, by: 'the user (prompt)' });
+          else pending.settle({ approved: false, remember: false, by: 'the user (prompt)', ...(title === DENY ? {} : { reason: 'the prompt was dismissed' }) });
+        },
+        (error: Error) => pending.settle({ approved: false, remember: false, by: 'the editor', reason: `the prompt failed: ${error.message}` }),
+      );
+      return;
+    }
+    pending.uri ??= this.deps.documents.all()[0]?.uri;
+    if (pending.uri) {
+      this.publishDiagnostics();
+      messages.warn(this.deps.connection, `Buckley: approve or deny ${request.tool} (code actions)`);
+      return;
+    }
+    pending.settle({
+      approved: false,
+      remember: false,
+      by: 'policy',
+      reason: 'the editor cannot be asked (no prompt, no open document for the code actions); raise buckley.approvals.autoApprove to allow such tools',
+    });
+  }
+
+  /** One diagnostic per pending approval on its document; documents with none are cleared. */
+  private publishDiagnostics(): void {
+    const byUri = new Map<string, Diagnostic[]>();
+    const features = this.deps.features();
+    const fallback = !features.approveTool && !features.showMessageRequest;
+    for (const pending of this.pending.values()) {
+      if (!fallback || !pending.uri) continue;
+      const list = byUri.get(pending.uri) ?? [];
+      list.push({
+        range: pending.range ? { start: pending.range.start, end: pending.range.start } : { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } },
+        severity: DiagnosticSeverity.Warning,
+        source: 'buckley',
+        code: pending.request.executionId,
+        message: `${describeRequest(pending.request)} Use the code actions "Buckley: approve…" or "Buckley: deny…".`,
+      });
+      byUri.set(pending.uri, list);
+    }
+    for (const uri of new Set([...this.diagnosticsShown, ...byUri.keys()])) {
+      void this.deps.connection.sendDiagnostics({ uri, diagnostics: byUri.get(uri) ?? [] });
+      if (byUri.has(uri)) this.diagnosticsShown.add(uri);
+      else this.diagnosticsShown.delete(uri);
+    }
+  }
+
+  /** Sends the decision to the coordinator, remembers trust, and logs it: one line per approval. */
+  private async apply(pending: Pending, decision: Decision): Promise<void> {
+    const { logger, connection, trust } = this.deps;
+    const { request } = pending;
+    const line = `approval ${request.executionId}: ${request.agent.id} wants ${request.tool} (${request.risk}) — ${decision.approved ? 'approved' : 'denied'} by ${decision.by}${decision.reason ? `: ${decision.reason}` : ''}`;
+    logger.info(line);
+    if (decision.by === 'timeout' || (!decision.approved && decision.by === 'policy')) {
+      messages.warn(connection, `Buckley: denied ${request.tool}: ${decision.reason}`);
+    }
+    if (decision.remember && request.risk !== 'destructive') {
+      await trust.trust(request.agent.id, request.tool).catch((error: Error) => {
+        logger.error(`could not remember the trust: ${error.message}`);
+        if (error instanceof TrustStoreError) messages.error(connection, `Buckley: trust not saved: ${error.message}`);
+      });
+    }
+    try {
+      await pending.coordinator.decideApproval(request.executionId, { approved: decision.approved, remember: decision.remember, reason: decision.reason ?? `denied by ${decision.by}` });
+    } catch (error) {
+      logger.warn(`the coordinator did not take the decision on ${request.executionId}: ${(error as Error).message}`);
+    }
+  }
+}
+
+/** What will run, how risky it is and who asks, in a few lines. */
+export function describeRequest(request: ToolApprovalRequest): string {
+  const command = request.parameters.command;
+  const what = typeof command === 'string' && command ? `run \`${command}\`` : `use ${request.tool}`;
+  const parameters = Object.entries(request.parameters)
+    .filter(([key]) => key !== 'command')
+    .map(([key, value]) => `${key}=${shorten(String(value), 80)}`)
+    .join(', ');
+  return `Buckley: ${request.agent.id} wants to ${what} (risk: ${request.risk}).${request.title && request.title !== request.tool ? ` ${request.title}.` : ''}${parameters ? ` Parameters: ${parameters}.` : ''}`;
+}
+
+function shorten(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}
