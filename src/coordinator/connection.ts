@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../config.js';
 import { AskFailedError } from '../errors.js';
+import { seconds } from '../features/messages.js';
 import type { Logger } from '../logger.js';
 import { CoordinatorClient } from './client.js';
 import { CoordinatorError, Status } from './errors.js';
@@ -340,9 +341,4 @@ function describeConnectFailure(mode: 'embedded' | 'remote', address: string, er
 
 function uriToPath(uri: string): string {
   return uri.startsWith('file:') ? fileURLToPath(uri) : uri;
-}
-
-/** 1500 → "1.5 s", 180000 → "180 s". */
-function seconds(ms: number): string {
-  return `${Number((ms / 1000).toFixed(1))} s`;
 }

@@ -99,19 +99,29 @@ export class ApprovalService {
       };
       this.pending.set(request.executionId, pending);
 
-      if (risk !== 'destructive' && riskAtMost(risk, config.approvals.autoApprove)) {
-        return pending.settle({ approved: true, remember: false, by: `policy (buckley.approvals.autoApprove = ${config.approvals.autoApprove})` });
-      }
-      if (risk !== 'destructive' && deps.trust.isTrusted(request.agent.id, request.tool)) {
-        return pending.settle({ approved: true, remember: false, by: 'trust (Approve & trust earlier)' });
-      }
-      const seconds = Math.round(config.approvals.timeoutMs / 1000);
+      const automatic = this.automaticDecision(request);
+      if (automatic) return pending.settle(automatic);
       timer = setTimeout(
-        () => pending.settle({ approved: false, remember: false, by: 'timeout', reason: `no answer within ${seconds} s (setting buckley.approvals.timeoutMs)` }),
+        () => pending.settle({ approved: false, remember: false, by: 'timeout', reason: `no answer within ${messages.seconds(config.approvals.timeoutMs)} (setting buckley.approvals.timeoutMs)` }),
         config.approvals.timeoutMs,
       );
       this.ask(pending);
     });
+  }
+
+  /** Whether the user will be asked, or the policy or remembered trust decide at once. */
+  needsUser(approval: WireApproval): boolean {
+    const risk = (RISKS as readonly string[]).includes(approval.risk) ? (approval.risk as Risk) : 'high';
+    return this.automaticDecision({ risk, agent: { id: approval.agent_id || 'agent' }, tool: approval.tool || 'a tool' }) === undefined;
+  }
+
+  /** Approval without asking: within the auto-approval risk, or trusted earlier; never destructive. */
+  private automaticDecision(request: Pick<ToolApprovalRequest, 'risk' | 'agent' | 'tool'>): Decision | undefined {
+    const { autoApprove } = this.deps.config().approvals;
+    if (request.risk === 'destructive') return undefined;
+    if (riskAtMost(request.risk, autoApprove)) return { approved: true, remember: false, by: `policy (buckley.approvals.autoApprove = ${autoApprove})` };
+    if (this.deps.trust.isTrusted(request.agent.id, request.tool)) return { approved: true, remember: false, by: 'trust (Approve & trust earlier)' };
+    return undefined;
   }
 
   /** A decision from the code actions or the `buckley.approve` / `buckley.deny` commands. */

@@ -91,7 +91,7 @@ export class AskService {
       });
       if (outcome.kind === 'cancelled') {
         const timedOut = controller.signal.reason instanceof Error && controller.signal.reason.message === 'timeout';
-        if (timedOut) throw new AskFailedError(`no answer within ${Number((config.ask.timeoutMs / 1000).toFixed(1))} s (setting buckley.ask.timeoutMs)`);
+        if (timedOut) throw new AskFailedError(`no answer within ${messages.seconds(config.ask.timeoutMs)} (setting buckley.ask.timeoutMs)`);
         progress.done('Cancelled');
         throw new ResponseError(LSPErrorCodes.RequestCancelled, 'the ask was cancelled');
       }

@@ -17,6 +17,11 @@ export const info = (connection: Connection, text: string, max?: number) => show
 export const warn = (connection: Connection, text: string, max?: number) => showMessage(connection, MessageType.Warning, text, max);
 export const error = (connection: Connection, text: string, max?: number) => showMessage(connection, MessageType.Error, text, max);
 
+/** 1500 → "1.5 s", 180000 → "180 s". */
+export function seconds(ms: number): string {
+  return `${Number((ms / 1000).toFixed(1))} s`;
+}
+
 /** One line of at most `max` characters, never ending on half a surrogate pair. */
 export function oneLine(text: string, max = MESSAGE_WIDTH): string {
   const flat = text.replace(/\s+/g, ' ').trim();

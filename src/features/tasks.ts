@@ -110,8 +110,12 @@ export class TaskService {
       (state) => void deps.connection.sendNotification(TaskProgressNotification.type, state),
       UPDATE_INTERVAL_MS,
     );
+    let lastStatus: TaskStatus | undefined;
     const publish = () => {
-      if (features.taskProgress) notifications.push(snapshot(task));
+      if (!features.taskProgress) return;
+      // A change of status (waiting for approval, and back) is sent at once; the rest coalesced.
+      notifications.push(snapshot(task), lastStatus !== undefined && task.state.status !== lastStatus);
+      lastStatus = task.state.status;
     };
     publish();
     const progress = await deps.progress.begin({ title: `Buckley: ${oneLine(task.title, 50)}`, workDoneProgress: features.workDoneProgress });
@@ -135,7 +139,12 @@ export class TaskService {
         onEvent: (event) => {
           applyEvent(task, event);
           if (event.status === 'awaiting_approval' && event.approval) {
-            task.state.message = `Waiting for your approval: ${event.approval.tool} (${event.approval.risk || 'unknown risk'}) — ${deps.approvals.hint()}`;
+            if (deps.approvals.needsUser(event.approval)) {
+              task.state.message = `Waiting for your approval: ${event.approval.tool} (${event.approval.risk || 'unknown risk'}) — ${deps.approvals.hint()}`;
+            } else {
+              // Decided at once by policy or trust: nothing to wait for.
+              task.state = { ...task.state, status: 'in_progress', message: `Approved: ${event.approval.tool}` };
+            }
             approve(event.approval);
           }
           publish();

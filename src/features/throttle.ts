@@ -15,11 +15,12 @@ export class Coalescer<T> {
     private readonly intervalMs: number,
   ) {}
 
-  push(value: T): void {
+  /** `now`: a change the user must see (e.g. waiting for approval) goes out at once. */
+  push(value: T, now = false): void {
     if (this.finished) return;
     this.pending = { value };
     const wait = this.lastSent + this.intervalMs - Date.now();
-    if (wait <= 0) this.flush();
+    if (wait <= 0 || now) this.flush();
     else this.timer ??= setTimeout(() => this.flush(), wait);
   }
 

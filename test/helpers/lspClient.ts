@@ -35,6 +35,8 @@ export interface ClientOptions {
   settings?: unknown;
   /** How to answer window/showMessageRequest (default: the first action). */
   answerMessageRequest?: (params: any) => unknown;
+  /** Handlers for other server → client requests (e.g. buckley/approveTool), by method. */
+  handlers?: Record<string, (params: any) => unknown>;
   stateDir?: string;
 }
 
@@ -65,6 +67,8 @@ export class TestClient {
     connection.onUnhandledProgress((params) => record('notification')('$/progress', params));
     connection.onRequest((method, params) => {
       record('request')(method, params);
+      const handler = options.handlers?.[method];
+      if (handler) return handler(params);
       switch (method) {
         case 'workspace/configuration':
           return ((params as any).items as unknown[]).map(() => this.settings ?? null);

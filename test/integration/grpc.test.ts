@@ -145,6 +145,37 @@ describe('our coordinator', () => {
     expect(tools).toContainEqual(expect.objectContaining({ id: 'edit-1', kind: 'edit', status: 'failed' }));
   });
 
+  it('announces tool approvals in TaskEvents and takes exactly one decision each, from the caller only', async () => {
+    const running = await coordinator();
+    const owner = client(running.address, 'editor-1');
+    const intruder = client(running.address, 'intruder');
+    const session = await owner.unary('CreateSession', { agent_id: 'editor-1' }, sessionSchema, { timeoutMs: 5000 });
+    const empty = z.object({});
+    const approvals: NonNullable<TaskEvent['approval']>[] = [];
+    let answer = '';
+    for await (const event of owner.stream('StreamTask', { task_id: 't-2', agent_id: 'editor-1', query: 'Tidy the config' }, taskEventSchema, {
+      timeoutMs: 30_000,
+      metadata: { 'x-buckley-session-id': session.session_id },
+    })) {
+      answer += event.answer_delta;
+      if (event.status !== 'awaiting_approval' || !event.approval) continue;
+      const id = event.approval.execution_id;
+      approvals.push(event.approval);
+      await expect(intruder.unary('ApproveToolExecution', { execution_id: id }, empty, { timeoutMs: 5000 })).rejects.toMatchObject({ code: grpc.status.PERMISSION_DENIED });
+      if (event.approval.tool === 'Read README.md') await owner.unary('ApproveToolExecution', { execution_id: id }, empty, { timeoutMs: 5000 });
+      else await owner.unary('RejectToolExecution', { execution_id: id, reason: 'not now' }, empty, { timeoutMs: 5000 });
+      await expect(owner.unary('ApproveToolExecution', { execution_id: id }, empty, { timeoutMs: 5000 })).rejects.toMatchObject({ code: grpc.status.NOT_FOUND });
+    }
+    expect(answer).toContain('Permission to read: yes; permission to edit: no.');
+    expect(approvals).toMatchObject([
+      { tool: 'Read README.md', risk: 'low', parameters: { path: 'README.md' }, agent_id: 'scripted-agent.mjs' },
+      { tool: 'Edit config.json', risk: 'medium', parameters: { path: 'config.json', content: '{}' } },
+    ]);
+    expect(new Set(approvals.map((a) => a.execution_id)).size).toBe(2);
+    for (const approval of approvals) expect(approval.execution_id).toMatch(/^[0-9a-f]{32}$/);
+    await expect(owner.unary('RejectToolExecution', { execution_id: 'no-such-approval' }, empty, { timeoutMs: 5000 })).rejects.toMatchObject({ code: grpc.status.NOT_FOUND });
+  });
+
   it('refuses to listen in plaintext on a non-loopback address', async () => {
     await expect(startCoordinator('0.0.0.0:0', { logger })).rejects.toThrow('plaintext is only allowed on loopback addresses');
   });
