@@ -77,4 +77,22 @@ function M.choose_code_action(title, first, last)
   M.result.offered = offered
 end
 
+-- Asks hover at (line, character) until its text contains `needle`; returns that text.
+function M.wait_for_hover(bufnr, line, character, needle)
+  local params = { textDocument = { uri = vim.uri_from_bufnr(bufnr) }, position = { line = line, character = character } }
+  local found
+  assert(vim.wait(30000, function()
+    local responses = vim.lsp.buf_request_sync(bufnr, 'textDocument/hover', params, 2000) or {}
+    for _, response in pairs(responses) do
+      local contents = response.result and response.result.contents
+      if contents and contents.value and contents.value:find(needle, 1, true) then
+        found = contents.value
+        return true
+      end
+    end
+    return false
+  end, 100), 'no hover containing ' .. needle)
+  return found
+end
+
 return M

@@ -8,18 +8,7 @@ t.run(function()
   t.choose_code_action('Buckley: explain this', first, last)
 
   -- Wait for the answer, asking hover inside the selection until it has one.
-  local params = { textDocument = { uri = vim.uri_from_bufnr(bufnr) }, position = { line = last - 1, character = 4 } }
-  assert(vim.wait(30000, function()
-    local responses = vim.lsp.buf_request_sync(bufnr, 'textDocument/hover', params, 2000) or {}
-    for _, response in pairs(responses) do
-      local contents = response.result and response.result.contents
-      if contents and contents.value and contents.value:find('You asked:', 1, true) then
-        t.result.hover = contents.value
-        return true
-      end
-    end
-    return false
-  end, 100), 'no answer on hover')
+  t.result.hover = t.wait_for_hover(bufnr, last - 1, 4, 'You asked:')
   t.step('answer on hover')
 
   -- And the real hover UI: a floating window showing the answer.

@@ -43,18 +43,7 @@ t.run(function()
   t.step('progress ended')
 
   -- The agent's answer (delivered like an ask's) says what it was allowed to do.
-  local params = { textDocument = { uri = vim.uri_from_bufnr(bufnr) }, position = { line = last - 1, character = 4 } }
-  assert(vim.wait(10000, function()
-    local responses = vim.lsp.buf_request_sync(bufnr, 'textDocument/hover', params, 2000) or {}
-    for _, response in pairs(responses) do
-      local contents = response.result and response.result.contents
-      if contents and contents.value and contents.value:find('permission to edit', 1, true) then
-        t.result.hover = contents.value
-        return true
-      end
-    end
-    return false
-  end, 100), 'no answer on hover')
+  t.result.hover = t.wait_for_hover(bufnr, last - 1, 4, 'permission to edit')
   t.result.progress = seen
   t.result.file_unchanged = not vim.bo[bufnr].modified
   t.result.client_alive = vim.lsp.get_client_by_id(client_id) ~= nil
