@@ -17,8 +17,9 @@ import {
 } from 'vscode-languageserver';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { clientIdentity, negotiate, type ClientIdentity, type Features, type InitializeInput } from './capabilities.js';
-import { configFromEnv, defaultConfig, describeProblems, resolveConfig, type Config, type ConfigInput, type ConfigSource } from './config.js';
-import type { CoordinatorConnection } from './coordinator/connection.js';
+import type { ConfigInput } from './config.js';
+import { CoordinatorLink } from './coordinator/link.js';
+import { Settings } from './settings.js';
 import { Answers } from './features/answers.js';
 import { AskService } from './features/ask.js';
 import { codeActionsFor } from './features/codeActions.js';
@@ -70,78 +71,35 @@ export function startServer(connection: Connection, options: ServerOptions): voi
   let initialize: InitializeInput = { capabilities: {} };
   let client: ClientIdentity = { name: 'unknown' };
   let workspaceRoots: string[] = [];
-  let config: Config = defaultConfig;
-  let features: Features = negotiate({ initialize, config });
-  let coordinator: CoordinatorConnection | undefined;
-  let coordinatorReady: Promise<CoordinatorConnection> | undefined;
-  const sources: { env: ConfigSource; cli: ConfigSource; init: ConfigSource; workspace: ConfigSource } = {
-    env: { name: 'environment', values: configFromEnv(env) },
-    cli: { name: 'command line', values: options.cliConfig },
-    init: { name: 'initializationOptions', values: undefined },
-    workspace: { name: 'workspace/configuration', values: undefined },
+  const settings = new Settings(env, options.cliConfig, logger, (problems) => {
+    const keys = [...new Set(problems.map((problem) => problem.key))].join(', ');
+    messages.error(connection, `Buckley: invalid ${keys} (see log)`);
+  });
+  const config = () => settings.current;
+  const link = new CoordinatorLink({
+    logger: logger.child('coordinator'),
+    env,
+    serverVersion: options.version,
+    config,
+    clientName: () => client.name,
+    workspaceRoot: () => workspaceRoots[0],
+    openDocuments: () => documents.all().map((document) => document.uri),
+    onStateChange: (coordinator) => {
+      renegotiate();
+      if (coordinator.error) messages.warn(connection, `Buckley: ${coordinator.errorSummary ?? coordinator.error} (see log)`);
+    },
+  });
+  let features: Features = negotiate({ initialize, config: config() });
+  const renegotiate = () => {
+    features = negotiate({ initialize, config: config(), coordinator: link.current?.features });
   };
-
-  let haveGoodConfig = false;
-  /**
-   * Re-reads every source. A bad value is reported naming its key; the last good configuration
-   * stays, or at startup the configuration of the sources that are valid.
-   */
-  const applyConfig = (): void => {
-    const all = [sources.env, sources.cli, sources.init, sources.workspace];
-    let result = resolveConfig(all);
-    if (!result.ok) {
-      const problems = result.problems;
-      logger.error(`invalid settings, ${haveGoodConfig ? 'keeping the last good ones' : 'ignoring them'}: ${describeProblems(problems)}`);
-      const keys = [...new Set(problems.map((problem) => problem.key))].join(', ');
-      messages.error(connection, `Buckley: invalid ${keys} (see log)`);
-      if (haveGoodConfig) return;
-      const bad = new Set(problems.map((problem) => problem.source));
-      result = resolveConfig(all.filter((source) => !bad.has(source.name)));
-      if (!result.ok) return;
-    }
-    haveGoodConfig = true;
-    config = result.config;
-    reconnectIfNeeded();
-    logger.setLevel(config.log.level);
-    if (config.answers.directory) answers.setDirectory(config.answers.directory);
-    features = negotiate({ initialize, config, coordinator: coordinator?.features });
-  };
-
-  /** The settings the coordinator connection was made with: a change means a new connection. */
-  const connectionSettings = () => JSON.stringify([config.coordinator, config.agent]);
-  let connectedWith: string | undefined;
-  const reconnectIfNeeded = () => {
-    if (!coordinatorReady || connectedWith === connectionSettings()) return;
-    logger.info('coordinator or agent settings changed: connecting anew (asks in flight finish on the old connection)');
-    const old = coordinatorReady;
-    coordinator = undefined;
-    coordinatorReady = undefined;
-    void old.then((connection) => connection.closeWhenIdle());
-    void coordinatorConnection();
-  };
-
-  const coordinatorConnection = (): Promise<CoordinatorConnection> => {
-    coordinatorReady ??= import('./coordinator/connection.js').then(({ CoordinatorConnection }) => {
-      connectedWith = connectionSettings();
-      const created = new CoordinatorConnection({
-        config,
-        logger: logger.child('coordinator'),
-        env,
-        clientName: client.name,
-        serverVersion: options.version,
-        workspaceRoot: workspaceRoots[0],
-      });
-      coordinator = created;
-      for (const document of documents.all()) created.documentOpened(document.uri);
-      created.onStateChange(() => {
-        if (coordinator !== created) return;
-        features = negotiate({ initialize, config, coordinator: created.features });
-        if (created.error) messages.warn(connection, `Buckley: ${created.errorSummary ?? created.error} (see log)`);
-      });
-      return created;
-    });
-    return coordinatorReady;
-  };
+  settings.onChange((current) => {
+    logger.setLevel(current.log.level);
+    if (current.answers.directory) answers.setDirectory(current.answers.directory);
+    link.settingsChanged(current);
+    renegotiate();
+  });
+  const coordinator = () => link.get();
 
   const targets = new Targets(documents, () => workspaceRoots, logger.child('context'));
   const asks = new AskService({
@@ -150,12 +108,12 @@ export function startServer(connection: Connection, options: ServerOptions): voi
     answers,
     progress,
     logger: logger.child('ask'),
-    config: () => config,
+    config,
     features: () => features,
-    coordinator: coordinatorConnection,
+    coordinator,
   });
   const trust = new TrustStore(join(stateDir, 'trust.json'), logger.child('trust'));
-  const approvals = new ApprovalService({ connection, documents, trust, logger: logger.child('approvals'), config: () => config, features: () => features });
+  const approvals = new ApprovalService({ connection, documents, trust, logger: logger.child('approvals'), config, features: () => features });
   const tasks = new TaskService({
     connection,
     approvals,
@@ -163,17 +121,17 @@ export function startServer(connection: Connection, options: ServerOptions): voi
     answers,
     progress,
     logger: logger.child('task'),
-    config: () => config,
+    config,
     features: () => features,
-    coordinator: coordinatorConnection,
+    coordinator,
   });
   const status = () =>
     buildStatus({
       version: options.version,
       client,
-      config,
+      config: config(),
       features,
-      coordinator,
+      coordinator: link.current,
       tasks: tasks.running().map((task) => task.state),
       approvals: approvals.list(),
     });
@@ -182,9 +140,9 @@ export function startServer(connection: Connection, options: ServerOptions): voi
     initialize = params;
     client = clientIdentity(params);
     workspaceRoots = workspaceRootsOf(params);
-    const { clientCapabilities: _ignored, ...settings } = (params.initializationOptions ?? {}) as Record<string, unknown>;
-    sources.init.values = settings;
-    applyConfig();
+    const { clientCapabilities: _ignored, ...values } = (params.initializationOptions ?? {}) as Record<string, unknown>;
+    settings.setInitializationOptions(values);
+    renegotiate();
     logger.info(`buckley-lsp ${options.version} serving ${client.name} ${client.version ?? ''}`.trim());
     return {
       capabilities: {
@@ -209,14 +167,13 @@ export function startServer(connection: Connection, options: ServerOptions): voi
     }
     answers.load().catch(() => undefined);
     trust.load().then(() => trust.problem && messages.error(connection, 'Buckley: the trust file is corrupt (see log)'));
-    void coordinatorConnection();
+    void link.get();
   });
 
   const pullWorkspaceConfig = async () => {
     try {
       const [section] = await connection.workspace.getConfiguration([{ section: 'buckley' }]);
-      sources.workspace.values = section ?? undefined;
-      applyConfig();
+      settings.setWorkspace(section ?? undefined);
     } catch (error) {
       logger.debug(`workspace/configuration failed: ${(error as Error).message}`);
     }
@@ -224,19 +181,18 @@ export function startServer(connection: Connection, options: ServerOptions): voi
 
   connection.onDidChangeConfiguration(async (change) => {
     if (features.configuration) return pullWorkspaceConfig();
-    sources.workspace.values = (change.settings as { buckley?: unknown } | null)?.buckley;
-    applyConfig();
+    settings.setWorkspace((change.settings as { buckley?: unknown } | null)?.buckley);
   });
 
   connection.onShutdown(async () => {
     asks.cancelAll();
     tasks.cancelAll();
     await answers.save().catch((error: Error) => logger.warn(`could not save state: ${error.message}`));
-    await coordinator?.close();
+    await link.close();
   });
 
-  documents.onDidOpen(({ document }) => coordinator?.documentOpened(document.uri));
-  documents.onDidClose(({ document }) => coordinator?.documentClosed(document.uri));
+  documents.onDidOpen(({ document }) => link.current?.documentOpened(document.uri));
+  documents.onDidClose(({ document }) => link.current?.documentClosed(document.uri));
 
   connection.onRequest(AskRequest.type, (params, token) => {
     const { question, context, workDoneToken, partialResultToken } = validate(askParamsSchema, params);

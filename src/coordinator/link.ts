@@ -1,0 +1,71 @@
+/**
+ * The bridge's current coordinator connection: made on first use after `initialize` (loading
+ * gRPC only then), and made anew when the coordinator or agent settings change — the old one
+ * closes once the calls in flight on it have ended.
+ */
+import type { Config } from '../config.js';
+import type { Logger } from '../logger.js';
+import type { CoordinatorConnection } from './connection.js';
+
+export interface LinkOptions {
+  logger: Logger;
+  env: NodeJS.ProcessEnv;
+  serverVersion: string;
+  config(): Config;
+  clientName(): string;
+  workspaceRoot(): string | undefined;
+  /** Documents already open when a connection is made. */
+  openDocuments(): string[];
+  /** The current connection became ready or unavailable. */
+  onStateChange(connection: CoordinatorConnection): void;
+}
+
+export class CoordinatorLink {
+  current: CoordinatorConnection | undefined;
+  private pending: Promise<CoordinatorConnection> | undefined;
+  private madeWith: string | undefined;
+
+  constructor(private readonly options: LinkOptions) {}
+
+  /** The current connection, made now if there is none. */
+  get(): Promise<CoordinatorConnection> {
+    this.pending ??= import('./connection.js').then(({ CoordinatorConnection }) => {
+      const { options } = this;
+      this.madeWith = settingsKey(options.config());
+      const created = new CoordinatorConnection({
+        config: options.config(),
+        logger: options.logger,
+        env: options.env,
+        clientName: options.clientName(),
+        serverVersion: options.serverVersion,
+        workspaceRoot: options.workspaceRoot(),
+      });
+      this.current = created;
+      for (const uri of options.openDocuments()) created.documentOpened(uri);
+      created.onStateChange(() => {
+        if (this.current === created) options.onStateChange(created);
+      });
+      return created;
+    });
+    return this.pending;
+  }
+
+  /** After a settings change: a new connection if the coordinator or agent settings differ. */
+  settingsChanged(config: Config): void {
+    if (!this.pending || this.madeWith === settingsKey(config)) return;
+    this.options.logger.info('coordinator or agent settings changed: connecting anew (calls in flight finish on the old connection)');
+    const old = this.pending;
+    this.current = undefined;
+    this.pending = undefined;
+    void old.then((connection) => connection.closeWhenIdle());
+    void this.get();
+  }
+
+  async close(): Promise<void> {
+    await this.current?.close();
+  }
+}
+
+function settingsKey(config: Config): string {
+  return JSON.stringify([config.coordinator, config.agent]);
+}
