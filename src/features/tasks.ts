@@ -138,17 +138,19 @@ export class TaskService {
         intent: 'task',
         onEvent: (event) => {
           applyEvent(task, event);
-          if (event.status === 'awaiting_approval' && event.approval) {
-            if (deps.approvals.needsUser(event.approval)) {
-              task.state.message = `Waiting for your approval: ${event.approval.tool} (${event.approval.risk || 'unknown risk'}) — ${deps.approvals.hint()}`;
+          const approval = event.status === 'awaiting_approval' ? event.approval : undefined;
+          if (approval) {
+            if (deps.approvals.needsUser(approval)) {
+              task.state.message = `Waiting for your approval: ${approval.tool} (${approval.risk || 'unknown risk'}) — ${deps.approvals.hint()}`;
             } else {
               // Decided at once by policy or trust: nothing to wait for.
-              task.state = { ...task.state, status: 'in_progress', message: `Approved: ${event.approval.tool}` };
+              task.state = { ...task.state, status: 'in_progress', message: `Approved: ${approval.tool}` };
             }
-            approve(event.approval);
           }
           publish();
           progress.report(task.state.message ?? 'Working…', task.state.progress);
+          // The editor hears that the task waits before it is asked.
+          if (approval) approve(approval);
         },
       });
     } catch (error) {

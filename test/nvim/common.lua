@@ -2,7 +2,10 @@
 -- selecting lines and choosing a code action through Neovim's own code-action UI.
 local M = { result = { steps = {}, notifications = {} } }
 
-function M.step(name) table.insert(M.result.steps, name) end
+function M.step(name)
+  table.insert(M.result.steps, name)
+  io.stderr:write('step: ' .. name .. '\n')
+end
 
 function M.finish(ok, err)
   M.result.ok = ok
@@ -58,7 +61,9 @@ end
 -- Asks for code actions on the selection and picks the one titled `title`, as a user would.
 function M.choose_code_action(title, first, last)
   local offered = {}
+  local previous = vim.ui.select
   vim.ui.select = function(items, _, on_choice)
+    vim.ui.select = previous -- only the code-action menu is answered here
     local chosen
     for i, item in ipairs(items) do
       local action = item.action or item[2] or item
@@ -71,28 +76,28 @@ function M.choose_code_action(title, first, last)
   if vim.lsp.buf.range_code_action then
     vim.lsp.buf.range_code_action()
   else
-    vim.lsp.buf.code_action({ range = { start = { first, 0 }, ['end'] = { last, 0 } } })
+    -- (row, col) with 1-based rows: to the end of the last selected line.
+    local last_line = vim.api.nvim_buf_get_lines(0, last - 1, last, false)[1] or ''
+    vim.lsp.buf.code_action({ range = { start = { first, 0 }, ['end'] = { last, #last_line } } })
   end
   assert(vim.wait(10000, function() return #offered > 0 end, 20), 'no code actions were offered')
   M.result.offered = offered
 end
 
--- Asks hover at (line, character) until its text contains `needle`; returns that text.
+-- Asks hover at (line, character) until its text contains `needle`; returns that text. (Not
+-- nested in vim.wait: buf_request_sync waits itself, and 0.10 does not run a wait inside a wait.)
 function M.wait_for_hover(bufnr, line, character, needle)
   local params = { textDocument = { uri = vim.uri_from_bufnr(bufnr) }, position = { line = line, character = character } }
-  local found
-  assert(vim.wait(30000, function()
+  local deadline = vim.loop.now() + 30000
+  while vim.loop.now() < deadline do
     local responses = vim.lsp.buf_request_sync(bufnr, 'textDocument/hover', params, 2000) or {}
     for _, response in pairs(responses) do
       local contents = response.result and response.result.contents
-      if contents and contents.value and contents.value:find(needle, 1, true) then
-        found = contents.value
-        return true
-      end
+      if contents and contents.value and contents.value:find(needle, 1, true) then return contents.value end
     end
-    return false
-  end, 100), 'no hover containing ' .. needle)
-  return found
+    vim.wait(50)
+  end
+  error('no hover containing ' .. needle)
 end
 
 return M

@@ -10,6 +10,10 @@ t.run(function()
   -- Wait for the answer, asking hover inside the selection until it has one.
   t.result.hover = t.wait_for_hover(bufnr, last - 1, 4, 'You asked:')
   t.step('answer on hover')
+  -- Where window/showDocument is supported (0.10+), the answer document was opened.
+  t.result.shown_buffer = vim.api.nvim_buf_get_name(0)
+  t.result.shown_text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+  vim.api.nvim_set_current_buf(bufnr)
 
   -- And the real hover UI: a floating window showing the answer.
   vim.api.nvim_win_set_cursor(0, { last, 4 })

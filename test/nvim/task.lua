@@ -24,17 +24,29 @@ t.run(function()
     })
   end
 
-  -- The agent asks to edit a file: Neovim 0.7 shows window/showMessageRequest with inputlist();
-  -- answer it as the user would, choosing "Approve".
+  -- The agent asks to edit a file: Neovim shows window/showMessageRequest with inputlist() (0.7)
+  -- or vim.ui.select (0.10+); answer it as the user would, choosing "Approve".
   vim.fn.inputlist = function(lines)
-    t.result.prompt = lines
-    for i, line in ipairs(lines) do
+    t.result.prompt = { message = lines[1], actions = vim.list_slice(lines, 3) }
+    for _, line in ipairs(lines) do
       if line:match('^%d+%. Approve$') then
         t.step('approved in the prompt')
         return tonumber(line:match('^(%d+)')) or 0
       end
     end
     return 0
+  end
+  vim.ui.select = function(items, opts, on_choice)
+    local titles = {}
+    for i, item in ipairs(items) do titles[i] = i .. '. ' .. item.title end
+    t.result.prompt = { message = opts.prompt:gsub(': $', ''), actions = titles }
+    for _, item in ipairs(items) do
+      if item.title == 'Approve' then
+        t.step('approved in the prompt')
+        return on_choice(item)
+      end
+    end
+    on_choice(nil)
   end
 
   local first, last = t.select_lines('export function backoff', 'return 2 \\*\\* attempt')

@@ -1,0 +1,226 @@
+-- buckley-lsp for Neovim (0.7.2 and later), no plugin manager required:
+--
+--   vim.opt.runtimepath:append('/path/to/buckley-lsp/editors/neovim')
+--   require('buckley').setup({ settings = { agent = { command = { 'gemini', '--acp' } } } })
+--
+-- It starts buckley-lsp for every file buffer and opts in to the rich layer: `:BuckleyAsk` on a
+-- visual selection (answer in a scratch markdown split), `:BuckleyTask`, task progress through
+-- vim.notify and `require('buckley').statusline()`, tool approvals through vim.ui.select,
+-- `:BuckleyTasks`, `:BuckleyCancel`, `:BuckleyStatus`. Without this module, plain vim.lsp still
+-- gets everything through standard LSP (code actions, hover, progress, prompts).
+local M = {}
+
+local config = {
+  cmd = { 'buckley-lsp', '--stdio' },
+  -- buckley-lsp settings (see its README); sent as init_options and as workspace/configuration.
+  settings = {},
+  -- Filetypes to attach to; nil = every buffer with a file.
+  filetypes = nil,
+  -- How long :BuckleyAsk waits for an answer (the server has its own limit too).
+  ask_timeout_ms = 180000,
+}
+
+local client_id
+local tasks = {} -- taskId -> last $/buckley/taskProgress
+local FINAL = { completed = true, failed = true, cancelled = true }
+
+local function notify(message, level)
+  vim.notify('Buckley: ' .. message, level or vim.log.levels.INFO)
+end
+
+local function client()
+  return client_id and vim.lsp.get_client_by_id(client_id) or nil
+end
+
+-- Requests in the Neovim 0.7 style: client.request(method, params, handler, bufnr).
+local function request(method, params, on_result, bufnr)
+  local c = client()
+  if not c then
+    notify('buckley-lsp is not running', vim.log.levels.ERROR)
+    return
+  end
+  c.request(method, params, function(err, result)
+    if err then
+      notify(method .. ' failed: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+    elseif on_result then
+      on_result(result)
+    end
+  end, bufnr)
+end
+
+-- The selection of a command's range (:'<,'>) as an LSP range: whole lines.
+local function range_of(opts)
+  if not opts or opts.range == 0 then return nil end
+  return { start = { line = opts.line1 - 1, character = 0 }, ['end'] = { line = opts.line2, character = 0 } }
+end
+
+-- A scratch markdown split holding `text`.
+local function show_answer(title, text)
+  vim.cmd('botright new')
+  local buf = vim.api.nvim_get_current_buf()
+  vim.bo[buf].buftype = 'nofile'
+  vim.bo[buf].bufhidden = 'wipe'
+  vim.bo[buf].swapfile = false
+  vim.bo[buf].filetype = 'markdown'
+  local lines = vim.split('# ' .. title .. '\n\n' .. text, '\n', { plain = true })
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable = false
+  pcall(vim.api.nvim_buf_set_name, buf, 'buckley://answer/' .. buf)
+  M.last_answer = { title = title, text = text, bufnr = buf }
+  return buf
+end
+
+function M.ask(question, opts)
+  local bufnr = vim.api.nvim_get_current_buf()
+  local context = { activeFile = vim.uri_from_bufnr(bufnr), selection = range_of(opts) }
+  notify('asking: ' .. question)
+  request('buckley/ask', { question = question, context = context }, function(result)
+    show_answer(question, result.answer)
+  end, bufnr)
+end
+
+function M.task(text, opts)
+  local bufnr = vim.api.nvim_get_current_buf()
+  local context = { activeFile = vim.uri_from_bufnr(bufnr), selection = range_of(opts) }
+  request('buckley/executeTask', { task = text, context = context }, function(result)
+    tasks[result.taskId] = tasks[result.taskId] or { taskId = result.taskId, status = 'pending', title = text }
+    tasks[result.taskId].title = text
+  end, bufnr)
+end
+
+function M.cancel(task_id)
+  if not task_id or task_id == '' then
+    for id, task in pairs(tasks) do
+      if not FINAL[task.status] then task_id = id end
+    end
+  end
+  if not task_id then return notify('no running task') end
+  request('buckley/cancelTask', { taskId = task_id }, function(result)
+    notify(result.cancelled and 'cancelling the task' or 'that task had already ended')
+  end)
+end
+
+--- Running tasks, one line each.
+function M.tasks()
+  local lines = {}
+  for id, task in pairs(tasks) do
+    if not FINAL[task.status] then
+      table.insert(lines, string.format('%s  %s  %s%s', id:sub(1, 8), task.status, task.message or '', task.progress and (' (' .. task.progress .. '%)') or ''))
+    end
+  end
+  return lines
+end
+
+--- For the statusline: the newest running task's step, e.g. "Buckley: Reading files (33%)".
+function M.statusline()
+  local running, last = 0, nil
+  for _, task in pairs(tasks) do
+    if not FINAL[task.status] then
+      running = running + 1
+      last = task
+    end
+  end
+  if running == 0 then return '' end
+  local text = 'Buckley: ' .. (last.message or last.status)
+  if last.progress then text = text .. ' (' .. last.progress .. '%)' end
+  if running > 1 then text = text .. ' +' .. (running - 1) end
+  return text
+end
+
+local handlers = {}
+
+handlers['$/buckley/taskProgress'] = function(_, params)
+  local previous = tasks[params.taskId]
+  params.title = previous and previous.title or params.title
+  tasks[params.taskId] = params
+  if FINAL[params.status] and not (previous and FINAL[previous.status]) then
+    local level = params.status == 'failed' and vim.log.levels.ERROR or vim.log.levels.INFO
+    notify(string.format('task %s%s', params.status, params.message and (': ' .. params.message) or ''), level)
+  elseif params.status == 'awaiting_approval' and not (previous and previous.status == 'awaiting_approval') then
+    notify(params.message or 'a task waits for your approval', vim.log.levels.WARN)
+  end
+  vim.cmd('redrawstatus')
+end
+
+local APPROVE, TRUST, DENY = 'Approve', 'Approve & trust', 'Deny'
+
+-- buckley/approveTool: exactly what will run, its risk and the agent, through vim.ui.select.
+handlers['buckley/approveTool'] = function(_, params)
+  local shown = params.parameters.command and ('run `' .. params.parameters.command .. '`') or ('use ' .. params.tool)
+  local prompt = string.format('Buckley: %s wants to %s (risk: %s). %s', params.agent.id, shown, params.risk, vim.inspect(params.parameters, { newline = ' ', indent = '' }))
+  local choices = params.risk == 'destructive' and { APPROVE, DENY } or { APPROVE, TRUST, DENY }
+  local answer
+  local co = coroutine.running()
+  vim.ui.select(choices, { prompt = prompt }, function(choice)
+    answer = { approved = choice == APPROVE or choice == TRUST, remember = choice == TRUST }
+    if co and coroutine.status(co) == 'suspended' then coroutine.resume(co) end
+  end)
+  if not answer and co and coroutine.isyieldable() then coroutine.yield() end
+  if not answer then
+    -- An asynchronous vim.ui.select outside a coroutine (Neovim < 0.10): decide in the editor's
+    -- code actions instead; this prompt counts as no approval.
+    notify('approve with the code action instead (this vim.ui.select is asynchronous)', vim.log.levels.WARN)
+    return { approved = false }
+  end
+  return answer
+end
+
+-- Answers workspace/configuration with the settings given to setup().
+handlers['workspace/configuration'] = function(_, params)
+  local result = {}
+  for i, item in ipairs(params.items or {}) do
+    result[i] = (item.section == 'buckley' and config.settings) or vim.NIL
+  end
+  return result
+end
+
+local function capabilities()
+  local caps = vim.lsp.protocol.make_client_capabilities()
+  caps.experimental = vim.tbl_extend('force', caps.experimental or {}, { buckley = { taskProgress = true, approveTool = true } })
+  return caps
+end
+
+local function attach(bufnr)
+  if vim.bo[bufnr].buftype ~= '' or vim.api.nvim_buf_get_name(bufnr) == '' then return end
+  if config.filetypes and not vim.tbl_contains(config.filetypes, vim.bo[bufnr].filetype) then return end
+  if not client() then
+    -- Answers go to the scratch split; don't also open them as documents.
+    local init_options = vim.tbl_deep_extend('keep', vim.deepcopy(config.settings), { answers = { showDocument = false } })
+    client_id = vim.lsp.start_client({
+      name = 'buckley-lsp',
+      cmd = config.cmd,
+      root_dir = vim.fn.getcwd(),
+      capabilities = capabilities(),
+      init_options = init_options,
+      handlers = handlers,
+    })
+  end
+  if client_id then vim.lsp.buf_attach_client(bufnr, client_id) end
+end
+
+function M.setup(opts)
+  config = vim.tbl_deep_extend('force', config, opts or {})
+  local group = vim.api.nvim_create_augroup('buckley', { clear = true })
+  vim.api.nvim_create_autocmd({ 'BufReadPost', 'BufNewFile' }, { group = group, callback = function(args) attach(args.buf) end })
+  for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(bufnr) then attach(bufnr) end
+  end
+
+  vim.api.nvim_create_user_command('BuckleyAsk', function(o) M.ask(o.args, o) end, { nargs = '+', range = true, desc = 'Ask Buckley about the selection' })
+  vim.api.nvim_create_user_command('BuckleyTask', function(o) M.task(o.args, o) end, { nargs = '+', range = true, desc = 'Run a Buckley task on the selection' })
+  vim.api.nvim_create_user_command('BuckleyCancel', function(o) M.cancel(o.args) end, { nargs = '?', desc = 'Cancel a Buckley task (default: the newest)' })
+  vim.api.nvim_create_user_command('BuckleyTasks', function()
+    local lines = M.tasks()
+    notify(#lines == 0 and 'no running tasks' or table.concat(lines, '\n'))
+  end, { desc = 'List running Buckley tasks' })
+  vim.api.nvim_create_user_command('BuckleyStatus', function()
+    request('buckley/status', {}, function(status)
+      notify(string.format('coordinator %s at %s: %s%s', status.coordinator.mode, status.coordinator.address or '?', status.coordinator.state, status.coordinator.error and (' (' .. status.coordinator.error .. ')') or ''))
+    end)
+  end, { desc = 'Show the Buckley coordinator status' })
+end
+
+M._tasks = tasks
+function M.client_id() return client_id end
+
+return M
