@@ -1,0 +1,115 @@
+/**
+ * A real editor: Helix 25.01 (Debian's, installed into .editors/ by shared/tools/real-editors.sh)
+ * driven in tmux with send-keys, read back with capture-pane. Everything asserted is what Helix
+ * showed on its screen.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { BIN, FIXTURES, REPO, SCRIPTED_AGENT } from '../helpers/paths.js';
+
+const HX = process.env.BUCKLEY_HX ?? `${REPO}.editors/bin/hx-25.01`;
+const available = spawnSync(HX, ['--version']).status === 0 && spawnSync('tmux', ['-V']).status === 0;
+if (!available && process.env.CI) throw new Error(`Helix 25.01 (${HX}) or tmux not found: CI must install them (.ci/run)`);
+
+const sessions: string[] = [];
+afterEach(() => {
+  for (const session of sessions.splice(0)) spawnSync('tmux', ['kill-session', '-t', session]);
+});
+
+const tmux = (...args: string[]) => execFileSync('tmux', args, { encoding: 'utf8' });
+const screen = (session: string) => tmux('capture-pane', '-p', '-t', session);
+
+/** Waits until the screen shows `text` (Helix draws asynchronously); fails with the screen. */
+async function waitForScreen(session: string, text: string | RegExp, timeoutMs = 30_000): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  while (Date.now() < deadline) {
+    last = screen(session);
+    if (typeof text === 'string' ? last.includes(text) : text.test(last)) return last;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`the screen never showed ${text}; it shows:\n${last}`);
+}
+
+/** Starts Helix on the fixture with a languages.toml that runs the built server. */
+function startHelix(name: string): string {
+  const home = mkdtempSync(join(tmpdir(), 'buckley-hx-'));
+  mkdirSync(join(home, 'config', 'helix'), { recursive: true });
+  writeFileSync(
+    join(home, 'config', 'helix', 'languages.toml'),
+    `[language-server.buckley]
+command = "${process.execPath}"
+args = ["${BIN}", "--stdio"]
+environment = { BUCKLEY_AGENT = "${process.execPath} ${SCRIPTED_AGENT}", XDG_STATE_HOME = "${home}" }
+
+[[language]]
+name = "typescript"
+language-servers = ["buckley"]
+`,
+  );
+  writeFileSync(join(home, 'config', 'helix', 'config.toml'), '[editor.lsp]\ndisplay-progress-messages = true\n');
+  const session = `buckley-${name}-${process.pid}`;
+  sessions.push(session);
+  tmux(
+    'new-session', '-d', '-s', session, '-x', '160', '-y', '45',
+    `env XDG_CONFIG_HOME=${home}/config HOME=${home} TERM=xterm-256color ${HX} ${FIXTURES}workspace/retry.ts`,
+  );
+  return session;
+}
+
+/** Selects the two lines of `backoff` (its signature and return) as a user would: goto, x, x. */
+function selectBackoff(session: string): void {
+  tmux('send-keys', '-t', session, ':', 'goto 17', 'Enter');
+  tmux('send-keys', '-t', session, 'x', 'x');
+}
+
+/**
+ * Opens the code actions (space a) and picks the one whose title starts with `title`. Until the
+ * server has started, Helix has no code actions to show: ask again until the menu holds it.
+ */
+async function codeAction(session: string, title: string): Promise<void> {
+  let menu = '';
+  for (let attempt = 0; attempt < 15 && !menu; attempt++) {
+    tmux('send-keys', '-t', session, 'Space', 'a');
+    menu = await waitForScreen(session, title, 2_000).catch(() => {
+      tmux('send-keys', '-t', session, 'Escape');
+      return '';
+    });
+  }
+  if (!menu) menu = await waitForScreen(session, title, 1);
+  const lines = menu.split('\n');
+  const entries = lines.filter((line) => /Buckley: /.test(line));
+  const index = entries.findIndex((line) => line.includes(title));
+  for (let i = 0; i < index; i++) tmux('send-keys', '-t', session, 'Down');
+  tmux('send-keys', '-t', session, 'Enter');
+}
+
+describe.skipIf(!available)('Helix 25.01 (real editor)', () => {
+  it('explains a selection: the answer opens in a split and the status line shows the summary', async () => {
+    const session = startHelix('explain');
+    await waitForScreen(session, 'export function backoff');
+    selectBackoff(session);
+    await codeAction(session, 'Buckley: explain this');
+    // Helix 25.01 opens window/showDocument in a vertical split: the markdown answer is on screen.
+    const shown = await waitForScreen(session, '# Explain what this code does and why.');
+    expect(shown).toContain('You asked: Explain what this code does and why.');
+    expect(shown).toMatch(/starts with `export function backoff/);
+    // ...and the status line shows the one-line summary.
+    await waitForScreen(session, 'Buckley: You asked: Explain what this code does and why.');
+  });
+
+  it('runs a task: the approval arrives as a diagnostic with code actions, and the task ends', async () => {
+    const session = startHelix('task');
+    await waitForScreen(session, 'export function backoff');
+    selectBackoff(session);
+    await codeAction(session, 'Buckley: fix problems here');
+    // The agent wants to edit config.json: Helix cannot answer prompts, so a code action decides.
+    await waitForScreen(session, /approve or deny Edit config\.json/);
+    await codeAction(session, 'Buckley: approve «Edit config.json»');
+    const done = await waitForScreen(session, '# Fix the problems in this code.');
+    expect(done).toContain('Permission to read: yes; permission to edit: yes.');
+  });
+});
