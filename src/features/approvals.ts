@@ -7,6 +7,7 @@
  * approval gets exactly one decision, logged; one nobody answers is denied after a timeout.
  */
 import {
+  CancellationTokenSource,
   DiagnosticSeverity,
   ErrorCodes,
   MessageType,
@@ -50,6 +51,8 @@ export interface ApprovalDependencies {
 
 interface Pending {
   request: ToolApprovalRequest;
+  /** Cancels the prompt sent to the editor once the approval is decided another way. */
+  prompt: CancellationTokenSource;
   coordinator: CoordinatorConnection;
   /** The document the task was started from: where the fallback diagnostic goes. */
   uri?: string;
@@ -86,6 +89,7 @@ export class ApprovalService {
       let timer: NodeJS.Timeout | undefined;
       const pending: Pending = {
         request,
+        prompt: new CancellationTokenSource(),
         coordinator: input.coordinator,
         uri: input.uri,
         range: input.range,
@@ -93,6 +97,8 @@ export class ApprovalService {
           if (this.pending.get(request.executionId) !== pending) return; // exactly one decision
           this.pending.delete(request.executionId);
           clearTimeout(timer);
+          pending.prompt.cancel(); // $/cancelRequest for a prompt still open (timeout, code action)
+          pending.prompt.dispose();
           this.publishDiagnostics();
           void this.apply(pending, decision).finally(() => resolve(decision));
         },
@@ -174,7 +180,7 @@ export class ApprovalService {
     const { request } = pending;
     const fallBack = () => this.askWithMessageOrDiagnostic(pending, features);
     if (!features.approveTool) return fallBack();
-    connection.sendRequest(ApproveToolRequest.type, request).then(
+    connection.sendRequest(ApproveToolRequest.type, request, pending.prompt.token).then(
       (answer) => {
         const parsed = toolApprovalResultSchema.safeParse(answer);
         if (parsed.success) pending.settle({ approved: parsed.data.approved, remember: parsed.data.approved && parsed.data.remember === true, by: 'the user (buckley/approveTool)' });
@@ -194,7 +200,7 @@ export class ApprovalService {
     const { request } = pending;
     if (features.showMessageRequest) {
       const actions = [{ title: APPROVE }, ...(request.risk === 'destructive' ? [] : [{ title: TRUST }]), { title: DENY }];
-      this.deps.connection.sendRequest(ShowMessageRequest.type, { type: MessageType.Warning, message: describeRequest(request), actions }).then(
+      this.deps.connection.sendRequest(ShowMessageRequest.type, { type: MessageType.Warning, message: describeRequest(request), actions }, pending.prompt.token).then(
         (choice) => {
           const title = choice?.title;
           if (title === APPROVE || title === TRUST) pending.settle({ approved: true, remember: title === TRUST, by: 'the user (prompt)' });

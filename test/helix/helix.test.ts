@@ -108,6 +108,8 @@ describe.skipIf(!available)('Helix 25.01 (real editor)', () => {
     await codeAction(session, 'Buckley: fix problems here');
     // The agent wants to edit config.json: Helix cannot answer prompts, so a code action decides.
     await waitForScreen(session, /approve or deny Edit config\.json/);
+    // The progress (display-progress-messages) says what the task waits for.
+    await waitForScreen(session, /Waiting for your approval: Edit config\.json/);
     await codeAction(session, 'Buckley: approve «Edit config.json»');
     const done = await waitForScreen(session, '# Fix the problems in this code.');
     expect(done).toContain('Permission to read: yes; permission to edit: yes.');
