@@ -95,15 +95,25 @@ async function main(): Promise<void> {
       process.stdout.write(`${VERSION}\n`);
       return;
     case 'server': {
-      const [{ createConnection }, { startServer }] = await Promise.all([import('vscode-languageserver/node.js'), import('./server.js')]);
-      const connection = createConnection(process.stdin, process.stdout);
+      const [{ createConnection, StreamMessageReader, StreamMessageWriter }, { startServer }, { FramingGuard }] = await Promise.all([
+        import('vscode-languageserver/node.js'),
+        import('./server.js'),
+        import('./transport.js'),
+      ]);
+      const writer = new StreamMessageWriter(process.stdout);
+      // Bad input gets a JSON-RPC error and the server reads on (see transport.ts).
+      const guard = new FramingGuard(({ code, message, id }) => void writer.write({ jsonrpc: '2.0', id, error: { code, message } } as never));
+      process.stdin.pipe(guard);
+      const connection = createConnection(new StreamMessageReader(guard), writer);
       logger.setSink((level, line) => {
         if (level === 'error') connection.console.error(line);
         else if (level === 'warn') connection.console.warn(line);
         else if (level === 'info') connection.console.info(line);
         else connection.console.log(line);
       });
-      startServer(connection, { version: VERSION, env: process.env, cliConfig: parsed.config, logger });
+      const server = startServer(connection, { version: VERSION, env: process.env, cliConfig: parsed.config, logger });
+      // stdin ended: the editor is gone. Exit as LSP says for `exit`: 0 only after shutdown.
+      guard.on('end', () => process.exit(server.shutdownReceived() ? 0 : 1));
       return;
     }
     case 'coordinator': {

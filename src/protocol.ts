@@ -11,6 +11,16 @@ const position = z.object({
 });
 export const rangeSchema = z.object({ start: position, end: position });
 
+/** Standard params the server acts on, validated like ours: bad ones are InvalidParams. */
+export const textDocumentPositionSchema = z.object({
+  textDocument: z.object({ uri: z.string() }),
+  position,
+});
+export const codeActionParamsSchema = z.object({
+  textDocument: z.object({ uri: z.string() }),
+  range: z.object({ start: position, end: position }),
+});
+
 export const askContextSchema = z.object({
   activeFile: z.string().min(1).optional(),
   selection: rangeSchema.optional(),

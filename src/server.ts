@@ -37,6 +37,8 @@ import {
   askParamsSchema,
   CancelTaskRequest,
   cancelTaskParamsSchema,
+  codeActionParamsSchema,
+  textDocumentPositionSchema,
   describeIssues,
   ExecuteTaskRequest,
   executeTaskParamsSchema,
@@ -55,7 +57,8 @@ export interface ServerOptions {
   logger: RootLogger;
 }
 
-export function startServer(connection: Connection, options: ServerOptions): void {
+export function startServer(connection: Connection, options: ServerOptions): { shutdownReceived(): boolean } {
+  let shutdownReceived = false;
   const { logger, env } = options;
   const stateDir = stateDirectory(env);
   const answers = new Answers(connection, stateDir, logger.child('answers'), join(stateDir, 'answers'));
@@ -185,6 +188,7 @@ export function startServer(connection: Connection, options: ServerOptions): voi
   });
 
   connection.onShutdown(async () => {
+    shutdownReceived = true;
     asks.cancelAll();
     tasks.cancelAll();
     await answers.save().catch((error: Error) => logger.warn(`could not save state: ${error.message}`));
@@ -207,16 +211,19 @@ export function startServer(connection: Connection, options: ServerOptions): voi
   });
   connection.onRequest(CancelTaskRequest.type, (params) => ({ cancelled: tasks.cancel(validate(cancelTaskParamsSchema, params).taskId) }));
   connection.onRequest(StatusRequest.type, status);
-  connection.onCodeAction(({ textDocument, range }) => {
+  connection.onCodeAction((params) => {
+    const { textDocument, range } = validate(codeActionParamsSchema, params);
     const document = documents.get(textDocument.uri);
     return document ? codeActionsFor(document, range, features.codeActionLiterals, tasks.running(), approvals.commands()) : [];
   });
   connection.onExecuteCommand((params) => executeCommand(params, { asks, tasks, approvals, status }));
-  connection.onHover(({ textDocument, position }) =>
-    features.answerHover ? answers.hover(textDocument.uri, position, features.markdownHover) : null,
-  );
+  connection.onHover((params) => {
+    const { textDocument, position } = validate(textDocumentPositionSchema, params);
+    return features.answerHover ? answers.hover(textDocument.uri, position, features.markdownHover) : null;
+  });
   documents.listen(connection);
   connection.listen();
+  return { shutdownReceived: () => shutdownReceived };
 }
 
 function workspaceRootsOf(params: InitializeParams): string[] {

@@ -178,6 +178,21 @@ export class TestClient {
     return this.exited;
   }
 
+  /** Resolves with the first error response (so far or to come) whose id is `id`. */
+  errorResponse(id: number | string | null): Promise<{ code: number; message: string }> {
+    const find = () => parseFrames(Buffer.concat(this.stdout)).find((m) => m.error && m.id === id)?.error;
+    return new Promise((resolve) => {
+      const check = () => {
+        const found = find();
+        if (!found) return false;
+        this.process.stdout!.off('data', check);
+        resolve(found);
+        return true;
+      };
+      if (!check()) this.process.stdout!.on('data', check);
+    });
+  }
+
   kill(): void {
     this.process.kill('SIGKILL');
     this.connection.dispose();
@@ -186,6 +201,12 @@ export class TestClient {
 
 /** Throws unless `bytes` is a sequence of `Content-Length`-framed JSON-RPC 2.0 messages. */
 export function assertOnlyJsonRpc(bytes: Buffer): void {
+  parseFrames(bytes);
+}
+
+/** The JSON-RPC messages in `bytes` (complete frames only); throws on anything else. */
+export function parseFrames(bytes: Buffer): any[] {
+  const messages: any[] = [];
   let offset = 0;
   while (offset < bytes.length) {
     const headerEnd = bytes.indexOf('\r\n\r\n', offset);
@@ -195,11 +216,14 @@ export function assertOnlyJsonRpc(bytes: Buffer): void {
     if (!length || !/^(Content-(Length|Type): [^\r\n]+(\r\n|$))+$/i.test(header)) {
       throw new Error(`stdout has a bad header: ${JSON.stringify(header.slice(0, 80))}`);
     }
+    if (bytes.length < headerEnd + 4 + Number(length)) break; // incomplete: more to come
     const body = bytes.subarray(headerEnd + 4, headerEnd + 4 + Number(length));
     const message = JSON.parse(body.toString('utf8'));
     if (message.jsonrpc !== '2.0') throw new Error(`stdout has a message that is not JSON-RPC 2.0: ${body.toString().slice(0, 80)}`);
+    messages.push(message);
     offset = headerEnd + 4 + Number(length);
   }
+  return messages;
 }
 
 /**

@@ -1,0 +1,123 @@
+/**
+ * Bad input over the real stdio transport: malformed frames and JSON, wrong types, unknown
+ * methods, and a seeded fuzz run of thousands of random and mutated messages. The server answers
+ * what deserves an answer with a JSON-RPC error, and keeps answering valid requests afterwards.
+ */
+import { describe, expect, it } from 'vitest';
+import { startingClients, type TestClient } from '../helpers/lspClient.js';
+
+const start = startingClients();
+// No coordinator, no progress or configuration requests: nothing but our bytes on the wire.
+const quiet = { env: { BUCKLEY_COORDINATOR: '127.0.0.1:1', BUCKLEY_AGENT: undefined } };
+
+const frame = (body: string | Buffer) => {
+  const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+  return Buffer.concat([Buffer.from(`Content-Length: ${bytes.length}\r\n\r\n`), bytes]);
+};
+const raw = (client: TestClient, bytes: Buffer | string) =>
+  new Promise<void>((resolve, reject) => client.process.stdin!.write(bytes, (error) => (error ? reject(error) : resolve())));
+const errorWithId = (client: TestClient, id: number | string | null) => client.errorResponse(id);
+
+describe('bad input', () => {
+  it('answers a body that is not JSON with a parse error, and reads on', async () => {
+    const client = await start(quiet);
+    const parseError = errorWithId(client, null);
+    await raw(client, frame('{"jsonrpc": "2.0", "id": 7, "method": "buckley/status", "params": {'));
+    expect(await parseError).toMatchObject({ code: -32700, message: expect.stringContaining('Parse error') });
+    expect((await client.request('buckley/status', {})).server.name).toBe('buckley-lsp');
+  });
+
+  it('answers a message that is not JSON-RPC 2.0 with Invalid Request, with its id', async () => {
+    const client = await start(quiet);
+    const invalid = errorWithId(client, 41);
+    await raw(client, frame(JSON.stringify({ jsonrpc: '1.0', id: 41, method: 'buckley/status' })));
+    expect(await invalid).toMatchObject({ code: -32600, message: 'Invalid Request: "jsonrpc" must be "2.0"' });
+    const batch = errorWithId(client, null);
+    await raw(client, frame('[{"jsonrpc":"2.0","id":1,"method":"buckley/status"}]'));
+    expect(await batch).toMatchObject({ code: -32600 });
+    expect((await client.request('buckley/status', {})).server.name).toBe('buckley-lsp');
+  });
+
+  it('skips garbage between messages and finds the next header', async () => {
+    const client = await start(quiet);
+    await raw(client, 'this is not a header\r\n\r\n\x00\x01\x02 and neither is this');
+    expect((await client.request('buckley/status', {})).server.name).toBe('buckley-lsp');
+  });
+
+  it('skips a message larger than the limit without reading it', async () => {
+    const client = await start(quiet);
+    const tooLarge = errorWithId(client, null);
+    const size = 101 * 1024 * 1024;
+    await raw(client, `Content-Length: ${size}\r\n\r\n`);
+    expect(await tooLarge).toMatchObject({ code: -32600, message: expect.stringContaining(`message of ${size} bytes is larger than the`) });
+    await raw(client, Buffer.alloc(size, ' '));
+    expect((await client.request('buckley/status', {})).server.name).toBe('buckley-lsp');
+  });
+
+  it('answers wrong param types, unknown methods and out-of-range positions with errors, not crashes', async () => {
+    const client = await start(quiet);
+    await expect(client.request('textDocument/hover', { textDocument: { uri: 'file:///x' }, position: { line: -1, character: 'a' } })).rejects.toMatchObject({ code: -32602 });
+    await expect(client.request('textDocument/codeAction', { textDocument: {}, range: null })).rejects.toMatchObject({ code: -32602 });
+    await expect(client.request('buckley/noSuchMethod', {})).rejects.toMatchObject({ code: -32601 });
+    const { uri } = await client.openFixture('workspace/retry.ts');
+    // A range far beyond the document is clamped, not an error.
+    const actions = await client.request('textDocument/codeAction', { textDocument: { uri }, range: { start: { line: 0, character: 0 }, end: { line: 9999, character: 9999 } }, context: { diagnostics: [] } });
+    expect(actions.length).toBeGreaterThan(0);
+  });
+
+  it('survives a seeded fuzz run of thousands of random and mutated messages', async () => {
+    const client = await start(quiet);
+    const { uri } = await client.openFixture('workspace/retry.ts');
+    const random = mulberry32(20261122);
+    const valid = [
+      { jsonrpc: '2.0', id: 1, method: 'buckley/status', params: {} },
+      { jsonrpc: '2.0', id: 2, method: 'textDocument/hover', params: { textDocument: { uri }, position: { line: 3, character: 4 } } },
+      { jsonrpc: '2.0', id: 3, method: 'textDocument/codeAction', params: { textDocument: { uri }, range: { start: { line: 1, character: 0 }, end: { line: 4, character: 0 } }, context: { diagnostics: [] } } },
+      { jsonrpc: '2.0', method: 'textDocument/didChange', params: { textDocument: { uri, version: 9 }, contentChanges: [{ range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, text: '//' }] } },
+      { jsonrpc: '2.0', id: 4, method: 'buckley/ask', params: { question: 'q' } },
+      { jsonrpc: '2.0', id: 5, method: 'workspace/executeCommand', params: { command: 'buckley.cancelTask', arguments: [] } },
+      { jsonrpc: '2.0', method: '$/cancelRequest', params: { id: 4 } },
+    ];
+    for (let i = 0; i < 3000; i++) {
+      const base = JSON.stringify({ ...valid[Math.floor(random() * valid.length)], ...(random() < 0.9 ? { id: 1000 + i } : {}) });
+      const bytes = mutate(base, random);
+      // A fuzzer that says "exit" would end the test, not find a bug.
+      if (/"method":"(exit|shutdown|initialize)"/.test(bytes.toString('latin1'))) continue;
+      await raw(client, random() < 0.97 ? frame(bytes) : bytes);
+    }
+    await raw(client, '\r\n\r\n'); // close any header the fuzz left open
+    const status = await client.request('buckley/status', {});
+    expect(status.server.name).toBe('buckley-lsp');
+    expect(client.process.exitCode).toBeNull();
+  });
+});
+
+/** A small seeded PRNG, so a failing fuzz run can be replayed. */
+function mulberry32(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function mutate(text: string, random: () => number): Buffer {
+  const bytes = Buffer.from(text);
+  switch (Math.floor(random() * 6)) {
+    case 0:
+      return bytes; // valid
+    case 1:
+      return bytes.subarray(0, Math.floor(random() * bytes.length)); // truncated
+    case 2: {
+      for (let n = 0; n < 3; n++) bytes[Math.floor(random() * bytes.length)] = Math.floor(random() * 256); // flipped bytes
+      return bytes;
+    }
+    case 3:
+      return Buffer.from(text.replace(/"(line|character|version)":\d+/g, () => `"$1":${JSON.stringify(['x', -1, 1e308, null, {}][Math.floor(random() * 5)])}`));
+    case 4:
+      return Buffer.from(text.replace(/"method":"[^"]+"/, `"method":"${['foo/bar', '$/x', '', 'textDocument/definition', 'buckley/ask'][Math.floor(random() * 5)]}"`));
+    default:
+      return Buffer.from(Array.from({ length: Math.floor(random() * 200) }, () => Math.floor(random() * 256)));
+  }
+}
