@@ -93,23 +93,23 @@ export class CoordinatorConnection {
   private readonly listeners = new Set<() => void>();
   private inFlight = 0;
   private idle: (() => void) | undefined;
+  /** A (re-)connection under way, shared by every caller that needs it. */
+  private establishing: Promise<void> | undefined;
+  /** Circuit breaker: consecutive failed connections, and when the next try is allowed. */
+  private failures = 0;
+  private retryAt = 0;
+  /** The next reconnection attempt in the background, while the coordinator is away. */
+  private retryTimer: NodeJS.Timeout | undefined;
+  private closed = false;
+  /** The agent problem of the embedded coordinator, which no reconnection mends. */
+  private agentProblem: string | undefined;
 
   constructor(private readonly options: ConnectionOptions) {
     this.mode = options.config.coordinator.address ? 'remote' : 'embedded';
     this.address = options.config.coordinator.address;
-    this.settled = this.connect().then(
-      () => {
-        this.state = 'ready';
-        this.notify();
-      },
-      (error: unknown) => {
-        this.state = 'unavailable';
-        this.error = error instanceof Error ? error.message : String(error);
-        this.errorSummary ??= `coordinator ${this.address ?? ''} unreachable`;
-        this.options.logger.error(this.error);
-        this.notify();
-      },
-    );
+    this.settled = this.setUp()
+      .then(() => this.reestablish())
+      .catch((error: unknown) => this.failed(error));
   }
 
   /** Called whenever the state changes (ready or unavailable). */
@@ -129,7 +129,8 @@ export class CoordinatorConnection {
     return this.options.config.coordinator.callTimeoutMs;
   }
 
-  private async connect(): Promise<void> {
+  /** Once: the embedded coordinator (if any) and the gRPC client. */
+  private async setUp(): Promise<void> {
     const { config, logger } = this.options;
     if (this.mode === 'embedded') {
       const [{ detectAgent }, { startCoordinator }] = await Promise.all([import('../agents/detect.js'), import('./server.js')]);
@@ -149,18 +150,62 @@ export class CoordinatorConnection {
       this.embedded = running;
       this.address = running.address;
       if (detection.problem) {
+        this.agentProblem = detection.problem;
         this.error = detection.problem;
         this.errorSummary = 'no agent: set buckley.agent.command';
         logger.warn(detection.problem);
       }
     }
     this.client = new CoordinatorClient({ address: this.address!, agentId: config.coordinator.agentId });
+  }
+
+  /**
+   * (Re-)connects: capabilities, a new session, the open files. Shared by concurrent callers;
+   * a failure opens the circuit breaker for an exponentially growing, jittered while.
+   */
+  private reestablish(): Promise<void> {
+    this.establishing ??= this.establish()
+      .then(() => {
+        this.failures = 0;
+        this.retryAt = 0;
+        this.state = 'ready';
+        this.error = this.agentProblem;
+        if (!this.agentProblem) this.errorSummary = undefined;
+        this.notify();
+      })
+      .catch((error: unknown) => this.failed(error))
+      .finally(() => {
+        this.establishing = undefined;
+      });
+    return this.establishing;
+  }
+
+  private failed(error: unknown): void {
+    this.failures++;
+    const backoff = Math.min(30_000, 500 * 2 ** (this.failures - 1)) * (0.5 + Math.random());
+    this.retryAt = Date.now() + backoff;
+    this.state = 'unavailable';
+    this.error = error instanceof Error ? error.message : String(error);
+    this.errorSummary = `coordinator ${this.address ?? ''} unreachable`;
+    this.options.logger.error(`${this.error} (next try in ${seconds(backoff)})`);
+    this.notify();
+    // Keep trying in the background, so the connection is back as soon as the coordinator is.
+    if (this.client && !this.closed) {
+      clearTimeout(this.retryTimer);
+      this.retryTimer = setTimeout(() => void this.reestablish(), backoff);
+      this.retryTimer.unref();
+    }
+  }
+
+  private async establish(): Promise<void> {
+    const { config, logger } = this.options;
+    const client = this.client!;
     try {
-      this.capabilities = await this.client.unary('GetServerCapabilities', {}, serverCapabilitiesSchema, { timeoutMs: this.callTimeoutMs });
+      this.capabilities = await client.unary('GetServerCapabilities', {}, serverCapabilitiesSchema, { timeoutMs: this.callTimeoutMs });
     } catch (error) {
       throw new Error(describeConnectFailure(this.mode, this.address!, error));
     }
-    const session = await this.client.unary(
+    const session = await client.unary(
       'CreateSession',
       {
         agent_id: config.coordinator.agentId,
@@ -174,6 +219,21 @@ export class CoordinatorConnection {
       `connected to the ${this.mode} coordinator at ${this.address} (protocol ${this.capabilities.protocol_version || '?'}; features ${this.features.join(', ') || 'none'}); session ${this.sessionId}`,
     );
     if (this.openFiles.size > 0) this.syncContext([...this.openFiles], []);
+  }
+
+  /**
+   * A call failed in a way that means the coordinator went away or forgot us (it restarted):
+   * the next call connects anew, at once.
+   */
+  private lost(error: CoordinatorError): void {
+    if (this.state !== 'ready') return;
+    this.state = 'unavailable';
+    this.error = `the coordinator at ${this.address} went away: ${error.details}`;
+    this.errorSummary = `coordinator ${this.address ?? ''} went away`;
+    this.retryAt = 0;
+    this.options.logger.warn(`${this.error}; reconnecting`);
+    this.notify();
+    void this.reestablish();
   }
 
   /** Resolves once the connection is up or has failed; never rejects. */
@@ -210,14 +270,25 @@ export class CoordinatorConnection {
 
   /** Waits (within the signal) for the connection and returns the client, or says why not. */
   private async ready(signal: AbortSignal): Promise<CoordinatorClient> {
-    if (this.state === 'starting') {
-      await Promise.race([this.settled, new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }))]);
+    const within = (promise: Promise<unknown>) =>
+      Promise.race([promise, new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }))]);
+    if (this.state === 'starting') await within(this.settled);
+    if (this.state === 'unavailable' && this.client && !signal.aborted) {
+      // The circuit breaker: while it is open, fail fast instead of piling up.
+      const wait = this.retryAt - Date.now();
+      if (wait > 0) throw new AskFailedError(`${this.error} (next try in ${seconds(wait)})`);
+      await within(this.reestablish());
     }
     if (signal.aborted) throw new CoordinatorError('connect', Status.CANCELLED, 'cancelled while connecting');
     if (this.state !== 'ready' || !this.client) {
       throw new AskFailedError(this.error ?? 'the coordinator is not available');
     }
     return this.client;
+  }
+
+  /** UNAVAILABLE, or NOT_FOUND for our session: the coordinator went away or restarted. */
+  private isLost(error: unknown): error is CoordinatorError {
+    return error instanceof CoordinatorError && (error.unavailable || (error.code === Status.NOT_FOUND && /session/i.test(error.details)));
   }
 
   /** Counts the call as in flight, so a retired connection closes only once it is idle. */
@@ -247,12 +318,19 @@ export class CoordinatorConnection {
           if (outcome.status === 'failed') throw new AskFailedError(outcome.reason);
           return outcome.status === 'cancelled' ? { kind: 'cancelled' } : { kind: 'answer', answer: outcome.answer };
         }
-        const reply = await client.unary(
-          'SendMessage',
-          { agent_id: this.options.config.coordinator.agentId, message: { role: 'user', content: call.question }, context: call.context },
-          sendMessageResponseSchema,
-          { timeoutMs: call.timeoutMs, signal: call.signal, metadata: this.callMetadata('ask') },
-        );
+        const send = (via: CoordinatorClient) =>
+          via.unary(
+            'SendMessage',
+            { agent_id: this.options.config.coordinator.agentId, message: { role: 'user', content: call.question }, context: call.context },
+            sendMessageResponseSchema,
+            { timeoutMs: call.timeoutMs, signal: call.signal, metadata: this.callMetadata('ask') },
+          );
+        const reply = await send(client).catch(async (error: unknown) => {
+          // The coordinator restarted or forgot our session: connect anew and ask once more.
+          if (!this.isLost(error)) throw error;
+          this.lost(error);
+          return send(await this.ready(call.signal));
+        });
         return { kind: 'answer', answer: reply.response?.content ?? '' };
       } catch (error) {
         if (error instanceof CoordinatorError) {
@@ -274,10 +352,11 @@ export class CoordinatorConnection {
     return { [SESSION_HEADER]: this.sessionId!, ...(intent === 'ask' ? { [INTENT_HEADER]: 'ask' } : {}) };
   }
 
-  private async runStream(call: StreamCall): Promise<StreamOutcome> {
+  private async runStream(call: StreamCall, retried = false): Promise<StreamOutcome> {
     let answer = '';
     const lines: string[] = [];
     let final: TaskEvent | undefined;
+    let received = 0;
     try {
       const client = await this.usable(call.signal);
       const events = client.stream(
@@ -287,6 +366,7 @@ export class CoordinatorConnection {
         { timeoutMs: call.timeoutMs, signal: call.signal, metadata: this.callMetadata(call.intent) },
       );
       for await (const event of events) {
+        received++;
         if (event.answer_delta) {
           answer += event.answer_delta;
           call.onDelta?.(event.answer_delta);
@@ -297,6 +377,13 @@ export class CoordinatorConnection {
       }
     } catch (error) {
       if (call.signal.aborted) return { status: 'cancelled' };
+      if (this.isLost(error)) {
+        this.lost(error);
+        // Nothing happened yet: connect anew and start it once more. Otherwise it failed midway.
+        if (received === 0 && !retried) return this.runStream(call, true);
+        return { status: 'failed', reason: `the coordinator at ${this.address} went away during the task (${error.details}); start it again once the coordinator is back` };
+      }
+      if (error instanceof AskFailedError) return { status: 'failed', reason: error.message };
       if (error instanceof CoordinatorError && error.deadlineExceeded) {
         return { status: 'failed', reason: `timed out after ${seconds(call.timeoutMs)} (setting ${call.timeoutSetting})`, timedOut: true };
       }
@@ -326,6 +413,8 @@ export class CoordinatorConnection {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.retryTimer);
     await this.settled;
     await this.contextSync;
     this.client?.close();

@@ -14,8 +14,8 @@ export interface CoordinatorProcess {
   stop(): Promise<void>;
 }
 
-export function startCoordinatorProcess(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CoordinatorProcess> {
-  const child = spawn(process.execPath, [BIN, 'coordinator', '--listen', '127.0.0.1:0', ...args], {
+export function startCoordinatorProcess(args: string[], env: NodeJS.ProcessEnv = {}, listen = '127.0.0.1:0'): Promise<CoordinatorProcess> {
+  const child = spawn(process.execPath, [BIN, 'coordinator', '--listen', listen, ...args], {
     cwd: REPO,
     env: { PATH: process.env.PATH, ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -32,7 +32,7 @@ export function startCoordinatorProcess(args: string[], env: NodeJS.ProcessEnv =
           process: child,
           stop: () =>
             new Promise<void>((done) => {
-              if (child.exitCode !== null) return done();
+              if (child.exitCode !== null || child.signalCode !== null) return done();
               child.once('exit', () => done());
               child.kill('SIGTERM');
             }),

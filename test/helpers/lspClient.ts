@@ -128,6 +128,11 @@ export class TestClient {
     return new Promise((resolve) => this.waiters.add({ match: test, resolve: (r) => resolve(r.params) }));
   }
 
+  /** Like waitFor, but only for messages that arrive from now on. */
+  waitForNext(method: string, match: (params: any) => boolean = () => true): Promise<any> {
+    return new Promise((resolve) => this.waiters.add({ match: (r) => r.method === method && match(r.params), resolve: (r) => resolve(r.params) }));
+  }
+
   all(method: string): any[] {
     return this.received.filter((r) => r.method === method).map((r) => r.params);
   }

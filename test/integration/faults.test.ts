@@ -1,0 +1,73 @@
+/**
+ * Faults with real processes on loopback: the coordinator killed and restarted mid-task and
+ * mid-ask, a coordinator that never answers, agents that crash or hang. Nothing hangs; each
+ * failure says what happened; the next ask works once the coordinator is back, without
+ * restarting the editor.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { startCoordinatorProcess, type CoordinatorProcess } from '../helpers/coordinators.js';
+import { startingClients, type TestClient } from '../helpers/lspClient.js';
+import { SCRIPTED_AGENT } from '../helpers/paths.js';
+
+const start = startingClients();
+const coordinators: CoordinatorProcess[] = [];
+afterEach(async () => {
+  await Promise.all(coordinators.splice(0).map((c) => c.stop()));
+});
+
+async function coordinator(listen = '127.0.0.1:0'): Promise<CoordinatorProcess> {
+  const running = await startCoordinatorProcess(['--agent', process.execPath, SCRIPTED_AGENT], {}, listen);
+  coordinators.push(running);
+  return running;
+}
+
+function killed(process: CoordinatorProcess): Promise<void> {
+  return new Promise((resolve) => {
+    process.process.once('exit', () => resolve());
+    process.process.kill('SIGKILL');
+  });
+}
+
+/** Waits, on the server's own log, until the coordinator connection is ready again. */
+async function backAgain(client: TestClient): Promise<void> {
+  const reconnected = client.waitForNext('window/logMessage', (p) => p.message.includes('connected to the remote coordinator'));
+  if ((await client.request('buckley/status', {})).coordinator.state === 'ready') return;
+  await reconnected;
+}
+
+describe('faults', () => {
+  it('fails a task clearly when the coordinator dies mid-task, and asks again once it is back', async () => {
+    const first = await coordinator();
+    const client = await start({
+      initialize: { capabilities: { experimental: { buckley: { taskProgress: true } } } },
+      args: ['--coordinator', first.address],
+    });
+    const { taskId } = await client.request('buckley/executeTask', { task: 'HANG while I pull the plug' });
+    await client.waitFor('$/buckley/taskProgress', (p) => p.taskId === taskId && p.status === 'in_progress');
+    await killed(first);
+    const final = await client.waitFor('$/buckley/taskProgress', (p) => p.taskId === taskId && ['completed', 'failed', 'cancelled'].includes(p.status));
+    expect(final.status).toBe('failed');
+    expect(final.message).toContain(`the coordinator at ${first.address} went away during the task`);
+
+    // While it is down, asks fail fast with a clear message instead of waiting.
+    await expect(client.request('buckley/ask', { question: 'anyone?' })).rejects.toMatchObject({
+      message: expect.stringMatching(new RegExp(`coordinator at ${first.address}`)),
+    });
+
+    // Back on the same address: the bridge reconnects by itself, with a new session.
+    await coordinator(first.address);
+    await backAgain(client);
+    const answer = await client.request('buckley/ask', { question: 'Back?' });
+    expect(answer.answer).toContain('You asked: Back?');
+  });
+
+  it('fails an ask clearly when the coordinator dies mid-ask', async () => {
+    const running = await coordinator();
+    const client = await start({ client: 'neovim-0.10.4', args: ['--coordinator', running.address] });
+    const pending = client.request('buckley/ask', { question: 'HANG forever', workDoneToken: 'ask-1' });
+    // The answer stream is live once its first progress report arrives: pull the plug then.
+    await client.waitFor('$/progress', (p) => p.token === 'ask-1' && p.value.kind === 'report');
+    await killed(running);
+    await expect(pending).rejects.toMatchObject({ message: expect.stringContaining(`Buckley could not answer: the coordinator at ${running.address} went away during the task`) });
+  });
+});
