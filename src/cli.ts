@@ -15,9 +15,11 @@ const USAGE = `buckley-lsp ${VERSION}: an LSP server that asks an AI agent about
 
 Usage:
   buckley-lsp [--stdio] [options]      the language server, over stdio
-  buckley-lsp coordinator [--listen HOST:PORT] [--log-level L] [--agent CMD [ARGS...]]
+  buckley-lsp coordinator [--listen HOST:PORT] [--tls-cert PEM --tls-key PEM [--tls-client-ca PEM]]
+                          [--log-level L] [--agent CMD [ARGS...]]
                                        our gRPC coordinator as a standalone process
-                                       (default listen address 127.0.0.1:50051)
+                                       (default listen address 127.0.0.1:50051; a non-loopback
+                                       address needs TLS with client certificates)
   buckley-lsp doctor [options]         check the configuration, coordinator and agent
 
 Options:
@@ -30,6 +32,7 @@ export interface ParsedArgs {
   mode: 'server' | 'coordinator' | 'doctor' | 'help' | 'version';
   config: ConfigInput;
   listen?: string;
+  tls?: { cert?: string; key?: string; clientCa?: string };
   error?: string;
 }
 
@@ -61,6 +64,15 @@ export function parseArgs(argv: string[]): ParsedArgs {
       case '--listen':
         result.listen = value();
         break;
+      case '--tls-cert':
+        result.tls = { ...result.tls, cert: value() };
+        break;
+      case '--tls-key':
+        result.tls = { ...result.tls, key: value() };
+        break;
+      case '--tls-client-ca':
+        result.tls = { ...result.tls, clientCa: value() };
+        break;
       case '--log-level': {
         const level = value();
         if (!isLogLevel(level)) result.error = `--log-level must be error, warn, info or debug, not ${level}`;
@@ -76,6 +88,7 @@ export function parseArgs(argv: string[]): ParsedArgs {
     }
     if (result.error) break;
   }
+  if (result.tls && (!result.tls.cert || !result.tls.key)) result.error ??= '--tls-cert and --tls-key go together';
   return result;
 }
 
@@ -118,7 +131,8 @@ async function main(): Promise<void> {
     }
     case 'coordinator': {
       const { runCoordinator } = await import('./commands/coordinator.js');
-      await runCoordinator({ listen: parsed.listen ?? '127.0.0.1:50051', cliConfig: parsed.config, env: process.env, logger, version: VERSION });
+      const tls = parsed.tls?.cert && parsed.tls.key ? { cert: parsed.tls.cert, key: parsed.tls.key, clientCa: parsed.tls.clientCa } : undefined;
+      await runCoordinator({ listen: parsed.listen ?? '127.0.0.1:50051', tls, cliConfig: parsed.config, env: process.env, logger, version: VERSION });
       return;
     }
     case 'doctor': {

@@ -27,6 +27,21 @@ export const configSchema = z.object({
       agentId: z.string().min(1).default('buckley-lsp'),
       /** Deadline of short coordinator calls (capabilities, sessions, context updates). */
       callTimeoutMs: z.number().int().positive().default(10_000),
+      /**
+       * TLS to the coordinator: required for a non-loopback address. `ca` verifies the server;
+       * `cert` + `key` are the client certificate for mutual TLS (Buckley requires it; its CN is
+       * the agent identity). Paths to PEM files.
+       */
+      tls: z
+        .strictObject({
+          ca: z.string().min(1).optional(),
+          cert: z.string().min(1).optional(),
+          key: z.string().min(1).optional(),
+          /** Verify the server certificate against this name instead of the address's host. */
+          serverName: z.string().min(1).optional(),
+        })
+        .refine((tls) => (tls.cert === undefined) === (tls.key === undefined), 'cert and key go together (mutual TLS needs both)')
+        .optional(),
     })
     .prefault({}),
   agent: z

@@ -6,6 +6,7 @@ import { startCoordinator } from '../coordinator/server.js';
 
 export async function runCoordinator(options: {
   listen: string;
+  tls?: { cert: string; key: string; clientCa?: string };
   cliConfig: ConfigInput;
   env: NodeJS.ProcessEnv;
   logger: RootLogger;
@@ -24,6 +25,7 @@ export async function runCoordinator(options: {
     driver: detection.driver,
     agentProblem: detection.problem,
     logger: logger.child('coordinator'),
+    tls: options.tls,
   });
   // Tests and scripts wait for this line on stderr to learn the port.
   process.stderr.write(`buckley-lsp coordinator listening on ${running.address}\n`);

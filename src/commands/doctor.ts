@@ -6,6 +6,7 @@ import { configFromEnv, describeProblems, resolveConfig, type ConfigInput } from
 import { RootLogger } from '../logger.js';
 import { detectAgent } from '../agents/detect.js';
 import { CoordinatorClient } from '../coordinator/client.js';
+import { channelFor } from '../coordinator/credentials.js';
 import { serverCapabilitiesSchema } from '../coordinator/wire.js';
 import { CoordinatorError } from '../coordinator/errors.js';
 
@@ -37,7 +38,14 @@ export async function runDoctor(options: {
 
   const address = config.coordinator.address;
   if (address) {
-    const client = new CoordinatorClient({ address, agentId: config.coordinator.agentId });
+    let client: CoordinatorClient;
+    try {
+      const channel = channelFor(address, config.coordinator.tls);
+      client = new CoordinatorClient({ address, agentId: config.coordinator.agentId, credentials: channel.credentials, channelOptions: channel.options });
+    } catch (error) {
+      bad((error as Error).message);
+      return 1;
+    }
     try {
       const caps = await client.unary('GetServerCapabilities', {}, serverCapabilitiesSchema, { timeoutMs: 5_000 });
       ok(`coordinator at ${address} answers (protocol ${caps.protocol_version || '?'}; features: ${caps.features.join(', ') || 'none'})`);

@@ -21,6 +21,7 @@ export interface ClientOptions {
   address: string;
   agentId: string;
   credentials?: grpc.ChannelCredentials;
+  channelOptions?: grpc.ChannelOptions;
 }
 
 type UnaryMethod = (
@@ -41,6 +42,7 @@ export class CoordinatorClient {
       'grpc.keepalive_timeout_ms': 10_000,
       'grpc.keepalive_permit_without_calls': 1,
       'grpc.max_receive_message_length': 64 * 1024 * 1024,
+      ...options.channelOptions,
     });
   }
 

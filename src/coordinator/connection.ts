@@ -11,6 +11,7 @@ import { AskFailedError } from '../errors.js';
 import { seconds } from '../features/messages.js';
 import type { Logger } from '../logger.js';
 import { CoordinatorClient } from './client.js';
+import { channelFor } from './credentials.js';
 import { CoordinatorError, Status } from './errors.js';
 import {
   INTENT_HEADER,
@@ -156,7 +157,13 @@ export class CoordinatorConnection {
         logger.warn(detection.problem);
       }
     }
-    this.client = new CoordinatorClient({ address: this.address!, agentId: config.coordinator.agentId });
+    const channel = channelFor(this.address!, config.coordinator.tls);
+    this.client = new CoordinatorClient({
+      address: this.address!,
+      agentId: config.coordinator.agentId,
+      credentials: channel.credentials,
+      channelOptions: channel.options,
+    });
   }
 
   /**
@@ -203,7 +210,7 @@ export class CoordinatorConnection {
     try {
       this.capabilities = await client.unary('GetServerCapabilities', {}, serverCapabilitiesSchema, { timeoutMs: this.callTimeoutMs });
     } catch (error) {
-      throw new Error(describeConnectFailure(this.mode, this.address!, error));
+      throw new Error(describeConnectFailure(this.mode, this.address!, error, this.options.config.coordinator.tls !== undefined));
     }
     const session = await client.unary(
       'CreateSession',
@@ -422,9 +429,16 @@ export class CoordinatorConnection {
   }
 }
 
-function describeConnectFailure(mode: 'embedded' | 'remote', address: string, error: unknown): string {
+function describeConnectFailure(mode: 'embedded' | 'remote', address: string, error: unknown, secure: boolean): string {
   const detail = error instanceof CoordinatorError ? error.details : String(error);
   if (mode === 'embedded') return `the embedded coordinator at ${address} did not answer: ${detail}`;
+  const tlsHint =
+    'check buckley.coordinator.tls: ca must sign the coordinator\'s certificate, and cert + key must be a client certificate it accepts (signed by its client CA, not expired)';
+  if (/certificate|ssl|tls|handshake|alert/i.test(detail)) return `the TLS handshake with the coordinator at ${address} failed: ${detail}. To fix it, ${tlsHint}.`;
+  const start = `start it (\`buckley serve\` or \`buckley-lsp coordinator --listen ${address}\`)`;
+  if (secure) {
+    return `cannot reach the coordinator at ${address} over TLS (setting buckley.coordinator.address / BUCKLEY_COORDINATOR): ${detail}. Either it is not running — ${start} — or it refused the TLS handshake: ${tlsHint}.`;
+  }
   return `cannot reach the coordinator at ${address} (setting buckley.coordinator.address / BUCKLEY_COORDINATOR): ${detail}. Start it (\`buckley serve\` or \`buckley-lsp coordinator --listen ${address}\`) or unset the address to use the embedded coordinator.`;
 }
 

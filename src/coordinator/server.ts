@@ -5,6 +5,7 @@
  * on a loopback port; either way the bridge reaches it over real gRPC.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from '../logger.js';
 import { AgentError, type AgentDriver, type AgentTurn, type PermissionDecision, type PermissionRequest, type TurnSink } from '../agents/driver.js';
@@ -36,6 +37,8 @@ export interface CoordinatorOptions {
   driver?: AgentDriver;
   agentProblem?: string;
   logger: Logger;
+  /** PEM files: serve TLS with `cert` + `key`; require client certificates signed by `clientCa`. */
+  tls?: { cert: string; key: string; clientCa?: string };
 }
 
 export interface RunningCoordinator {
@@ -68,14 +71,14 @@ class CoordinatorService {
       protocol_version: PROTOCOL_VERSION,
       features: [...FEATURES],
       max_agents: 1,
-      supported_auth: ['insecure_local'],
+      supported_auth: this.options.tls ? [this.options.tls.clientCa ? 'mtls' : 'tls'] : ['insecure_local'],
     });
   };
 
   private createSession = (call: grpc.ServerUnaryCall<CreateSessionRequest, unknown>, callback: grpc.sendUnaryData<unknown>) => {
     const request = call.request;
     if (!request.agent_id) return callback(fail(grpc.status.INVALID_ARGUMENT, 'agent_id is required'));
-    const denied = checkIdentity(call.metadata, request.agent_id);
+    const denied = checkIdentity(call, request.agent_id);
     if (denied) return callback(denied);
     const sessionId = randomUUID();
     this.sessions.set(sessionId, { agentId: request.agent_id, files: new Set(), metadata: { ...request.metadata } });
@@ -101,7 +104,7 @@ class CoordinatorService {
     const request = call.request;
     const content = request.message?.content ?? '';
     if (!content.trim()) return callback(fail(grpc.status.INVALID_ARGUMENT, 'message.content must not be empty'));
-    const turn = this.prepareTurn(call.metadata, request.agent_id, content, request.context, true);
+    const turn = this.prepareTurn(call, request.agent_id, content, request.context, true);
     if (turn.error) return callback(turn.error);
     const controller = new AbortController();
     call.on('cancelled', () => controller.abort());
@@ -118,7 +121,7 @@ class CoordinatorService {
     const request = call.request;
     if (!request.query?.trim()) return call.destroy(fail(grpc.status.INVALID_ARGUMENT, 'query must not be empty'));
     const readOnly = call.metadata.get(INTENT_HEADER)[0] === 'ask';
-    const turn = this.prepareTurn(call.metadata, request.agent_id, request.query, request.context, readOnly);
+    const turn = this.prepareTurn(call, request.agent_id, request.query, request.context, readOnly);
     if (turn.error) return call.destroy(turn.error);
     const taskId = request.task_id || randomUUID();
     const controller = new AbortController();
@@ -135,7 +138,7 @@ class CoordinatorService {
     };
     const sink = readOnly
       ? this.askSink(events, turn.turn.cwd)
-      : this.taskSink(events, { send, identity: identityOf(call.metadata, request.agent_id), agent: turn.driver.shortName, cwd: turn.turn.cwd });
+      : this.taskSink(events, { send, identity: identityOf(call, request.agent_id), agent: turn.driver.shortName, cwd: turn.turn.cwd });
     try {
       const result = await turn.driver.run(turn.turn, sink, controller.signal);
       if (result.stopReason === 'cancelled') {
@@ -153,13 +156,14 @@ class CoordinatorService {
 
   /** Validates identity and session and finds the driver; or the error to answer with. */
   private prepareTurn(
-    metadata: grpc.Metadata,
+    call: Caller,
     agentId: string,
     question: string,
     context: EditorContext | undefined,
     readOnly: boolean,
   ): { error: grpc.ServiceError; driver?: undefined; turn?: undefined } | { error?: undefined; driver: AgentDriver; turn: AgentTurn } {
-    const denied = agentId ? checkIdentity(metadata, agentId) : undefined;
+    const denied = agentId ? checkIdentity(call, agentId) : undefined;
+    const metadata = call.metadata;
     if (denied) return { error: denied };
     const driver = this.options.driver;
     if (!driver) {
@@ -176,7 +180,7 @@ class CoordinatorService {
     return {
       driver,
       turn: {
-        sessionKey: sessionId ?? `agent:${identityOf(metadata, agentId)}`,
+        sessionKey: sessionId ?? `agent:${identityOf(call, agentId)}`,
         prompt: buildPrompt(question, context, readOnly),
         cwd: root ? fileUriToPath(root) : undefined,
         readOnly,
@@ -249,17 +253,17 @@ class CoordinatorService {
   }
 
   private approveToolExecution = (call: grpc.ServerUnaryCall<{ execution_id: string; remember: boolean }, unknown>, callback: grpc.sendUnaryData<unknown>) => {
-    callback(this.decideApproval(call.metadata, call.request.execution_id, call.request.remember ? 'allow_always' : 'allow_once'), {});
+    callback(this.decideApproval(call, call.request.execution_id, call.request.remember ? 'allow_always' : 'allow_once'), {});
   };
 
   private rejectToolExecution = (call: grpc.ServerUnaryCall<{ execution_id: string; reason: string }, unknown>, callback: grpc.sendUnaryData<unknown>) => {
-    callback(this.decideApproval(call.metadata, call.request.execution_id, 'reject'), {});
+    callback(this.decideApproval(call, call.request.execution_id, 'reject'), {});
   };
 
-  private decideApproval(metadata: grpc.Metadata, executionId: string, decision: PermissionDecision): grpc.ServiceError | null {
+  private decideApproval(caller: Caller, executionId: string, decision: PermissionDecision): grpc.ServiceError | null {
     const pending = this.approvals.get(executionId);
     if (!pending) return fail(grpc.status.NOT_FOUND, `no pending approval ${executionId} (unknown, or already decided)`);
-    if (identityOf(metadata, '') !== pending.identity) {
+    if (identityOf(caller, '') !== pending.identity) {
       return fail(grpc.status.PERMISSION_DENIED, 'only the caller that started the task can decide its approvals');
     }
     pending.decide(decision);
@@ -273,13 +277,25 @@ class CoordinatorService {
 }
 
 
-function identityOf(metadata: grpc.Metadata, fallback: string): string {
-  return metadata.get(AGENT_HEADER)[0]?.toString() || fallback || 'local';
+/** Anything a call's caller is known by: its metadata and, over mutual TLS, its certificate. */
+type Caller = Pick<grpc.ServerUnaryCall<unknown, unknown>, 'metadata' | 'getAuthContext'>;
+
+/**
+ * Like Buckley: over mutual TLS the caller is its client certificate's Common Name; on loopback
+ * plaintext, the `x-buckley-agent-id` header, else the request's agent_id, else "local".
+ */
+function claimedIdentity(caller: Caller): string | undefined {
+  const cn = caller.getAuthContext?.()?.sslPeerCertificate?.subject?.CN;
+  return (Array.isArray(cn) ? cn[0] : cn) || caller.metadata.get(AGENT_HEADER)[0]?.toString() || undefined;
+}
+
+function identityOf(caller: Caller, fallback: string): string {
+  return claimedIdentity(caller) || fallback || 'local';
 }
 
 /** Like Buckley: a request's agent_id must match the caller's identity. */
-function checkIdentity(metadata: grpc.Metadata, agentId: string): grpc.ServiceError | undefined {
-  const identity = metadata.get(AGENT_HEADER)[0]?.toString();
+function checkIdentity(caller: Caller, agentId: string): grpc.ServiceError | undefined {
+  const identity = claimedIdentity(caller);
   if (identity && identity !== agentId) {
     return fail(grpc.status.PERMISSION_DENIED, `agent_id "${agentId}" does not match the caller identity "${identity}"`);
   }
@@ -308,17 +324,31 @@ function fileUriToPath(uri: string): string {
 export async function startCoordinator(listen: string, options: CoordinatorOptions): Promise<RunningCoordinator> {
   const separator = listen.lastIndexOf(':');
   const host = listen.slice(0, separator);
-  if (!isLoopbackHost(host)) {
-    throw new Error(`refusing to listen on ${listen} without TLS: plaintext is only allowed on loopback addresses (127.0.0.1, ::1, localhost)`);
+  if (!options.tls && !isLoopbackHost(host)) {
+    throw new Error(
+      `refusing to listen on ${listen} without TLS: plaintext is only allowed on loopback addresses (127.0.0.1, ::1, localhost); give --tls-cert, --tls-key and --tls-client-ca`,
+    );
   }
+  if (options.tls && !options.tls.clientCa && !isLoopbackHost(host)) {
+    throw new Error(`refusing to listen on ${listen} without client certificates: like Buckley, a non-loopback listener needs mutual TLS (--tls-client-ca)`);
+  }
+  const credentials = options.tls
+    ? grpc.ServerCredentials.createSsl(
+        options.tls.clientCa ? readFileSync(options.tls.clientCa) : null,
+        [{ cert_chain: readFileSync(options.tls.cert), private_key: readFileSync(options.tls.key) }],
+        options.tls.clientCa !== undefined,
+      )
+    : grpc.ServerCredentials.createInsecure();
   const server = new grpc.Server({ 'grpc.max_receive_message_length': 64 * 1024 * 1024 });
   const service = new CoordinatorService(options);
   server.addService(agentCommunicationService().service, service.handlers());
   const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync(listen, grpc.ServerCredentials.createInsecure(), (error, boundPort) => (error ? reject(error) : resolve(boundPort))),
+    server.bindAsync(listen, credentials, (error, boundPort) => (error ? reject(error) : resolve(boundPort))),
   );
   const address = `${host}:${port}`;
-  options.logger.info(`coordinator listening on ${address}${options.driver ? ` with ${options.driver.description}` : ' without an agent'}`);
+  options.logger.info(
+    `coordinator listening on ${address}${options.tls ? (options.tls.clientCa ? ' (mutual TLS)' : ' (TLS)') : ''}${options.driver ? ` with ${options.driver.description}` : ' without an agent'}`,
+  );
   return {
     address,
     port,
