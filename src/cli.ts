@@ -5,7 +5,7 @@
  *   buckley-lsp coordinator [--listen HOST:PORT] [--log-level L] [--agent CMD [ARGS…]]
  *   buckley-lsp doctor [--coordinator HOST:PORT] [--agent "CMD ARGS"]
  */
-import { isLogLevel, RootLogger } from './logger.js';
+import { fileSink, isLogLevel, RootLogger, stderrSink } from './logger.js';
 import type { ConfigInput } from './config.js';
 
 declare const __BUCKLEY_VERSION__: string | undefined;
@@ -26,12 +26,15 @@ Options:
   --coordinator HOST:PORT   use a running coordinator (else: embedded)   [BUCKLEY_COORDINATOR]
   --agent "CMD ARGS"        the ACP agent the embedded coordinator runs   [BUCKLEY_AGENT]
   --log-level LEVEL         error, warn, info or debug                    [BUCKLEY_LOG]
+  --log-file PATH           also append the log to PATH                   [BUCKLEY_LOG_FILE]
   --version, --help`;
 
 export interface ParsedArgs {
   mode: 'server' | 'coordinator' | 'doctor' | 'help' | 'version';
   config: ConfigInput;
   listen?: string;
+  /** Also append the log to this file (user-only permissions). */
+  logFile?: string;
   tls?: { cert?: string; key?: string; clientCa?: string };
   error?: string;
 }
@@ -73,6 +76,9 @@ export function parseArgs(argv: string[]): ParsedArgs {
       case '--tls-client-ca':
         result.tls = { ...result.tls, clientCa: value() };
         break;
+      case '--log-file':
+        result.logFile = value();
+        break;
       case '--log-level': {
         const level = value();
         if (!isLogLevel(level)) result.error = `--log-level must be error, warn, info or debug, not ${level}`;
@@ -100,6 +106,8 @@ async function main(): Promise<void> {
   }
   const envLevel = process.env.BUCKLEY_LOG;
   const logger = new RootLogger(isLogLevel(envLevel) ? envLevel : 'info');
+  const logFile = parsed.logFile ?? process.env.BUCKLEY_LOG_FILE;
+  const toFile = logFile ? fileSink(logFile) : undefined;
   switch (parsed.mode) {
     case 'help':
       process.stdout.write(`${USAGE}\n`);
@@ -119,6 +127,7 @@ async function main(): Promise<void> {
       process.stdin.pipe(guard);
       const connection = createConnection(new StreamMessageReader(guard), writer);
       logger.setSink((level, line) => {
+        toFile?.(level, line);
         if (level === 'error') connection.console.error(line);
         else if (level === 'warn') connection.console.warn(line);
         else if (level === 'info') connection.console.info(line);
@@ -130,6 +139,7 @@ async function main(): Promise<void> {
       return;
     }
     case 'coordinator': {
+      if (toFile) logger.setSink((level, line) => (toFile(level, line), stderrSink(level, line)));
       const { runCoordinator } = await import('./commands/coordinator.js');
       const tls = parsed.tls?.cert && parsed.tls.key ? { cert: parsed.tls.cert, key: parsed.tls.key, clientCa: parsed.tls.clientCa } : undefined;
       await runCoordinator({ listen: parsed.listen ?? '127.0.0.1:50051', tls, cliConfig: parsed.config, env: process.env, logger, version: VERSION });

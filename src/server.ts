@@ -11,7 +11,9 @@ import {
   TextDocuments,
   TextDocumentSyncKind,
   WorkDoneProgressCancelNotification,
+  type CancellationToken,
   type Connection,
+  type ExecuteCommandParams,
   type InitializeParams,
   type InitializeResult,
 } from 'vscode-languageserver';
@@ -198,29 +200,45 @@ export function startServer(connection: Connection, options: ServerOptions): { s
   documents.onDidOpen(({ document }) => link.current?.documentOpened(document.uri));
   documents.onDidClose(({ document }) => link.current?.documentClosed(document.uri));
 
-  connection.onRequest(AskRequest.type, (params, token) => {
+  /** One debug line per request: method, duration and outcome. */
+  const timed =
+    <P, R>(method: string, handler: (params: P, token: CancellationToken) => R | Promise<R>) =>
+    async (params: P, token: CancellationToken): Promise<R> => {
+      const started = performance.now();
+      let outcome = 'ok';
+      try {
+        return await handler(params, token);
+      } catch (error) {
+        outcome = error instanceof ResponseError ? `error ${error.code}: ${error.message}` : `failed: ${(error as Error).message}`;
+        throw error;
+      } finally {
+        logger.debug(`${method} ${(performance.now() - started).toFixed(1)} ms ${outcome}`);
+      }
+    };
+
+  connection.onRequest(AskRequest.type, timed(AskRequest.method, (params, token) => {
     const { question, context, workDoneToken, partialResultToken } = validate(askParamsSchema, params);
     return asks.ask(
       { question, uri: context?.activeFile, range: context?.selection, openFiles: context?.openFiles },
       { token, workDoneToken, partialResultToken },
     );
-  });
-  connection.onRequest(ExecuteTaskRequest.type, (params) => {
+  }));
+  connection.onRequest(ExecuteTaskRequest.type, timed(ExecuteTaskRequest.method, (params) => {
     const { task, planId, context } = validate(executeTaskParamsSchema, params);
     return tasks.start({ task, planId, uri: context?.activeFile, range: context?.selection, openFiles: context?.openFiles });
-  });
-  connection.onRequest(CancelTaskRequest.type, (params) => ({ cancelled: tasks.cancel(validate(cancelTaskParamsSchema, params).taskId) }));
-  connection.onRequest(StatusRequest.type, status);
-  connection.onCodeAction((params) => {
+  }));
+  connection.onRequest(CancelTaskRequest.type, timed(CancelTaskRequest.method, (params) => ({ cancelled: tasks.cancel(validate(cancelTaskParamsSchema, params).taskId) })));
+  connection.onRequest(StatusRequest.type, timed(StatusRequest.method, status));
+  connection.onCodeAction(timed('textDocument/codeAction', (params) => {
     const { textDocument, range } = validate(codeActionParamsSchema, params);
     const document = documents.get(textDocument.uri);
     return document ? codeActionsFor(document, range, features.codeActionLiterals, tasks.running(), approvals.commands()) : [];
-  });
-  connection.onExecuteCommand((params) => executeCommand(params, { asks, tasks, approvals, status }));
-  connection.onHover((params) => {
+  }));
+  connection.onExecuteCommand(timed('workspace/executeCommand', (params: ExecuteCommandParams) => executeCommand(params, { asks, tasks, approvals, status })));
+  connection.onHover(timed('textDocument/hover', (params) => {
     const { textDocument, position } = validate(textDocumentPositionSchema, params);
     return features.answerHover ? answers.hover(textDocument.uri, position, features.markdownHover) : null;
-  });
+  }));
   documents.listen(connection);
   connection.listen();
   return { shutdownReceived: () => shutdownReceived };

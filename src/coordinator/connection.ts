@@ -4,7 +4,7 @@
  * Settles the coordinator's features, holds the one session of this editor connection, keeps
  * the session's file list in step with the editor, and runs asks.
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../config.js';
 import { AskFailedError } from '../errors.js';
@@ -355,8 +355,11 @@ export class CoordinatorConnection {
     return this.tracked(() => this.runStream(call));
   }
 
+  /** Session, intent, and a W3C `traceparent` so the coordinator's logs can be joined with ours. */
   private callMetadata(intent: 'ask' | 'task'): Record<string, string> {
-    return { [SESSION_HEADER]: this.sessionId!, ...(intent === 'ask' ? { [INTENT_HEADER]: 'ask' } : {}) };
+    const traceparent = `00-${randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}-01`;
+    this.options.logger.debug(`${intent} on session ${this.sessionId}: traceparent ${traceparent}`);
+    return { [SESSION_HEADER]: this.sessionId!, traceparent, ...(intent === 'ask' ? { [INTENT_HEADER]: 'ask' } : {}) };
   }
 
   private async runStream(call: StreamCall, retried = false): Promise<StreamOutcome> {

@@ -124,6 +124,8 @@ class CoordinatorService {
     const turn = this.prepareTurn(call, request.agent_id, request.query, request.context, readOnly);
     if (turn.error) return call.destroy(turn.error);
     const taskId = request.task_id || randomUUID();
+    const traceparent = call.metadata.get('traceparent')[0]?.toString();
+    this.options.logger.debug(`StreamTask ${taskId}${readOnly ? ' (ask)' : ''}${traceparent ? ` traceparent ${traceparent}` : ''}`);
     const controller = new AbortController();
     call.on('cancelled', () => controller.abort());
     const send = (event: Record<string, unknown>) => {
