@@ -80,6 +80,12 @@ export const configSchema = z.object({
       timeoutMs: z.number().int().positive().default(300_000),
     })
     .prefault({}),
+  limits: z
+    .strictObject({
+      /** Asks and tasks running at once for one editor; more are refused as "busy". */
+      maxConcurrent: z.number().int().positive().default(128),
+    })
+    .prefault({}),
   context: z
     .strictObject({
       /** Byte budget of the editor context sent with each ask (UTF-8 bytes). */

@@ -29,6 +29,7 @@ import { ALL_COMMANDS, executeCommand } from './features/commands.js';
 import * as messages from './features/messages.js';
 import { ProgressFactory } from './features/progress.js';
 import { buildStatus } from './features/status.js';
+import { Limiter } from './features/limits.js';
 import { Targets } from './features/target.js';
 import { TaskService } from './features/tasks.js';
 import { ApprovalService } from './features/approvals.js';
@@ -107,6 +108,7 @@ export function startServer(connection: Connection, options: ServerOptions): { s
   const coordinator = () => link.get();
 
   const targets = new Targets(documents, () => workspaceRoots, logger.child('context'));
+  const limiter = new Limiter(() => config().limits.maxConcurrent);
   const asks = new AskService({
     connection,
     targets,
@@ -116,6 +118,7 @@ export function startServer(connection: Connection, options: ServerOptions): { s
     config,
     features: () => features,
     coordinator,
+    limiter,
   });
   const trust = new TrustStore(join(stateDir, 'trust.json'), logger.child('trust'));
   const approvals = new ApprovalService({ connection, documents, trust, logger: logger.child('approvals'), config, features: () => features });
@@ -129,6 +132,7 @@ export function startServer(connection: Connection, options: ServerOptions): { s
     config,
     features: () => features,
     coordinator,
+    limiter,
   });
   const status = () =>
     buildStatus({

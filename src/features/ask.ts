@@ -20,6 +20,7 @@ import { AskFailedError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { AskRequest, type AskResult } from '../protocol.js';
 import type { Answers } from './answers.js';
+import type { Limiter } from './limits.js';
 import type { Targets, TargetInput } from './target.js';
 import * as messages from './messages.js';
 import { oneLine } from './messages.js';
@@ -44,6 +45,7 @@ export interface AskDependencies {
   features(): Features;
   coordinator(): Promise<CoordinatorConnection>;
   targets: Targets;
+  limiter: Limiter;
 }
 
 export class AskService {
@@ -57,6 +59,7 @@ export class AskService {
     const config = deps.config();
     const features = deps.features();
     const target = deps.targets.resolve(input, config, input.question);
+    const release = deps.limiter.acquire(`the ask "${oneLine(input.question, 40)}"`);
 
     const id = randomUUID();
     const controller = new AbortController();
@@ -113,6 +116,7 @@ export class AskService {
       throw new ResponseError(ErrorCodes.InternalError, `Buckley could not answer: ${message}`);
     } finally {
       releasePending();
+      release();
       clearTimeout(timeout);
       onCancel?.dispose();
       this.running.delete(id);

@@ -18,6 +18,7 @@ import type { ApprovalService, WireApproval } from './approvals.js';
 import * as messages from './messages.js';
 import { oneLine } from './messages.js';
 import type { Progress, ProgressFactory } from './progress.js';
+import type { Limiter } from './limits.js';
 import type { Target, Targets, TargetInput } from './target.js';
 import { Coalescer, UPDATE_INTERVAL_MS } from './throttle.js';
 
@@ -36,6 +37,7 @@ export interface TaskDependencies {
   config(): Config;
   features(): Features;
   coordinator(): Promise<CoordinatorConnection>;
+  limiter: Limiter;
 }
 
 interface RunningTask {
@@ -62,6 +64,7 @@ export class TaskService {
   start(input: TaskInput): { taskId: string } {
     const config = this.deps.config();
     const target = this.deps.targets.resolve(input, config, input.task);
+    const release = this.deps.limiter.acquire(`the task "${oneLine(input.task, 40)}"`);
     // StreamTask has no plan field; the plan a task belongs to travels in the context.
     if (input.planId) target.built.context.metadata.plan_id = input.planId;
     const task: RunningTask = {
@@ -73,7 +76,7 @@ export class TaskService {
     };
     task.state.taskId = task.id;
     this.tasks.set(task.id, task);
-    this.run(task, target).catch((error: unknown) => {
+    this.run(task, target).finally(release).catch((error: unknown) => {
       // run() settles every task itself; this is a bug guard, not a path.
       this.deps.logger.error(`task ${task.id} ended unexpectedly: ${(error as Error).stack ?? error}`);
     });
