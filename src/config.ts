@@ -50,6 +50,8 @@ export const configSchema = z.object({
       driver: z.enum(['auto', 'acp', 'openai']).default('auto'),
       /** The ACP agent to spawn, e.g. `["buckley", "acp"]` or `"gemini --acp"`. */
       command: command.optional(),
+      /** Deadline of the agent's ACP setup requests (initialize, session/new): a hung agent is reported. */
+      requestTimeoutMs: z.number().int().positive().default(30_000),
       openai: z
         .strictObject({
           baseUrl: z.url().default('http://127.0.0.1:11434/v1'),

@@ -75,8 +75,16 @@ export class Targets {
     return undefined;
   }
 
+  /**
+   * Related documents: open in the editor (never read from disk) and inside the workspace, so a
+   * file opened from elsewhere (~/.ssh/config, another project) is not sent along unasked.
+   */
   private related(openFiles: string[] | undefined): TextDocument[] {
-    if (!openFiles) return this.documents.all();
-    return openFiles.map((uri) => this.documents.get(uri)).filter((doc): doc is TextDocument => doc !== undefined);
+    const open = openFiles
+      ? openFiles.map((uri) => this.documents.get(uri)).filter((doc): doc is TextDocument => doc !== undefined)
+      : this.documents.all();
+    const roots = this.workspaceRoots().map((root) => (root.endsWith('/') ? root : `${root}/`));
+    if (roots.length === 0) return open;
+    return open.filter((doc) => roots.some((root) => doc.uri.startsWith(root)));
   }
 }

@@ -140,3 +140,15 @@ describe('buckley/ask', () => {
     expect(result.references[0].range.end.character).toBe(end.character + 1);
   });
 });
+
+describe('context hygiene', () => {
+  it('sends only open documents from inside the workspace along as related documents', async () => {
+    const client = await start({ client: 'neovim-0.10.4', env: { BUCKLEY_COORDINATOR: undefined } });
+    await client.open('/tmp/outside-the-workspace/secrets.env', 'API_KEY=do-not-send\n', 'dotenv');
+    await client.open(`${process.cwd()}/fixtures/workspace/notes.md`, '# Notes\n', 'markdown');
+    const { uri } = await client.openFixture('workspace/retry.ts');
+    const result = await client.request('buckley/ask', { question: 'What files do you see?', context: { activeFile: uri } });
+    // The agent lists the related files it was sent: the workspace one, not the one outside.
+    expect(result.answer).toContain('Other open files: notes.md.');
+  });
+});

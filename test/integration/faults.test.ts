@@ -71,3 +71,20 @@ describe('faults', () => {
     await expect(pending).rejects.toMatchObject({ message: expect.stringContaining(`Buckley could not answer: the coordinator at ${running.address} went away during the task`) });
   });
 });
+
+describe('agent faults', () => {
+  it.each([
+    ['writes garbage instead of ACP', `console.log("hello, I am not JSON-RPC"); setInterval(() => {}, 1000)`, 'did not answer ACP initialize within 800 ms'],
+    ['hangs without a word', `setInterval(() => {}, 1000)`, 'did not answer ACP initialize within 800 ms'],
+    ['exits at once', `process.exit(4)`, 'exited with code 4'],
+  ])('reports an agent that %s, and tries again on the next ask', async (_name, script, message) => {
+    const client = await start({
+      env: { BUCKLEY_AGENT: `${process.execPath} -e '${script}'` },
+      initialize: { initializationOptions: { agent: { requestTimeoutMs: 800 } } },
+    });
+    await expect(client.request('buckley/ask', { question: 'hello?' })).rejects.toMatchObject({ message: expect.stringContaining(message) });
+    await expect(client.request('buckley/ask', { question: 'again?' })).rejects.toMatchObject({ message: expect.stringContaining(message) });
+    const starts = client.all('window/logMessage').filter((p) => p.message.includes('starting ACP agent'));
+    expect(starts).toHaveLength(2);
+  });
+});

@@ -11,6 +11,7 @@ describe('config', () => {
             "apiKeyEnv": "OPENAI_API_KEY",
             "baseUrl": "http://127.0.0.1:11434/v1",
           },
+          "requestTimeoutMs": 30000,
         },
         "answers": {
           "hover": true,
@@ -31,6 +32,9 @@ describe('config', () => {
         "coordinator": {
           "agentId": "buckley-lsp",
           "callTimeoutMs": 10000,
+        },
+        "limits": {
+          "maxConcurrent": 128,
         },
         "log": {
           "level": "info",
