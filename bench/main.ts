@@ -1,0 +1,315 @@
+/**
+ * `npm run bench`: what users feel — latency, streaming, startup, memory, context building —
+ * each figure a ratio against a baseline measured in the same run. Prints a table, writes
+ * bench/results/latest.json and two SVG charts. `--quick` is the smoke run CI does.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node.js';
+import { TextDocument } from 'vscode-languageserver-textdocument';
+import { CoordinatorClient } from '../src/coordinator/client.js';
+import { sendMessageResponseSchema, sessionSchema } from '../src/coordinator/wire.js';
+import { buildContext } from '../src/features/context.js';
+
+const quick = process.argv.includes('--quick');
+const REPO = fileURLToPath(new URL('../', import.meta.url));
+const BIN = join(REPO, 'dist/buckley-lsp.js');
+const AGENT = `${process.execPath} ${join(REPO, 'fixtures/scripted-agent.mjs')}`;
+const OUT = join(REPO, 'bench/results');
+
+interface Figure {
+  figure: string;
+  value: number;
+  unit: string;
+  baseline: string;
+  baselineValue: number;
+  ratio: number;
+  goal: string;
+  met: boolean | null;
+}
+const figures: Figure[] = [];
+const record = (figure: Omit<Figure, 'ratio' | 'met'> & { ratio?: number; met?: boolean | null }) => {
+  const ratio = figure.ratio ?? figure.value / figure.baselineValue;
+  figures.push({ ...figure, ratio, met: figure.met ?? null });
+};
+const pct = (values: number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+};
+const median = (values: number[]) => pct(values, 50);
+const now = () => performance.now();
+
+function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1]) / 1024;
+}
+
+interface Lsp {
+  child: ChildProcess;
+  connection: MessageConnection;
+  stop(): Promise<void>;
+}
+
+function spawnLsp(args: string[], env: Record<string, string | undefined> = {}): Lsp {
+  const state = mkdtempSync(join(tmpdir(), 'buckley-bench-'));
+  const child = spawn(process.execPath, args, { env: { ...process.env, XDG_STATE_HOME: state, HOME: state, BUCKLEY_AGENT: AGENT, ...env } as NodeJS.ProcessEnv, stdio: ['pipe', 'pipe', 'ignore'] });
+  const connection = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
+  connection.onRequest('window/workDoneProgress/create', () => null);
+  connection.onRequest('workspace/configuration', (p: { items: unknown[] }) => p.items.map(() => null));
+  connection.onRequest('window/showDocument', () => ({ success: true }));
+  connection.onRequest('client/registerCapability', () => null);
+  connection.listen();
+  return {
+    child,
+    connection,
+    stop: async () => {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      await connection.sendRequest('shutdown').catch(() => undefined);
+      await connection.sendNotification('exit').catch(() => undefined);
+      await exited;
+      connection.dispose();
+    },
+  };
+}
+
+const initialize = (lsp: Lsp, capabilities: object = {}) =>
+  lsp.connection.sendRequest('initialize', { processId: process.pid, rootUri: pathToFileURL(join(REPO, 'fixtures/workspace')).href, capabilities }).then(() =>
+    lsp.connection.sendNotification('initialized', {}),
+  );
+
+async function untilReady(lsp: Lsp): Promise<void> {
+  for (;;) {
+    const status = await lsp.connection.sendRequest<any>('buckley/status', {});
+    if (status.coordinator.state === 'ready') return;
+    if (status.coordinator.state === 'unavailable') throw new Error(`coordinator unavailable: ${status.coordinator.error}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+async function startup(): Promise<void> {
+  const runs = quick ? 5 : 20;
+  const bridge: number[] = [];
+  const node: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = now();
+    await new Promise((resolve) => spawn(process.execPath, ['-e', '0']).once('exit', resolve));
+    node.push(now() - t0);
+    const t1 = now();
+    const lsp = spawnLsp([BIN, '--stdio'], { BUCKLEY_COORDINATOR: '127.0.0.1:1' });
+    await lsp.connection.sendRequest('initialize', { processId: null, rootUri: null, capabilities: {} });
+    bridge.push(now() - t1);
+    lsp.child.kill();
+    lsp.connection.dispose();
+  }
+  record({ figure: 'startup: spawn → initialize result (median)', value: median(bridge), unit: 'ms', baseline: '`node -e 0` spawn → exit', baselineValue: median(node), goal: '≤ 1.5×', met: median(bridge) / median(node) <= 1.5 });
+}
+
+async function bareNodeRss(): Promise<number> {
+  const child = spawn(process.execPath, ['-e', 'process.stdout.write("ready\\n"); setInterval(() => {}, 1000)'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  await new Promise((resolve) => child.stdout!.once('data', resolve));
+  const rss = rssMb(child.pid!);
+  child.kill();
+  return rss;
+}
+
+async function memory(): Promise<void> {
+  const bare = await bareNodeRss();
+  const lsp = spawnLsp([BIN, '--stdio']);
+  await initialize(lsp, { experimental: { buckley: { taskProgress: true } } });
+  await untilReady(lsp);
+  const idle = rssMb(lsp.child.pid!);
+  record({ figure: 'memory: idle after initialize (embedded coordinator)', value: idle, unit: 'MB', baseline: 'bare `node` idle', baselineValue: bare, goal: '≤ 1.8×', met: idle / bare <= 1.8 });
+
+  const docs = quick ? 40 : 200;
+  const text = `${'// a line of a document that is about a hundred kilobytes long, repeated\n'.repeat(1400)}`;
+  for (let i = 0; i < docs; i++) {
+    await lsp.connection.sendNotification('textDocument/didOpen', { textDocument: { uri: pathToFileURL(join(REPO, `fixtures/workspace/doc${i}.ts`)).href, languageId: 'typescript', version: 1, text } });
+  }
+  const tasks = await Promise.all(Array.from({ length: 20 }, (_, i) => lsp.connection.sendRequest<{ taskId: string }>('buckley/executeTask', { task: `SLOW PLAN ${i}` })));
+  await lsp.connection.sendRequest('buckley/status', {});
+  const loaded = rssMb(lsp.child.pid!);
+  record({ figure: `memory: ${docs} open documents of 100 KB + 20 running tasks`, value: loaded, unit: 'MB', baseline: 'bare `node` idle', baselineValue: bare, goal: 'report', met: null });
+  for (const { taskId } of tasks) await lsp.connection.sendRequest('buckley/cancelTask', { taskId });
+
+  const asks = quick ? 300 : 10_000;
+  const batch = 20;
+  const runAsks = async (count: number) => {
+    for (let done = 0; done < count; done += batch) {
+      await Promise.all(Array.from({ length: Math.min(batch, count - done) }, () => lsp.connection.sendRequest('buckley/ask', { question: 'INSTANT' })));
+    }
+  };
+  await runAsks(quick ? 100 : 1000); // warm up: sessions, JIT, pools
+  const before = rssMb(lsp.child.pid!);
+  await runAsks(asks);
+  const after = rssMb(lsp.child.pid!);
+  record({ figure: `memory: after ${asks} more asks`, value: after, unit: 'MB', baseline: 'before them', baselineValue: before, goal: '≈ 1 (≤ 1.1×)', met: after / before <= 1.1 });
+  await lsp.stop();
+}
+
+async function latency(): Promise<{ bridge: number[]; direct: number[]; echo: number[] }> {
+  const samples = quick ? 100 : 1000;
+  // The coordinator with an instant agent, as its own process; the bridge and a direct client both talk to it.
+  const coordinator = spawn(process.execPath, [BIN, 'coordinator', '--listen', '127.0.0.1:0', '--agent', process.execPath, join(REPO, 'fixtures/scripted-agent.mjs')], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const address = await new Promise<string>((resolve) => {
+    let err = '';
+    coordinator.stderr!.on('data', (chunk) => {
+      err += chunk;
+      const match = /listening on (127\.0\.0\.1:\d+)/.exec(err);
+      if (match) resolve(match[1]!);
+    });
+  });
+  const lsp = spawnLsp([BIN, '--stdio', '--coordinator', address]);
+  await initialize(lsp);
+  await untilReady(lsp);
+  const direct = new CoordinatorClient({ address, agentId: 'bench' });
+  const session = await direct.unary('CreateSession', { agent_id: 'bench' }, sessionSchema, { timeoutMs: 5000 });
+  const echo = spawnLsp([join(REPO, 'bench/echo-server.mjs')]);
+  await echo.connection.sendRequest('initialize', { processId: null, rootUri: null, capabilities: {} });
+
+  const measure = async (call: () => Promise<unknown>) => {
+    for (let i = 0; i < 20; i++) await call(); // warm up
+    const times: number[] = [];
+    for (let i = 0; i < samples; i++) {
+      const t0 = now();
+      await call();
+      times.push(now() - t0);
+    }
+    return times;
+  };
+  const bridge = await measure(() => lsp.connection.sendRequest('buckley/ask', { question: 'INSTANT' }));
+  const directTimes = await measure(() =>
+    direct.unary('SendMessage', { agent_id: 'bench', message: { role: 'user', content: 'INSTANT' } }, sendMessageResponseSchema, { timeoutMs: 5000, metadata: { 'x-buckley-session-id': session.session_id, 'x-buckley-intent': 'ask' } }),
+  );
+  const echoTimes = await measure(() => echo.connection.sendRequest('echo', { hello: 'world' }));
+  for (const p of [50, 99]) {
+    const overhead = pct(bridge, p) - pct(directTimes, p);
+    record({
+      figure: `ask overhead p${p}: bridge ${pct(bridge, p).toFixed(2)} ms − direct gRPC ${pct(directTimes, p).toFixed(2)} ms`,
+      value: overhead,
+      unit: 'ms',
+      baseline: `bare LSP echo p${p}`,
+      baselineValue: pct(echoTimes, p),
+      goal: p === 50 ? '≤ 1.5×' : '≤ 2×',
+      met: overhead / pct(echoTimes, p) <= (p === 50 ? 1.5 : 2),
+    });
+  }
+  direct.close();
+  await lsp.stop();
+  await echo.stop();
+  coordinator.kill();
+  return { bridge, direct: directTimes, echo: echoTimes };
+}
+
+async function streaming(): Promise<{ timeline: number[]; seconds: number }> {
+  const updates = quick ? 10_000 : 100_000;
+  const lsp = spawnLsp([BIN, '--stdio']);
+  const timeline: number[] = [];
+  let finalAt = 0;
+  let lastUpdateSentAt = 0;
+  const started = Date.now();
+  lsp.connection.onNotification('$/buckley/taskProgress', (p: any) => {
+    timeline.push(Date.now() - started);
+    if (['completed', 'failed', 'cancelled'].includes(p.status)) finalAt = Date.now();
+  });
+  lsp.connection.onNotification('window/logMessage', (p: { message: string }) => {
+    const match = /Last update sent at (\d+)/.exec(p.message);
+    if (match) lastUpdateSentAt = Number(match[1]);
+  });
+  let progressEndAt = 0;
+  lsp.connection.onUnhandledProgress((p: any) => {
+    if (p.value.kind === 'end') progressEndAt = Date.now();
+    timeline.push(Date.now() - started);
+  });
+  await initialize(lsp, { window: { workDoneProgress: true }, experimental: { buckley: { taskProgress: true } } });
+  await untilReady(lsp);
+  const t0 = now();
+  await lsp.connection.sendRequest('buckley/executeTask', { task: `FLOOD ${updates}` });
+  while (!finalAt || !lastUpdateSentAt || !progressEndAt) await new Promise((resolve) => setTimeout(resolve, 5));
+  const seconds = (now() - t0) / 1000;
+  const events = updates * 2; // a tool update and a text chunk per step
+  record({ figure: `streaming: ${events} agent events through the bridge`, value: events / seconds, unit: 'events/s', baseline: 'goal', baselineValue: 50_000, goal: '≥ 50,000/s', met: events / seconds >= 50_000 });
+  record({ figure: 'streaming: notifications sent to the editor', value: timeline.length, unit: 'messages', baseline: `${events} events`, baselineValue: events, goal: 'bounded (≤ 10/s per task and kind)', met: timeline.length <= Math.ceil(seconds * 20) + 6 });
+  const lag = Math.max(finalAt, progressEndAt) - lastUpdateSentAt;
+  record({ figure: "streaming: agent's last update → editor's final progress", value: lag, unit: 'ms', baseline: 'goal', baselineValue: 50, goal: '≤ 50 ms', met: lag <= 50 });
+  await lsp.stop();
+  return { timeline, seconds };
+}
+
+function context(): void {
+  const line = 'const value = compute(input) + 42; // 😀 a line of a 5 MB file\n';
+  const text = line.repeat(Math.ceil((5 * 1024 * 1024) / Buffer.byteLength(line)));
+  const doc = TextDocument.create('file:///bench/big.ts', 'typescript', 1, text);
+  const selection = { start: { line: 40_000, character: 0 }, end: { line: 40_050, character: 0 } };
+  const runs = quick ? 10 : 50;
+  const build: number[] = [];
+  const copy: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = now();
+    buildContext({ active: doc, selection, related: [], workspaceRoots: [], maxBytes: 250_000 });
+    build.push(now() - t0);
+    const t1 = now();
+    Buffer.from(doc.getText(), 'utf8');
+    copy.push(now() - t1);
+  }
+  record({ figure: 'context: EditorContext for a 5 MB file with a selection', value: median(build), unit: 'ms', baseline: 'copying the text (UTF-8)', baselineValue: median(copy), goal: '≤ 2×', met: median(build) / median(copy) <= 2 });
+}
+
+function histogramSvg(series: Record<string, number[]>): string {
+  const colors = ['#1f77b4', '#ff7f0e', '#2ca02c'];
+  const all = Object.values(series).flat();
+  const max = pct(all, 99) * 1.2;
+  const bins = 40;
+  const width = 640;
+  const height = 300;
+  const bars = Object.entries(series).map(([name, values], index) => {
+    const counts = new Array(bins).fill(0);
+    for (const value of values) counts[Math.min(bins - 1, Math.floor((value / max) * bins))]++;
+    const top = Math.max(...counts);
+    const points = counts.map((count, i) => `${40 + (i / bins) * (width - 60)},${height - 30 - (count / top) * (height - 60)}`).join(' ');
+    return `<polyline fill="none" stroke="${colors[index]}" stroke-width="2" points="${points}"/><text x="${width - 200}" y="${20 + index * 16}" fill="${colors[index]}" font-size="12">${name} (p50 ${median(values).toFixed(2)} ms)</text>`;
+  });
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif"><rect width="100%" height="100%" fill="white"/><text x="10" y="16" font-size="13">Round-trip latency distribution (ms, 0–${max.toFixed(1)})</text><line x1="40" y1="${height - 30}" x2="${width - 20}" y2="${height - 30}" stroke="#999"/>${bars.join('')}<text x="40" y="${height - 10}" font-size="11">0 ms</text><text x="${width - 80}" y="${height - 10}" font-size="11">${max.toFixed(1)} ms</text></svg>\n`;
+}
+
+function timelineSvg(timeline: number[], seconds: number): string {
+  const width = 640;
+  const height = 200;
+  const end = Math.max(seconds * 1000, ...timeline, 1);
+  const ticks = timeline.map((t) => `<line x1="${40 + (t / end) * (width - 60)}" y1="40" x2="${40 + (t / end) * (width - 60)}" y2="${height - 40}" stroke="#1f77b4" stroke-opacity="0.6"/>`);
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif"><rect width="100%" height="100%" fill="white"/><text x="10" y="16" font-size="13">Streaming: notifications sent to the editor over ${end.toFixed(0)} ms (${timeline.length} in all)</text>${ticks.join('')}<line x1="40" y1="${height - 40}" x2="${width - 20}" y2="${height - 40}" stroke="#999"/><text x="40" y="${height - 20}" font-size="11">0</text><text x="${width - 80}" y="${height - 20}" font-size="11">${end.toFixed(0)} ms</text></svg>\n`;
+}
+
+async function main(): Promise<void> {
+  console.log(`buckley-lsp benchmarks${quick ? ' (quick smoke run)' : ''} on ${process.version}\n`);
+  await startup();
+  await memory();
+  const latencies = await latency();
+  const stream = await streaming();
+  context();
+
+  const rows = figures.map((f) => [f.figure, `${f.value.toFixed(f.unit === 'events/s' ? 0 : 2)} ${f.unit}`, `${f.baseline}: ${f.baselineValue.toFixed(2)}`, `${f.ratio.toFixed(2)}×`, f.goal, f.met === null ? '—' : f.met ? 'met' : 'NOT met']);
+  const header = ['figure', 'value', 'baseline', 'ratio', 'goal', 'result'];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
+  const line = (cells: string[]) => cells.map((cell, i) => cell.padEnd(widths[i]!)).join(' | ');
+  console.log(line(header));
+  console.log(widths.map((w) => '-'.repeat(w)).join('-|-'));
+  for (const row of rows) console.log(line(row));
+
+  mkdirSync(OUT, { recursive: true });
+  const name = quick ? 'quick' : 'latest';
+  writeFileSync(join(OUT, `${name}.json`), `${JSON.stringify({ date: new Date().toISOString(), node: process.version, quick, figures }, null, 2)}\n`);
+  writeFileSync(join(OUT, `${name}-latency.svg`), histogramSvg({ bridge: latencies.bridge, 'direct gRPC': latencies.direct, 'bare LSP echo': latencies.echo }));
+  writeFileSync(join(OUT, `${name}-streaming.svg`), timelineSvg(stream.timeline, stream.seconds));
+  console.log(`\nresults: bench/results/${name}.json, ${name}-latency.svg, ${name}-streaming.svg`);
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);
