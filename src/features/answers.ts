@@ -4,7 +4,7 @@
  * summary, a markdown prompt where that is the best home (Zed), and the full text in
  * window/logMessage. Answers are remembered for hover and saved across restarts.
  */
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { MarkupKind, type Connection, type Hover, type Position, type Range, type TextDocumentContentChangeEvent } from 'vscode-languageserver';
@@ -30,6 +30,8 @@ export type Answer = z.infer<typeof answerSchema>;
 const savedSchema = z.object({ version: z.literal(1), answers: z.array(answerSchema) });
 
 const KEPT_ANSWERS = 100;
+/** Answer documents kept on disk; older ones are removed. */
+const KEPT_DOCUMENTS = 200;
 
 interface Pending {
   uri: string;
@@ -40,6 +42,7 @@ interface Pending {
 export class Answers {
   private answers: Answer[] = [];
   private readonly pending = new Set<Pending>();
+  private written = 0;
 
   constructor(
     private readonly connection: Connection,
@@ -146,7 +149,14 @@ export class Answers {
       ? `*Asked about ${answer.uri}${answer.range ? `, ${describeLines(answer.range)}` : ''}, ${answer.at}*\n\n`
       : `*${answer.at}*\n\n`;
     await writeFileAtomic(path, `# ${answer.question}\n\n${source}${answer.answer}\n`);
+    if (++this.written % 20 === 0) await this.prune();
     return pathToFileURL(path).href;
+  }
+
+  /** Keeps the newest KEPT_DOCUMENTS answer documents (their names start with the time). */
+  private async prune(): Promise<void> {
+    const names = (await readdir(this.answersDir)).filter((name) => name.endsWith('.md')).sort();
+    await Promise.all(names.slice(0, Math.max(0, names.length - KEPT_DOCUMENTS)).map((name) => rm(join(this.answersDir, name), { force: true })));
   }
 }
 
