@@ -145,7 +145,9 @@ export function startServer(connection: Connection, options: ServerOptions): { s
       approvals: approvals.list(),
     });
 
+  let initialized = false;
   connection.onInitialize((params: InitializeParams): InitializeResult => {
+    initialized = true;
     initialize = params;
     client = clientIdentity(params);
     workspaceRoots = workspaceRootsOf(params);
@@ -204,13 +206,18 @@ export function startServer(connection: Connection, options: ServerOptions): { s
   documents.onDidOpen(({ document }) => link.current?.documentOpened(document.uri));
   documents.onDidClose(({ document }) => link.current?.documentClosed(document.uri));
 
-  /** One debug line per request: method, duration and outcome. */
+  /**
+   * Every request handler: refused before `initialize` (ServerNotInitialized) and after
+   * `shutdown` (InvalidRequest), as LSP says; one debug line with method, duration and outcome.
+   */
   const timed =
     <P, R>(method: string, handler: (params: P, token: CancellationToken) => R | Promise<R>) =>
     async (params: P, token: CancellationToken): Promise<R> => {
       const started = performance.now();
       let outcome = 'ok';
       try {
+        if (!initialized) throw new ResponseError(ErrorCodes.ServerNotInitialized, `${method} before initialize`);
+        if (shutdownReceived) throw new ResponseError(ErrorCodes.InvalidRequest, `${method} after shutdown: the server is shutting down`);
         return await handler(params, token);
       } catch (error) {
         outcome = error instanceof ResponseError ? `error ${error.code}: ${error.message}` : `failed: ${(error as Error).message}`;

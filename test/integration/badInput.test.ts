@@ -65,6 +65,30 @@ describe('bad input', () => {
     expect(actions.length).toBeGreaterThan(0);
   });
 
+  it('refuses requests before initialize and after shutdown, as LSP says', async () => {
+    const { spawn } = await import('node:child_process');
+    const { StreamMessageReader, StreamMessageWriter, createMessageConnection } = await import('vscode-jsonrpc/node.js');
+    const { BIN } = await import('../helpers/paths.js');
+    const child = spawn(process.execPath, [BIN, '--stdio'], { env: { PATH: process.env.PATH, BUCKLEY_COORDINATOR: '127.0.0.1:1' }, stdio: ['pipe', 'pipe', 'ignore'] });
+    const connection = createMessageConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
+    connection.listen();
+    try {
+      await expect(connection.sendRequest('buckley/status', {})).rejects.toMatchObject({ code: -32002 });
+      await connection.sendRequest('initialize', { processId: null, rootUri: null, capabilities: {} });
+      await connection.sendRequest('shutdown');
+      await expect(connection.sendRequest('textDocument/hover', { textDocument: { uri: 'file:///x' }, position: { line: 0, character: 0 } })).rejects.toMatchObject({
+        code: -32600,
+        message: 'textDocument/hover after shutdown: the server is shutting down',
+      });
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      await connection.sendNotification('exit');
+      expect(await exited).toBe(0);
+    } finally {
+      connection.dispose();
+      child.kill();
+    }
+  });
+
   it('survives a seeded fuzz run of thousands of random and mutated messages', async () => {
     const client = await start(quiet);
     const { uri } = await client.openFixture('workspace/retry.ts');
