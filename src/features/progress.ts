@@ -7,6 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import {
+  CancellationTokenSource,
   WorkDoneProgress,
   WorkDoneProgressCreateRequest,
   type Connection,
@@ -16,6 +17,9 @@ import {
 import type { Logger } from '../logger.js';
 import * as messages from './messages.js';
 import { Coalescer, UPDATE_INTERVAL_MS } from './throttle.js';
+
+/** How long the editor may take to accept a progress token. */
+const CREATE_TIMEOUT_MS = 2_000;
 
 export interface Progress {
   report(message: string, percentage?: number): void;
@@ -50,11 +54,20 @@ export class ProgressFactory {
     let token = options.clientToken;
     if (token === undefined && options.workDoneProgress) {
       const created = randomUUID();
+      const source = new CancellationTokenSource();
+      const timer = setTimeout(() => source.cancel(), CREATE_TIMEOUT_MS);
       try {
-        await this.connection.sendRequest(WorkDoneProgressCreateRequest.type, { token: created });
+        // An editor that never answers must not hold the ask or task up: messages then.
+        await Promise.race([
+          this.connection.sendRequest(WorkDoneProgressCreateRequest.type, { token: created }, source.token),
+          new Promise((_, reject) => source.token.onCancellationRequested(() => reject(new Error(`no answer within ${CREATE_TIMEOUT_MS} ms`)))),
+        ]);
         token = created;
       } catch (error) {
         this.logger.debug(`the editor refused a progress token (${(error as Error).message}); using messages`);
+      } finally {
+        clearTimeout(timer);
+        source.dispose();
       }
     }
     if (token === undefined) return new MessageProgress(this.connection, options.title);

@@ -196,6 +196,14 @@ describe('tasks', () => {
     expect(await ended(client, taskId)).toMatchObject({ status: 'failed', message: 'timed out after 0.7 s (setting buckley.task.timeoutMs)' });
   });
 
+  it('is not held up by an editor that never answers window/workDoneProgress/create', async () => {
+    const client = await start({ ...optedIn(), handlers: { 'window/workDoneProgress/create': () => new Promise(() => {}) } });
+    const { taskId } = await client.request('buckley/executeTask', { task: 'PLAN despite a silent editor' });
+    expect(await ended(client, taskId)).toMatchObject({ status: 'completed' });
+    // It fell back to messages.
+    await client.waitFor('window/showMessage', (p) => p.message === 'Buckley: PLAN despite a silent editor…');
+  });
+
   it('rejects bad executeTask params with InvalidParams', async () => {
     const client = await start();
     await expect(client.request('buckley/executeTask', { task: '   ' })).rejects.toMatchObject({ code: -32602, message: 'params.task: task must not be empty' });

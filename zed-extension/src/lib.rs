@@ -80,9 +80,7 @@ impl zed::Extension for BuckleyExtension {
         id: &LanguageServerId,
         worktree: &zed::Worktree,
     ) -> Result<zed::Command> {
-        let binary = LspSettings::for_worktree(SERVER_ID, worktree)
-            .ok()
-            .and_then(|settings| settings.binary);
+        let binary = lsp_settings(worktree).and_then(|settings| settings.binary);
         let (path, arguments, env) = match binary {
             Some(binary) => (binary.path, binary.arguments, binary.env),
             None => (None, None, None),
@@ -119,9 +117,7 @@ impl zed::Extension for BuckleyExtension {
         _id: &LanguageServerId,
         worktree: &zed::Worktree,
     ) -> Result<Option<serde_json::Value>> {
-        Ok(LspSettings::for_worktree(SERVER_ID, worktree)
-            .ok()
-            .and_then(|settings| settings.initialization_options))
+        Ok(lsp_settings(worktree).and_then(|settings| settings.initialization_options))
     }
 
     fn language_server_workspace_configuration(
@@ -130,11 +126,15 @@ impl zed::Extension for BuckleyExtension {
         worktree: &zed::Worktree,
     ) -> Result<Option<serde_json::Value>> {
         // The server reads the `buckley` section of workspace/configuration.
-        Ok(LspSettings::for_worktree(SERVER_ID, worktree)
-            .ok()
+        Ok(lsp_settings(worktree)
             .and_then(|settings| settings.settings)
             .map(|settings| serde_json::json!({ "buckley": settings })))
     }
+}
+
+/// The user's `lsp.buckley-lsp` settings for this worktree, if any.
+fn lsp_settings(worktree: &zed::Worktree) -> Option<LspSettings> {
+    LspSettings::for_worktree(SERVER_ID, worktree).ok()
 }
 
 zed::register_extension!(BuckleyExtension);
