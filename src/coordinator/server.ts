@@ -12,6 +12,7 @@ import { AgentError, type AgentDriver, type AgentTurn, type PermissionDecision, 
 import { buildPrompt } from '../agents/prompt.js';
 import { isLoopbackHost } from '../net.js';
 import { classifyRisk } from '../risk.js';
+import { EventBatcher } from './batcher.js';
 import { agentCommunicationService } from './protos.js';
 import { AGENT_HEADER, INTENT_HEADER, SESSION_HEADER, type ContextDelta, type CreateSessionRequest, type EditorContext, type SendMessageRequest, type TaskStreamRequest, type WireToolExecution } from './wire.js';
 
@@ -132,17 +133,24 @@ class CoordinatorService {
       if (!controller.signal.aborted) call.write({ task_id: taskId, timestamp: timestamp(), ...event });
     };
     send({ status: 'pending', message: `Starting ${turn.driver.shortName}…` });
+    const batch = new EventBatcher(send);
     const events = {
-      text: (delta: string) => send({ status: 'in_progress', answer_delta: delta }),
-      tool: (execution: WireToolExecution) => send({ status: 'in_progress', message: `${execution.tool} (${execution.status})`, tool_executions: [execution] }),
+      text: (delta: string) => batch.text(delta),
+      tool: (execution: WireToolExecution) => batch.tool(execution),
       plan: (done: number, total: number, current?: string) =>
-        send({ status: 'in_progress', progress: total ? Math.round((done / total) * 100) : 0, message: current ?? `${done} of ${total} steps done` }),
+        batch.step(total ? Math.round((done / total) * 100) : 0, current ?? `${done} of ${total} steps done`),
+    };
+    // Whatever is batched goes out before an approval or the final event, in order.
+    const sendNow = (event: Record<string, unknown>) => {
+      batch.flush();
+      send(event);
     };
     const sink = readOnly
       ? this.askSink(events, turn.turn.cwd)
-      : this.taskSink(events, { send, identity: identityOf(call, request.agent_id), agent: turn.driver.shortName, cwd: turn.turn.cwd });
+      : this.taskSink(events, { send: sendNow, identity: identityOf(call, request.agent_id), agent: turn.driver.shortName, cwd: turn.turn.cwd });
     try {
       const result = await turn.driver.run(turn.turn, sink, controller.signal);
+      batch.flush();
       if (result.stopReason === 'cancelled') {
         if (!call.cancelled) call.write({ task_id: taskId, status: 'cancelled', message: 'Task cancelled', timestamp: timestamp() });
       } else {
@@ -151,6 +159,7 @@ class CoordinatorService {
       call.end();
     } catch (error) {
       const failure = agentFailure(error);
+      batch.flush();
       send({ status: 'failed', message: failure.details });
       call.end();
     }
