@@ -112,32 +112,37 @@ export class Answers {
     return null;
   }
 
-  async deliver(answer: Omit<Answer, 'at' | 'documentUri'>, features: Features): Promise<Answer> {
+  /**
+   * Delivers an answer. It is on hover and in the log at once; the document is written and
+   * opened in the background, so the request that asked is answered without waiting for disk.
+   */
+  deliver(answer: Omit<Answer, 'at' | 'documentUri'>, features: Features): Answer {
     const record: Answer = { ...answer, at: new Date().toISOString() };
-    try {
-      record.documentUri = await this.writeDocument(record);
-    } catch (error) {
-      this.logger.warn(`could not write the answer document: ${(error as Error).message}`);
-    }
     this.answers.push(record);
     if (this.answers.length > KEPT_ANSWERS * 2) this.answers = this.answers.slice(-KEPT_ANSWERS);
 
     this.connection.console.info(`Buckley's answer to "${answer.question}":\n${answer.answer}`);
-    if (features.showDocument && record.documentUri) {
-      this.connection.window.showDocument({ uri: record.documentUri, takeFocus: true }).then(
-        (result) => result.success || this.logger.debug('the editor did not open the answer document'),
-        (error: Error) => this.logger.debug(`showDocument failed: ${error.message}`),
-      );
-    } else if (features.markdownMessageRequest) {
+    if (features.answerMessage) {
+      messages.info(this.connection, `Buckley: ${plainSummary(answer.answer)}`);
+    }
+    if (!features.showDocument && features.markdownMessageRequest) {
       // Zed keeps a prompt until the user acts, and renders markdown: the full answer fits there.
       this.connection.window.showInformationMessage(`**${answer.question}**\n\n${answer.answer}`, { title: 'Dismiss' }).then(
         () => undefined,
         () => undefined,
       );
     }
-    if (features.answerMessage) {
-      messages.info(this.connection, `Buckley: ${plainSummary(answer.answer)}`);
-    }
+    this.writeDocument(record).then(
+      (uri) => {
+        record.documentUri = uri;
+        if (!features.showDocument) return;
+        this.connection.window.showDocument({ uri, takeFocus: true }).then(
+          (result) => result.success || this.logger.debug('the editor did not open the answer document'),
+          (error: Error) => this.logger.debug(`showDocument failed: ${error.message}`),
+        );
+      },
+      (error: Error) => this.logger.warn(`could not write the answer document: ${error.message}`),
+    );
     return record;
   }
 

@@ -100,7 +100,7 @@ export class AskService {
       }
       progress.done('Answered');
       releasePending();
-      await deps.answers.deliver(
+      deps.answers.deliver(
         { question: input.question, answer: outcome.answer, uri: target.document?.uri, range: target.range },
         features,
       );

@@ -189,7 +189,7 @@ export class TaskService {
 
     if (outcome.status === 'completed') {
       if (outcome.answer.trim()) {
-        void deps.answers.deliver({ question: task.title, answer: outcome.answer, uri: target.document?.uri, range: target.range }, features);
+        deps.answers.deliver({ question: task.title, answer: outcome.answer, uri: target.document?.uri, range: target.range }, features);
       } else {
         messages.info(deps.connection, `Buckley: done: ${task.title}`);
       }
