@@ -123,9 +123,14 @@ async function main(): Promise<void> {
       ]);
       const writer = new StreamMessageWriter(process.stdout);
       // Bad input gets a JSON-RPC error and the server reads on (see transport.ts).
-      const guard = new FramingGuard(({ code, message, id }) => void writer.write({ jsonrpc: '2.0', id, error: { code, message } } as never));
+      const answerError = (code: number, message: string, id: number | string | null = null) =>
+        void writer.write({ jsonrpc: '2.0', id, error: { code, message } } as never);
+      const guard = new FramingGuard(({ code, message, id }) => answerError(code, message, id));
       process.stdin.pipe(guard);
-      const connection = createConnection(new StreamMessageReader(guard), writer);
+      const reader = new StreamMessageReader(guard);
+      // A large body the guard passed unchecked that is not JSON: vscode-jsonrpc skips it; say so.
+      reader.onError((error) => answerError(-32700, `Parse error: ${error.message}`));
+      const connection = createConnection(reader, writer);
       logger.setSink((level, line) => {
         toFile?.(level, line);
         if (level === 'error') connection.console.error(line);

@@ -5,11 +5,16 @@
  * through unchanged, answers a body that is not JSON with a Parse error (-32700) and a JSON body
  * that is not a JSON-RPC 2.0 message with Invalid Request (-32600), skips oversized bodies, and
  * resynchronises on the next header after garbage. The server lives on and keeps answering.
+ *
+ * Bodies above CHECKED_BYTES (a didOpen of a big file) are not parsed here, so they are not parsed
+ * twice; vscode-jsonrpc skips a bad one of those itself, and the caller answers its reader error.
  */
 import { Transform, type TransformCallback } from 'node:stream';
 
 /** Larger bodies are skipped unread (a 5 MB document is 1/20 of this). */
 export const MAX_MESSAGE_BYTES = 100 * 1024 * 1024;
+/** Bodies up to this size are checked here (parsing them twice costs microseconds). */
+export const CHECKED_BYTES = 64 * 1024;
 
 export interface FramingError {
   code: -32700 | -32600;
@@ -70,7 +75,7 @@ export class FramingGuard extends Transform {
       const frame = this.buffer.subarray(0, bodyStart + length);
       const body = frame.subarray(bodyStart);
       this.buffer = this.buffer.subarray(bodyStart + length);
-      const problem = check(body);
+      const problem = body.length <= CHECKED_BYTES ? check(body) : undefined;
       if (problem) this.onError(problem);
       else this.push(frame);
     }

@@ -49,6 +49,8 @@ export class AcpDriver implements AgentDriver {
   readonly shortName: string;
   private agent: Promise<Agent> | undefined;
   private live: Agent | undefined;
+  /** The process of the latest start, until it has answered initialize or died. */
+  private starting: ChildProcess | undefined;
   private readonly turns = new Map<string, ActiveTurn>();
   private readonly stderrTail: string[] = [];
 
@@ -105,14 +107,20 @@ export class AcpDriver implements AgentDriver {
     this.live?.idle.delete(sessionKey);
   }
 
+  /** Stops the agent — also one still starting, without waiting for its initialize deadline. */
   async close(): Promise<void> {
-    const agent = await this.agent?.catch(() => undefined);
+    const agent = this.live;
+    const starting = this.starting;
     this.agent = undefined;
-    if (!agent) return;
-    agent.stopping = true;
-    agent.connection.close();
-    agent.child.stdin?.end();
-    if (agent.child.exitCode === null) agent.child.kill('SIGTERM');
+    this.live = undefined;
+    if (agent) {
+      agent.stopping = true;
+      agent.connection.close();
+      agent.child.stdin?.end();
+    }
+    for (const child of new Set([agent?.child, starting])) {
+      if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    }
   }
 
   private ensureAgent(): Promise<Agent> {
@@ -139,6 +147,7 @@ export class AcpDriver implements AgentDriver {
       env: this.options.env ?? process.env,
       stdio: ['pipe', 'pipe', 'pipe'],
     });
+    this.starting = child;
     this.stderrTail.length = 0;
     child.stderr?.setEncoding('utf8');
     child.stderr?.on('data', (chunk: string) => {

@@ -27,6 +27,14 @@ describe('bad input', () => {
     expect((await client.request('buckley/status', {})).server.name).toBe('buckley-lsp');
   });
 
+  it('answers a large body that is not JSON (checked by the reader, not twice) with a parse error, and reads on', async () => {
+    const client = await start(quiet);
+    const parseError = errorWithId(client, null);
+    await raw(client, frame(`{"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"text": "${'x'.repeat(100_000)}"`));
+    expect(await parseError).toMatchObject({ code: -32700, message: expect.stringContaining('Parse error') });
+    expect((await client.request('buckley/status', {})).server.name).toBe('buckley-lsp');
+  });
+
   it('answers a message that is not JSON-RPC 2.0 with Invalid Request, with its id', async () => {
     const client = await start(quiet);
     const invalid = errorWithId(client, 41);
