@@ -15,6 +15,11 @@ import { sendMessageResponseSchema, sessionSchema } from '../src/coordinator/wir
 import { buildContext } from '../src/features/context.js';
 
 const quick = process.argv.includes('--quick');
+/** `--only=latency,streaming`: run just those parts (while working on one figure). */
+const only = process.argv.find((arg) => arg.startsWith('--only='))?.slice('--only='.length).split(',');
+const runs = (part: string) => !only || only.includes(part);
+/** `--profile`: the bridge and coordinator processes write CPU profiles to bench/profiles/. */
+const PROFILE_ARGS = process.argv.includes('--profile') ? ['--cpu-prof', `--cpu-prof-dir=${fileURLToPath(new URL('../bench/profiles/', import.meta.url))}`] : [];
 const REPO = fileURLToPath(new URL('../', import.meta.url));
 const BIN = join(REPO, 'dist/buckley-lsp.js');
 const AGENT = `${process.execPath} ${join(REPO, 'fixtures/scripted-agent.mjs')}`;
@@ -42,6 +47,12 @@ const pct = (values: number[], p: number) => {
 const median = (values: number[]) => pct(values, 50);
 const now = () => performance.now();
 
+/** CPU time (user + system) a process has used so far, in ms. */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // clock ticks of 10 ms
+}
+
 function rssMb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1]) / 1024;
@@ -55,7 +66,7 @@ interface Lsp {
 
 function spawnLsp(args: string[], env: Record<string, string | undefined> = {}): Lsp {
   const state = mkdtempSync(join(tmpdir(), 'buckley-bench-'));
-  const child = spawn(process.execPath, args, { env: { ...process.env, XDG_STATE_HOME: state, HOME: state, BUCKLEY_AGENT: AGENT, ...env } as NodeJS.ProcessEnv, stdio: ['pipe', 'pipe', 'ignore'] });
+  const child = spawn(process.execPath, [...PROFILE_ARGS, ...args], { env: { ...process.env, XDG_STATE_HOME: state, HOME: state, BUCKLEY_AGENT: AGENT, ...env } as NodeJS.ProcessEnv, stdio: ['pipe', 'pipe', 'ignore'] });
   const connection = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
   connection.onRequest('window/workDoneProgress/create', () => null);
   connection.onRequest('workspace/configuration', (p: { items: unknown[] }) => p.items.map(() => null));
@@ -149,10 +160,10 @@ async function memory(): Promise<void> {
   await lsp.stop();
 }
 
-async function latency(): Promise<{ bridge: number[]; direct: number[]; echo: number[] }> {
+async function latency(): Promise<{ bridge: number[]; direct: number[]; echo: number[]; forwarder: number[] }> {
   const samples = quick ? 100 : 1000;
   // The coordinator with an instant agent, as its own process; the bridge and a direct client both talk to it.
-  const coordinator = spawn(process.execPath, [BIN, 'coordinator', '--listen', '127.0.0.1:0', '--agent', process.execPath, join(REPO, 'fixtures/scripted-agent.mjs')], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const coordinator = spawn(process.execPath, [...PROFILE_ARGS, BIN, 'coordinator', '--listen', '127.0.0.1:0', '--agent', process.execPath, join(REPO, 'fixtures/scripted-agent.mjs')], { stdio: ['ignore', 'ignore', 'pipe'] });
   const address = await new Promise<string>((resolve) => {
     let err = '';
     coordinator.stderr!.on('data', (chunk) => {
@@ -168,26 +179,33 @@ async function latency(): Promise<{ bridge: number[]; direct: number[]; echo: nu
   const session = await direct.unary('CreateSession', { agent_id: 'bench' }, sessionSchema, { timeoutMs: 5000 });
   const echo = spawnLsp([join(REPO, 'bench/echo-server.mjs')]);
   await echo.connection.sendRequest('initialize', { processId: null, rootUri: null, capabilities: {} });
+  const forwarder = spawnLsp([join(REPO, 'dist/bench-forwarder.mjs'), address]);
+  await forwarder.connection.sendRequest('initialize', { processId: null, rootUri: null, capabilities: {} });
 
-  const measure = async (call: () => Promise<unknown>) => {
-    for (let i = 0; i < 20; i++) await call(); // warm up
+  /** Round trips after a warm-up, and the CPU the given process spent per call meanwhile. */
+  const measure = async (call: () => Promise<unknown>, pid?: number) => {
+    for (let i = 0; i < 50; i++) await call(); // warm up
     const times: number[] = [];
+    const cpuBefore = pid ? cpuMs(pid) : 0;
     for (let i = 0; i < samples; i++) {
       const t0 = now();
       await call();
       times.push(now() - t0);
     }
-    return times;
+    return { times, cpuPerCall: pid ? (cpuMs(pid) - cpuBefore) / samples : 0 };
   };
-  const bridge = await measure(() => lsp.connection.sendRequest('buckley/ask', { question: 'INSTANT' }));
-  const directTimes = await measure(() =>
-    direct.unary('SendMessage', { agent_id: 'bench', message: { role: 'user', content: 'INSTANT' } }, sendMessageResponseSchema, { timeoutMs: 5000, metadata: { 'x-buckley-session-id': session.session_id, 'x-buckley-intent': 'ask' } }),
-  );
-  const echoTimes = await measure(() => echo.connection.sendRequest('echo', { hello: 'world' }));
+  const bridge = await measure(() => lsp.connection.sendRequest('buckley/ask', { question: 'INSTANT' }), lsp.child.pid);
+  const directTimes = (
+    await measure(() =>
+      direct.unary('SendMessage', { agent_id: 'bench', message: { role: 'user', content: 'INSTANT' } }, sendMessageResponseSchema, { timeoutMs: 5000, metadata: { 'x-buckley-session-id': session.session_id, 'x-buckley-intent': 'ask' } }),
+    )
+  ).times;
+  const echoTimes = (await measure(() => echo.connection.sendRequest('echo', { hello: 'world' }))).times;
+  const forwarded = await measure(() => forwarder.connection.sendRequest('buckley/ask', { question: 'INSTANT' }), forwarder.child.pid);
   for (const p of [50, 99]) {
-    const overhead = pct(bridge, p) - pct(directTimes, p);
+    const overhead = pct(bridge.times, p) - pct(directTimes, p);
     record({
-      figure: `ask overhead p${p}: bridge ${pct(bridge, p).toFixed(2)} ms − direct gRPC ${pct(directTimes, p).toFixed(2)} ms`,
+      figure: `ask overhead p${p}: bridge ${pct(bridge.times, p).toFixed(2)} ms − direct gRPC ${pct(directTimes, p).toFixed(2)} ms`,
       value: overhead,
       unit: 'ms',
       baseline: `bare LSP echo p${p}`,
@@ -196,11 +214,22 @@ async function latency(): Promise<{ bridge: number[]; direct: number[]; echo: nu
       met: overhead / pct(echoTimes, p) <= (p === 50 ? 1.5 : 2),
     });
   }
+  // The floor: what a featureless forwarder pays over the direct call on this machine.
+  record({
+    figure: `reference: minimal forwarder overhead p50 (${pct(forwarded.times, 50).toFixed(2)} ms − direct gRPC)`,
+    value: pct(forwarded.times, 50) - pct(directTimes, 50),
+    unit: 'ms',
+    baseline: 'bare LSP echo p50',
+    baselineValue: pct(echoTimes, 50),
+    goal: 'report',
+  });
+  record({ figure: 'ask: bridge CPU per ask', value: bridge.cpuPerCall, unit: 'ms', baseline: 'minimal forwarder CPU per ask', baselineValue: forwarded.cpuPerCall, goal: 'report' });
   direct.close();
   await lsp.stop();
   await echo.stop();
+  await forwarder.stop();
   coordinator.kill();
-  return { bridge, direct: directTimes, echo: echoTimes };
+  return { bridge: bridge.times, direct: directTimes, echo: echoTimes, forwarder: forwarded.times };
 }
 
 async function streaming(): Promise<{ timeline: number[]; seconds: number }> {
@@ -258,7 +287,7 @@ function context(): void {
 }
 
 function histogramSvg(series: Record<string, number[]>): string {
-  const colors = ['#1f77b4', '#ff7f0e', '#2ca02c'];
+  const colors = ['#1f77b4', '#ff7f0e', '#2ca02c', '#9467bd'];
   const all = Object.values(series).flat();
   const max = pct(all, 99) * 1.2;
   const bins = 40;
@@ -284,11 +313,11 @@ function timelineSvg(timeline: number[], seconds: number): string {
 
 async function main(): Promise<void> {
   console.log(`buckley-lsp benchmarks${quick ? ' (quick smoke run)' : ''} on ${process.version}\n`);
-  await startup();
-  await memory();
-  const latencies = await latency();
-  const stream = await streaming();
-  context();
+  if (runs('startup')) await startup();
+  if (runs('memory')) await memory();
+  const latencies = runs('latency') ? await latency() : undefined;
+  const stream = runs('streaming') ? await streaming() : undefined;
+  if (runs('context')) context();
 
   const rows = figures.map((f) => [f.figure, `${f.value.toFixed(f.unit === 'events/s' ? 0 : 2)} ${f.unit}`, `${f.baseline}: ${f.baselineValue.toFixed(2)}`, `${f.ratio.toFixed(2)}×`, f.goal, f.met === null ? '—' : f.met ? 'met' : 'NOT met']);
   const header = ['figure', 'value', 'baseline', 'ratio', 'goal', 'result'];
@@ -299,10 +328,10 @@ async function main(): Promise<void> {
   for (const row of rows) console.log(line(row));
 
   mkdirSync(OUT, { recursive: true });
-  const name = quick ? 'quick' : 'latest';
+  const name = quick || only ? 'quick' : 'latest';
   writeFileSync(join(OUT, `${name}.json`), `${JSON.stringify({ date: new Date().toISOString(), node: process.version, quick, figures }, null, 2)}\n`);
-  writeFileSync(join(OUT, `${name}-latency.svg`), histogramSvg({ bridge: latencies.bridge, 'direct gRPC': latencies.direct, 'bare LSP echo': latencies.echo }));
-  writeFileSync(join(OUT, `${name}-streaming.svg`), timelineSvg(stream.timeline, stream.seconds));
+  if (latencies) writeFileSync(join(OUT, `${name}-latency.svg`), histogramSvg({ bridge: latencies.bridge, 'direct gRPC': latencies.direct, 'bare LSP echo': latencies.echo, 'minimal forwarder': latencies.forwarder }));
+  if (stream) writeFileSync(join(OUT, `${name}-streaming.svg`), timelineSvg(stream.timeline, stream.seconds));
   console.log(`\nresults: bench/results/${name}.json, ${name}-latency.svg, ${name}-streaming.svg`);
 }
 

@@ -1,11 +1,16 @@
-// Bundles bench/main.ts (it imports project modules directly) and runs it with the given flags.
+// Bundles bench/main.ts and bench/forwarder.ts (they import project modules directly) and runs
+// the benchmarks with the given flags.
 import { spawnSync } from 'node:child_process';
 import { build } from 'esbuild';
 
 const outfile = new URL('../dist/bench.mjs', import.meta.url).pathname;
 await build({
-  entryPoints: [new URL('../bench/main.ts', import.meta.url).pathname],
-  outfile,
+  entryPoints: {
+    bench: new URL('../bench/main.ts', import.meta.url).pathname,
+    'bench-forwarder': new URL('../bench/forwarder.ts', import.meta.url).pathname,
+  },
+  outdir: new URL('../dist', import.meta.url).pathname,
+  outExtension: { '.js': '.mjs' },
   bundle: true,
   platform: 'node',
   format: 'esm',

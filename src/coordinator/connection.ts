@@ -4,7 +4,7 @@
  * Settles the coordinator's features, holds the one session of this editor connection, keeps
  * the session's file list in step with the editor, and runs asks.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../config.js';
 import { AskFailedError } from '../errors.js';
@@ -357,7 +357,8 @@ export class CoordinatorConnection {
 
   /** Session, intent, and a W3C `traceparent` so the coordinator's logs can be joined with ours. */
   private callMetadata(intent: 'ask' | 'task'): Record<string, string> {
-    const traceparent = `00-${randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}-01`;
+    // randomUUID draws from a cached entropy pool; randomBytes is a system call per ask.
+    const traceparent = `00-${randomUUID().replaceAll('-', '')}-${randomUUID().slice(19).replace('-', '')}-01`;
     this.options.logger.debug(`${intent} on session ${this.sessionId}: traceparent ${traceparent}`);
     return { [SESSION_HEADER]: this.sessionId!, traceparent, ...(intent === 'ask' ? { [INTENT_HEADER]: 'ask' } : {}) };
   }

@@ -4,7 +4,7 @@
  * summary, a markdown prompt where that is the best home (Zed), and the full text in
  * window/logMessage. Answers are remembered for hover and saved across restarts.
  */
-import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { MarkupKind, type Connection, type Hover, type Position, type Range, type TextDocumentContentChangeEvent } from 'vscode-languageserver';
@@ -43,6 +43,8 @@ export class Answers {
   private answers: Answer[] = [];
   private readonly pending = new Set<Pending>();
   private written = 0;
+  /** The answer directory known to exist (made once, not before every answer). */
+  private madeDirectory: string | undefined;
 
   constructor(
     private readonly connection: Connection,
@@ -113,21 +115,26 @@ export class Answers {
   }
 
   /**
-   * Delivers an answer. It is on hover and in the log at once; the document is written and
-   * opened in the background, so the request that asked is answered without waiting for disk.
+   * Delivers an answer. It is on hover at once; the messages and the document follow right after
+   * the request that asked has its result (the requester is waiting on that, not on them), and the
+   * document is written in the background, without holding anything up.
    */
   deliver(answer: Omit<Answer, 'at' | 'documentUri'>, features: Features): Answer {
     const record: Answer = { ...answer, at: new Date().toISOString() };
     this.answers.push(record);
     if (this.answers.length > KEPT_ANSWERS * 2) this.answers = this.answers.slice(-KEPT_ANSWERS);
+    setImmediate(() => this.announce(record, features));
+    return record;
+  }
 
-    this.connection.console.info(`Buckley's answer to "${answer.question}":\n${answer.answer}`);
+  private announce(record: Answer, features: Features): void {
+    this.connection.console.info(`Buckley's answer to "${record.question}":\n${record.answer}`);
     if (features.answerMessage) {
-      messages.info(this.connection, `Buckley: ${plainSummary(answer.answer)}`);
+      messages.info(this.connection, `Buckley: ${plainSummary(record.answer)}`);
     }
     if (!features.showDocument && features.markdownMessageRequest) {
       // Zed keeps a prompt until the user acts, and renders markdown: the full answer fits there.
-      this.connection.window.showInformationMessage(`**${answer.question}**\n\n${answer.answer}`, { title: 'Dismiss' }).then(
+      this.connection.window.showInformationMessage(`**${record.question}**\n\n${record.answer}`, { title: 'Dismiss' }).then(
         () => undefined,
         () => undefined,
       );
@@ -143,19 +150,32 @@ export class Answers {
       },
       (error: Error) => this.logger.warn(`could not write the answer document: ${error.message}`),
     );
-    return record;
   }
 
   private async writeDocument(answer: Answer): Promise<string> {
-    await mkdir(this.answersDir, { recursive: true, mode: 0o700 });
     const stamp = answer.at.replace(/[:.]/g, '-');
-    const path = join(this.answersDir, `${stamp}-${slug(answer.question)}.md`);
     const source = answer.uri
       ? `*Asked about ${answer.uri}${answer.range ? `, ${describeLines(answer.range)}` : ''}, ${answer.at}*\n\n`
       : `*${answer.at}*\n\n`;
-    await writeFileAtomic(path, `# ${answer.question}\n\n${source}${answer.answer}\n`);
-    if (++this.written % 20 === 0) await this.prune();
-    return pathToFileURL(path).href;
+    const content = `# ${answer.question}\n\n${source}${answer.answer}\n`;
+    // A new file each time, opened only once written: no temporary file and rename needed.
+    for (let attempt = 1; ; attempt++) {
+      const path = join(this.answersDir, `${stamp}-${slug(answer.question)}${attempt > 1 ? `-${attempt}` : ''}.md`);
+      try {
+        if (this.madeDirectory !== this.answersDir) {
+          await mkdir(this.answersDir, { recursive: true, mode: 0o700 });
+          this.madeDirectory = this.answersDir;
+        }
+        await writeFile(path, content, { flag: 'wx', mode: 0o600 });
+        if (++this.written % 20 === 0) await this.prune();
+        return pathToFileURL(path).href;
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (attempt >= 20 || (code !== 'EEXIST' && code !== 'ENOENT')) throw error;
+        // EEXIST: the same question twice in one millisecond. ENOENT: the directory was removed.
+        if (code === 'ENOENT') this.madeDirectory = undefined;
+      }
+    }
   }
 
   /** Keeps the newest KEPT_DOCUMENTS answer documents (their names start with the time). */

@@ -26,6 +26,8 @@ import * as messages from './messages.js';
 import { oneLine } from './messages.js';
 import type { ProgressFactory } from './progress.js';
 
+const FINAL_STATUSES = new Set(['completed', 'failed', 'cancelled']);
+
 export interface AskInput extends TargetInput {
   question: string;
 }
@@ -67,7 +69,7 @@ export class AskService {
     const timeout = setTimeout(() => controller.abort(new Error('timeout')), config.ask.timeoutMs);
     const onCancel = options.token?.onCancellationRequested(() => controller.abort());
 
-    const progress = await deps.progress.begin({
+    const progress = deps.progress.begin({
       title: `Buckley: ${oneLine(input.question, 50)}`,
       clientToken: options.workDoneToken,
       workDoneProgress: features.workDoneProgress,
@@ -83,8 +85,11 @@ export class AskService {
         context: target.built.context,
         signal: controller.signal,
         onEvent: (event) => {
+          // The final state is the progress's end ("Answered", "Failed: …"), not a step before it.
+          if (FINAL_STATUSES.has(event.status)) return;
           const tool = event.tool_executions.at(-1);
-          progress.report(tool ? `${tool.tool} (${tool.status})` : event.message, event.progress || undefined);
+          const line = tool ? `${tool.tool} (${tool.status})` : event.message;
+          if (line) progress.report(line, event.progress || undefined);
         },
         onDelta: (delta) => {
           if (options.partialResultToken !== undefined) {

@@ -50,31 +50,73 @@ export class ProgressFactory {
     this.cancellers.get(token)?.();
   }
 
-  async begin(options: BeginOptions): Promise<Progress> {
-    let token = options.clientToken;
-    if (token === undefined && options.workDoneProgress) {
-      const created = randomUUID();
-      const source = new CancellationTokenSource();
-      const timer = setTimeout(() => source.cancel(), CREATE_TIMEOUT_MS);
-      try {
-        // An editor that never answers must not hold the ask or task up: messages then.
-        await Promise.race([
-          this.connection.sendRequest(WorkDoneProgressCreateRequest.type, { token: created }, source.token),
-          new Promise((_, reject) => source.token.onCancellationRequested(() => reject(new Error(`no answer within ${CREATE_TIMEOUT_MS} ms`)))),
-        ]);
-        token = created;
-      } catch (error) {
-        this.logger.debug(`the editor refused a progress token (${(error as Error).message}); using messages`);
-      } finally {
-        clearTimeout(timer);
-        source.dispose();
-      }
+  /**
+   * Starts a progress at once. A token we must create first is asked for in the background, so
+   * the work (an ask, a task) does not wait a round trip to the editor: what is reported before
+   * the editor accepts the token is replayed, in order, once it has.
+   */
+  begin(options: BeginOptions): Progress {
+    if (options.clientToken !== undefined) return this.onToken(options.clientToken, options.title);
+    if (!options.workDoneProgress) return new MessageProgress(this.connection, options.title);
+    const pending = new PendingProgress();
+    void this.createToken().then((token) => pending.settle(token === undefined ? new MessageProgress(this.connection, options.title) : this.onToken(token, options.title)));
+    return pending;
+  }
+
+  /** A token the editor accepted (window/workDoneProgress/create), or undefined when it did not. */
+  private async createToken(): Promise<ProgressToken | undefined> {
+    const created = randomUUID();
+    const source = new CancellationTokenSource();
+    const timer = setTimeout(() => source.cancel(), CREATE_TIMEOUT_MS);
+    try {
+      // An editor that never answers must not hold the progress up: messages then.
+      await Promise.race([
+        this.connection.sendRequest(WorkDoneProgressCreateRequest.type, { token: created }, source.token),
+        new Promise((_, reject) => source.token.onCancellationRequested(() => reject(new Error(`no answer within ${CREATE_TIMEOUT_MS} ms`)))),
+      ]);
+      return created;
+    } catch (error) {
+      this.logger.debug(`the editor refused a progress token (${(error as Error).message}); using messages`);
+      return undefined;
+    } finally {
+      clearTimeout(timer);
+      source.dispose();
     }
-    if (token === undefined) return new MessageProgress(this.connection, options.title);
+  }
+
+  private onToken(token: ProgressToken, title: string): Progress {
     const progress = new TokenProgress(this.connection, token, () => this.cancellers.delete(token));
     this.cancellers.set(token, () => progress.cancelled());
-    this.connection.sendProgress(WorkDoneProgress.type, token, { kind: 'begin', title: options.title, cancellable: true });
+    this.connection.sendProgress(WorkDoneProgress.type, token, { kind: 'begin', title, cancellable: true });
     return progress;
+  }
+}
+
+/** A progress whose token the editor has not accepted yet: calls are kept and replayed in order. */
+class PendingProgress implements Progress {
+  private target: Progress | undefined;
+  private readonly calls: ((progress: Progress) => void)[] = [];
+
+  settle(progress: Progress): void {
+    this.target = progress;
+    for (const call of this.calls.splice(0)) call(progress);
+  }
+
+  private forward(call: (progress: Progress) => void): void {
+    if (this.target) call(this.target);
+    else this.calls.push(call);
+  }
+
+  report(message: string, percentage?: number): void {
+    this.forward((progress) => progress.report(message, percentage));
+  }
+
+  done(message: string): void {
+    this.forward((progress) => progress.done(message));
+  }
+
+  onCancel(listener: () => void): void {
+    this.forward((progress) => progress.onCancel(listener));
   }
 }
 

@@ -121,7 +121,7 @@ export class TaskService {
       lastStatus = task.state.status;
     };
     publish();
-    const progress = await deps.progress.begin({ title: `Buckley: ${oneLine(task.title, 50)}`, workDoneProgress: features.workDoneProgress });
+    const progress = deps.progress.begin({ title: `Buckley: ${oneLine(task.title, 50)}`, workDoneProgress: features.workDoneProgress });
     progress.onCancel(() => this.cancel(task.id));
     deps.logger.info(`task ${task.id} started: "${task.title}"`);
 

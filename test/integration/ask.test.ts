@@ -2,7 +2,8 @@
  * Asking about a selection over real stdio: the built bin, the embedded coordinator over real
  * gRPC, and our scripted ACP agent (fixtures/scripted-agent.mjs) as a real process.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { startingClients } from '../helpers/lspClient.js';
@@ -93,6 +94,38 @@ describe('buckley/ask', () => {
     const work = client.all('$/progress').filter((p) => p.token === 'work-1').map((p) => p.value);
     expect(work[0]).toMatchObject({ kind: 'begin', title: 'Buckley: Why the backoff?', cancellable: true });
     expect(work.at(-1)).toEqual({ kind: 'end', message: 'Answered' });
+  });
+
+  it('does not wait for the editor to accept a progress token: steps seen before are replayed in order once it has', async () => {
+    let accept!: () => void;
+    const accepted = new Promise<null>((resolve) => (accept = () => resolve(null)));
+    const client = await start({ client: 'neovim-0.10.4', handlers: { 'window/workDoneProgress/create': () => accepted } });
+
+    const result = await client.request('buckley/ask', { question: 'INSTANT while the editor is slow' });
+    expect(result.answer).toBe('ok');
+    // The answer came while the token request was still unanswered; nothing used the token yet.
+    const [create] = client.all('window/workDoneProgress/create');
+    expect(create).toBeDefined();
+    expect(client.all('$/progress').filter((p) => p.token === create.token)).toEqual([]);
+
+    // Accepted: the progress begins and ends on that token (had the bridge given up on it, it never would).
+    accept();
+    await client.waitFor('$/progress', (p) => p.token === create.token && p.value.kind === 'end');
+    const work = client.all('$/progress').filter((p) => p.token === create.token).map((p) => p.value.kind);
+    expect(work[0]).toBe('begin');
+    expect(work.at(-1)).toBe('end');
+    expect(client.all('$/progress').find((p) => p.token === create.token && p.value.kind === 'end').value.message).toBe('Answered');
+  });
+
+  it('writes the answer document even when the answer directory was removed since the last answer', async () => {
+    const client = await start({ client: 'neovim-0.10.4' });
+    await client.request('buckley/ask', { question: 'first question' });
+    const first = fileURLToPath((await client.waitFor('window/showDocument')).uri);
+    rmSync(dirname(first), { recursive: true });
+
+    await client.request('buckley/ask', { question: 'second question' });
+    const second = await client.waitFor('window/showDocument', (p) => p.uri.includes('second-question'));
+    expect(readFileSync(fileURLToPath(second.uri), 'utf8')).toContain('# second question');
   });
 
   it('is cancelled by $/cancelRequest, and a hanging ask does not hold up the next', async () => {
