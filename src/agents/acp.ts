@@ -77,12 +77,13 @@ export class AcpDriver implements AgentDriver {
       agent.connection.agent.notify('session/cancel', { sessionId }).catch(() => undefined);
     };
     signal.addEventListener('abort', onAbort, { once: true });
+    // An agent that ignores session/cancel must not hold the turn forever.
+    const gaveUp = abortedAfter(signal, 5_000);
     try {
       const response = await Promise.race([
         agent.connection.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: turn.prompt }] }),
         agent.died,
-        // An agent that ignores session/cancel must not hold the turn forever.
-        abortedAfter(signal, 5_000),
+        gaveUp.promise,
       ]);
       const stopReason = signal.aborted ? 'cancelled' : mapStopReason(response.stopReason);
       return { text: active.text, stopReason };
@@ -93,6 +94,7 @@ export class AcpDriver implements AgentDriver {
       const death = await Promise.race([agent.died.catch((reason: unknown) => reason), delay(1_000)]);
       throw death instanceof AgentError ? death : new AgentError(`${this.description} failed: ${errorText(error)}`);
     } finally {
+      gaveUp.dispose();
       signal.removeEventListener('abort', onAbort);
       this.turns.delete(sessionId);
     }
@@ -377,10 +379,26 @@ function withDeadline<T>(promise: Promise<T>, ms: number, message: string): Prom
 }
 
 /** Resolves as cancelled once `signal` has been aborted for `graceMs`. */
-function abortedAfter(signal: AbortSignal, graceMs: number): Promise<{ stopReason: 'cancelled' }> {
-  return new Promise((resolve) => {
-    const arm = () => setTimeout(() => resolve({ stopReason: 'cancelled' }), graceMs).unref();
-    if (signal.aborted) arm();
-    else signal.addEventListener('abort', arm, { once: true });
+/**
+ * Resolves `graceMs` after the signal aborts. Disposed when the turn ends, so a finished turn
+ * leaves no listener or timer behind (a timer would keep the turn's whole request alive).
+ */
+function abortedAfter(signal: AbortSignal, graceMs: number): { promise: Promise<{ stopReason: 'cancelled' }>; dispose(): void } {
+  let timer: NodeJS.Timeout | undefined;
+  let arm = () => {};
+  const promise = new Promise<{ stopReason: 'cancelled' }>((resolve) => {
+    arm = () => {
+      timer = setTimeout(() => resolve({ stopReason: 'cancelled' }), graceMs);
+      timer.unref();
+    };
   });
+  if (signal.aborted) arm();
+  else signal.addEventListener('abort', arm, { once: true });
+  return {
+    promise,
+    dispose: () => {
+      signal.removeEventListener('abort', arm);
+      clearTimeout(timer);
+    },
+  };
 }

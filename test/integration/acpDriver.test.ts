@@ -1,0 +1,29 @@
+/**
+ * The ACP driver against our scripted agent (a real process): what a turn leaves behind once it
+ * has ended. grpc-js reports every finished server call as cancelled, so the coordinator aborts
+ * a turn's signal after the turn — anything still listening then would keep the turn's whole
+ * request (its context) alive.
+ */
+import { getEventListeners } from 'node:events';
+import { afterEach, describe, expect, it } from 'vitest';
+import { AcpDriver } from '../../src/agents/acp.js';
+import { RootLogger } from '../../src/logger.js';
+import { SCRIPTED_AGENT } from '../helpers/paths.js';
+
+const drivers: AcpDriver[] = [];
+afterEach(async () => {
+  for (const driver of drivers.splice(0)) await driver.close();
+});
+
+const sink = { text() {}, tool() {}, plan() {}, permission: async () => 'reject' as const };
+
+describe('AcpDriver', () => {
+  it('leaves no listener on the signal of a turn that has ended', async () => {
+    const driver = new AcpDriver({ command: [process.execPath, SCRIPTED_AGENT], logger: new RootLogger('error'), clientVersion: 'test' });
+    drivers.push(driver);
+    const controller = new AbortController();
+    const result = await driver.run({ sessionKey: 'editor-1', prompt: 'INSTANT', readOnly: true }, sink, controller.signal);
+    expect(result).toEqual({ text: 'ok', stopReason: 'end_turn' });
+    expect(getEventListeners(controller.signal, 'abort')).toEqual([]);
+  });
+});
