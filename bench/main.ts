@@ -61,7 +61,10 @@ function rssMb(pid: number): number {
 interface Lsp {
   child: ChildProcess;
   connection: MessageConnection;
+  /** shutdown + exit, and waits for the process to end. */
   stop(): Promise<void>;
+  /** Ends the process at once (startup runs need nothing more from it). */
+  kill(): void;
 }
 
 function spawnLsp(args: string[], env: Record<string, string | undefined> = {}): Lsp {
@@ -73,14 +76,27 @@ function spawnLsp(args: string[], env: Record<string, string | undefined> = {}):
   connection.onRequest('window/showDocument', () => ({ success: true }));
   connection.onRequest('client/registerCapability', () => null);
   connection.listen();
+  let stopping = false;
+  // A process that dies under the benchmark must fail it, not leave it waiting for ever.
+  child.once('exit', (code, signal) => {
+    if (stopping) return;
+    console.error(`benchmark failed: ${args.join(' ')} exited (${signal ?? code}) while in use`);
+    process.exit(1);
+  });
   return {
     child,
     connection,
     stop: async () => {
+      stopping = true;
       const exited = new Promise((resolve) => child.once('exit', resolve));
       await connection.sendRequest('shutdown').catch(() => undefined);
       await connection.sendNotification('exit').catch(() => undefined);
       await exited;
+      connection.dispose();
+    },
+    kill: () => {
+      stopping = true;
+      child.kill();
       connection.dispose();
     },
   };
@@ -112,8 +128,7 @@ async function startup(): Promise<void> {
     const lsp = spawnLsp([BIN, '--stdio'], { BUCKLEY_COORDINATOR: '127.0.0.1:1' });
     await lsp.connection.sendRequest('initialize', { processId: null, rootUri: null, capabilities: {} });
     bridge.push(now() - t1);
-    lsp.child.kill();
-    lsp.connection.dispose();
+    lsp.kill();
   }
   record({ figure: 'startup: spawn → initialize result (median)', value: median(bridge), unit: 'ms', baseline: '`node -e 0` spawn → exit', baselineValue: median(node), goal: '≤ 1.5×', met: median(bridge) / median(node) <= 1.5 });
 }

@@ -1,14 +1,24 @@
-// Bundles the CLI into one ESM file, dist/buckley-lsp.js. The .proto files stay in proto/
-// and are found from the bundle's own location at run time.
+// Bundles the CLI for speed: dist/buckley-lsp.js is the one entry (the `bin`), and code the
+// language server does not need to answer `initialize` (gRPC, protobuf, the coordinator, agent
+// drivers) sits in chunks next to it, loaded by dynamic import() only when first used — so
+// startup compiles only what it runs. The .proto files stay in proto/ and are found from the
+// chunks' location (dist/, like the entry) at run time.
 import { build } from 'esbuild';
-import { chmod, readFile } from 'node:fs/promises';
+import { chmod, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 
 const pkg = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8'));
-const outfile = new URL('../dist/buckley-lsp.js', import.meta.url).pathname;
+const outdir = new URL('../dist/', import.meta.url).pathname;
+const entry = `${outdir}buckley-lsp.js`;
 
+// Chunks of an earlier build have other names: remove them, not the bench bundles.
+for (const name of await readdir(outdir).catch(() => [])) {
+  if (/^(buckley-lsp|chunk-)/.test(name)) await rm(`${outdir}${name}`);
+}
 await build({
-  entryPoints: [new URL('../src/cli.ts', import.meta.url).pathname],
-  outfile,
+  entryPoints: { 'buckley-lsp': new URL('../src/cli.ts', import.meta.url).pathname },
+  outdir,
+  splitting: true,
+  chunkNames: 'chunk-[hash]',
   bundle: true,
   platform: 'node',
   format: 'esm',
@@ -18,8 +28,9 @@ await build({
   define: { __BUCKLEY_VERSION__: JSON.stringify(pkg.version) },
   // grpc-js and protobufjs are CommonJS and call require() for Node built-ins.
   banner: {
-    js: "#!/usr/bin/env node\nimport { createRequire as __buckleyCreateRequire } from 'node:module';\nconst require = __buckleyCreateRequire(import.meta.url);",
+    js: "import { createRequire as __buckleyCreateRequire } from 'node:module';\nconst require = __buckleyCreateRequire(import.meta.url);",
   },
   logLevel: 'warning',
 });
-await chmod(outfile, 0o755);
+await writeFile(entry, `#!/usr/bin/env node\n${await readFile(entry, 'utf8')}`);
+await chmod(entry, 0o755);

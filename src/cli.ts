@@ -116,31 +116,8 @@ async function main(): Promise<void> {
       process.stdout.write(`${VERSION}\n`);
       return;
     case 'server': {
-      const [{ createConnection, StreamMessageReader, StreamMessageWriter }, { startServer }, { FramingGuard }] = await Promise.all([
-        import('vscode-languageserver/node.js'),
-        import('./server.js'),
-        import('./transport.js'),
-      ]);
-      const writer = new StreamMessageWriter(process.stdout);
-      // Bad input gets a JSON-RPC error and the server reads on (see transport.ts).
-      const answerError = (code: number, message: string, id: number | string | null = null) =>
-        void writer.write({ jsonrpc: '2.0', id, error: { code, message } } as never);
-      const guard = new FramingGuard(({ code, message, id }) => answerError(code, message, id));
-      process.stdin.pipe(guard);
-      const reader = new StreamMessageReader(guard);
-      // A large body the guard passed unchecked that is not JSON: vscode-jsonrpc skips it; say so.
-      reader.onError((error) => answerError(-32700, `Parse error: ${error.message}`));
-      const connection = createConnection(reader, writer);
-      logger.setSink((level, line) => {
-        toFile?.(level, line);
-        if (level === 'error') connection.console.error(line);
-        else if (level === 'warn') connection.console.warn(line);
-        else if (level === 'info') connection.console.info(line);
-        else connection.console.log(line);
-      });
-      const server = startServer(connection, { version: VERSION, env: process.env, cliConfig: parsed.config, logger });
-      // stdin ended: the editor is gone. Exit as LSP says for `exit`: 0 only after shutdown.
-      guard.on('end', () => process.exit(server.shutdownReceived() ? 0 : 1));
+      const { serveStdio } = await import('./commands/server.js');
+      serveStdio({ version: VERSION, cliConfig: parsed.config, logger, toFile });
       return;
     }
     case 'coordinator': {

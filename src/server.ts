@@ -4,7 +4,9 @@
  * client is loaded only after `initialize` has been answered, so startup stays fast.
  */
 import {
+  CancellationTokenSource,
   CodeActionKind,
+  ConfigurationRequest,
   DidChangeConfigurationNotification,
   ErrorCodes,
   ResponseError,
@@ -52,6 +54,11 @@ import { stateDirectory } from './state.js';
 import { join } from 'node:path';
 import type { z } from 'zod';
 
+/** How long the editor may take to answer workspace/configuration. */
+const CONFIGURATION_TIMEOUT_MS = 2_000;
+/** How long after starting the server waits for `initialized` before connecting anyway. */
+const INITIALIZED_TIMEOUT_MS = 5_000;
+
 export interface ServerOptions {
   version: string;
   env: NodeJS.ProcessEnv;
@@ -82,7 +89,13 @@ export function startServer(connection: Connection, options: ServerOptions): { s
     messages.error(connection, `Buckley: invalid ${keys} (see log)`);
   });
   const config = () => settings.current;
+  let settingsIn!: () => void;
+  const initialSettings = new Promise<void>((resolve) => (settingsIn = resolve));
+  // An editor that never sends `initialized` gets a connection with the settings it gave so far.
+  const settingsDeadline = setTimeout(() => settingsIn(), INITIALIZED_TIMEOUT_MS);
+  settingsDeadline.unref();
   const link = new CoordinatorLink({
+    initialSettings: () => initialSettings,
     logger: logger.child('coordinator'),
     env,
     serverVersion: options.version,
@@ -176,17 +189,28 @@ export function startServer(connection: Connection, options: ServerOptions): { s
       await pullWorkspaceConfig();
       connection.client.register(DidChangeConfigurationNotification.type, { section: 'buckley' }).catch(() => undefined);
     }
+    clearTimeout(settingsDeadline);
+    settingsIn();
     answers.load().catch(() => undefined);
     trust.load().then(() => trust.problem && messages.error(connection, 'Buckley: the trust file is corrupt (see log)'));
     void link.get();
   });
 
   const pullWorkspaceConfig = async () => {
+    const source = new CancellationTokenSource();
+    // An editor that never answers must not hold up the first connection for ever.
+    const timer = setTimeout(() => source.cancel(), CONFIGURATION_TIMEOUT_MS);
     try {
-      const [section] = await connection.workspace.getConfiguration([{ section: 'buckley' }]);
+      const [section] = await Promise.race([
+        connection.sendRequest(ConfigurationRequest.type, { items: [{ section: 'buckley' }] }, source.token),
+        new Promise<never>((_, reject) => source.token.onCancellationRequested(() => reject(new Error(`no answer within ${CONFIGURATION_TIMEOUT_MS} ms`)))),
+      ]);
       settings.setWorkspace(section ?? undefined);
     } catch (error) {
       logger.debug(`workspace/configuration failed: ${(error as Error).message}`);
+    } finally {
+      clearTimeout(timer);
+      source.dispose();
     }
   };
 

@@ -18,6 +18,8 @@ export interface LinkOptions {
   openDocuments(): string[];
   /** The current connection became ready or unavailable. */
   onStateChange(connection: CoordinatorConnection): void;
+  /** Resolves once the editor's own settings are in (workspace/configuration after `initialized`). */
+  initialSettings(): Promise<void>;
 }
 
 export class CoordinatorLink {
@@ -27,36 +29,47 @@ export class CoordinatorLink {
 
   constructor(private readonly options: LinkOptions) {}
 
-  /** The current connection, made now if there is none. */
+  /**
+   * The current connection, made now if there is none — with the editor's settings, so an ask
+   * that comes right after `initialized` does not connect with the defaults and then again.
+   */
   get(): Promise<CoordinatorConnection> {
-    this.pending ??= import('./connection.js').then(({ CoordinatorConnection }) => {
-      const { options } = this;
-      this.madeWith = settingsKey(options.config());
-      const created = new CoordinatorConnection({
-        config: options.config(),
-        logger: options.logger,
-        env: options.env,
-        clientName: options.clientName(),
-        serverVersion: options.serverVersion,
-        workspaceRoot: options.workspaceRoot(),
-      });
-      this.current = created;
-      for (const uri of options.openDocuments()) created.documentOpened(uri);
-      created.onStateChange(() => {
-        if (this.current === created) options.onStateChange(created);
-      });
-      return created;
-    });
+    this.pending ??= this.connect();
     return this.pending;
+  }
+
+  private async connect(): Promise<CoordinatorConnection> {
+    const { options } = this;
+    await options.initialSettings();
+    const config = options.config();
+    // Recorded before loading the connection module: a change while it loads is a change.
+    this.madeWith = settingsKey(config);
+    const { CoordinatorConnection } = await import('./connection.js');
+    const created = new CoordinatorConnection({
+      config,
+      logger: options.logger,
+      env: options.env,
+      clientName: options.clientName(),
+      serverVersion: options.serverVersion,
+      workspaceRoot: options.workspaceRoot(),
+    });
+    this.current = created;
+    for (const uri of options.openDocuments()) created.documentOpened(uri);
+    created.onStateChange(() => {
+      if (this.current === created) options.onStateChange(created);
+    });
+    return created;
   }
 
   /** After a settings change: a new connection if the coordinator or agent settings differ. */
   settingsChanged(config: Config): void {
-    if (!this.pending || this.madeWith === settingsKey(config)) return;
+    // Not connected yet, or still waiting for the initial settings: it will use these.
+    if (!this.pending || this.madeWith === undefined || this.madeWith === settingsKey(config)) return;
     this.options.logger.info('coordinator or agent settings changed: connecting anew (calls in flight finish on the old connection)');
     const old = this.pending;
     this.current = undefined;
     this.pending = undefined;
+    this.madeWith = undefined;
     void old.then((connection) => connection.closeWhenIdle());
     void this.get();
   }

@@ -41,6 +41,16 @@ describe('configuration', () => {
     await client.waitFor('window/showMessage', (p) => p.message.startsWith('Buckley: You asked: Third?'));
   });
 
+  it('connects once, with the editor\'s settings, when an ask comes right after initialized', async () => {
+    const client = await start({ client: 'neovim-0.10.4', settings: { coordinator: { agentId: 'editor-7' } } });
+    const result = await client.request('buckley/ask', { question: 'Straight away?' });
+    expect(result.answer).toContain('You asked: Straight away?');
+    const logs = client.all('window/logMessage').map((p) => p.message);
+    expect(logs.filter((line) => line.includes('coordinator listening on'))).toHaveLength(1);
+    expect(logs.some((line) => line.includes('settings changed'))).toBe(false);
+    expect(logs.filter((line) => line.includes('connected to the embedded coordinator'))).toHaveLength(1);
+  });
+
   it('connects anew when the coordinator or agent settings change', async () => {
     const client = await start({ client: 'neovim-0.10.4', settings: {} });
     await client.request('buckley/ask', { question: 'Before?' });
