@@ -26,4 +26,13 @@ describe('AcpDriver', () => {
     expect(result).toEqual({ text: 'ok', stopReason: 'end_turn' });
     expect(getEventListeners(controller.signal, 'abort')).toEqual([]);
   });
+
+  it('goes on with the turn past a malformed session/update', async () => {
+    const driver = new AcpDriver({ command: [process.execPath, SCRIPTED_AGENT], logger: new RootLogger('error'), clientVersion: 'test' });
+    drivers.push(driver);
+    const tools: unknown[] = [];
+    const result = await driver.run({ sessionKey: 'editor-1', prompt: 'MALFORMED', readOnly: true }, { ...sink, tool: (tool) => tools.push(tool) }, new AbortController().signal);
+    expect(result).toEqual({ text: 'ok', stopReason: 'end_turn' });
+    expect(tools).toEqual([]);
+  });
 });
