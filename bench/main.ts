@@ -24,6 +24,7 @@ const REPO = fileURLToPath(new URL('../', import.meta.url));
 const BIN = join(REPO, 'dist/buckley-lsp.js');
 const AGENT = `${process.execPath} ${join(REPO, 'fixtures/scripted-agent.mjs')}`;
 const OUT = join(REPO, 'bench/results');
+const ECHO_SERVER = join(REPO, 'dist/bench-echo-server.mjs');
 
 interface Figure {
   figure: string;
@@ -119,18 +120,26 @@ async function untilReady(lsp: Lsp): Promise<void> {
 async function startup(): Promise<void> {
   const runs = quick ? 5 : 20;
   const bridge: number[] = [];
+  const bare: number[] = [];
   const node: number[] = [];
+  const untilInitialized = async (args: string[], env: Record<string, string> = {}) => {
+    const t0 = now();
+    const lsp = spawnLsp(args, env);
+    await lsp.connection.sendRequest('initialize', { processId: null, rootUri: null, capabilities: {} });
+    const elapsed = now() - t0;
+    lsp.kill();
+    return elapsed;
+  };
   for (let i = 0; i < runs; i++) {
     const t0 = now();
     await new Promise((resolve) => spawn(process.execPath, ['-e', '0']).once('exit', resolve));
     node.push(now() - t0);
-    const t1 = now();
-    const lsp = spawnLsp([BIN, '--stdio'], { BUCKLEY_COORDINATOR: '127.0.0.1:1' });
-    await lsp.connection.sendRequest('initialize', { processId: null, rootUri: null, capabilities: {} });
-    bridge.push(now() - t1);
-    lsp.kill();
+    bridge.push(await untilInitialized([BIN, '--stdio'], { BUCKLEY_COORDINATOR: '127.0.0.1:1' }));
+    bare.push(await untilInitialized([ECHO_SERVER]));
   }
   record({ figure: 'startup: spawn → initialize result (median)', value: median(bridge), unit: 'ms', baseline: '`node -e 0` spawn → exit', baselineValue: median(node), goal: '≤ 1.5×', met: median(bridge) / median(node) <= 1.5 });
+  // The floor: a bare vscode-languageserver server, bundled the same way.
+  record({ figure: 'reference: bare LSP server startup (median)', value: median(bare), unit: 'ms', baseline: '`node -e 0` spawn → exit', baselineValue: median(node), goal: 'report' });
 }
 
 async function bareNodeRss(): Promise<number> {
@@ -192,7 +201,7 @@ async function latency(): Promise<{ bridge: number[]; direct: number[]; echo: nu
   await untilReady(lsp);
   const direct = new CoordinatorClient({ address, agentId: 'bench' });
   const session = await direct.unary('CreateSession', { agent_id: 'bench' }, sessionSchema, { timeoutMs: 5000 });
-  const echo = spawnLsp([join(REPO, 'bench/echo-server.mjs')]);
+  const echo = spawnLsp([ECHO_SERVER]);
   await echo.connection.sendRequest('initialize', { processId: null, rootUri: null, capabilities: {} });
   const forwarder = spawnLsp([join(REPO, 'dist/bench-forwarder.mjs'), address]);
   await forwarder.connection.sendRequest('initialize', { processId: null, rootUri: null, capabilities: {} });

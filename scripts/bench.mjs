@@ -1,5 +1,5 @@
-// Bundles bench/main.ts and bench/forwarder.ts (they import project modules directly) and runs
-// the benchmarks with the given flags.
+// Bundles bench/main.ts and bench/forwarder.ts (they import project modules directly) and the
+// bare echo server, and runs the benchmarks with the given flags.
 import { spawnSync } from 'node:child_process';
 import { build } from 'esbuild';
 
@@ -16,6 +16,17 @@ await build({
   format: 'esm',
   target: 'node20',
   packages: 'external',
+  logLevel: 'warning',
+});
+// The baseline server, bundled like the bin so their startups compare like with like.
+await build({
+  entryPoints: [new URL('../bench/echo-server.mjs', import.meta.url).pathname],
+  outfile: new URL('../dist/bench-echo-server.mjs', import.meta.url).pathname,
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  banner: { js: "import { createRequire as __benchCreateRequire } from 'node:module';\nconst require = __benchCreateRequire(import.meta.url);" },
   logLevel: 'warning',
 });
 const run = spawnSync(process.execPath, [outfile, ...process.argv.slice(2)], { stdio: 'inherit', cwd: new URL('..', import.meta.url).pathname });

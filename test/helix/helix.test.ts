@@ -107,9 +107,11 @@ describe.skipIf(!available)('Helix 25.01 (real editor)', () => {
     selectBackoff(session);
     await codeAction(session, 'Buckley: fix problems here');
     // The agent wants to edit config.json: Helix cannot answer prompts, so a code action decides.
-    await waitForScreen(session, /approve or deny Edit config\.json/);
-    // The progress (display-progress-messages) says what the task waits for.
+    // The progress (display-progress-messages) says what the task waits for...
     await waitForScreen(session, /Waiting for your approval: Edit config\.json/);
+    // ...and the approval is a diagnostic: its mark in the gutter and the status line's count
+    // (Helix shows its text inline only on the cursor's line, which depends on the selection).
+    await waitForScreen(session, /●\s+17 {2}export function backoff[\s\S]*● 1/);
     await codeAction(session, 'Buckley: approve «Edit config.json»');
     const done = await waitForScreen(session, '# Fix the problems in this code.');
     expect(done).toContain('Permission to read: yes; permission to edit: yes.');

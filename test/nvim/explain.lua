@@ -10,7 +10,11 @@ t.run(function()
   -- Wait for the answer, asking hover inside the selection until it has one.
   t.result.hover = t.wait_for_hover(bufnr, last - 1, 4, 'You asked:')
   t.step('answer on hover')
-  -- Where window/showDocument is supported (0.10+), the answer document was opened.
+  -- Where window/showDocument is supported (0.10+), the answer document is opened: it is
+  -- written in the background, so it may come a moment after hover has the answer.
+  if vim.fn.has('nvim-0.10') == 1 then
+    vim.wait(10000, function() return vim.api.nvim_buf_get_name(0):find('buckley%-lsp/answers/') ~= nil end, 20)
+  end
   t.result.shown_buffer = vim.api.nvim_buf_get_name(0)
   t.result.shown_text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
   vim.api.nvim_set_current_buf(bufnr)
