@@ -29,6 +29,10 @@ interface Agent {
   connection: acp.ClientConnection;
   /** Rejects when the process exits or the connection breaks. */
   died: Promise<never>;
+  /** Why it died, once it has. */
+  death?: AgentError;
+  /** Calls waiting on it that its death must fail (see `orDeath`). */
+  readonly deathListeners: Set<(error: AgentError) => void>;
   /** Idle ACP sessions per coordinator session key (see `acquireSession`). */
   idle: Map<string, string[]>;
   /** We are stopping it: its exit is expected, not news. */
@@ -114,8 +118,7 @@ export class AcpDriver implements AgentDriver {
     const gaveUp = abortedAfter(signal, 5_000);
     try {
       const response = await Promise.race([
-        agent.connection.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: turn.prompt }] }),
-        agent.died,
+        orDeath(agent, agent.connection.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: turn.prompt }] })),
         gaveUp.promise,
       ]);
       const stopReason = signal.aborted ? 'cancelled' : mapStopReason(response.stopReason);
@@ -124,7 +127,7 @@ export class AcpDriver implements AgentDriver {
       if (signal.aborted) return { text: active.text, stopReason: 'cancelled' };
       if (error instanceof AgentError) throw error;
       // A closed connection usually means the process is exiting: report its exit status.
-      const death = await Promise.race([agent.died.catch((reason: unknown) => reason), delay(1_000)]);
+      const death = await orDeath(agent, delay(1_000)).catch((reason: unknown) => reason);
       throw death instanceof AgentError ? death : new AgentError(`${this.description} failed: ${errorText(error)}`);
     } finally {
       gaveUp.dispose();
@@ -217,8 +220,10 @@ export class AcpDriver implements AgentDriver {
       .connect(stream);
 
     const timeoutMs = this.options.requestTimeoutMs ?? 30_000;
-    const agent: Agent = { child, connection, died, idle: new Map() };
-    died.catch((error: Error) => {
+    const agent: Agent = { child, connection, died, idle: new Map(), deathListeners: new Set() };
+    died.catch((error: AgentError) => {
+      agent.death = error;
+      for (const listener of agent.deathListeners) listener(error);
       if (agent.stopping) logger.debug(error.message);
       else logger.warn(error.message);
       connection.close(error);
@@ -267,10 +272,7 @@ export class AcpDriver implements AgentDriver {
     if (reused) return reused;
     const timeoutMs = this.options.requestTimeoutMs ?? 30_000;
     const response = await withDeadline(
-      Promise.race([
-        agent.connection.agent.request('session/new', { cwd: turn.cwd || this.options.cwd || process.cwd(), mcpServers: [] }),
-        agent.died,
-      ]),
+      orDeath(agent, agent.connection.agent.request('session/new', { cwd: turn.cwd || this.options.cwd || process.cwd(), mcpServers: [] })),
       timeoutMs,
       `${this.description} did not answer ACP session/new within ${timeoutMs} ms`,
     );
@@ -356,6 +358,19 @@ export function shortCommandName(command: string[]): string {
 
 function isAlive(agent: Agent): boolean {
   return !agent.connection.signal.aborted && agent.child.exitCode === null && agent.child.signalCode === null;
+}
+
+/**
+ * `work`, failed by the agent's death should that come first. Unlike a Promise.race with the
+ * long-lived `died` promise, this leaves nothing attached to it once the work has settled
+ * (a race per turn kept a reaction per turn for the agent's whole life).
+ */
+export function orDeath<T>(agent: Pick<Agent, 'death' | 'deathListeners'>, work: Promise<T>): Promise<T> {
+  if (agent.death) return Promise.reject(agent.death);
+  return new Promise<T>((resolve, reject) => {
+    agent.deathListeners.add(reject);
+    work.then(resolve, reject).finally(() => agent.deathListeners.delete(reject));
+  });
 }
 
 function delay(ms: number): Promise<void> {

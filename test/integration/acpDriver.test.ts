@@ -6,7 +6,8 @@
  */
 import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AcpDriver } from '../../src/agents/acp.js';
+import { AcpDriver, orDeath } from '../../src/agents/acp.js';
+import { AgentError } from '../../src/agents/driver.js';
 import { RootLogger } from '../../src/logger.js';
 import { SCRIPTED_AGENT } from '../helpers/paths.js';
 
@@ -34,5 +35,19 @@ describe('AcpDriver', () => {
     const result = await driver.run({ sessionKey: 'editor-1', prompt: 'MALFORMED', readOnly: true }, { ...sink, tool: (tool) => tools.push(tool) }, new AbortController().signal);
     expect(result).toEqual({ text: 'ok', stopReason: 'end_turn' });
     expect(tools).toEqual([]);
+  });
+
+  it('waits on the agent\'s death per call without leaving anything attached to it afterwards', async () => {
+    const agent = { deathListeners: new Set<(error: AgentError) => void>() };
+    await expect(orDeath(agent, Promise.resolve('answered'))).resolves.toBe('answered');
+    await expect(orDeath(agent, Promise.reject(new Error('refused')))).rejects.toThrow('refused');
+    expect(agent.deathListeners.size).toBe(0);
+
+    const waiting = orDeath(agent, new Promise(() => {}));
+    expect(agent.deathListeners.size).toBe(1);
+    for (const listener of agent.deathListeners) listener(new AgentError('the agent exited with code 3'));
+    await expect(waiting).rejects.toThrow('the agent exited with code 3');
+    // Once dead, later calls fail at once.
+    await expect(orDeath({ ...agent, death: new AgentError('gone') }, new Promise(() => {}))).rejects.toThrow('gone');
   });
 });
