@@ -8,7 +8,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { basename } from 'node:path';
 import { Readable, Writable } from 'node:stream';
-import * as acp from '@agentclientprotocol/sdk';
+import type * as acp from '@agentclientprotocol/sdk';
 import { z } from 'zod';
 import type { Logger } from '../logger.js';
 import type { WireToolExecution } from '../coordinator/wire.js';
@@ -177,6 +177,8 @@ export class AcpDriver implements AgentDriver {
   }
 
   private async start(): Promise<Agent> {
+    // The SDK loads with the first agent, not with the coordinator: an idle server stays small.
+    const sdk = await import('@agentclientprotocol/sdk');
     const { command, logger } = this.options;
     const [program, ...args] = command as [string, ...string[]];
     logger.info(`starting ${this.description}`);
@@ -208,12 +210,12 @@ export class AcpDriver implements AgentDriver {
       });
     });
 
-    const stream = acp.ndJsonStream(
+    const stream = sdk.ndJsonStream(
       Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>,
       Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>,
     );
     child.stdin?.on('error', () => undefined); // EPIPE after a crash is reported through `died`
-    const connection = acp
+    const connection = sdk
       .client({ name: 'buckley-lsp' })
       .onRequest('session/request_permission', (ctx) => this.onPermission(ctx.params))
       .onNotification('session/update', parseSessionUpdate, (ctx) => this.onUpdate(ctx.params))
@@ -237,7 +239,7 @@ export class AcpDriver implements AgentDriver {
       const init = await withDeadline(
         Promise.race([
           connection.agent.request('initialize', {
-            protocolVersion: acp.PROTOCOL_VERSION,
+            protocolVersion: sdk.PROTOCOL_VERSION,
             clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
             clientInfo: { name: 'buckley-lsp', version: this.options.clientVersion },
           }),
