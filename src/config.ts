@@ -3,111 +3,102 @@
  * workspace/configuration, the environment and CLI flags. Every key has a default; the
  * TypeScript type is derived from the schema.
  */
-import { z } from 'zod';
+import * as z from './schema.js';
 
 const logLevel = z.enum(['error', 'warn', 'info', 'debug']);
 export type LogLevel = z.infer<typeof logLevel>;
 
+const nonEmpty = () => z.string().check(z.minLength(1));
+const optionalText = () => z.optional(nonEmpty());
+/** Milliseconds, counts, sizes: a whole number above zero (or at least `min`), with its default. */
+const wholeNumber = (fallback: number, min?: number) => z._default(z.int().check(min === undefined ? z.positive() : z.gte(min)), fallback);
+const flag = (fallback: boolean) => z._default(z.boolean(), fallback);
+/**
+ * A settings section. Sections are strict so a misspelt key is reported, not silently ignored;
+ * an absent section takes every default.
+ */
+const section = <Shape extends z.core.$ZodShape>(shape: Shape) => z.prefault(z.strictObject(shape), {} as z.input<z.ZodMiniObject<Shape>>);
+
 /** An agent command: either an argv array or a string split on whitespace (quotes respected). */
-const command = z.union([z.array(z.string().min(1)).min(1), z.string().trim().min(1)]).transform(
-  (value) => (typeof value === 'string' ? splitCommandLine(value) : value),
+const command = z.pipe(
+  z.union([z.array(nonEmpty()).check(z.minLength(1)), z.string().check(z.trim(), z.minLength(1))]),
+  z.transform((value) => (typeof value === 'string' ? splitCommandLine(value) : value)),
 );
 
-// Sections are strict so a misspelt key is reported, not silently ignored; the top level is
-// not, because initializationOptions also carries other things (clientCapabilities).
+// The top level is not strict: initializationOptions also carries other things (clientCapabilities).
 export const configSchema = z.object({
-  coordinator: z
-    .strictObject({
-      /** `host:port` of a running coordinator; unset = start the embedded one. */
-      address: z
-        .string()
-        .regex(/^[^\s:]+:\d{1,5}$|^\[[0-9a-fA-F:]+\]:\d{1,5}$/, 'expected host:port, e.g. 127.0.0.1:50051')
-        .optional(),
-      /** Agent identity sent as `agent_id` and `x-buckley-agent-id`. */
-      agentId: z.string().min(1).default('buckley-lsp'),
-      /** Deadline of short coordinator calls (capabilities, sessions, context updates). */
-      callTimeoutMs: z.number().int().positive().default(10_000),
-      /**
-       * TLS to the coordinator: required for a non-loopback address. `ca` verifies the server;
-       * `cert` + `key` are the client certificate for mutual TLS (Buckley requires it; its CN is
-       * the agent identity). Paths to PEM files.
-       */
-      tls: z
+  coordinator: section({
+    /** `host:port` of a running coordinator; unset = start the embedded one. */
+    address: z.optional(z.string().check(z.regex(/^[^\s:]+:\d{1,5}$|^\[[0-9a-fA-F:]+\]:\d{1,5}$/, 'expected host:port, e.g. 127.0.0.1:50051'))),
+    /** Agent identity sent as `agent_id` and `x-buckley-agent-id`. */
+    agentId: z._default(nonEmpty(), 'buckley-lsp'),
+    /** Deadline of short coordinator calls (capabilities, sessions, context updates). */
+    callTimeoutMs: wholeNumber(10_000),
+    /**
+     * TLS to the coordinator: required for a non-loopback address. `ca` verifies the server;
+     * `cert` + `key` are the client certificate for mutual TLS (Buckley requires it; its CN is
+     * the agent identity). Paths to PEM files.
+     */
+    tls: z.optional(
+      z
         .strictObject({
-          ca: z.string().min(1).optional(),
-          cert: z.string().min(1).optional(),
-          key: z.string().min(1).optional(),
+          ca: optionalText(),
+          cert: optionalText(),
+          key: optionalText(),
           /** Verify the server certificate against this name instead of the address's host. */
-          serverName: z.string().min(1).optional(),
+          serverName: optionalText(),
         })
-        .refine((tls) => (tls.cert === undefined) === (tls.key === undefined), 'cert and key go together (mutual TLS needs both)')
-        .optional(),
-    })
-    .prefault({}),
-  agent: z
-    .strictObject({
-      /** Which driver the embedded coordinator uses: `auto` detects one. */
-      driver: z.enum(['auto', 'acp', 'openai']).default('auto'),
-      /** The ACP agent to spawn, e.g. `["buckley", "acp"]` or `"gemini --acp"`. */
-      command: command.optional(),
-      /** Deadline of the agent's ACP setup requests (initialize, session/new): a hung agent is reported. */
-      requestTimeoutMs: z.number().int().positive().default(30_000),
-      openai: z
-        .strictObject({
-          baseUrl: z.url().default('http://127.0.0.1:11434/v1'),
-          model: z.string().min(1).optional(),
-          /** Name of the environment variable holding the API key (never the key itself). */
-          apiKeyEnv: z.string().min(1).default('OPENAI_API_KEY'),
-        })
-        .prefault({}),
-    })
-    .prefault({}),
-  ask: z
-    .strictObject({
-      /** An ask that takes longer is cancelled and reported as timed out. */
-      timeoutMs: z.number().int().positive().default(180_000),
-    })
-    .prefault({}),
-  task: z
-    .strictObject({
-      /** A task that takes longer is cancelled and reported as timed out. */
-      timeoutMs: z.number().int().positive().default(1_800_000),
-    })
-    .prefault({}),
-  approvals: z
-    .strictObject({
-      /** Tool calls up to this risk are approved without asking; `destructive` never is. */
-      autoApprove: z.enum(['none', 'low', 'medium', 'high']).default('low'),
-      /** An approval nobody answers is denied after this long. */
-      timeoutMs: z.number().int().positive().default(300_000),
-    })
-    .prefault({}),
-  limits: z
-    .strictObject({
-      /** Asks and tasks running at once for one editor; more are refused as "busy". */
-      maxConcurrent: z.number().int().positive().default(128),
-    })
-    .prefault({}),
-  context: z
-    .strictObject({
-      /** Byte budget of the editor context sent with each ask (UTF-8 bytes). */
-      maxBytes: z.number().int().min(1024).default(250_000),
-      includeOpenDocuments: z.boolean().default(true),
-    })
-    .prefault({}),
-  answers: z
-    .strictObject({
-      /** Open each answer as a markdown document (window/showDocument) where the editor can. */
-      showDocument: z.boolean().default(true),
-      /** Show the answer on hover over the asked range. */
-      hover: z.boolean().default(true),
-      /** A one-line summary with window/showMessage. */
-      showMessage: z.boolean().default(true),
-      /** Where answer documents are written; defaults to the user's state directory. */
-      directory: z.string().min(1).optional(),
-    })
-    .prefault({}),
-  log: z.strictObject({ level: logLevel.default('info') }).prefault({}),
+        .check(z.refine((tls) => (tls.cert === undefined) === (tls.key === undefined), 'cert and key go together (mutual TLS needs both)')),
+    ),
+  }),
+  agent: section({
+    /** Which driver the embedded coordinator uses: `auto` detects one. */
+    driver: z._default(z.enum(['auto', 'acp', 'openai']), 'auto'),
+    /** The ACP agent to spawn, e.g. `["buckley", "acp"]` or `"gemini --acp"`. */
+    command: z.optional(command),
+    /** Deadline of the agent's ACP setup requests (initialize, session/new): a hung agent is reported. */
+    requestTimeoutMs: wholeNumber(30_000),
+    openai: section({
+      baseUrl: z._default(z.url(), 'http://127.0.0.1:11434/v1'),
+      model: optionalText(),
+      /** Name of the environment variable holding the API key (never the key itself). */
+      apiKeyEnv: z._default(nonEmpty(), 'OPENAI_API_KEY'),
+    }),
+  }),
+  ask: section({
+    /** An ask that takes longer is cancelled and reported as timed out. */
+    timeoutMs: wholeNumber(180_000),
+  }),
+  task: section({
+    /** A task that takes longer is cancelled and reported as timed out. */
+    timeoutMs: wholeNumber(1_800_000),
+  }),
+  approvals: section({
+    /** Tool calls up to this risk are approved without asking; `destructive` never is. */
+    autoApprove: z._default(z.enum(['none', 'low', 'medium', 'high']), 'low'),
+    /** An approval nobody answers is denied after this long. */
+    timeoutMs: wholeNumber(300_000),
+  }),
+  limits: section({
+    /** Asks and tasks running at once for one editor; more are refused as "busy". */
+    maxConcurrent: wholeNumber(128),
+  }),
+  context: section({
+    /** Byte budget of the editor context sent with each ask (UTF-8 bytes). */
+    maxBytes: wholeNumber(250_000, 1024),
+    includeOpenDocuments: flag(true),
+  }),
+  answers: section({
+    /** Open each answer as a markdown document (window/showDocument) where the editor can. */
+    showDocument: flag(true),
+    /** Show the answer on hover over the asked range. */
+    hover: flag(true),
+    /** A one-line summary with window/showMessage. */
+    showMessage: flag(true),
+    /** Where answer documents are written; defaults to the user's state directory. */
+    directory: optionalText(),
+  }),
+  log: section({ level: z._default(logLevel, 'info') }),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -2,12 +2,12 @@
  * The custom `buckley/*` messages, declared once: method name, direction, param and result
  * types, and the zod schemas that validate what clients send. See the brief §3.1.
  */
-import { z } from 'zod';
+import * as z from './schema.js';
 import { NotificationType, ProgressType, RequestType, type Range } from 'vscode-languageserver';
 
 const position = z.object({
-  line: z.number().int().nonnegative(),
-  character: z.number().int().nonnegative(),
+  line: z.int().check(z.nonnegative()),
+  character: z.int().check(z.nonnegative()),
 });
 export const rangeSchema = z.object({ start: position, end: position });
 
@@ -22,19 +22,19 @@ export const codeActionParamsSchema = z.object({
 });
 
 export const askContextSchema = z.object({
-  activeFile: z.string().min(1).optional(),
-  selection: rangeSchema.optional(),
-  openFiles: z.array(z.string()).optional(),
+  activeFile: z.optional(z.string().check(z.minLength(1))),
+  selection: z.optional(rangeSchema),
+  openFiles: z.optional(z.array(z.string())),
 });
 export type AskContext = z.infer<typeof askContextSchema>;
 
-const progressTokenSchema = z.union([z.string(), z.number().int()]);
+const progressTokenSchema = z.union([z.string(), z.int()]);
 
 export const askParamsSchema = z.object({
-  question: z.string().trim().min(1, 'question must not be empty'),
-  context: askContextSchema.optional(),
-  workDoneToken: progressTokenSchema.optional(),
-  partialResultToken: progressTokenSchema.optional(),
+  question: z.string().check(z.trim(), z.minLength(1, 'question must not be empty')),
+  context: z.optional(askContextSchema),
+  workDoneToken: z.optional(progressTokenSchema),
+  partialResultToken: z.optional(progressTokenSchema),
 });
 export type AskParams = z.infer<typeof askParamsSchema>;
 
@@ -52,32 +52,32 @@ export interface AskResult {
 
 /** Arguments of the `buckley.ask` command: JSON a Helix key binding can write by hand. */
 export const askCommandArgsSchema = z.object({
-  question: z.string().trim().min(1, 'question must not be empty'),
-  uri: z.string().min(1).optional(),
-  range: rangeSchema.optional(),
-  text: z.string().optional(),
+  question: z.string().check(z.trim(), z.minLength(1, 'question must not be empty')),
+  uri: z.optional(z.string().check(z.minLength(1))),
+  range: z.optional(rangeSchema),
+  text: z.optional(z.string()),
 });
 export type AskCommandArgs = z.infer<typeof askCommandArgsSchema>;
 
 export const executeTaskParamsSchema = z.object({
-  task: z.string().trim().min(1, 'task must not be empty'),
-  planId: z.string().optional(),
-  context: askContextSchema.optional(),
+  task: z.string().check(z.trim(), z.minLength(1, 'task must not be empty')),
+  planId: z.optional(z.string()),
+  context: z.optional(askContextSchema),
 });
 export type ExecuteTaskParams = z.infer<typeof executeTaskParamsSchema>;
 
-export const cancelTaskParamsSchema = z.object({ taskId: z.string().min(1, 'taskId must not be empty') });
+export const cancelTaskParamsSchema = z.object({ taskId: z.string().check(z.minLength(1, 'taskId must not be empty')) });
 
 /** Arguments of the `buckley.runTask` command. */
 export const runTaskCommandArgsSchema = z.object({
-  task: z.string().trim().min(1, 'task must not be empty'),
-  uri: z.string().min(1).optional(),
-  range: rangeSchema.optional(),
-  text: z.string().optional(),
+  task: z.string().check(z.trim(), z.minLength(1, 'task must not be empty')),
+  uri: z.optional(z.string().check(z.minLength(1))),
+  range: z.optional(rangeSchema),
+  text: z.optional(z.string()),
 });
 
 /** Arguments of the `buckley.cancelTask` command; without a task id the newest running task. */
-export const cancelTaskCommandArgsSchema = z.object({ taskId: z.string().min(1).optional() });
+export const cancelTaskCommandArgsSchema = z.object({ taskId: z.optional(z.string().check(z.minLength(1))) });
 
 export type TaskStatus =
   | 'pending'
@@ -149,7 +149,7 @@ export interface ToolApprovalRequest {
   title?: string;
 }
 
-export const toolApprovalResultSchema = z.object({ approved: z.boolean(), remember: z.boolean().optional() });
+export const toolApprovalResultSchema = z.object({ approved: z.boolean(), remember: z.optional(z.boolean()) });
 export type ToolApprovalResult = z.infer<typeof toolApprovalResultSchema>;
 
 /** Server → client: may the agent run this tool? */
@@ -159,7 +159,7 @@ export namespace ApproveToolRequest {
 }
 
 /** Arguments of `buckley.approve` / `buckley.deny`; without an id, the newest pending approval. */
-export const approvalCommandArgsSchema = z.object({ executionId: z.string().min(1).optional(), remember: z.boolean().optional() });
+export const approvalCommandArgsSchema = z.object({ executionId: z.optional(z.string().check(z.minLength(1))), remember: z.optional(z.boolean()) });
 
 export namespace StatusRequest {
   export const method = 'buckley/status';
@@ -185,7 +185,7 @@ export const Commands = {
 export const PROTOCOL_VERSION = '0.1';
 
 /** Formats zod issues as "path: message" lines for an InvalidParams error a person can act on. */
-export function describeIssues(error: z.ZodError, root = 'params'): string {
+export function describeIssues(error: z.core.$ZodError, root = 'params'): string {
   return error.issues
     .map((issue) => `${[root, ...issue.path].join('.')}: ${issue.message}`)
     .join('; ');

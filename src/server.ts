@@ -52,7 +52,7 @@ import {
 } from './protocol.js';
 import { stateDirectory } from './state.js';
 import { join } from 'node:path';
-import type { z } from 'zod';
+import * as z from './schema.js';
 
 /** How long the editor may take to answer workspace/configuration. */
 const CONFIGURATION_TIMEOUT_MS = 2_000;
@@ -285,8 +285,8 @@ function workspaceRootsOf(params: InitializeParams): string[] {
 }
 
 /** Custom request params, validated: bad ones are InvalidParams saying what is wrong. */
-function validate<T>(schema: z.ZodType<T>, params: unknown): T {
-  const parsed = schema.safeParse(params);
+function validate<T>(schema: z.core.$ZodType<T>, params: unknown): T {
+  const parsed = z.safeParse(schema, params);
   if (!parsed.success) throw new ResponseError(ErrorCodes.InvalidParams, describeIssues(parsed.error));
   return parsed.data;
 }

@@ -9,7 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { basename } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import type * as acp from '@agentclientprotocol/sdk';
-import { z } from 'zod';
+import * as z from '../schema.js';
 import type { Logger } from '../logger.js';
 import type { WireToolExecution } from '../coordinator/wire.js';
 import { AgentError, type AgentDriver, type AgentTurn, type PermissionDecision, type TurnResult, type TurnSink } from './driver.js';
@@ -55,23 +55,23 @@ const STDERR_LINES_KEPT = 20;
  * parse the whole union a second time for our handler cost a third of a chatty agent's
  * throughput (`npm run bench`, streaming: 25,000 → 40,000 events/s without it).
  */
-const notificationOf = <Update extends z.ZodRawShape>(update: Update) => z.object({ sessionId: z.string(), update: z.object(update) });
+const notificationOf = <Update extends z.core.$ZodShape>(update: Update) => z.object({ sessionId: z.string(), update: z.object(update) });
 const toolUpdate = notificationOf({
   sessionUpdate: z.enum(['tool_call', 'tool_call_update']),
   toolCallId: z.string(),
-  title: z.string().nullish(),
-  status: z.string().nullish(),
-  kind: z.string().nullish(),
-  rawInput: z.unknown().optional(),
-  rawOutput: z.unknown().optional(),
+  title: z.nullish(z.string()),
+  status: z.nullish(z.string()),
+  kind: z.nullish(z.string()),
+  rawInput: z.optional(z.unknown()),
+  rawOutput: z.optional(z.unknown()),
 });
 const updateSchemas = {
-  agent_message_chunk: notificationOf({ sessionUpdate: z.literal('agent_message_chunk'), content: z.object({ type: z.string(), text: z.string().optional() }) }),
+  agent_message_chunk: notificationOf({ sessionUpdate: z.literal('agent_message_chunk'), content: z.object({ type: z.string(), text: z.optional(z.string()) }) }),
   tool_call: toolUpdate,
   tool_call_update: toolUpdate,
   plan: notificationOf({ sessionUpdate: z.literal('plan'), entries: z.array(z.object({ content: z.string(), status: z.string() })) }),
 };
-const otherUpdate = z.object({ sessionId: z.string() }).transform((notification) => ({ ...notification, update: { sessionUpdate: 'other' as const } }));
+const otherUpdate = z.pipe(z.object({ sessionId: z.string() }), z.transform((notification) => ({ ...notification, update: { sessionUpdate: 'other' as const } })));
 type SessionUpdate = z.infer<(typeof updateSchemas)[keyof typeof updateSchemas]> | z.infer<typeof otherUpdate>;
 
 /** The SDK has already checked the update against the full ACP schema; this keeps what is read. */

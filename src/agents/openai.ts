@@ -4,7 +4,7 @@
  * OpenAI. Plain question and answer: no tools, so nothing to approve. The API key is read from
  * an environment variable and never logged.
  */
-import { z } from 'zod';
+import * as z from '../schema.js';
 import type { Logger } from '../logger.js';
 import { AgentError, type AgentDriver, type AgentTurn, type TurnResult, type TurnSink } from './driver.js';
 
@@ -17,16 +17,11 @@ export interface OpenAiDriverOptions {
   connectTimeoutMs?: number;
 }
 
-const chunkSchema = z.object({
-  choices: z
-    .array(
-      z.object({
-        delta: z.object({ content: z.string().nullish() }).partial().nullish(),
-        finish_reason: z.string().nullish(),
-      }),
-    )
-    .default([]),
+const choiceSchema = z.object({
+  delta: z.nullish(z.object({ content: z.nullish(z.string()) })),
+  finish_reason: z.nullish(z.string()),
 });
+const chunkSchema = z.object({ choices: z._default(z.array(choiceSchema), []) });
 
 const SYSTEM_PROMPT =
   'You are a coding assistant answering questions about code a developer selected in their editor. Answer in concise, well-formatted markdown. Do not rewrite their files.';

@@ -4,7 +4,7 @@
  * replies are validated with zod before anyone trusts them.
  */
 import * as grpc from '@grpc/grpc-js';
-import type { z } from 'zod';
+import * as z from '../schema.js';
 import { CoordinatorError, Status } from './errors.js';
 import { agentCommunicationService } from './protos.js';
 import { AGENT_HEADER } from './wire.js';
@@ -62,7 +62,7 @@ export class CoordinatorClient {
     return metadata;
   }
 
-  unary<T>(method: string, request: unknown, schema: z.ZodType<T>, options: CallOptions): Promise<T> {
+  unary<T>(method: string, request: unknown, schema: z.core.$ZodType<T>, options: CallOptions): Promise<T> {
     const fn = (this.client as unknown as Record<string, UnaryMethod>)[method];
     if (!fn) return Promise.reject(new CoordinatorError(method, Status.UNIMPLEMENTED, 'no such method in buckley.acp.v1'));
     if (options.signal?.aborted) return Promise.reject(new CoordinatorError(method, Status.CANCELLED, 'cancelled before it started'));
@@ -75,7 +75,7 @@ export class CoordinatorClient {
         (error, response) => {
           options.signal?.removeEventListener('abort', onAbort);
           if (error) return reject(toCoordinatorError(method, error));
-          const parsed = schema.safeParse(response ?? {});
+          const parsed = z.safeParse(schema, response ?? {});
           if (!parsed.success) {
             return reject(new CoordinatorError(method, Status.INTERNAL, `malformed reply: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`));
           }
@@ -91,7 +91,7 @@ export class CoordinatorClient {
    * A server stream as an async iterable of validated messages. Breaking out of the loop or
    * aborting the signal cancels the call.
    */
-  async *stream<T>(method: string, request: unknown, schema: z.ZodType<T>, options: CallOptions): AsyncGenerator<T> {
+  async *stream<T>(method: string, request: unknown, schema: z.core.$ZodType<T>, options: CallOptions): AsyncGenerator<T> {
     const fn = (this.client as unknown as Record<string, StreamMethod>)[method];
     if (!fn) throw new CoordinatorError(method, Status.UNIMPLEMENTED, 'no such method in buckley.acp.v1');
     if (options.signal?.aborted) throw new CoordinatorError(method, Status.CANCELLED, 'cancelled before it started');
@@ -100,7 +100,7 @@ export class CoordinatorClient {
     options.signal?.addEventListener('abort', onAbort, { once: true });
     try {
       for await (const message of call) {
-        const parsed = schema.safeParse(message);
+        const parsed = z.safeParse(schema, message);
         if (!parsed.success) {
           throw new CoordinatorError(method, Status.INTERNAL, `malformed stream message: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
         }

@@ -24,7 +24,7 @@ import {
   type ServerCapabilities,
   type TaskEvent,
 } from './wire.js';
-import { z } from 'zod';
+import * as z from '../schema.js';
 
 export type ConnectionState = 'starting' | 'ready' | 'unavailable';
 
@@ -72,7 +72,7 @@ export type StreamOutcome =
 
 const FINAL_STATUSES = new Set(['completed', 'failed', 'cancelled']);
 
-const emptySchema = z.object({}).passthrough();
+const emptySchema = z.looseObject({});
 
 export class CoordinatorConnection {
   state: ConnectionState = 'starting';

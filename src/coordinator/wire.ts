@@ -3,7 +3,7 @@
  * proto-loader presents them (snake_case field names, `defaults: true`), and zod schemas for
  * what comes back from a coordinator: a reply is validated before the bridge trusts it.
  */
-import { z } from 'zod';
+import * as z from '../schema.js';
 
 /** Request metadata: the caller's agent identity (Buckley reads it from loopback plaintext peers). */
 export const AGENT_HEADER = 'x-buckley-agent-id';
@@ -69,58 +69,58 @@ export interface CreateSessionRequest {
   metadata: Record<string, string>;
 }
 
-const stringMap = z.record(z.string(), z.string()).default({});
+// proto3: an absent field is its zero value.
+const text = () => z._default(z.string(), '');
+const list = <Item extends z.core.$ZodType>(item: Item) => z._default(z.array(item), []);
+const stringMap = z._default(z.record(z.string(), z.string()), {});
 
 export const serverCapabilitiesSchema = z.object({
-  protocol_version: z.string().default(''),
-  features: z.array(z.string()).default([]),
-  max_agents: z.number().default(0),
-  supported_auth: z.array(z.string()).default([]),
+  protocol_version: text(),
+  features: list(z.string()),
+  max_agents: z._default(z.number(), 0),
+  supported_auth: list(z.string()),
 });
 export type ServerCapabilities = z.infer<typeof serverCapabilitiesSchema>;
 
 export const sessionSchema = z.object({
-  session_id: z.string().min(1, 'the coordinator returned a session without session_id'),
-  agent_id: z.string().default(''),
+  session_id: z.string().check(z.minLength(1, 'the coordinator returned a session without session_id')),
+  agent_id: text(),
   metadata: stringMap,
 });
 export type Session = z.infer<typeof sessionSchema>;
 
 export const sendMessageResponseSchema = z.object({
-  response: z
-    .object({ role: z.string().default('assistant'), content: z.string() })
-    .nullable()
-    .optional(),
+  response: z.optional(z.nullable(z.object({ role: z._default(z.string(), 'assistant'), content: z.string() }))),
 });
 
 const toolExecutionSchema = z.object({
-  id: z.string().default(''),
-  tool: z.string().default(''),
-  status: z.string().default(''),
-  kind: z.string().default(''),
-  input: z.string().default(''),
-  output: z.string().default(''),
+  id: text(),
+  tool: text(),
+  status: text(),
+  kind: text(),
+  input: text(),
+  output: text(),
 });
 
 const toolApprovalRequestSchema = z.object({
   execution_id: z.string(),
-  tool: z.string().default(''),
+  tool: text(),
   parameters: stringMap,
-  risk: z.string().default(''),
-  agent_id: z.string().default(''),
-  title: z.string().default(''),
-  reason: z.string().default(''),
+  risk: text(),
+  agent_id: text(),
+  title: text(),
+  reason: text(),
 });
 
 export const taskEventSchema = z.object({
-  task_id: z.string().default(''),
-  plan_id: z.string().default(''),
-  status: z.string().default(''),
-  progress: z.number().int().default(0),
-  message: z.string().default(''),
-  tool_executions: z.array(toolExecutionSchema).default([]),
-  approval: toolApprovalRequestSchema.nullable().optional(),
-  answer_delta: z.string().default(''),
+  task_id: text(),
+  plan_id: text(),
+  status: text(),
+  progress: z._default(z.int(), 0),
+  message: text(),
+  tool_executions: list(toolExecutionSchema),
+  approval: z.optional(z.nullable(toolApprovalRequestSchema)),
+  answer_delta: text(),
 });
 export type TaskEvent = z.infer<typeof taskEventSchema>;
 export type WireToolExecution = z.infer<typeof toolExecutionSchema>;

@@ -8,7 +8,7 @@ import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { MarkupKind, type Connection, type Hover, type Position, type Range, type TextDocumentContentChangeEvent } from 'vscode-languageserver';
-import { z } from 'zod';
+import * as z from '../schema.js';
 import type { Features } from '../capabilities.js';
 import type { Logger } from '../logger.js';
 import { rangeSchema } from '../protocol.js';
@@ -20,9 +20,9 @@ import * as messages from './messages.js';
 const answerSchema = z.object({
   question: z.string(),
   answer: z.string(),
-  uri: z.string().optional(),
-  range: rangeSchema.optional(),
-  documentUri: z.string().optional(),
+  uri: z.optional(z.string()),
+  range: z.optional(rangeSchema),
+  documentUri: z.optional(z.string()),
   at: z.string(),
 });
 export type Answer = z.infer<typeof answerSchema>;

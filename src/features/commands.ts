@@ -5,7 +5,7 @@
  * the question, the task or the task id (handy from a key binding).
  */
 import { ErrorCodes, ResponseError, type ExecuteCommandParams } from 'vscode-languageserver';
-import type { z } from 'zod';
+import * as z from '../schema.js';
 import { approvalCommandArgsSchema, askCommandArgsSchema, cancelTaskCommandArgsSchema, Commands, describeIssues, runTaskCommandArgsSchema } from '../protocol.js';
 import type { ApprovalService } from './approvals.js';
 import type { AskService } from './ask.js';
@@ -56,9 +56,9 @@ export function executeCommand(params: ExecuteCommandParams, deps: CommandDepend
   }
 }
 
-function parseArgs<T>(command: string, schema: z.ZodType<T>, args: unknown): T {
+function parseArgs<T>(command: string, schema: z.core.$ZodType<T>, args: unknown): T {
   if (args === undefined) throw new ResponseError(ErrorCodes.InvalidParams, `missing arguments: ${USAGE[command]}`);
-  const parsed = schema.safeParse(args);
+  const parsed = z.safeParse(schema, args);
   if (!parsed.success) throw new ResponseError(ErrorCodes.InvalidParams, `${describeIssues(parsed.error, 'arguments[0]')}. ${USAGE[command]}`);
   return parsed.data;
 }

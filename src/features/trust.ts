@@ -6,7 +6,7 @@
  * never read as "trust everything".
  */
 import { open, readFile, rm, stat } from 'node:fs/promises';
-import { z } from 'zod';
+import * as z from '../schema.js';
 import type { Logger } from '../logger.js';
 import { writeFileAtomic } from '../state.js';
 
