@@ -4,7 +4,6 @@
  * client is loaded only after `initialize` has been answered, so startup stays fast.
  */
 import {
-  CancellationTokenSource,
   CodeActionKind,
   ConfigurationRequest,
   DidChangeConfigurationNotification,
@@ -30,6 +29,7 @@ import { codeActionsFor } from './features/codeActions.js';
 import { ALL_COMMANDS, executeCommand } from './features/commands.js';
 import * as messages from './features/messages.js';
 import { ProgressFactory } from './features/progress.js';
+import { requestWithin } from './features/editorRequests.js';
 import { buildStatus } from './features/status.js';
 import { Limiter } from './features/limits.js';
 import { Targets } from './features/target.js';
@@ -197,20 +197,12 @@ export function startServer(connection: Connection, options: ServerOptions): { s
   });
 
   const pullWorkspaceConfig = async () => {
-    const source = new CancellationTokenSource();
-    // An editor that never answers must not hold up the first connection for ever.
-    const timer = setTimeout(() => source.cancel(), CONFIGURATION_TIMEOUT_MS);
     try {
-      const [section] = await Promise.race([
-        connection.sendRequest(ConfigurationRequest.type, { items: [{ section: 'buckley' }] }, source.token),
-        new Promise<never>((_, reject) => source.token.onCancellationRequested(() => reject(new Error(`no answer within ${CONFIGURATION_TIMEOUT_MS} ms`)))),
-      ]);
+      // An editor that never answers must not hold up the first connection for ever.
+      const [section] = await requestWithin(connection, ConfigurationRequest.type, { items: [{ section: 'buckley' }] }, CONFIGURATION_TIMEOUT_MS);
       settings.setWorkspace(section ?? undefined);
     } catch (error) {
       logger.debug(`workspace/configuration failed: ${(error as Error).message}`);
-    } finally {
-      clearTimeout(timer);
-      source.dispose();
     }
   };
 

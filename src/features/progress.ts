@@ -7,7 +7,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import {
-  CancellationTokenSource,
   WorkDoneProgress,
   WorkDoneProgressCreateRequest,
   type Connection,
@@ -15,6 +14,7 @@ import {
   type WorkDoneProgressReport,
 } from 'vscode-languageserver';
 import type { Logger } from '../logger.js';
+import { requestWithin } from './editorRequests.js';
 import * as messages from './messages.js';
 import { Coalescer, UPDATE_INTERVAL_MS } from './throttle.js';
 
@@ -65,22 +65,14 @@ export class ProgressFactory {
 
   /** A token the editor accepted (window/workDoneProgress/create), or undefined when it did not. */
   private async createToken(): Promise<ProgressToken | undefined> {
-    const created = randomUUID();
-    const source = new CancellationTokenSource();
-    const timer = setTimeout(() => source.cancel(), CREATE_TIMEOUT_MS);
+    const token = randomUUID();
     try {
       // An editor that never answers must not hold the progress up: messages then.
-      await Promise.race([
-        this.connection.sendRequest(WorkDoneProgressCreateRequest.type, { token: created }, source.token),
-        new Promise((_, reject) => source.token.onCancellationRequested(() => reject(new Error(`no answer within ${CREATE_TIMEOUT_MS} ms`)))),
-      ]);
-      return created;
+      await requestWithin(this.connection, WorkDoneProgressCreateRequest.type, { token }, CREATE_TIMEOUT_MS);
+      return token;
     } catch (error) {
       this.logger.debug(`the editor refused a progress token (${(error as Error).message}); using messages`);
       return undefined;
-    } finally {
-      clearTimeout(timer);
-      source.dispose();
     }
   }
 
@@ -92,23 +84,27 @@ export class ProgressFactory {
   }
 }
 
-/** A progress whose token the editor has not accepted yet: calls are kept and replayed in order. */
+/**
+ * A progress whose token the editor has not accepted yet: calls are kept and replayed in order,
+ * only the latest of consecutive reports (the rest would be coalesced away anyway).
+ */
 class PendingProgress implements Progress {
   private target: Progress | undefined;
-  private readonly calls: ((progress: Progress) => void)[] = [];
+  private readonly calls: { report: boolean; call: (progress: Progress) => void }[] = [];
 
   settle(progress: Progress): void {
     this.target = progress;
-    for (const call of this.calls.splice(0)) call(progress);
+    for (const { call } of this.calls.splice(0)) call(progress);
   }
 
-  private forward(call: (progress: Progress) => void): void {
-    if (this.target) call(this.target);
-    else this.calls.push(call);
+  private forward(call: (progress: Progress) => void, report = false): void {
+    if (this.target) return call(this.target);
+    if (report && this.calls.at(-1)?.report) this.calls.pop();
+    this.calls.push({ report, call });
   }
 
   report(message: string, percentage?: number): void {
-    this.forward((progress) => progress.report(message, percentage));
+    this.forward((progress) => progress.report(message, percentage), true);
   }
 
   done(message: string): void {
