@@ -24,6 +24,11 @@ export interface ClientFeatures {
   codeActionLiterals: boolean;
   /** `workspace/configuration` pull. */
   configuration: boolean;
+  /**
+   * The editor takes a registration for `workspace/didChangeConfiguration` (others send it
+   * unasked, and eglot warns the user about a registration it does not support).
+   */
+  configurationChangeRegistration: boolean;
   /** `workspace/applyEdit`. */
   applyEdit: boolean;
   /** Opted in to `$/buckley/taskProgress`. */
@@ -109,6 +114,7 @@ function negotiateClientFeatures(params: InitializeInput): ClientFeatures {
     markdownHover: caps.textDocument?.hover?.contentFormat?.includes('markdown') ?? false,
     codeActionLiterals: caps.textDocument?.codeAction?.codeActionLiteralSupport !== undefined,
     configuration: caps.workspace?.configuration === true,
+    configurationChangeRegistration: caps.workspace?.didChangeConfiguration?.dynamicRegistration === true,
     applyEdit: caps.workspace?.applyEdit === true,
     taskProgress: optIn.taskProgress === true,
     approveTool: optIn.approveTool === true,

@@ -187,7 +187,9 @@ export function startServer(connection: Connection, options: ServerOptions): { s
     connection.onNotification(WorkDoneProgressCancelNotification.type, ({ token }) => progress.cancel(token));
     if (features.configuration) {
       await pullWorkspaceConfig();
-      connection.client.register(DidChangeConfigurationNotification.type, { section: 'buckley' }).catch(() => undefined);
+      if (features.configurationChangeRegistration) {
+        connection.client.register(DidChangeConfigurationNotification.type, { section: 'buckley' }).catch(() => undefined);
+      }
     }
     clearTimeout(settingsDeadline);
     settingsIn();

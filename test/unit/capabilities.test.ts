@@ -15,15 +15,15 @@ function payload(name: string): InitializeInput {
 const F = false;
 const T = true;
 // prettier-ignore
-const expected: Record<string, { note: string; showDocument: boolean; showMessageRequest: boolean; markdownMessageRequest: boolean; workDoneProgress: boolean; markdownHover: boolean; configuration: boolean }> = {
-  'neovim-0.7.2':          { note: 'advertises showDocument=false; no workspace/configuration', showDocument: F, showMessageRequest: T, markdownMessageRequest: F, workDoneProgress: T, markdownHover: T, configuration: F },
-  'neovim-0.10.4':         { note: 'showDocument works',                                         showDocument: T, showMessageRequest: T, markdownMessageRequest: F, workDoneProgress: T, markdownHover: T, configuration: T },
-  'neovim-0.12.4':         { note: 'as 0.10',                                                    showDocument: T, showMessageRequest: T, markdownMessageRequest: F, workDoneProgress: T, markdownHover: T, configuration: T },
-  'helix-25.01.1':         { note: 'handles showDocument without advertising it (quirk); no showMessageRequest', showDocument: T, showMessageRequest: F, markdownMessageRequest: F, workDoneProgress: T, markdownHover: T, configuration: T },
-  'helix-master-2026-07':  { note: 'reports 25.07.1 but advertises both: trust what it advertises', showDocument: T, showMessageRequest: T, markdownMessageRequest: F, workDoneProgress: T, markdownHover: T, configuration: T },
-  'zed-1.6.0.from-source': { note: 'no showDocument; showMessageRequest is a lasting markdown toast (quirk)', showDocument: F, showMessageRequest: T, markdownMessageRequest: T, workDoneProgress: T, markdownHover: T, configuration: T },
-  'eglot-1.9':             { note: 'no window capabilities at all; plain-text hover',            showDocument: F, showMessageRequest: F, markdownMessageRequest: F, workDoneProgress: F, markdownHover: F, configuration: T },
-  'eglot-1.17':            { note: 'showDocument and progress; plain-text hover',                showDocument: T, showMessageRequest: F, markdownMessageRequest: F, workDoneProgress: T, markdownHover: F, configuration: T },
+const expected: Record<string, { note: string; showDocument: boolean; showMessageRequest: boolean; markdownMessageRequest: boolean; workDoneProgress: boolean; markdownHover: boolean; configuration: boolean; configurationChangeRegistration: boolean }> = {
+  'neovim-0.7.2':          { note: 'advertises showDocument=false; no workspace/configuration', showDocument: F, showMessageRequest: T, markdownMessageRequest: F, workDoneProgress: T, markdownHover: T, configuration: F, configurationChangeRegistration: F },
+  'neovim-0.10.4':         { note: 'showDocument works',                                         showDocument: T, showMessageRequest: T, markdownMessageRequest: F, workDoneProgress: T, markdownHover: T, configuration: T, configurationChangeRegistration: F },
+  'neovim-0.12.4':         { note: 'as 0.10',                                                    showDocument: T, showMessageRequest: T, markdownMessageRequest: F, workDoneProgress: T, markdownHover: T, configuration: T, configurationChangeRegistration: F },
+  'helix-25.01.1':         { note: 'handles showDocument without advertising it (quirk); no showMessageRequest', showDocument: T, showMessageRequest: F, markdownMessageRequest: F, workDoneProgress: T, markdownHover: T, configuration: T, configurationChangeRegistration: F },
+  'helix-master-2026-07':  { note: 'reports 25.07.1 but advertises both: trust what it advertises', showDocument: T, showMessageRequest: T, markdownMessageRequest: F, workDoneProgress: T, markdownHover: T, configuration: T, configurationChangeRegistration: F },
+  'zed-1.6.0.from-source': { note: 'no showDocument; showMessageRequest is a lasting markdown toast (quirk)', showDocument: F, showMessageRequest: T, markdownMessageRequest: T, workDoneProgress: T, markdownHover: T, configuration: T, configurationChangeRegistration: T },
+  'eglot-1.9':             { note: 'no window capabilities at all; plain-text hover',            showDocument: F, showMessageRequest: F, markdownMessageRequest: F, workDoneProgress: F, markdownHover: F, configuration: T, configurationChangeRegistration: F },
+  'eglot-1.17':            { note: 'showDocument and progress; plain-text hover',                showDocument: T, showMessageRequest: F, markdownMessageRequest: F, workDoneProgress: T, markdownHover: F, configuration: T, configurationChangeRegistration: F },
 };
 
 describe('negotiate', () => {

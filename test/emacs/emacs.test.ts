@@ -1,0 +1,73 @@
+/**
+ * A real editor: Emacs 30.1 with its built-in eglot 1.17 (Debian's, installed into .editors/ by
+ * shared/tools/real-editors.sh), in batch mode. explain.el runs "Buckley: explain this" through
+ * eglot's own code action and command machinery and reports what Emacs then showed.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { BIN, FIXTURES, REPO, SCRIPTED_AGENT } from '../helpers/paths.js';
+
+const EMACS = process.env.BUCKLEY_EMACS ?? `${REPO}.editors/bin/emacs-30.1`;
+const available = spawnSync(EMACS, ['--version']).status === 0;
+if (!available && process.env.CI) throw new Error(`Emacs 30.1 (${EMACS}) not found: CI must install it (.ci/run)`);
+
+interface Result {
+  error?: string;
+  server?: string;
+  actions?: string[];
+  message?: string;
+  document?: string;
+  documentText?: string;
+  hover?: string;
+  modified?: boolean | null;
+  messages: string;
+}
+
+function runEmacs(script: string): Result {
+  const home = mkdtempSync(join(tmpdir(), 'buckley-emacs-'));
+  const resultFile = join(home, 'result.json');
+  const run = spawnSync(EMACS, ['--batch', '-Q', '-l', join(REPO, 'test/emacs', script)], {
+    cwd: REPO,
+    encoding: 'utf8',
+    timeout: 90_000,
+    env: {
+      PATH: process.env.PATH,
+      HOME: home,
+      XDG_STATE_HOME: home,
+      BUCKLEY_NODE: process.execPath,
+      BUCKLEY_BIN: BIN,
+      BUCKLEY_FILE: `${FIXTURES}workspace/retry.ts`,
+      BUCKLEY_AGENT: `${process.execPath} ${SCRIPTED_AGENT}`,
+      BUCKLEY_RESULT: resultFile,
+    },
+  });
+  try {
+    return JSON.parse(readFileSync(resultFile, 'utf8')) as Result;
+  } catch {
+    throw new Error(`Emacs wrote no result (status ${run.status}):\n${run.stderr}`);
+  }
+}
+
+describe.skipIf(!available)('Emacs 30.1 with eglot 1.17 (real editor)', () => {
+  it('explains the selected lines: the answer as a message, a markdown document and hover', () => {
+    const result = runEmacs('explain.el');
+    expect(result.error, result.messages).toBeUndefined();
+    expect(result.server).toBe('buckley-lsp');
+    expect(result.actions).toContain('Buckley: explain this');
+    // eglot shows window/showMessage in the echo area (and *Messages*).
+    expect(result.message).toBe('Buckley: You asked: Explain what this code does and why.');
+    // eglot 1.17 opens window/showDocument in a buffer.
+    expect(result.document).toMatch(/buckley-lsp\/answers\/.*-explain-what-this-code-does-and-why\.md$/);
+    expect(result.documentText).toContain('# Explain what this code does and why.');
+    expect(result.documentText).toContain('starts with `export function backoff');
+    // eglot takes plain-text hover: no markdown markers.
+    expect(result.hover).toMatch(/^Buckley — Explain what this code does and why\./);
+    expect(result.hover).not.toContain('**');
+    expect(result.modified).toBeFalsy();
+    // Nothing eglot had to warn the user about (e.g. a registration it does not support).
+    expect(result.messages).not.toMatch(/unsupported capability|error/i);
+  });
+});
