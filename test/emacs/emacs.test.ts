@@ -1,7 +1,7 @@
 /**
  * A real editor: Emacs 30.1 with its built-in eglot 1.17 (Debian's, installed into .editors/ by
- * shared/tools/real-editors.sh), in batch mode. explain.el runs "Buckley: explain this" through
- * eglot's own code action and command machinery and reports what Emacs then showed.
+ * shared/tools/real-editors.sh), in batch mode. The scripts run code actions through eglot's own
+ * code action and command machinery and report what Emacs then showed (see common.el).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -23,6 +23,9 @@ interface Result {
   documentText?: string;
   hover?: string;
   modified?: boolean | null;
+  diagnostic?: string;
+  approvalActions?: string[];
+  diagnosticsAfter?: number;
   messages: string;
 }
 
@@ -32,7 +35,7 @@ function runEmacs(script: string): Result {
   const run = spawnSync(EMACS, ['--batch', '-Q', '-l', join(REPO, 'test/emacs', script)], {
     cwd: REPO,
     encoding: 'utf8',
-    timeout: 90_000,
+    timeout: 50_000,
     env: {
       PATH: process.env.PATH,
       HOME: home,
@@ -69,5 +72,19 @@ describe.skipIf(!available)('Emacs 30.1 with eglot 1.17 (real editor)', () => {
     expect(result.modified).toBeFalsy();
     // Nothing eglot had to warn the user about (e.g. a registration it does not support).
     expect(result.messages).not.toMatch(/unsupported capability|error/i);
+  });
+
+  it('runs a task: the approval arrives as a flymake diagnostic, a code action approves, the task ends', () => {
+    const result = runEmacs('task.el');
+    expect(result.error, result.messages).toBeUndefined();
+    expect(result.diagnostic).toMatch(/Edit config\.json.*Use the code actions "Buckley: approve…" or "Buckley: deny…"/);
+    expect(result.approvalActions).toEqual([
+      'Buckley: approve «Edit config.json» (medium)',
+      'Buckley: approve & trust «Edit config.json» (medium)',
+      'Buckley: deny «Edit config.json» (medium)',
+    ]);
+    expect(result.documentText).toContain('# Fix the problems in this code.');
+    expect(result.documentText).toContain('Permission to read: yes; permission to edit: yes.');
+    expect(result.diagnosticsAfter).toBe(0);
   });
 });

@@ -1,0 +1,68 @@
+;;; common.el --- shared by the Emacs tests -*- lexical-binding: t -*-
+;; The server command, the fixture and where to write the result come from the environment.
+;; Every step waits on what Emacs shows (a buffer, a message, a diagnostic) with a deadline, and
+;; the result is written as JSON for test/emacs/emacs.test.ts.
+(require 'eglot)
+(require 'json)
+
+(defvar buckley-result (make-hash-table :test 'equal))
+(defun buckley-note (key value) (puthash key value buckley-result))
+(defun buckley-write-result ()
+  (with-temp-file (getenv "BUCKLEY_RESULT") (insert (json-encode buckley-result))))
+
+(defun buckley-wait (what predicate &optional seconds)
+  "Run the event loop until PREDICATE returns non-nil, or fail naming WHAT."
+  (let ((deadline (+ (float-time) (or seconds 30))) value)
+    (while (and (not (setq value (funcall predicate))) (< (float-time) deadline))
+      (accept-process-output nil 0.05))
+    (unless value (error "Timed out waiting for %s" what))
+    value))
+
+(defun buckley-messages ()
+  (with-current-buffer (messages-buffer) (buffer-string)))
+
+(defun buckley-start ()
+  "Open the fixture in js-mode with buckley-lsp as its eglot server; return the server."
+  (setq eglot-sync-connect t eglot-autoshutdown t)
+  (add-to-list 'eglot-server-programs
+               `(js-mode . ,(list (getenv "BUCKLEY_NODE") (getenv "BUCKLEY_BIN") "--stdio")))
+  (find-file (getenv "BUCKLEY_FILE"))
+  (js-mode)
+  ;; What M-x eglot does (eglot-ensure waits for a command loop, which batch mode has not).
+  (apply #'eglot (eglot--guess-contact))
+  (buckley-wait "eglot to connect" #'eglot-current-server))
+
+(defun buckley-code-actions (server beg end)
+  "The code actions the server offers for BEG..END, as eglot lists them."
+  (jsonrpc-request server :textDocument/codeAction
+                   (list :textDocument (eglot--TextDocumentIdentifier)
+                         :range (list :start (eglot--pos-to-lsp-position beg)
+                                      :end (eglot--pos-to-lsp-position end))
+                         :context (list :diagnostics []))))
+
+(defun buckley-run-code-action (server beg end title)
+  "Pick the code action whose title starts with TITLE, as M-x eglot-code-actions does, and run it."
+  (let* ((actions (buckley-code-actions server beg end))
+         (action (seq-find (lambda (action) (string-prefix-p title (plist-get action :title))) actions)))
+    (unless action (error "No %S among %S" title (mapcar (lambda (a) (plist-get a :title)) actions)))
+    (eglot-execute server action)
+    actions))
+
+(defun buckley-select-backoff ()
+  "The two lines of `backoff', as (BEG . END)."
+  (goto-char (point-min))
+  (search-forward "export function backoff")
+  (cons (line-beginning-position) (progn (forward-line 1) (line-end-position))))
+
+(defun buckley-answer-document ()
+  "The buffer of the answer document window/showDocument opened, if any."
+  (seq-find (lambda (buffer) (string-match-p "buckley-lsp/answers/.*\\.md\\'" (or (buffer-file-name buffer) "")))
+            (buffer-list)))
+
+(defun buckley-finish (body)
+  "Run BODY, note an error if it fails, and write the result with the *Messages* log."
+  (condition-case err (funcall body)
+    (error (buckley-note "error" (error-message-string err))))
+  (buckley-note "messages" (buckley-messages))
+  (buckley-write-result)
+  (kill-emacs 0))
