@@ -114,11 +114,23 @@ export interface ConfigSource {
 
 export interface ConfigProblem {
   source: string;
+  /** The full key, e.g. `buckley.context.maxBytes`. */
   key: string;
   message: string;
+  /** Where the bad value is in the source's values (the key without `buckley.`). */
+  path: PropertyKey[];
 }
 
 export type ConfigResult = { ok: true; config: Config } | { ok: false; problems: ConfigProblem[] };
+
+/** zod issues as problems, one per bad key (a misspelt key is named itself, not its section). */
+function problemsOf(source: string, issues: readonly z.core.$ZodIssue[]): ConfigProblem[] {
+  return issues.flatMap((issue) => {
+    const paths = issue.code === 'unrecognized_keys' ? issue.keys.map((key) => [...issue.path, key]) : [issue.path];
+    const message = issue.code === 'unrecognized_keys' ? 'unknown key' : issue.message;
+    return paths.map((path) => ({ source, key: ['buckley', ...path].join('.'), message, path }));
+  });
+}
 
 /**
  * Merges the sources (later ones win, key by key) and validates the result. Each source is
@@ -129,26 +141,45 @@ export function resolveConfig(sources: ConfigSource[]): ConfigResult {
   for (const source of sources) {
     if (source.values === undefined || source.values === null) continue;
     const parsed = configSchema.safeParse(source.values);
-    if (!parsed.success) {
-      for (const issue of parsed.error.issues) {
-        problems.push({ source: source.name, key: ['buckley', ...issue.path].join('.'), message: issue.message });
-      }
-    }
+    if (!parsed.success) problems.push(...problemsOf(source.name, parsed.error.issues));
   }
   if (problems.length > 0) return { ok: false, problems };
   const merged = sources.reduce<unknown>((acc, source) => deepMerge(acc, source.values), {});
   const parsed = configSchema.safeParse(merged);
-  if (!parsed.success) {
-    return {
-      ok: false,
-      problems: parsed.error.issues.map((issue) => ({
-        source: 'merged settings',
-        key: ['buckley', ...issue.path].join('.'),
-        message: issue.message,
-      })),
-    };
-  }
+  if (!parsed.success) return { ok: false, problems: problemsOf('merged settings', parsed.error.issues) };
   return { ok: true, config: parsed.data };
+}
+
+/**
+ * As resolveConfig, but a bad key does not take the rest with it: each bad key is left out of
+ * its source (so a lower source or the default applies) and reported; everything else applies.
+ */
+export function resolveConfigLeniently(sources: ConfigSource[]): { config: Config; problems: ConfigProblem[] } {
+  const problems: ConfigProblem[] = [];
+  let current = sources;
+  // A second round catches a problem only the merge shows (e.g. tls.cert from one source, no key).
+  for (let round = 0; round < 3; round++) {
+    const result = resolveConfig(current);
+    if (result.ok) return { config: result.config, problems };
+    problems.push(...result.problems);
+    current = current.map((source) => {
+      const bad = result.problems.filter((problem) => problem.source === source.name || problem.source === 'merged settings');
+      return bad.length ? { ...source, values: withoutKeys(source.values, bad.map((problem) => problem.path)) } : source;
+    });
+  }
+  return { config: defaultConfig, problems };
+}
+
+/** A copy of `values` without the given paths. */
+function withoutKeys(values: unknown, paths: PropertyKey[][]): unknown {
+  const copy = structuredClone(values);
+  for (const path of paths) {
+    if (path.length === 0) return undefined;
+    let parent: unknown = copy;
+    for (const key of path.slice(0, -1)) parent = isPlainObject(parent) ? parent[key as string] : undefined;
+    if (isPlainObject(parent)) delete parent[path.at(-1) as string];
+  }
+  return copy;
 }
 
 /** "buckley.context.maxBytes (from workspace/configuration): expected number, received string" */

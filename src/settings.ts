@@ -1,15 +1,14 @@
 /**
  * The configuration in force, from its sources (environment < CLI flags < initializationOptions
- * < workspace/configuration). A bad value is reported naming its key; the last good
- * configuration stays, or — at startup — the configuration of the sources that are valid.
+ * < workspace/configuration). A bad value is reported in the editor naming its key and left out
+ * (a lower source or the default applies to that key); the rest of the settings apply.
  */
-import { configFromEnv, defaultConfig, describeProblems, resolveConfig, type Config, type ConfigInput, type ConfigProblem, type ConfigSource } from './config.js';
+import { configFromEnv, defaultConfig, describeProblems, resolveConfigLeniently, type Config, type ConfigInput, type ConfigProblem, type ConfigSource } from './config.js';
 import type { Logger } from './logger.js';
 
 export class Settings {
   current: Config = defaultConfig;
   private readonly sources: ConfigSource[];
-  private haveGood = false;
   private readonly listeners: ((config: Config) => void)[] = [];
 
   constructor(
@@ -42,17 +41,13 @@ export class Settings {
   }
 
   private apply(): void {
-    let result = resolveConfig(this.sources);
-    if (!result.ok) {
-      this.logger.error(`invalid settings, ${this.haveGood ? 'keeping the last good ones' : 'ignoring them'}: ${describeProblems(result.problems)}`);
-      this.report(result.problems);
-      if (this.haveGood) return;
-      const bad = new Set(result.problems.map((problem) => problem.source));
-      result = resolveConfig(this.sources.filter((source) => !bad.has(source.name)));
-      if (!result.ok) return;
+    const { config, problems } = resolveConfigLeniently(this.sources);
+    if (problems.length > 0) {
+      this.logger.error(`invalid settings, left out (the rest applies): ${describeProblems(problems)}`);
+      this.report(problems);
     }
-    this.haveGood = true;
-    this.current = result.config;
+    this.current = config;
     for (const listener of this.listeners) listener(this.current);
   }
+
 }

@@ -117,6 +117,8 @@ describe('coordinators', () => {
     expect(result.answer).toBe('The answer to "What is the meaning of life?" is 42.');
     expect(requests[0]).toMatchObject({ authorization: 'Bearer sk-test-secret', body: { model: 'test-model', stream: true } });
     expect(requests[0]!.body.messages[0].role).toBe('system');
+    // Everything about this ask has been logged once its answer has (it follows the result).
+    await client.waitFor('window/logMessage', (p) => p.message.startsWith("Buckley's answer to"));
     const logs = client.all('window/logMessage').map((p) => p.message).join('\n');
     expect(logs).toContain('OpenAI-compatible model `test-model`');
     expect(logs).not.toContain('sk-test-secret');

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startingClients, TestClient } from '../helpers/lspClient.js';
 import { linesRange, positionOf } from '../helpers/text.js';
+import { SCRIPTED_AGENT } from '../helpers/paths.js';
 
 const start = startingClients();
 
@@ -19,26 +20,34 @@ describe('configuration', () => {
     expect(result.answer).toContain('You asked: Do you work?');
   });
 
-  it('follows workspace/configuration and keeps the last good settings when a change is bad', async () => {
+  it('follows workspace/configuration; a bad key is reported and left out, the rest of the change applies', async () => {
     const client = await start({ client: 'neovim-0.10.4', settings: { answers: { showMessage: false } } });
     await client.waitFor('workspace/configuration');
     const summaries = () => client.all('window/showMessage').filter((p) => p.message.startsWith('Buckley: You asked'));
 
     await client.request('buckley/ask', { question: 'First?' });
+    // The answer document opens after the summary would have been sent: none was.
+    await client.waitFor('window/showDocument', (p) => p.uri.includes('first'));
     expect(summaries()).toEqual([]);
 
     client.settings = { answers: { showMessage: true }, context: { maxBytes: -1 } };
     await client.notify('workspace/didChangeConfiguration', { settings: null });
     await client.waitFor('window/showMessage', (p) => p.message === 'Buckley: invalid buckley.context.maxBytes (see log)');
+    await client.waitFor('window/logMessage', (p) => p.message.includes('buckley.context.maxBytes (from workspace/configuration)'));
+    // showMessage: true applied all the same.
     await client.request('buckley/ask', { question: 'Second?' });
-    expect(summaries()).toEqual([]);
+    await client.waitFor('window/showMessage', (p) => p.message.startsWith('Buckley: You asked: Second?'));
+  });
 
-    client.settings = { answers: { showMessage: true } };
-    await client.notify('workspace/didChangeConfiguration', { settings: null });
-    // The server pulls the new settings; buckley/status shows when they are in force.
-    while (!(await client.request('buckley/status', {})).features.answerMessage);
-    await client.request('buckley/ask', { question: 'Third?' });
-    await client.waitFor('window/showMessage', (p) => p.message.startsWith('Buckley: You asked: Third?'));
+  it('keeps the rest of initializationOptions when one key is bad (the agent command is not lost)', async () => {
+    const client = await start({
+      initialize: { initializationOptions: { agent: { command: `${process.execPath} ${SCRIPTED_AGENT} --as-configured` }, context: { maxBytes: 'lots' } } },
+      env: { BUCKLEY_AGENT: undefined },
+    });
+    await client.waitFor('window/showMessage', (p) => p.message === 'Buckley: invalid buckley.context.maxBytes (see log)');
+    const result = await client.request('buckley/ask', { question: 'Who answers?' });
+    expect(result.answer).toContain('You asked: Who answers?');
+    expect((await client.request('buckley/status', {})).coordinator.agent).toContain('--as-configured');
   });
 
   it('connects once, with the editor\'s settings, when an ask comes right after initialized', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { configFromEnv, defaultConfig, describeProblems, resolveConfig, splitCommandLine } from '../../src/config.js';
+import { configFromEnv, resolveConfigLeniently, defaultConfig, describeProblems, resolveConfig, splitCommandLine } from '../../src/config.js';
 
 describe('config', () => {
   it('has these defaults', () => {
@@ -76,9 +76,36 @@ describe('config', () => {
     );
   });
 
-  it('reports a misspelt key instead of ignoring it', () => {
+  it('reports a misspelt key, by its own name, instead of ignoring it', () => {
     const result = resolveConfig([{ name: 'workspace/configuration', values: { context: { maxByte: 10 } } }]);
-    expect(result).toMatchObject({ ok: false, problems: [{ key: 'buckley.context', message: expect.stringContaining('maxByte') }] });
+    expect(result).toMatchObject({ ok: false, problems: [{ key: 'buckley.context.maxByte', message: 'unknown key' }] });
+  });
+
+  it('leaves out only the bad keys when settings come from the editor: the rest applies', () => {
+    const { config, problems } = resolveConfigLeniently([
+      { name: 'command line', values: { context: { maxBytes: 9000 } } },
+      {
+        name: 'initializationOptions',
+        values: { agent: { command: 'gemini --acp' }, context: { maxBytes: 'lots', maxByte: 1 }, answers: { hover: false } },
+      },
+    ]);
+    expect(problems.map((problem) => `${problem.key} (${problem.source})`).sort()).toEqual([
+      'buckley.context.maxByte (initializationOptions)',
+      'buckley.context.maxBytes (initializationOptions)',
+    ]);
+    // The agent command and the hover setting apply; maxBytes comes from the next source down.
+    expect(config.agent.command).toEqual(['gemini', '--acp']);
+    expect(config.answers.hover).toBe(false);
+    expect(config.context.maxBytes).toBe(9000);
+  });
+
+  it('leaves out a section whose keys only make sense together (tls.cert without tls.key)', () => {
+    const { config, problems } = resolveConfigLeniently([
+      { name: 'workspace/configuration', values: { coordinator: { agentId: 'me', tls: { cert: '/c.pem' } } } },
+    ]);
+    expect(problems).toMatchObject([{ key: 'buckley.coordinator.tls', message: 'cert and key go together (mutual TLS needs both)' }]);
+    expect(config.coordinator.agentId).toBe('me');
+    expect(config.coordinator.tls).toBeUndefined();
   });
 
   it('rejects a bad log level from the environment', () => {
