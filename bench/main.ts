@@ -169,14 +169,14 @@ async function memory(): Promise<void> {
   record({ figure: `memory: ${docs} open documents of 100 KB + 20 running tasks`, value: loaded, unit: 'MB', baseline: 'bare `node` idle', baselineValue: bare, goal: 'report', met: null });
   for (const { taskId } of tasks) await lsp.connection.sendRequest('buckley/cancelTask', { taskId });
 
-  const asks = quick ? 300 : 10_000;
+  const asks = quick ? 500 : 10_000;
   const batch = 20;
   const runAsks = async (count: number) => {
     for (let done = 0; done < count; done += batch) {
       await Promise.all(Array.from({ length: Math.min(batch, count - done) }, () => lsp.connection.sendRequest('buckley/ask', { question: 'INSTANT' })));
     }
   };
-  await runAsks(quick ? 100 : 1000); // warm up: sessions, JIT, pools
+  await runAsks(quick ? 500 : 1000); // warm up: sessions, JIT, pools, the heap grown to its working size
   const before = rssMb(lsp.child.pid!);
   await runAsks(asks);
   const after = rssMb(lsp.child.pid!);
