@@ -24,6 +24,9 @@
 (defun buckley-start ()
   "Open the fixture in js-mode with buckley-lsp as its eglot server; return the server."
   (setq eglot-sync-connect t eglot-autoshutdown t)
+  ;; The fixture's directory is the project (the workspace root), with or without a git checkout.
+  (let ((root (file-name-directory (getenv "BUCKLEY_FILE"))))
+    (add-hook 'project-find-functions (lambda (_dir) (cons 'transient root))))
   (add-to-list 'eglot-server-programs
                `(js-mode . ,(list (getenv "BUCKLEY_NODE") (getenv "BUCKLEY_BIN") "--stdio")))
   (find-file (getenv "BUCKLEY_FILE"))
