@@ -59,7 +59,10 @@ export class ProgressFactory {
     if (options.clientToken !== undefined) return this.onToken(options.clientToken, options.title);
     if (!options.workDoneProgress) return new MessageProgress(this.connection, options.title);
     const pending = new PendingProgress();
-    void this.createToken().then((token) => pending.settle(token === undefined ? new MessageProgress(this.connection, options.title) : this.onToken(token, options.title)));
+    void this.createToken().then((token) =>
+      // Refused after the work ended: no "started…" message after the fact, only the log lines.
+      pending.settle(token === undefined ? new MessageProgress(this.connection, options.title, !pending.ended) : this.onToken(token, options.title)),
+    );
     return pending;
   }
 
@@ -89,6 +92,8 @@ export class ProgressFactory {
  * only the latest of consecutive reports (the rest would be coalesced away anyway).
  */
 class PendingProgress implements Progress {
+  /** done() was called (the work is over) before the token settled. */
+  ended = false;
   private target: Progress | undefined;
   private readonly calls: { report: boolean; call: (progress: Progress) => void }[] = [];
 
@@ -108,6 +113,7 @@ class PendingProgress implements Progress {
   }
 
   done(message: string): void {
+    this.ended = true;
     this.forward((progress) => progress.done(message));
   }
 
@@ -158,8 +164,9 @@ class MessageProgress implements Progress {
   constructor(
     private readonly connection: Connection,
     private readonly title: string,
+    announce = true,
   ) {
-    messages.info(connection, `${title}…`);
+    if (announce) messages.info(connection, `${title}…`);
     this.steps = new Coalescer((line) => connection.console.log(line), UPDATE_INTERVAL_MS);
   }
   report(message: string): void {

@@ -5,6 +5,7 @@
 import { readFileSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ResponseError } from 'vscode-jsonrpc';
 import { describe, expect, it } from 'vitest';
 import { startingClients } from '../helpers/lspClient.js';
 import { linesRange, positionOf, rangeOf } from '../helpers/text.js';
@@ -115,6 +116,20 @@ describe('buckley/ask', () => {
     expect(work[0]).toBe('begin');
     expect(work.at(-1)).toBe('end');
     expect(client.all('$/progress').find((p) => p.token === create.token && p.value.kind === 'end').value.message).toBe('Answered');
+  });
+
+  it('says nothing stale when the editor refuses the progress token after the answer: the steps go to the log', async () => {
+    let refuse!: () => void;
+    const refused = new Promise<never>((_, reject) => (refuse = () => reject(new ResponseError(-32603, 'no progress here'))));
+    const client = await start({ client: 'neovim-0.10.4', handlers: { 'window/workDoneProgress/create': () => refused } });
+
+    const result = await client.request('buckley/ask', { question: 'INSTANT and then refused' });
+    expect(result.answer).toBe('ok');
+    refuse();
+    await client.waitFor('window/logMessage', (p) => p.message === 'Buckley: INSTANT and then refused: Answered');
+    // No "Buckley: INSTANT and then refused…" start message after the answer.
+    expect(client.all('window/showMessage').filter((p) => p.message.startsWith('Buckley: INSTANT and then refused'))).toEqual([]);
+    expect(client.all('$/progress').filter((p) => p.value?.kind)).toEqual([]);
   });
 
   it('writes the answer document even when the answer directory was removed since the last answer', async () => {
