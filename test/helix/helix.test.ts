@@ -16,11 +16,16 @@ if (!available && process.env.CI) throw new Error(`Helix 25.01 (${HX}) or tmux n
 
 const sessions: string[] = [];
 afterEach(() => {
-  for (const session of sessions.splice(0)) spawnSync('tmux', ['kill-session', '-t', session]);
+  for (const session of sessions.splice(0)) spawnSync('tmux', ['-L', session, 'kill-server']);
 });
 
-const tmux = (...args: string[]) => execFileSync('tmux', args, { encoding: 'utf8' });
-const screen = (session: string) => tmux('capture-pane', '-p', '-t', session);
+/**
+ * tmux, with a server of its own per session: when the last session of a shared server is killed,
+ * the server exits in the background, and a new session started meanwhile fails ("server exited
+ * unexpectedly").
+ */
+const tmux = (session: string, ...args: string[]) => execFileSync('tmux', ['-L', session, ...args], { encoding: 'utf8' });
+const screen = (session: string) => tmux(session, 'capture-pane', '-p', '-t', session);
 
 /** Waits until the screen shows `text` (Helix draws asynchronously); fails with the screen. */
 async function waitForScreen(session: string, text: string | RegExp, timeoutMs = 30_000): Promise<string> {
@@ -54,6 +59,7 @@ language-servers = ["buckley"]
   const session = `buckley-${name}-${process.pid}`;
   sessions.push(session);
   tmux(
+    session,
     'new-session', '-d', '-s', session, '-x', '160', '-y', '45',
     `env XDG_CONFIG_HOME=${home}/config HOME=${home} TERM=xterm-256color ${HX} ${FIXTURES}workspace/retry.ts`,
   );
@@ -62,8 +68,8 @@ language-servers = ["buckley"]
 
 /** Selects the two lines of `backoff` (its signature and return) as a user would: goto, x, x. */
 function selectBackoff(session: string): void {
-  tmux('send-keys', '-t', session, ':', 'goto 17', 'Enter');
-  tmux('send-keys', '-t', session, 'x', 'x');
+  tmux(session, 'send-keys', '-t', session, ':', 'goto 17', 'Enter');
+  tmux(session, 'send-keys', '-t', session, 'x', 'x');
 }
 
 /**
@@ -73,9 +79,9 @@ function selectBackoff(session: string): void {
 async function codeAction(session: string, title: string): Promise<void> {
   let menu = '';
   for (let attempt = 0; attempt < 15 && !menu; attempt++) {
-    tmux('send-keys', '-t', session, 'Space', 'a');
+    tmux(session, 'send-keys', '-t', session, 'Space', 'a');
     menu = await waitForScreen(session, title, 2_000).catch(() => {
-      tmux('send-keys', '-t', session, 'Escape');
+      tmux(session, 'send-keys', '-t', session, 'Escape');
       return '';
     });
   }
@@ -83,8 +89,8 @@ async function codeAction(session: string, title: string): Promise<void> {
   const lines = menu.split('\n');
   const entries = lines.filter((line) => /Buckley: /.test(line));
   const index = entries.findIndex((line) => line.includes(title));
-  for (let i = 0; i < index; i++) tmux('send-keys', '-t', session, 'Down');
-  tmux('send-keys', '-t', session, 'Enter');
+  for (let i = 0; i < index; i++) tmux(session, 'send-keys', '-t', session, 'Down');
+  tmux(session, 'send-keys', '-t', session, 'Enter');
 }
 
 describe.skipIf(!available)('Helix 25.01 (real editor)', () => {
