@@ -24,6 +24,7 @@ import type { Limiter } from './limits.js';
 import type { Targets, TargetInput } from './target.js';
 import * as messages from './messages.js';
 import { oneLine } from './messages.js';
+import { inert, inline } from '../text.js';
 import type { ProgressFactory } from './progress.js';
 
 const FINAL_STATUSES = new Set(['completed', 'failed', 'cancelled']);
@@ -93,7 +94,7 @@ export class AskService {
         },
         onDelta: (delta) => {
           if (options.partialResultToken !== undefined) {
-            deps.connection.sendProgress(AskRequest.partialResult, options.partialResultToken, { answer: delta });
+            deps.connection.sendProgress(AskRequest.partialResult, options.partialResultToken, { answer: inert(delta) });
           }
         },
       });
@@ -105,17 +106,17 @@ export class AskService {
       }
       progress.done('Answered');
       releasePending();
-      deps.answers.deliver(
+      const delivered = deps.answers.deliver(
         { question: input.question, answer: outcome.answer, uri: target.document?.uri, range: target.range },
         features,
       );
       const references = target.document && target.range ? [{ uri: target.document.uri, range: target.range, title: 'Asked about' }] : undefined;
       // With a partial-result token the answer went out in pieces; the final result repeats none of it.
-      const answer = options.partialResultToken !== undefined ? '' : outcome.answer;
+      const answer = options.partialResultToken !== undefined ? '' : delivered.answer;
       return { answer, ...(references ? { references } : {}) };
     } catch (error) {
       if (error instanceof ResponseError) throw error;
-      const message = error instanceof AskFailedError ? error.message : `unexpected failure: ${(error as Error).message}`;
+      const message = inline(error instanceof AskFailedError ? error.message : `unexpected failure: ${(error as Error).message}`);
       progress.done(`Failed: ${oneLine(message, 50)}`);
       deps.logger.error(`ask "${input.question}" failed: ${message}`);
       throw new ResponseError(ErrorCodes.InternalError, `Buckley could not answer: ${message}`);

@@ -8,6 +8,7 @@
 import { CodeActionKind, type CodeAction, type Command, type Range } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { Commands, type AskCommandArgs } from '../protocol.js';
+import { oneLine } from '../text.js';
 import { normalizeRange } from './context.js';
 
 export const EXPLAIN_QUESTION = 'Explain what this code does and why.';
@@ -42,8 +43,8 @@ export function codeActionsFor(
     const firstLine = document.getText({ start: range.start, end: { line: range.start.line + 1, character: 0 } });
     const question = commentQuestion(firstLine);
     if (question) {
-      commands.push(ask(`Buckley: ask «${shorten(question, 50)}»`, question));
-      commands.push(task(`Buckley: run task «${shorten(question, 50)}»`, question));
+      commands.push(ask(`Buckley: ask «${oneLine(question, 50)}»`, question));
+      commands.push(task(`Buckley: run task «${oneLine(question, 50)}»`, question));
     }
     commands.push(ask('Buckley: explain this', EXPLAIN_QUESTION), ask('Buckley: find problems', PROBLEMS_QUESTION));
     commands.push(task('Buckley: fix problems here', FIX_TASK));
@@ -51,7 +52,7 @@ export function codeActionsFor(
   // Pending approvals first: they hold a task up.
   commands.unshift(...approvals);
   for (const running of runningTasks) {
-    commands.push({ title: `Buckley: cancel task «${shorten(running.title, 40)}»`, command: Commands.cancelTask, arguments: [{ taskId: running.id }] });
+    commands.push({ title: `Buckley: cancel task «${oneLine(running.title, 40)}»`, command: Commands.cancelTask, arguments: [{ taskId: running.id }] });
   }
   if (!literals) return commands;
   return commands.map((command) => ({ title: command.title, kind: CodeActionKind.Empty, command }));
@@ -75,8 +76,4 @@ export function commentQuestion(line: string): string | undefined {
 
 function isEmpty(range: Range): boolean {
   return range.start.line === range.end.line && range.start.character === range.end.character;
-}
-
-function shorten(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }

@@ -5,27 +5,22 @@
  * showMessageRequest instead, which Helix cannot answer: don't use them for plain messages.)
  */
 import { MessageType, ShowMessageNotification, type Connection } from 'vscode-languageserver';
+import * as text from '../text.js';
 
 /** About 60 characters: at 80 columns Neovim prefixes "LSP[buckley-lsp] ". */
 export const MESSAGE_WIDTH = 60;
 
-export function showMessage(connection: Connection, type: MessageType, text: string, max = MESSAGE_WIDTH): void {
-  void connection.sendNotification(ShowMessageNotification.type, { type, message: oneLine(text, max) });
+export function showMessage(connection: Connection, type: MessageType, line: string, max = MESSAGE_WIDTH): void {
+  void connection.sendNotification(ShowMessageNotification.type, { type, message: oneLine(line, max) });
 }
 
 export const info = (connection: Connection, text: string, max?: number) => showMessage(connection, MessageType.Info, text, max);
 export const warn = (connection: Connection, text: string, max?: number) => showMessage(connection, MessageType.Warning, text, max);
 export const error = (connection: Connection, text: string, max?: number) => showMessage(connection, MessageType.Error, text, max);
 
-/** 1500 → "1.5 s", 180000 → "180 s". */
-export function seconds(ms: number): string {
-  return `${Number((ms / 1000).toFixed(1))} s`;
-}
+export { seconds } from '../text.js';
 
-/** One line of at most `max` characters, never ending on half a surrogate pair. */
-export function oneLine(text: string, max = MESSAGE_WIDTH): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  if (flat.length <= max) return flat;
-  const cut = flat.slice(0, max - 1);
-  return (/[\uD800-\uDBFF]$/.test(cut) ? cut.slice(0, -1) : cut) + '…';
+/** One line of at most `max` cells (see text.ts): no control characters, cut between graphemes. */
+export function oneLine(line: string, max = MESSAGE_WIDTH): string {
+  return text.oneLine(line, max);
 }

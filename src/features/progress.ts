@@ -15,11 +15,15 @@ import {
 } from 'vscode-languageserver';
 import type { Logger } from '../logger.js';
 import { requestWithin } from './editorRequests.js';
+import { oneLine } from '../text.js';
 import * as messages from './messages.js';
 import { Coalescer, UPDATE_INTERVAL_MS } from './throttle.js';
 
 /** How long the editor may take to accept a progress token. */
 const CREATE_TIMEOUT_MS = 2_000;
+/** Progress titles and messages are one line of at most this many cells (they come from agents). */
+const TITLE_WIDTH = 60;
+const MESSAGE_WIDTH = 80;
 
 export interface Progress {
   report(message: string, percentage?: number): void;
@@ -55,7 +59,8 @@ export class ProgressFactory {
    * the work (an ask, a task) does not wait a round trip to the editor: what is reported before
    * the editor accepts the token is replayed, in order, once it has.
    */
-  begin(options: BeginOptions): Progress {
+  begin(input: BeginOptions): Progress {
+    const options = { ...input, title: oneLine(input.title, TITLE_WIDTH) };
     if (options.clientToken !== undefined) return this.onToken(options.clientToken, options.title);
     if (!options.workDoneProgress) return new MessageProgress(this.connection, options.title);
     const pending = new PendingProgress();
@@ -138,7 +143,7 @@ class TokenProgress implements Progress {
   report(message: string, percentage?: number): void {
     if (this.ended) return;
     const clamped = percentage === undefined ? {} : { percentage: Math.max(0, Math.min(100, Math.round(percentage))) };
-    this.reports.push({ kind: 'report', cancellable: true, message, ...clamped });
+    this.reports.push({ kind: 'report', cancellable: true, message: oneLine(message, MESSAGE_WIDTH), ...clamped });
   }
 
   done(message: string): void {
@@ -146,7 +151,7 @@ class TokenProgress implements Progress {
     this.ended = true;
     this.reports.finish();
     this.release();
-    this.connection.sendProgress(WorkDoneProgress.type, this.token, { kind: 'end', message });
+    this.connection.sendProgress(WorkDoneProgress.type, this.token, { kind: 'end', message: oneLine(message, MESSAGE_WIDTH) });
   }
 
   onCancel(listener: () => void): void {
@@ -170,11 +175,11 @@ class MessageProgress implements Progress {
     this.steps = new Coalescer((line) => connection.console.log(line), UPDATE_INTERVAL_MS);
   }
   report(message: string): void {
-    this.steps.push(`${this.title}: ${message}`);
+    this.steps.push(`${this.title}: ${oneLine(message, MESSAGE_WIDTH)}`);
   }
   done(message: string): void {
     this.steps.finish();
-    this.connection.console.log(`${this.title}: ${message}`);
+    this.connection.console.log(`${this.title}: ${oneLine(message, MESSAGE_WIDTH)}`);
   }
   onCancel(): void {
     // No progress UI to cancel from; $/cancelRequest and commands still cancel.

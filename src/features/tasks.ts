@@ -17,6 +17,7 @@ import type { Answers } from './answers.js';
 import type { ApprovalService, WireApproval } from './approvals.js';
 import * as messages from './messages.js';
 import { oneLine } from './messages.js';
+import { inert, inline } from '../text.js';
 import type { Progress, ProgressFactory } from './progress.js';
 import type { Limiter } from './limits.js';
 import type { Target, Targets, TargetInput } from './target.js';
@@ -144,10 +145,10 @@ export class TaskService {
           const approval = event.status === 'awaiting_approval' ? event.approval : undefined;
           if (approval) {
             if (deps.approvals.needsUser(approval)) {
-              task.state.message = `Waiting for your approval: ${approval.tool} (${approval.risk || 'unknown risk'}) — ${deps.approvals.hint()}`;
+              task.state.message = `Waiting for your approval: ${oneLine(approval.tool, 60)} (${inline(approval.risk) || 'unknown risk'}) — ${deps.approvals.hint()}`;
             } else {
               // Decided at once by policy or trust: nothing to wait for.
-              task.state = { ...task.state, status: 'in_progress', message: `Approved: ${approval.tool}` };
+              task.state = { ...task.state, status: 'in_progress', message: `Approved: ${oneLine(approval.tool, 60)}` };
             }
           }
           publish();
@@ -177,7 +178,7 @@ export class TaskService {
     if (outcome.status === 'completed') {
       task.state = { taskId: task.id, status: 'completed', progress: 100, message: 'Done', ...(tools.length ? { toolExecutions: tools } : {}) };
     } else if (outcome.status === 'failed') {
-      task.state = { taskId: task.id, status: 'failed', message: outcome.reason, ...(task.state.progress ? { progress: task.state.progress } : {}), ...(tools.length ? { toolExecutions: tools } : {}) };
+      task.state = { taskId: task.id, status: 'failed', message: inline(outcome.reason), ...(task.state.progress ? { progress: task.state.progress } : {}), ...(tools.length ? { toolExecutions: tools } : {}) };
     } else {
       task.state = { taskId: task.id, status: 'cancelled', message: 'Cancelled', ...(tools.length ? { toolExecutions: tools } : {}) };
     }
@@ -208,11 +209,11 @@ function applyEvent(task: RunningTask, event: TaskEvent): void {
     if (!tool.id) continue;
     task.tools.set(tool.id, {
       id: tool.id,
-      tool: tool.tool || 'tool',
+      tool: oneLine(tool.tool, 200) || 'tool',
       status: (TOOL_STATUSES.has(tool.status) ? tool.status : 'in_progress') as ToolExecution['status'],
       ...(TOOL_KINDS.has(tool.kind) ? { kind: tool.kind as ToolExecution['kind'] } : {}),
-      ...(tool.input ? { input: tool.input } : {}),
-      ...(tool.output ? { output: tool.output } : {}),
+      ...(tool.input ? { input: inert(tool.input) } : {}),
+      ...(tool.output ? { output: inert(tool.output) } : {}),
     });
   }
   // Buckley often leaves status empty: a message on a running task means it is in progress.
@@ -222,7 +223,7 @@ function applyEvent(task: RunningTask, event: TaskEvent): void {
     taskId: task.id,
     status,
     ...(event.progress > 0 ? { progress: Math.min(100, event.progress) } : task.state.progress !== undefined ? { progress: task.state.progress } : {}),
-    message: event.message || (lastTool ? `${lastTool.tool} (${lastTool.status})` : task.state.message),
+    message: event.message ? oneLine(event.message, 200) : lastTool ? `${oneLine(lastTool.tool, 150)} (${inline(lastTool.status)})` : task.state.message,
   };
 }
 

@@ -6,6 +6,7 @@ describe('config', () => {
     expect(defaultConfig).toMatchInlineSnapshot(`
       {
         "agent": {
+          "cancelGraceMs": 5000,
           "driver": "auto",
           "openai": {
             "apiKeyEnv": "OPENAI_API_KEY",

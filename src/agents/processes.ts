@@ -1,0 +1,73 @@
+/**
+ * The processes our coordinator starts (agents), each in a process group of its own, so that
+ * stopping an agent stops what it started too (its MCP servers, shells, test runs). Stopping
+ * is SIGTERM (with SIGCONT, so a stopped process can act on it) to the whole group, then
+ * SIGKILL to the group once the grace period is over or the agent has exited. Whatever is
+ * still running when this process exits — however it exits — is killed then.
+ */
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+
+/** How long an agent may take to exit after SIGTERM before its group is killed. */
+export const STOP_GRACE_MS = 1_000;
+
+/** Leaders of the process groups we started whose groups may still be running. */
+const groups = new Set<ChildProcess>();
+
+/** Spawns `program` as the leader of a new process group (a session of its own). */
+export function spawnGroup(program: string, args: string[], options: Omit<SpawnOptions, 'detached'>): ChildProcess {
+  const child = spawn(program, args, { ...options, detached: true });
+  if (child.pid !== undefined) {
+    groups.add(child);
+    installExitHook();
+    // An agent that exits by itself may leave children behind: they go with it.
+    child.once('exit', () => {
+      signalGroup(child, 'SIGKILL');
+      groups.delete(child);
+    });
+  }
+  return child;
+}
+
+/** Stops the group led by `child`: SIGTERM, then SIGKILL after `graceMs` or once the leader exited. */
+export async function stopGroup(child: ChildProcess, graceMs = STOP_GRACE_MS): Promise<void> {
+  if (!groups.has(child)) return;
+  signalGroup(child, 'SIGTERM');
+  signalGroup(child, 'SIGCONT');
+  if (child.exitCode === null && child.signalCode === null) {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, graceMs);
+      child.once('exit', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+  signalGroup(child, 'SIGKILL');
+  groups.delete(child);
+}
+
+/** How many groups are (possibly) still running; for `buckley/status` and tests. */
+export function runningGroups(): number {
+  return groups.size;
+}
+
+function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    // ESRCH: the whole group is gone already.
+  }
+}
+
+let hooked = false;
+
+function installExitHook(): void {
+  if (hooked) return;
+  hooked = true;
+  // Synchronous, so it also runs on process.exit() from anywhere (the LSP `exit` notification).
+  process.on('exit', () => {
+    for (const child of groups) signalGroup(child, 'SIGKILL');
+    groups.clear();
+  });
+}

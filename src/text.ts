@@ -1,0 +1,136 @@
+/**
+ * Text from agents and coordinators, made safe to show in any editor. Three kinds of output:
+ *
+ * - `oneLine` for one-line places (showMessage, progress, code-action titles, diagnostics): no
+ *   control characters, no terminal escapes, no line breaks, shortened at a grapheme boundary;
+ * - `inert` for multi-line places (answer documents, hover, the log): line breaks and tabs stay,
+ *   every other control character, bidi override and invisible format character is shown as a
+ *   visible stand-in (`␛`, `<U+202E>`), so nothing is interpreted or hidden;
+ * - `wellFormed` for everything the server sends: no lone surrogate ever reaches the wire
+ *   (serde_json — Helix, Zed — and Neovim 0.7.2 reject the whole message).
+ *
+ * `shorten` is the one place text is cut: never inside a grapheme (an emoji, a flag, a letter
+ * with its accents), widths counted as a terminal shows them (wide characters take two cells).
+ */
+
+/** Terminal escape sequences: CSI (`ESC [ … final`), OSC (`ESC ] … BEL|ST`), and two-byte ESC x. */
+const ANSI = /\u001b(?:\[[0-?]*[ -/]*[@-~]|\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|[@-Z\\-_])|\u009b[0-?]*[ -/]*[@-~]/g;
+/**
+ * Invisible format characters that can reorder or hide text: bidi embeddings, overrides and
+ * isolates, marks, zero-width space and joiners that join nothing, word joiner, BOM, soft hyphen.
+ * ZWJ (U+200D) and ZWNJ (U+200C) stay: emoji sequences and some scripts need them.
+ */
+const INVISIBLE = '\u00ad\u061c\u180e\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff';
+/** Unicode tag characters outside an emoji tag sequence (🏴 + tags): a way to smuggle hidden text. */
+const TAGS = '(?<!\\u{1F3F4}[\\u{E0020}-\\u{E007E}]*)[\\u{E0000}-\\u{E007F}]';
+/** Everything that is replaced in inert text (tab and newline are kept). */
+const UNSAFE_INERT = new RegExp(`\\r\\n?|[\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f${INVISIBLE}]|${TAGS}`, 'gu');
+/** Everything that is replaced in one-line text. */
+const UNSAFE_INLINE = new RegExp(`[\\u0000-\\u001f\\u007f-\\u009f${INVISIBLE}]|${TAGS}`, 'gu');
+
+/** A visible, inert stand-in for an unsafe character. */
+function standIn(char: string): string {
+  const code = char.codePointAt(0)!;
+  if (code < 0x20) return String.fromCharCode(0x2400 + code); // ␀ … ␟ (␛ for ESC)
+  if (code === 0x7f) return '\u2421'; // ␡
+  return `<U+${code.toString(16).toUpperCase().padStart(4, '0')}>`;
+}
+
+/**
+ * Multi-line text shown as written: line breaks and tabs stay; terminal escapes, other control
+ * characters and invisible format characters become visible stand-ins; lone surrogates become
+ * U+FFFD.
+ */
+export function inert(text: string): string {
+  const shown = text.replace(UNSAFE_INERT, (char) => (char === '\r\n' ? '\n' : standIn(char)));
+  return shown.isWellFormed() ? shown : shown.toWellFormed();
+}
+
+/**
+ * One line: terminal escapes dropped (they are formatting), line breaks and tabs as spaces,
+ * other control and invisible characters as visible stand-ins, runs of spaces collapsed.
+ */
+export function inline(text: string): string {
+  const plain = text
+    .replace(ANSI, '')
+    .replace(UNSAFE_INLINE, (char) => (char === '\n' || char === '\r' || char === '\t' || char === '\u000b' || char === '\u000c' ? ' ' : standIn(char)))
+    .replace(/\s+/g, ' ')
+    .trim();
+  return plain.isWellFormed() ? plain : plain.toWellFormed();
+}
+
+let graphemes: Intl.Segmenter | undefined;
+
+/** Terminal cells a grapheme takes: two for wide (CJK, emoji) ones, else one. */
+function cells(grapheme: string): number {
+  const code = grapheme.codePointAt(0)!;
+  if (code < 0x1100) return 1;
+  const wide =
+    (code >= 0x1100 && code <= 0x115f) ||
+    (code >= 0x2e80 && code <= 0xa4cf) ||
+    (code >= 0xac00 && code <= 0xd7a3) ||
+    (code >= 0xf900 && code <= 0xfaff) ||
+    (code >= 0xfe30 && code <= 0xfe4f) ||
+    (code >= 0xff00 && code <= 0xff60) ||
+    (code >= 0xffe0 && code <= 0xffe6) ||
+    (code >= 0x1f000 && code <= 0x1faff) ||
+    (code >= 0x20000 && code <= 0x3fffd) ||
+    /\p{Extended_Pictographic}/u.test(grapheme) && grapheme.includes('\ufe0f');
+  return wide ? 2 : 1;
+}
+
+/**
+ * `text` in at most `max` terminal cells, cut at a grapheme boundary with "…" when it is longer.
+ * Never leaves half a surrogate pair, half a flag or an emoji without its modifiers.
+ */
+export function shorten(text: string, max: number): string {
+  // Every grapheme takes at least one UTF-16 unit and at most two cells.
+  if (text.length * 2 <= max) return text;
+  graphemes ??= new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+  let width = 0;
+  let fits = 0; // UTF-16 length of the longest prefix that leaves room for "…"
+  for (const { segment, index } of graphemes.segment(text)) {
+    width += cells(segment);
+    if (width > max) return `${text.slice(0, fits)}…`;
+    if (width <= max - 1) fits = index + segment.length;
+  }
+  return text;
+}
+
+/** One line of at most `max` cells: `inline`, then `shorten`. */
+export function oneLine(text: string, max: number): string {
+  return shorten(inline(text), max);
+}
+
+/**
+ * `value` with every string well-formed (lone surrogates as U+FFFD). Copies only what it must:
+ * a message without a lone surrogate is returned as it is.
+ */
+export function wellFormed<T>(value: T): T {
+  if (typeof value === 'string') return (value.isWellFormed() ? value : value.toWellFormed()) as T;
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) {
+    let copy: unknown[] | undefined;
+    value.forEach((item, index) => {
+      const fixed = wellFormed(item);
+      if (fixed !== item) (copy ??= [...value])[index] = fixed;
+    });
+    return (copy ?? value) as T;
+  }
+  let copy: Record<string, unknown> | undefined;
+  for (const [key, item] of Object.entries(value)) {
+    const fixed = wellFormed(item);
+    const fixedKey = wellFormed(key);
+    if (fixed !== item || fixedKey !== key) {
+      copy ??= { ...(value as Record<string, unknown>) };
+      if (fixedKey !== key) delete copy[key];
+      copy[fixedKey] = fixed;
+    }
+  }
+  return (copy ?? value) as T;
+}
+
+/** 1500 → "1.5 s", 180000 → "180 s". */
+export function seconds(ms: number): string {
+  return `${Number((ms / 1000).toFixed(1))} s`;
+}

@@ -1,0 +1,112 @@
+/** Text from agents made safe for editors: one-line, inert, well-formed, cut between graphemes. */
+import { describe, expect, it } from 'vitest';
+import { inert, inline, oneLine, shorten, wellFormed } from '../../src/text.js';
+
+const FAMILY = '👨‍👩‍👧‍👦'; // one grapheme, 11 UTF-16 units, two cells
+const FLAG = '🇫🇷';
+const ACCENTED = 'e\u0301'; // é as e + combining acute
+/** Where graphemes start and end, in UTF-16 units (the standard's segmentation, via Intl). */
+const boundaries = (text: string) => [...new Intl.Segmenter(undefined, { granularity: 'grapheme' }).segment(text)].map((s) => s.index).concat(text.length);
+/** Every UTF-16 unit is paired: no lone surrogate. */
+const isWellFormed = (text: string) => text.isWellFormed();
+/** Nothing a terminal or a bidi algorithm would act on. */
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069\u{E0000}-\u{E007F}]/u;
+
+describe('shorten', () => {
+  it('leaves text that fits alone', () => {
+    expect(shorten('short', 10)).toBe('short');
+    expect(shorten('exactly ten', 11)).toBe('exactly ten');
+  });
+
+  it('cuts with an ellipsis within the width', () => {
+    expect(shorten('abcdefghij', 5)).toBe('abcd…');
+  });
+
+  it.each([
+    ['an emoji family', FAMILY],
+    ['a flag', FLAG],
+    ['an accented letter', ACCENTED],
+    ['an astral character', '𝒳'],
+  ])('never cuts inside %s, wherever the cut falls', (_name, grapheme) => {
+    for (let prefix = 0; prefix < 8; prefix++) {
+      const text = `${'x'.repeat(prefix)}${grapheme}${grapheme}${grapheme} and more text after it`;
+      for (let max = 2; max < 16; max++) {
+        const cut = shorten(text, max);
+        expect(isWellFormed(cut)).toBe(true);
+        const kept = cut.endsWith('…') ? cut.slice(0, -1) : cut;
+        expect(text.startsWith(kept)).toBe(true);
+        expect(boundaries(text)).toContain(kept.length);
+      }
+    }
+  });
+
+  it('counts wide characters as two cells', () => {
+    expect(shorten('日本語のテキスト', 7)).toBe('日本語…');
+    expect(shorten(`${FAMILY}${FAMILY}${FAMILY}${FAMILY}`, 5)).toBe(`${FAMILY}${FAMILY}…`);
+  });
+});
+
+describe('inline', () => {
+  it('drops terminal escapes and makes other controls visible, on one line', () => {
+    expect(inline('red \u001b[31mALERT\u001b[0m\nnext\tline\u0007 \u001b]8;;http://x\u0007link\u001b]8;;\u0007')).toBe('red ALERT next line␇ link');
+  });
+
+  it('shows bidi overrides and invisible characters instead of letting them act', () => {
+    const shown = inline('invoice\u202Egnp.exe\u202C zero\u200Bwidth');
+    expect(shown).toBe('invoice<U+202E>gnp.exe<U+202C> zero<U+200B>width');
+    expect(shown).not.toMatch(CONTROL);
+  });
+
+  it('shows tag characters that smuggle hidden text, but keeps emoji tag sequences', () => {
+    expect(inline('hi\u{E0041}\u{E0042}')).toBe('hi<U+E0041><U+E0042>');
+    const scotland = '🏴\u{E0067}\u{E0062}\u{E0073}\u{E0063}\u{E0074}\u{E007F}';
+    expect(inline(scotland)).toBe(scotland);
+  });
+
+  it('keeps the joiners emoji need', () => {
+    expect(inline(FAMILY)).toBe(FAMILY);
+  });
+
+  it('replaces a lone surrogate', () => {
+    expect(inline('lone\uD800 high')).toBe('lone\uFFFD high');
+  });
+});
+
+describe('oneLine', () => {
+  it('is inline and shortened', () => {
+    const line = oneLine(`\u001b[1mBold\u001b[0m question with ${FAMILY} about a very long piece of code`, 30);
+    expect(line).not.toMatch(CONTROL);
+    expect(isWellFormed(line)).toBe(true);
+    expect(line.startsWith('Bold question with')).toBe(true);
+    expect(line.endsWith('…')).toBe(true);
+  });
+});
+
+describe('inert', () => {
+  it('keeps line breaks and tabs, normalises CRLF, shows a lone CR and every other control', () => {
+    expect(inert('a\r\nb\tc\rd\u001b[2Je\u0000f\u007fg\u0085h')).toBe('a\nb\tc␍d␛[2Je␀f␡g<U+0085>h');
+  });
+
+  it('shows bidi overrides and tags, and replaces lone surrogates', () => {
+    const shown = inert('x\u202Ey\u{E0041}z\uDC00');
+    expect(shown).toBe('x<U+202E>y<U+E0041>z\uFFFD');
+    expect(isWellFormed(shown)).toBe(true);
+  });
+
+  it('is idempotent', () => {
+    const once = inert('\u001b[31mred\u202E\r\n');
+    expect(inert(once)).toBe(once);
+  });
+});
+
+describe('wellFormed', () => {
+  it('fixes every string in a message and copies only what it must', () => {
+    const clean = { a: 'fine', b: ['also fine', { c: 1 }] };
+    expect(wellFormed(clean)).toBe(clean);
+    const dirty = { a: 'fine', b: ['bad\uD800', { c: 'x\uDFFF' }], ['key\uD801']: true };
+    const fixed = wellFormed(dirty);
+    expect(fixed).toEqual({ a: 'fine', b: ['bad\uFFFD', { c: 'x\uFFFD' }], ['key\uFFFD']: true });
+    expect(JSON.stringify(fixed)).not.toMatch(/\\ud[89a-f]/i);
+    expect(dirty.b[0]).toBe('bad\uD800');
+  });
+});
