@@ -58,6 +58,11 @@ export const configSchema = z.object({
     command: z.optional(command),
     /** Deadline of the agent's ACP setup requests (initialize, session/new): a hung agent is reported. */
     requestTimeoutMs: wholeNumber(30_000),
+    /**
+     * How long an agent may go on with a cancelled turn. After it, the turn ends as cancelled and
+     * its ACP session is given up (closed, never reused); what the agent still sends is dropped.
+     */
+    cancelGraceMs: wholeNumber(5_000),
     openai: section({
       baseUrl: z._default(z.url(), 'http://127.0.0.1:11434/v1'),
       model: optionalText(),

@@ -4,8 +4,14 @@
  * session per coordinator session; message chunks become the answer, tool calls and plans
  * become progress, permission requests go to the coordinator to decide. If the agent crashes
  * or exits, the running turn fails with a clear error and the next turn starts it again.
+ *
+ * A session belongs to one turn at a time, from `session/prompt` until the agent answers it:
+ * updates and permission requests reach that turn and no other. A session whose turn has not
+ * ended is never lent to another turn; one whose agent ignores `session/cancel` past the grace
+ * period is given up for good (closed where the agent can close sessions) and replaced, and
+ * whatever it still sends is dropped and logged.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { basename } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import type * as acp from '@agentclientprotocol/sdk';
@@ -13,6 +19,8 @@ import * as z from '../schema.js';
 import type { Logger } from '../logger.js';
 import type { WireToolExecution } from '../coordinator/wire.js';
 import { AgentError, type AgentDriver, type AgentTurn, type PermissionDecision, type TurnResult, type TurnSink } from './driver.js';
+import { spawnGroup, stopGroup } from './processes.js';
+import { seconds } from '../text.js';
 
 export interface AcpDriverOptions {
   command: string[];
@@ -20,6 +28,8 @@ export interface AcpDriverOptions {
   env?: NodeJS.ProcessEnv;
   /** Deadline of ACP setup requests (initialize, session/new). */
   requestTimeoutMs?: number;
+  /** How long a cancelled turn may go on before its session is given up and replaced. */
+  cancelGraceMs?: number;
   logger: Logger;
   clientVersion: string;
 }
@@ -33,10 +43,26 @@ interface Agent {
   death?: AgentError;
   /** Calls waiting on it that its death must fail (see `orDeath`). */
   readonly deathListeners: Set<(error: AgentError) => void>;
-  /** Idle ACP sessions per coordinator session key (see `acquireSession`). */
-  idle: Map<string, string[]>;
+  /** Every ACP session of ours, by id, until its last turn has ended. */
+  readonly sessions: Map<string, AcpSession>;
+  /** Sessions whose turn has ended, free for the next turn of their coordinator session. */
+  readonly idle: Map<string, AcpSession[]>;
+  /** The agent offers `session/close`. */
+  canClose: boolean;
   /** We are stopping it: its exit is expected, not news. */
   stopping?: boolean;
+}
+
+interface AcpSession {
+  id: string;
+  /** The coordinator session it belongs to. */
+  key: string;
+  /** The turn running on it, from `session/prompt` until the agent answers; the only receiver of its updates. */
+  turn?: ActiveTurn;
+  /** Its agent did not end a cancelled turn in time: never used again. */
+  abandoned?: boolean;
+  /** Updates and permission requests that arrived with no turn of ours running on it. */
+  dropped: number;
 }
 
 interface ActiveTurn {
@@ -48,6 +74,7 @@ interface ActiveTurn {
 }
 
 const STDERR_LINES_KEPT = 20;
+const CANCEL_GRACE_MS = 5_000;
 
 /**
  * session/update as this driver reads it, one plain object schema per kind it uses. The SDK
@@ -88,7 +115,6 @@ export class AcpDriver implements AgentDriver {
   private live: Agent | undefined;
   /** The process of the latest start, until it has answered initialize or died. */
   private starting: ChildProcess | undefined;
-  private readonly turns = new Map<string, ActiveTurn>();
   private readonly stderrTail: string[] = [];
 
   constructor(private readonly options: AcpDriverOptions) {
@@ -99,28 +125,33 @@ export class AcpDriver implements AgentDriver {
   async run(turn: AgentTurn, sink: TurnSink, signal: AbortSignal): Promise<TurnResult> {
     if (signal.aborted) return { text: '', stopReason: 'cancelled' };
     const agent = await this.ensureAgent();
-    const sessionId = await this.acquireSession(agent, turn);
+    const session = await this.acquireSession(agent, turn);
     try {
-      return await this.prompt(agent, sessionId, turn, sink, signal);
+      return await this.prompt(agent, session, turn, sink, signal);
     } finally {
-      if (isAlive(agent)) agent.idle.set(turn.sessionKey, [...(agent.idle.get(turn.sessionKey) ?? []), sessionId]);
+      // Lent again only once its turn has ended (the agent answered session/prompt).
+      if (!session.abandoned && isAlive(agent) && agent.sessions.has(session.id)) {
+        agent.idle.set(session.key, [...(agent.idle.get(session.key) ?? []), session]);
+      }
     }
   }
 
-  private async prompt(agent: Agent, sessionId: string, turn: AgentTurn, sink: TurnSink, signal: AbortSignal): Promise<TurnResult> {
+  private async prompt(agent: Agent, session: AcpSession, turn: AgentTurn, sink: TurnSink, signal: AbortSignal): Promise<TurnResult> {
     const active: ActiveTurn = { sink, readOnly: turn.readOnly, signal, text: '', tools: new Map() };
-    this.turns.set(sessionId, active);
+    session.turn = active;
     const onAbort = () => {
-      agent.connection.agent.notify('session/cancel', { sessionId }).catch(() => undefined);
+      agent.connection.agent.notify('session/cancel', { sessionId: session.id }).catch(() => undefined);
     };
     signal.addEventListener('abort', onAbort, { once: true });
     // An agent that ignores session/cancel must not hold the turn forever.
-    const gaveUp = abortedAfter(signal, 5_000);
+    const gaveUp = abortedAfter(signal, this.options.cancelGraceMs ?? CANCEL_GRACE_MS);
+    const answered = orDeath(agent, agent.connection.agent.request('session/prompt', { sessionId: session.id, prompt: [{ type: 'text', text: turn.prompt }] }));
     try {
-      const response = await Promise.race([
-        orDeath(agent, agent.connection.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: turn.prompt }] })),
-        gaveUp.promise,
-      ]);
+      const response = await Promise.race([answered, gaveUp.promise]);
+      if (response === GAVE_UP) {
+        this.abandon(agent, session, answered);
+        return { text: active.text, stopReason: 'cancelled' };
+      }
       const stopReason = signal.aborted ? 'cancelled' : mapStopReason(response.stopReason);
       return { text: active.text, stopReason };
     } catch (error) {
@@ -132,8 +163,31 @@ export class AcpDriver implements AgentDriver {
     } finally {
       gaveUp.dispose();
       signal.removeEventListener('abort', onAbort);
-      this.turns.delete(sessionId);
+      session.turn = undefined;
     }
+  }
+
+  /**
+   * Gives up a session whose agent goes on with a cancelled turn: it is never lent again, closed
+   * where the agent can close sessions, and forgotten once the agent does end the turn.
+   */
+  private abandon(agent: Agent, session: AcpSession, answered: Promise<unknown>): void {
+    const { logger } = this.options;
+    session.abandoned = true;
+    logger.warn(
+      `${this.description} did not end a cancelled turn within ${seconds(this.options.cancelGraceMs ?? CANCEL_GRACE_MS)}: its ACP session ${session.id} is given up${agent.canClose ? ' and closed' : ''}; what it still sends is dropped`,
+    );
+    if (agent.canClose) {
+      withDeadline(agent.connection.agent.request('session/close', { sessionId: session.id }), this.options.requestTimeoutMs ?? 30_000, 'session/close timed out').catch(
+        (error: unknown) => logger.debug(`session/close ${session.id}: ${errorText(error)}`),
+      );
+    }
+    void answered
+      .catch(() => undefined)
+      .finally(() => {
+        agent.sessions.delete(session.id);
+        logger.info(`${this.description} ended the abandoned turn of ACP session ${session.id} (${session.dropped} late update(s) dropped)`);
+      });
   }
 
   async check(): Promise<string> {
@@ -142,10 +196,19 @@ export class AcpDriver implements AgentDriver {
   }
 
   endSession(sessionKey: string): void {
-    this.live?.idle.delete(sessionKey);
+    const agent = this.live;
+    if (!agent) return;
+    for (const session of agent.idle.get(sessionKey) ?? []) {
+      agent.sessions.delete(session.id);
+      if (agent.canClose) agent.connection.agent.request('session/close', { sessionId: session.id }).catch(() => undefined);
+    }
+    agent.idle.delete(sessionKey);
   }
 
-  /** Stops the agent — also one still starting, without waiting for its initialize deadline. */
+  /**
+   * Stops the agent and everything it started (its process group: SIGTERM, then SIGKILL after a
+   * grace period) — also one still starting, without waiting for its initialize deadline.
+   */
   async close(): Promise<void> {
     const agent = this.live;
     const starting = this.starting;
@@ -156,9 +219,7 @@ export class AcpDriver implements AgentDriver {
       agent.connection.close();
       agent.child.stdin?.end();
     }
-    for (const child of new Set([agent?.child, starting])) {
-      if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-    }
+    await Promise.all([...new Set([agent?.child, starting])].map((child) => child && stopGroup(child)));
   }
 
   private ensureAgent(): Promise<Agent> {
@@ -182,7 +243,7 @@ export class AcpDriver implements AgentDriver {
     const { command, logger } = this.options;
     const [program, ...args] = command as [string, ...string[]];
     logger.info(`starting ${this.description}`);
-    const child = spawn(program, args, {
+    const child = spawnGroup(program, args, {
       cwd: this.options.cwd,
       env: this.options.env ?? process.env,
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -215,14 +276,15 @@ export class AcpDriver implements AgentDriver {
       Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>,
     );
     child.stdin?.on('error', () => undefined); // EPIPE after a crash is reported through `died`
+    const sessions = new Map<string, AcpSession>();
     const connection = sdk
       .client({ name: 'buckley-lsp' })
-      .onRequest('session/request_permission', (ctx) => this.onPermission(ctx.params))
-      .onNotification('session/update', parseSessionUpdate, (ctx) => this.onUpdate(ctx.params))
+      .onRequest('session/request_permission', (ctx) => this.onPermission(sessions, ctx.params))
+      .onNotification('session/update', parseSessionUpdate, (ctx) => this.onUpdate(sessions, ctx.params))
       .connect(stream);
 
     const timeoutMs = this.options.requestTimeoutMs ?? 30_000;
-    const agent: Agent = { child, connection, died, idle: new Map(), deathListeners: new Set() };
+    const agent: Agent = { child, connection, died, sessions, idle: new Map(), canClose: false, deathListeners: new Set() };
     died.catch((error: AgentError) => {
       agent.death = error;
       for (const listener of agent.deathListeners) listener(error);
@@ -248,15 +310,16 @@ export class AcpDriver implements AgentDriver {
         timeoutMs,
         `${this.description} did not answer ACP initialize within ${timeoutMs} ms`,
       );
+      agent.canClose = Boolean(init.agentCapabilities?.sessionCapabilities?.close);
       logger.info(`${this.description} speaks ACP v${init.protocolVersion}`);
     } catch (error) {
       if (error instanceof AgentError) {
-        child.kill('SIGKILL');
+        void stopGroup(child, 0);
         throw error;
       }
       // The connection closed under us: say why the process went away, if it did.
       const death = await Promise.race([died.catch((reason: unknown) => reason), delay(1_000)]);
-      child.kill('SIGKILL');
+      void stopGroup(child, 0);
       throw death instanceof AgentError ? death : new AgentError(`${this.description} failed to start: ${errorText(error)}`);
     }
     this.live = agent;
@@ -268,9 +331,8 @@ export class AcpDriver implements AgentDriver {
    * history; a new one when all are busy, because an ACP session runs one prompt at a time
    * and a slow ask must not hold up the next.
    */
-  private async acquireSession(agent: Agent, turn: AgentTurn): Promise<string> {
-    const idle = agent.idle.get(turn.sessionKey);
-    const reused = idle?.pop();
+  private async acquireSession(agent: Agent, turn: AgentTurn): Promise<AcpSession> {
+    const reused = agent.idle.get(turn.sessionKey)?.pop();
     if (reused) return reused;
     const timeoutMs = this.options.requestTimeoutMs ?? 30_000;
     const response = await withDeadline(
@@ -278,11 +340,29 @@ export class AcpDriver implements AgentDriver {
       timeoutMs,
       `${this.description} did not answer ACP session/new within ${timeoutMs} ms`,
     );
-    return response.sessionId;
+    if (agent.sessions.has(response.sessionId)) {
+      // Updates are told apart by session id alone: two turns must never share one.
+      throw new AgentError(`${this.description} answered session/new with the id of a session still in use (${response.sessionId})`);
+    }
+    const session: AcpSession = { id: response.sessionId, key: turn.sessionKey, dropped: 0 };
+    agent.sessions.set(session.id, session);
+    return session;
   }
 
-  private onUpdate(notification: SessionUpdate): void {
-    const turn = this.turns.get(notification.sessionId);
+  /** The turn an update or request of `sessionId` belongs to; none (and it is logged) when no turn of ours runs there. */
+  private turnOf(sessions: Map<string, AcpSession>, sessionId: string, what: string): ActiveTurn | undefined {
+    const session = sessions.get(sessionId);
+    if (session?.turn) return session.turn;
+    if (session) session.dropped++;
+    if (!session || session.dropped === 1) {
+      const why = !session ? 'a session that is not ours (or was given up)' : session.abandoned ? 'a session whose turn was given up' : 'a session whose turn has ended';
+      this.options.logger.info(`dropped ${what} from ${why} (ACP session ${sessionId}); later ones from it are counted, not logged`);
+    }
+    return undefined;
+  }
+
+  private onUpdate(sessions: Map<string, AcpSession>, notification: SessionUpdate): void {
+    const turn = this.turnOf(sessions, notification.sessionId, 'an update');
     if (!turn) return;
     const update = notification.update;
     switch (update.sessionUpdate) {
@@ -318,8 +398,8 @@ export class AcpDriver implements AgentDriver {
     }
   }
 
-  private async onPermission(params: acp.RequestPermissionRequest): Promise<acp.RequestPermissionResponse> {
-    const turn = this.turns.get(params.sessionId);
+  private async onPermission(sessions: Map<string, AcpSession>, params: acp.RequestPermissionRequest): Promise<acp.RequestPermissionResponse> {
+    const turn = this.turnOf(sessions, params.sessionId, 'a permission request');
     if (!turn || turn.signal.aborted) return { outcome: { outcome: 'cancelled' } };
     const call = params.toolCall;
     const decision = await turn.sink.permission(
@@ -428,17 +508,18 @@ function withDeadline<T>(promise: Promise<T>, ms: number, message: string): Prom
   return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
 }
 
-/** Resolves as cancelled once `signal` has been aborted for `graceMs`. */
+const GAVE_UP = Symbol('gave up');
+
 /**
  * Resolves `graceMs` after the signal aborts. Disposed when the turn ends, so a finished turn
  * leaves no listener or timer behind (a timer would keep the turn's whole request alive).
  */
-function abortedAfter(signal: AbortSignal, graceMs: number): { promise: Promise<{ stopReason: 'cancelled' }>; dispose(): void } {
+function abortedAfter(signal: AbortSignal, graceMs: number): { promise: Promise<typeof GAVE_UP>; dispose(): void } {
   let timer: NodeJS.Timeout | undefined;
   let arm = () => {};
-  const promise = new Promise<{ stopReason: 'cancelled' }>((resolve) => {
+  const promise = new Promise<typeof GAVE_UP>((resolve) => {
     arm = () => {
-      timer = setTimeout(() => resolve({ stopReason: 'cancelled' }), graceMs);
+      timer = setTimeout(() => resolve(GAVE_UP), graceMs);
       timer.unref();
     };
   });

@@ -33,7 +33,7 @@ export async function detectAgent(options: DetectOptions): Promise<Detection> {
   const { config, env, logger } = options;
   const agent = config.agent;
   const acpDriver = (command: string[]) =>
-    new AcpDriver({ command, cwd: options.cwd, env, logger: logger.child('acp'), clientVersion: options.clientVersion, requestTimeoutMs: agent.requestTimeoutMs });
+    new AcpDriver({ command, cwd: options.cwd, env, logger: logger.child('acp'), clientVersion: options.clientVersion, requestTimeoutMs: agent.requestTimeoutMs, cancelGraceMs: agent.cancelGraceMs });
   const openAiDriver = (model: string) =>
     new OpenAiDriver({
       baseUrl: agent.openai.baseUrl,

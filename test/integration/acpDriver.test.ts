@@ -18,6 +18,26 @@ afterEach(async () => {
 
 const sink = { text() {}, tool() {}, plan() {}, permission: async () => 'reject' as const };
 
+/** A logger whose lines a test can wait for. */
+function recordingLogger() {
+  const lines: string[] = [];
+  const waiters: { pattern: RegExp; resolve: (line: string) => void }[] = [];
+  const logger = new RootLogger('debug', (_level, line) => {
+    lines.push(line);
+    for (const waiter of waiters.filter((w) => w.pattern.test(line))) {
+      waiters.splice(waiters.indexOf(waiter), 1);
+      waiter.resolve(line);
+    }
+  });
+  const waitFor = (pattern: RegExp) =>
+    new Promise<string>((resolve) => {
+      const seen = lines.find((line) => pattern.test(line));
+      if (seen) resolve(seen);
+      else waiters.push({ pattern, resolve });
+    });
+  return { logger, lines, waitFor };
+}
+
 describe('AcpDriver', () => {
   it('leaves no listener on the signal of a turn that has ended', async () => {
     const driver = new AcpDriver({ command: [process.execPath, SCRIPTED_AGENT], logger: new RootLogger('error'), clientVersion: 'test' });
@@ -35,6 +55,50 @@ describe('AcpDriver', () => {
     const result = await driver.run({ sessionKey: 'editor-1', prompt: 'MALFORMED', readOnly: true }, { ...sink, tool: (tool) => tools.push(tool) }, new AbortController().signal);
     expect(result).toEqual({ text: 'ok', stopReason: 'end_turn' });
     expect(tools).toEqual([]);
+  });
+
+  it('lends no session whose turn has not ended: a cancelled turn\'s late output reaches no other turn', async () => {
+    const { logger, waitFor } = recordingLogger();
+    const driver = new AcpDriver({ command: [process.execPath, SCRIPTED_AGENT], logger, clientVersion: 'test', cancelGraceMs: 200 });
+    drivers.push(driver);
+    const controller = new AbortController();
+    let streaming!: () => void;
+    const streamed = new Promise<void>((resolve) => (streaming = resolve));
+    const first = driver.run({ sessionKey: 'editor-1', prompt: 'STUBBORN', readOnly: true }, { ...sink, text: () => streaming() }, controller.signal);
+    await streamed;
+    controller.abort();
+    // The agent goes on regardless: after the grace period the turn ends as cancelled.
+    expect((await first).stopReason).toBe('cancelled');
+    await waitFor(/agent stderr: scripted-agent: session\/cancel for/);
+
+    // The next turn of the same conversation runs while the old one still streams into its session.
+    const pieces: string[] = [];
+    const second = await driver.run({ sessionKey: 'editor-1', prompt: 'INSTANT', readOnly: true }, { ...sink, text: (piece) => pieces.push(piece) }, new AbortController().signal);
+    expect(second).toEqual({ text: 'ok', stopReason: 'end_turn' });
+    expect(pieces).toEqual(['ok']);
+    await waitFor(/did not end a cancelled turn within 0\.2 s: its ACP session \S+ is given up and closed/);
+    await waitFor(/dropped an update from a session whose turn was given up/);
+    const ended = await waitFor(/ended the abandoned turn of ACP session \S+ \((\d+) late update\(s\) dropped\)/);
+    expect(Number(/\((\d+) late/.exec(ended)![1])).toBeGreaterThanOrEqual(5);
+    await waitFor(/agent stderr: scripted-agent: session\/close for/);
+  });
+
+  it('refuses a new session with the id of one still streaming, rather than mixing their updates', async () => {
+    const { logger, waitFor } = recordingLogger();
+    const driver = new AcpDriver({ command: [process.execPath, SCRIPTED_AGENT, '--reuse-ids'], logger, clientVersion: 'test', cancelGraceMs: 100 });
+    drivers.push(driver);
+    const controller = new AbortController();
+    let streaming!: () => void;
+    const streamed = new Promise<void>((resolve) => (streaming = resolve));
+    const first = driver.run({ sessionKey: 'editor-1', prompt: 'STUBBORN', readOnly: true }, { ...sink, text: () => streaming() }, controller.signal);
+    await streamed;
+    controller.abort();
+    expect((await first).stopReason).toBe('cancelled');
+    // Closed, so this careless agent hands its id out again.
+    await waitFor(/agent stderr: scripted-agent: session\/close for/);
+    await expect(driver.run({ sessionKey: 'editor-1', prompt: 'INSTANT', readOnly: true }, sink, new AbortController().signal)).rejects.toThrow(
+      /answered session\/new with the id of a session still in use/,
+    );
   });
 
   it('waits on the agent\'s death per call without leaving anything attached to it afterwards', async () => {
