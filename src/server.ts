@@ -56,6 +56,11 @@ import * as z from './schema.js';
 
 /** How long the editor may take to answer workspace/configuration. */
 const CONFIGURATION_TIMEOUT_MS = 2_000;
+/**
+ * How long stopping may take before `shutdown` is answered anyway (or the process exits):
+ * agents still running then are killed as the process exits.
+ */
+const STOP_DEADLINE_MS = 900;
 /** How long after starting the server waits for `initialized` before connecting anyway. */
 const INITIALIZED_TIMEOUT_MS = 5_000;
 
@@ -67,7 +72,16 @@ export interface ServerOptions {
   logger: RootLogger;
 }
 
-export function startServer(connection: Connection, options: ServerOptions): { shutdownReceived(): boolean } {
+export interface RunningServer {
+  shutdownReceived(): boolean;
+  /**
+   * Ends the work (asks, tasks, approvals), saves the answers and stops the coordinator and its
+   * agents, within STOP_DEADLINE_MS. Idempotent: `shutdown`, the end of input and signals share it.
+   */
+  stop(): Promise<void>;
+}
+
+export function startServer(connection: Connection, options: ServerOptions): RunningServer {
   let shutdownReceived = false;
   const { logger, env } = options;
   const stateDir = stateDirectory(env);
@@ -213,12 +227,27 @@ export function startServer(connection: Connection, options: ServerOptions): { s
     settings.setWorkspace((change.settings as { buckley?: unknown } | null)?.buckley);
   });
 
+  const saveAnswers = () => {
+    try {
+      answers.saveSync();
+    } catch (error) {
+      logger.warn(`could not save the answers: ${(error as Error).message}`);
+    }
+  };
+  // However the process ends (the LSP `exit` notification exits at once), the answers are saved.
+  process.on('exit', saveAnswers);
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      asks.cancelAll();
+      tasks.cancelAll();
+      saveAnswers();
+      await Promise.race([link.close(), new Promise((resolve) => setTimeout(resolve, STOP_DEADLINE_MS).unref())]);
+    })());
+
   connection.onShutdown(async () => {
     shutdownReceived = true;
-    asks.cancelAll();
-    tasks.cancelAll();
-    await answers.save().catch((error: Error) => logger.warn(`could not save state: ${error.message}`));
-    await link.close();
+    await stop();
   });
 
   documents.onDidOpen(({ document }) => link.current?.documentOpened(document.uri));
@@ -270,7 +299,7 @@ export function startServer(connection: Connection, options: ServerOptions): { s
   }));
   documents.listen(connection);
   connection.listen();
-  return { shutdownReceived: () => shutdownReceived };
+  return { shutdownReceived: () => shutdownReceived, stop };
 }
 
 function workspaceRootsOf(params: InitializeParams): string[] {

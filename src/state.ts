@@ -1,10 +1,15 @@
 /**
- * The user's state directory ($XDG_STATE_HOME/buckley-lsp, else ~/.local/state/buckley-lsp)
- * and atomic, user-only file writes: write a temporary file, then rename it over the old one,
- * so a reader never sees half a file and concurrent writers never interleave.
+ * The user's state directory ($XDG_STATE_HOME/buckley-lsp, else ~/.local/state/buckley-lsp) and
+ * its files (answers, trust), read and written so that nothing can hang or corrupt them:
+ *
+ * - reads open the file without blocking (a named pipe in its place would block a read for
+ *   ever) and refuse anything that is not a regular file, saying in plain words what it is;
+ * - writes are atomic and user-only: a temporary file, then a rename over the old one, so a
+ *   reader never sees half a file and concurrent writers never interleave.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, rename, writeFile, rm } from 'node:fs/promises';
+import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, type Stats } from 'node:fs';
+import { lstat, mkdir, open, rename, rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 
@@ -13,14 +18,106 @@ export function stateDirectory(env: NodeJS.ProcessEnv): string {
   return join(base, 'buckley-lsp');
 }
 
+/** A state file that cannot be used, with what is wrong and how to fix it. */
+export class StateFileError extends Error {
+  override readonly name = 'StateFileError';
+}
+
+/** "a directory", "a named pipe (FIFO)", …: what stands where a regular file should. */
+export function kindOf(stats: Stats): string {
+  if (stats.isDirectory()) return 'a directory';
+  if (stats.isFIFO()) return 'a named pipe (FIFO)';
+  if (stats.isSocket()) return 'a socket';
+  if (stats.isCharacterDevice() || stats.isBlockDevice()) return 'a device';
+  if (stats.isSymbolicLink()) return 'a symbolic link';
+  return 'not a regular file';
+}
+
+function notAFile(path: string, stats: Stats): StateFileError {
+  return new StateFileError(`${path} is ${kindOf(stats)}, not a file; remove it (it is re-created when needed)`);
+}
+
+function readProblem(path: string, error: unknown): StateFileError {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'EACCES' || code === 'EPERM') return new StateFileError(`cannot read ${path}: permission denied; make it yours and readable (chmod u+rw ${path}) or remove it`);
+  return new StateFileError(`cannot read ${path}: ${(error as Error).message}`);
+}
+
+/** The file's text, or undefined when there is none. Never blocks on a pipe; throws StateFileError. */
+export async function readStateFile(path: string): Promise<string | undefined> {
+  let handle;
+  try {
+    handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw readProblem(path, error);
+  }
+  try {
+    const stats = await handle.stat();
+    if (!stats.isFile()) throw notAFile(path, stats);
+    return await handle.readFile('utf8');
+  } catch (error) {
+    throw error instanceof StateFileError ? error : readProblem(path, error);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** As readStateFile, synchronously (for the last save when the process exits). */
+export function readStateFileSync(path: string): string | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw readProblem(path, error);
+  }
+  try {
+    const stats = fstatSync(fd);
+    if (!stats.isFile()) throw notAFile(path, stats);
+    return readFileSync(fd, 'utf8');
+  } catch (error) {
+    throw error instanceof StateFileError ? error : readProblem(path, error);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Refuses to replace something that is not a regular file (a directory, a pipe) — say what it is. */
+async function checkReplaceable(path: string): Promise<void> {
+  const stats = await lstat(path).catch(() => undefined);
+  if (stats && !stats.isFile() && !stats.isSymbolicLink()) throw notAFile(path, stats);
+}
+
 export async function writeFileAtomic(path: string, content: string): Promise<void> {
   await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+  await checkReplaceable(path);
   const temporary = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   try {
     await writeFile(temporary, content, { mode: 0o600 });
     await rename(temporary, path);
   } catch (error) {
     await rm(temporary, { force: true });
+    throw error;
+  }
+}
+
+export function writeFileAtomicSync(path: string, content: string): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  const stats = (() => {
+    try {
+      return lstatSync(path);
+    } catch {
+      return undefined;
+    }
+  })();
+  if (stats && !stats.isFile() && !stats.isSymbolicLink()) throw notAFile(path, stats);
+  const temporary = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  try {
+    writeFileSync(temporary, content, { mode: 0o600 });
+    renameSync(temporary, path);
+  } catch (error) {
+    rmSync(temporary, { force: true });
     throw error;
   }
 }

@@ -1,20 +1,37 @@
 /**
- * The stdio transport's guard. vscode-jsonrpc reads `Content-Length` frames and stops reading
- * for good at the first frame it cannot parse — one stray write to the server's stdin and it
- * would live on, deaf. This Transform sits in front of the reader: it passes well-formed frames
- * through unchanged, answers a body that is not JSON with a Parse error (-32700) and a JSON body
- * that is not a JSON-RPC 2.0 message with Invalid Request (-32600), skips oversized bodies, and
- * resynchronises on the next header after garbage. The server lives on and keeps answering.
+ * The stdio transport, both ways.
+ *
+ * In: vscode-jsonrpc reads `Content-Length` frames and stops reading for good at the first frame
+ * it cannot parse — one stray write to the server's stdin and it would live on, deaf. The
+ * FramingGuard sits in front of the reader: it passes well-formed frames through unchanged,
+ * answers a body that is not JSON with a Parse error (-32700) and a JSON body that is not a
+ * JSON-RPC 2.0 message with Invalid Request (-32600), skips oversized bodies, and resynchronises
+ * on the next header after garbage. It keeps what it has read as a list of chunks and copies a
+ * body once, when it is complete, so a 50 MB message costs linear time. When the input ends it
+ * passes on one last, internal message (`endOfInput`), which the connection sees after every
+ * message before it — a `shutdown` the editor sent just before closing the pipe is handled
+ * first.
  *
  * Bodies above CHECKED_BYTES (a didOpen of a big file) are not parsed here, so they are not parsed
  * twice; vscode-jsonrpc skips a bad one of those itself, and the caller answers its reader error.
+ *
+ * Out: the EditorWriter never fails the connection. A message the server sends after the editor
+ * has closed the pipe is dropped (no "Connection is closed" error to turn a clean exit into a
+ * crash), every string in a message is well-formed Unicode, and `drained()` tells when every
+ * message handed to it has been written.
  */
-import { Transform, type TransformCallback } from 'node:stream';
+import { Transform, type TransformCallback, type Writable } from 'node:stream';
+import { Emitter, StreamMessageWriter, type Message, type MessageWriter } from 'vscode-jsonrpc/node.js';
+import { shorten, wellFormed } from './text.js';
 
 /** Larger bodies are skipped unread (a 5 MB document is 1/20 of this). */
 export const MAX_MESSAGE_BYTES = 100 * 1024 * 1024;
 /** Bodies up to this size are checked here (parsing them twice costs microseconds). */
 export const CHECKED_BYTES = 64 * 1024;
+/** A header longer than this is garbage. */
+const MAX_HEADER_BYTES = 8192;
+/** Kept while looking for a header in garbage: a `Content-Length:` may straddle two chunks. */
+const PARTIAL_HEADER_BYTES = 'content-length:'.length - 1;
 
 export interface FramingError {
   code: -32700 | -32600;
@@ -23,70 +40,187 @@ export interface FramingError {
   id: number | string | null;
 }
 
+export interface FramingGuardOptions {
+  maxBytes?: number;
+  /** A message passed on when the input ends (see the module comment). */
+  endOfInput?: object;
+}
+
 const SEPARATOR = Buffer.from('\r\n\r\n');
 const HEADER = /^content-length:/i;
 
 export class FramingGuard extends Transform {
-  private buffer: Buffer = Buffer.alloc(0);
+  /** What has been read and not passed on yet, in order. */
+  private chunks: Buffer[] = [];
+  private buffered = 0;
+  /** The header of the frame whose body is awaited, and the body's length. */
+  private frame: { header: Buffer; length: number } | undefined;
   /** Bytes of an oversized body still to drop. */
   private skipping = 0;
+  /** After garbage: dropping input up to the next header. */
+  private resyncing = false;
+  /** Bytes copied to join chunks: at most about the size of the input (tests check it). */
+  copiedBytes = 0;
+  private readonly maxBytes: number;
 
   constructor(
     private readonly onError: (error: FramingError) => void,
-    private readonly maxBytes = MAX_MESSAGE_BYTES,
+    private readonly options: FramingGuardOptions = {},
   ) {
     super();
+    this.maxBytes = options.maxBytes ?? MAX_MESSAGE_BYTES;
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
-    this.buffer = this.buffer.length ? Buffer.concat([this.buffer, chunk]) : chunk;
-    this.drain();
+    if (chunk.length > 0) {
+      this.chunks.push(chunk);
+      this.buffered += chunk.length;
+      this.drain();
+    }
+    done();
+  }
+
+  override _flush(done: TransformCallback): void {
+    if (this.options.endOfInput) {
+      const body = Buffer.from(JSON.stringify(this.options.endOfInput));
+      this.push(Buffer.concat([Buffer.from(`Content-Length: ${body.length}\r\n\r\n`), body]));
+    }
     done();
   }
 
   private drain(): void {
     for (;;) {
       if (this.skipping > 0) {
-        const dropped = Math.min(this.skipping, this.buffer.length);
-        this.buffer = this.buffer.subarray(dropped);
+        const dropped = Math.min(this.skipping, this.buffered);
+        this.consume(dropped);
         this.skipping -= dropped;
         if (this.skipping > 0) return;
       }
-      const headerEnd = this.buffer.indexOf(SEPARATOR);
-      if (headerEnd === -1) {
-        // Keep waiting for the rest of a header, but not for ever on garbage.
-        if (this.buffer.length > 8192) this.resync('a header longer than 8 KiB');
-        return;
+      if (!this.frame) {
+        const next = this.readHeader();
+        if (next === 'more') return;
+        if (next === 'skip') continue;
       }
-      const header = this.buffer.subarray(0, headerEnd).toString('ascii');
-      const length = contentLength(header);
-      if (length === undefined) {
-        this.resync(`a header without Content-Length: ${JSON.stringify(header.slice(0, 60))}`);
-        continue;
-      }
-      const bodyStart = headerEnd + SEPARATOR.length;
-      if (length > this.maxBytes) {
-        this.onError({ code: -32600, message: `message of ${length} bytes is larger than the ${this.maxBytes}-byte limit; skipped`, id: null });
-        this.buffer = this.buffer.subarray(bodyStart);
-        this.skipping = length;
-        continue;
-      }
-      if (this.buffer.length < bodyStart + length) return;
-      const frame = this.buffer.subarray(0, bodyStart + length);
-      const body = frame.subarray(bodyStart);
-      this.buffer = this.buffer.subarray(bodyStart + length);
+      const { header, length } = this.frame!;
+      if (this.buffered < length) return;
+      this.frame = undefined;
+      const body = this.takeFront(length);
       const problem = body.length <= CHECKED_BYTES ? check(body) : undefined;
-      if (problem) this.onError(problem);
-      else this.push(frame);
+      if (problem) {
+        this.onError(problem);
+      } else {
+        this.push(header);
+        this.push(body);
+      }
     }
   }
 
-  /** Drops bytes up to the next thing that looks like a header. */
+  /**
+   * Reads the next header: `frame` when `this.frame` is set, `skip` when an oversized body is to
+   * be dropped, `more` when more input is needed.
+   */
+  private readHeader(): 'frame' | 'skip' | 'more' {
+    for (;;) {
+      if (this.resyncing) {
+        // Garbage: drop it up to the next thing that looks like a header (reported once).
+        const garbage = this.peek(MAX_HEADER_BYTES, false);
+        const next = garbage.toString('latin1').search(/content-length:/i);
+        if (next === -1) {
+          this.consume(Math.max(0, garbage.length - PARTIAL_HEADER_BYTES));
+          if (this.buffered > PARTIAL_HEADER_BYTES) continue;
+          return 'more';
+        }
+        this.consume(next);
+        this.resyncing = false;
+        continue;
+      }
+      const head = this.peek(MAX_HEADER_BYTES + SEPARATOR.length, true);
+      const headerEnd = head.indexOf(SEPARATOR);
+      if (headerEnd === -1) {
+        // Keep waiting for the rest of a header, but not for ever on garbage.
+        if (this.buffered <= MAX_HEADER_BYTES) return 'more';
+        this.resync('a header longer than 8 KiB');
+        continue;
+      }
+      const text = head.subarray(0, headerEnd).toString('ascii');
+      const length = contentLength(text);
+      if (length === undefined) {
+        this.resync(`a header without Content-Length: ${JSON.stringify(shorten(text, 60))}`);
+        continue;
+      }
+      const header = Buffer.from(head.subarray(0, headerEnd + SEPARATOR.length));
+      this.consume(header.length);
+      if (length > this.maxBytes) {
+        this.onError({ code: -32600, message: `message of ${length} bytes is larger than the ${this.maxBytes}-byte limit; skipped`, id: null });
+        this.skipping = length;
+        return 'skip';
+      }
+      this.frame = { header, length };
+      return 'frame';
+    }
+  }
+
+  /** Reports garbage at the front and drops it up to the next header (see readHeader). */
   private resync(what: string): void {
     this.onError({ code: -32700, message: `Parse error: ${what}; skipped to the next message`, id: null });
-    const text = this.buffer.toString('latin1');
-    const next = text.slice(1).search(/content-length:/i);
-    this.buffer = next === -1 ? Buffer.alloc(0) : this.buffer.subarray(next + 1);
+    this.consume(1);
+    this.resyncing = true;
+  }
+
+  /**
+   * Up to `max` bytes from the front, without consuming them (copied only across chunks; not at
+   * all for a header that ends in the first chunk, when `header`).
+   */
+  private peek(max: number, header: boolean): Buffer {
+    const first = this.chunks[0];
+    if (!first) return Buffer.alloc(0);
+    if (first.length >= max || this.chunks.length === 1 || (header && first.includes(SEPARATOR))) return first.subarray(0, max);
+    const parts: Buffer[] = [];
+    let size = 0;
+    for (const chunk of this.chunks) {
+      parts.push(chunk);
+      size += chunk.length;
+      if (size >= max) break;
+    }
+    const joined = Buffer.concat(parts, Math.min(size, max));
+    this.copiedBytes += joined.length;
+    return joined;
+  }
+
+  /** The first `length` bytes, consumed; one copy at most. */
+  private takeFront(length: number): Buffer {
+    const first = this.chunks[0]!;
+    if (first.length >= length) {
+      const taken = first.subarray(0, length);
+      this.consume(length);
+      return taken;
+    }
+    const parts: Buffer[] = [];
+    let size = 0;
+    while (size < length) {
+      const chunk = this.chunks[0]!;
+      const part = chunk.length <= length - size ? chunk : chunk.subarray(0, length - size);
+      parts.push(part);
+      size += part.length;
+      this.consume(part.length);
+    }
+    this.copiedBytes += length;
+    return Buffer.concat(parts, length);
+  }
+
+  /** Drops `count` bytes from the front. */
+  private consume(count: number): void {
+    this.buffered -= count;
+    while (count > 0) {
+      const first = this.chunks[0]!;
+      if (first.length <= count) {
+        this.chunks.shift();
+        count -= first.length;
+      } else {
+        this.chunks[0] = first.subarray(count);
+        count = 0;
+      }
+    }
   }
 }
 
@@ -121,4 +255,53 @@ function check(body: Buffer): FramingError | undefined {
   if (method !== undefined && typeof method !== 'string') return { code: -32600, message: 'Invalid Request: "method" must be a string', id: validId };
   if (id !== undefined && id !== null && validId === null) return { code: -32600, message: 'Invalid Request: "id" must be a number or a string', id: null };
   return undefined;
+}
+
+/** The writer of the editor connection (see the module comment). */
+export class EditorWriter implements MessageWriter {
+  private readonly inner: StreamMessageWriter;
+  private pending = 0;
+  private readonly waiting: (() => void)[] = [];
+  /** The editor closed its end: nothing more can be written. */
+  private gone = false;
+  // Never fired: a broken pipe must not close the connection under the server's feet.
+  private readonly errors = new Emitter<[Error, Message | undefined, number | undefined]>();
+  private readonly closes = new Emitter<void>();
+  readonly onError = this.errors.event;
+  readonly onClose = this.closes.event;
+
+  constructor(private readonly output: Writable) {
+    this.inner = new StreamMessageWriter(output);
+    const stop = () => (this.gone = true);
+    output.on('error', stop);
+    output.on('close', stop);
+  }
+
+  write(message: Message): Promise<void> {
+    if (this.gone || this.output.destroyed) return Promise.resolve();
+    this.pending++;
+    return this.inner
+      .write(wellFormed(message))
+      .catch(() => {
+        this.gone = true;
+      })
+      .finally(() => {
+        if (--this.pending === 0) for (const resolve of this.waiting.splice(0)) resolve();
+      });
+  }
+
+  /** Resolves once every message handed to `write` so far has been written (or dropped). */
+  drained(): Promise<void> {
+    return this.pending === 0 ? Promise.resolve() : new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  end(): void {
+    this.inner.end();
+  }
+
+  dispose(): void {
+    this.inner.dispose();
+    this.errors.dispose();
+    this.closes.dispose();
+  }
 }

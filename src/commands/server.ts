@@ -1,12 +1,22 @@
 /**
  * `buckley-lsp [--stdio]`: the language server over stdio — the framing guard in front of the
- * reader, logs to the editor (and --log-file), and exit when the editor goes away.
+ * reader, a writer that never breaks the connection, logs to the editor (and --log-file), and an
+ * orderly end however the editor goes away.
+ *
+ * The end: when the input ends (after everything read before it was handled, so a `shutdown`
+ * sent just before closing the pipe is answered), on SIGTERM, SIGHUP or SIGINT, or when the
+ * editor that started us is gone, the server stops its work and its agents (see
+ * RunningServer.stop), writes what it still has to write, and exits: 0 after `shutdown`, else 1,
+ * as LSP says for `exit`.
  */
-import { createConnection, StreamMessageReader, StreamMessageWriter } from 'vscode-languageserver/node.js';
+import { randomUUID } from 'node:crypto';
+import { PassThrough } from 'node:stream';
+import { createConnection, StreamMessageReader } from 'vscode-languageserver/node.js';
 import type { ConfigInput } from '../config.js';
 import type { LogSink, RootLogger } from '../logger.js';
 import { startServer } from '../server.js';
-import { FramingGuard } from '../transport.js';
+import { inert } from '../text.js';
+import { EditorWriter, FramingGuard } from '../transport.js';
 
 export interface StdioServerOptions {
   version: string;
@@ -16,25 +26,61 @@ export interface StdioServerOptions {
   toFile?: LogSink;
 }
 
+/** The internal message the guard passes on when the input ends. */
+const END_OF_INPUT = '$/buckley-lsp/endOfInput';
+/** How long what is left to write may take once the server has stopped. */
+const DRAIN_DEADLINE_MS = 500;
+/** How often to check that the process that started us is still there. */
+const PARENT_CHECK_MS = 500;
+
 export function serveStdio({ version, cliConfig, logger, toFile }: StdioServerOptions): void {
-  const writer = new StreamMessageWriter(process.stdout);
+  const writer = new EditorWriter(process.stdout);
   // Bad input gets a JSON-RPC error and the server reads on (see transport.ts).
   const answerError = (code: number, message: string, id: number | string | null = null) =>
     void writer.write({ jsonrpc: '2.0', id, error: { code, message } } as never);
-  const guard = new FramingGuard(({ code, message, id }) => answerError(code, message, id));
-  process.stdin.pipe(guard);
-  const reader = new StreamMessageReader(guard);
+  // Only this process knows the nonce: an editor cannot end the session with this message.
+  const nonce = randomUUID();
+  const guard = new FramingGuard(({ code, message, id }) => answerError(code, message, id), {
+    endOfInput: { jsonrpc: '2.0', method: END_OF_INPUT, params: { nonce } },
+  });
+  // The reader's stream never ends: the connection stays open to answer what came before the end.
+  const input = new PassThrough();
+  process.stdin.pipe(guard).pipe(input, { end: false });
+  process.stdin.on('error', () => guard.end());
+  const reader = new StreamMessageReader(input);
   // A large body the guard passed unchecked that is not JSON: vscode-jsonrpc skips it; say so.
   reader.onError((error) => answerError(-32700, `Parse error: ${error.message}`));
   const connection = createConnection(reader, writer);
   logger.setSink((level, line) => {
-    toFile?.(level, line);
-    if (level === 'error') connection.console.error(line);
-    else if (level === 'warn') connection.console.warn(line);
-    else if (level === 'info') connection.console.info(line);
-    else connection.console.log(line);
+    // The log carries what agents say: shown as written, never interpreted by a terminal.
+    const shown = inert(line);
+    toFile?.(level, shown);
+    if (level === 'error') connection.console.error(shown);
+    else if (level === 'warn') connection.console.warn(shown);
+    else if (level === 'info') connection.console.info(shown);
+    else connection.console.log(shown);
   });
   const server = startServer(connection, { version, env: process.env, cliConfig, logger });
-  // stdin ended: the editor is gone. Exit as LSP says for `exit`: 0 only after shutdown.
-  guard.on('end', () => process.exit(server.shutdownReceived() ? 0 : 1));
+
+  let ending = false;
+  const end = async (why: string) => {
+    if (ending) return;
+    ending = true;
+    logger.debug(`ending: ${why}`);
+    await server.stop();
+    // The answer to a `shutdown` that shared this stop is written in the microtasks after it.
+    await new Promise((resolve) => setImmediate(resolve));
+    await Promise.race([writer.drained(), new Promise((resolve) => setTimeout(resolve, DRAIN_DEADLINE_MS).unref())]);
+    process.exit(server.shutdownReceived() ? 0 : 1);
+  };
+  connection.onNotification(END_OF_INPUT, (params: { nonce?: unknown } | undefined) => {
+    if (params?.nonce === nonce) void end('the editor closed the input');
+  });
+  for (const signal of ['SIGTERM', 'SIGHUP', 'SIGINT'] as const) process.on(signal, () => void end(signal));
+  // An editor killed outright may leave our stdin open (a wrapper holds it): we are re-parented then.
+  const parent = process.ppid;
+  setInterval(() => process.ppid !== parent && void end('the editor process is gone'), PARENT_CHECK_MS).unref();
+  // A write or handler failure must not turn into a crash: the server lives on and says so.
+  process.on('uncaughtException', (error) => logger.error(`unexpected error: ${error.stack ?? error.message}`));
+  process.on('unhandledRejection', (reason) => logger.error(`unexpected rejection: ${reason instanceof Error ? (reason.stack ?? reason.message) : String(reason)}`));
 }

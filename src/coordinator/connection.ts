@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../config.js';
 import { AskFailedError } from '../errors.js';
-import { seconds } from '../features/messages.js';
+import { seconds } from '../text.js';
 import type { Logger } from '../logger.js';
 import { CoordinatorClient } from './client.js';
 import { channelFor } from './credentials.js';
@@ -150,6 +150,10 @@ export class CoordinatorConnection {
       });
       this.embedded = running;
       this.address = running.address;
+      if (this.closed) {
+        await running.close();
+        throw new Error('closed while starting');
+      }
       if (detection.problem) {
         this.agentProblem = detection.problem;
         this.error = detection.problem;
@@ -157,6 +161,7 @@ export class CoordinatorConnection {
         logger.warn(detection.problem);
       }
     }
+    if (this.closed) throw new Error('closed while starting');
     const channel = channelFor(this.address!, config.coordinator.tls);
     this.client = new CoordinatorClient({
       address: this.address!,
@@ -188,6 +193,7 @@ export class CoordinatorConnection {
   }
 
   private failed(error: unknown): void {
+    if (this.closed) return;
     this.failures++;
     const backoff = Math.min(30_000, 500 * 2 ** (this.failures - 1)) * (0.5 + Math.random());
     this.retryAt = Date.now() + backoff;
@@ -423,11 +429,13 @@ export class CoordinatorConnection {
     await this.close();
   }
 
+  /**
+   * Closes at once: a connection attempt under way is abandoned (its calls are cancelled with the
+   * client), not waited for — `shutdown` must not wait for a coordinator that does not answer.
+   */
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.retryTimer);
-    await this.settled;
-    await this.contextSync;
     this.client?.close();
     await this.embedded?.close();
   }

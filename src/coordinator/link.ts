@@ -26,6 +26,7 @@ export class CoordinatorLink {
   current: CoordinatorConnection | undefined;
   private pending: Promise<CoordinatorConnection> | undefined;
   private madeWith: string | undefined;
+  private closed = false;
 
   constructor(private readonly options: LinkOptions) {}
 
@@ -45,6 +46,7 @@ export class CoordinatorLink {
     // Recorded before loading the connection module: a change while it loads is a change.
     this.madeWith = settingsKey(config);
     const { CoordinatorConnection } = await import('./connection.js');
+    if (this.closed) throw new Error('the server is shutting down');
     const created = new CoordinatorConnection({
       config,
       logger: options.logger,
@@ -74,8 +76,13 @@ export class CoordinatorLink {
     void this.get();
   }
 
+  /** Closes the connection, and one still being made; nothing is connected afterwards. */
   async close(): Promise<void> {
-    await this.current?.close();
+    this.closed = true;
+    const pending = this.pending;
+    this.pending = Promise.reject(new Error('the server is shutting down'));
+    this.pending.catch(() => undefined);
+    await pending?.then((connection) => connection.close(), () => undefined);
   }
 }
 

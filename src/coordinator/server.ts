@@ -365,16 +365,8 @@ export async function startCoordinator(listen: string, options: CoordinatorOptio
     port,
     async close() {
       service.endAll();
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(() => {
-          server.forceShutdown();
-          resolve();
-        }, 2_000);
-        server.tryShutdown(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
+      // Calls in flight are cancelled (their turns end); the agents and what they started stop.
+      server.forceShutdown();
       await options.driver?.close();
     },
   };

@@ -5,7 +5,7 @@
  * window/logMessage. Answers are remembered for hover and saved across restarts.
  */
 import { writeFile } from 'node:fs';
-import { mkdir, readdir, readFile, unlink } from 'node:fs/promises';
+import { mkdir, readdir, unlink } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -14,9 +14,10 @@ import * as z from '../schema.js';
 import type { Features } from '../capabilities.js';
 import type { Logger } from '../logger.js';
 import { rangeSchema } from '../protocol.js';
-import { writeFileAtomic } from '../state.js';
+import { readStateFile, readStateFileSync, writeFileAtomicSync } from '../state.js';
 import { describeLines } from './context.js';
 import { shiftRange } from './ranges.js';
+import { inert } from '../text.js';
 import * as messages from './messages.js';
 
 const answerSchema = z.object({
@@ -46,6 +47,10 @@ interface Pending {
 
 export class Answers {
   private answers: Answer[] = [];
+  /** The saved answers have been read (or there were none). */
+  private loaded = false;
+  /** Something changed since the answers were loaded or saved. */
+  private dirty = false;
   private readonly pending = new Set<Pending>();
   private written = 0;
   /** The answer directory known to exist (made once, not before every answer). */
@@ -66,22 +71,40 @@ export class Answers {
     this.answersDir = directory;
   }
 
-  /** Loads the answers saved by an earlier session; a bad file is reported and ignored. */
+  /** Loads the answers saved by an earlier session (before the ones of this session); a bad file is reported and ignored. */
   async load(): Promise<void> {
-    let text: string;
     try {
-      text = await readFile(this.stateFile, 'utf8');
-    } catch {
-      return;
+      this.answers = [...this.parse(await readStateFile(this.stateFile)), ...this.answers];
+    } catch (error) {
+      this.logger.warn(`ignoring the saved answers: ${(error as Error).message}`);
     }
-    const parsed = savedSchema.safeParse(safeJson(text));
-    if (parsed.success) this.answers = parsed.data.answers;
-    else this.logger.warn(`ignoring ${this.stateFile}: it is not a saved answer list`);
+    this.loaded = true;
   }
 
-  /** Saved on shutdown: editors kill the process right after exit. */
-  async save(): Promise<void> {
-    await writeFileAtomic(this.stateFile, JSON.stringify({ version: 1, answers: this.answers.slice(-KEPT_ANSWERS) }));
+  private parse(text: string | undefined): Answer[] {
+    if (text === undefined) return [];
+    const parsed = savedSchema.safeParse(safeJson(text));
+    if (parsed.success) return parsed.data.answers;
+    this.logger.warn(`ignoring ${this.stateFile}: it is not a saved answer list`);
+    return [];
+  }
+
+  /**
+   * Saves the answers, if anything changed. Synchronous and small, so it also runs as the process
+   * exits, however it exits; answers saved by an earlier session that were not loaded yet are kept.
+   */
+  saveSync(): void {
+    if (!this.dirty) return;
+    if (!this.loaded) {
+      try {
+        this.answers = [...this.parse(readStateFileSync(this.stateFile)), ...this.answers];
+      } catch {
+        return; // not a file we can read: leave it alone (load() reported it)
+      }
+      this.loaded = true;
+    }
+    writeFileAtomicSync(this.stateFile, JSON.stringify({ version: 1, answers: this.answers.slice(-KEPT_ANSWERS) }));
+    this.dirty = false;
   }
 
   /** Marks a range as being asked about, so hover can say so; returns the release function. */
@@ -95,7 +118,10 @@ export class Answers {
   documentChanged(uri: string, changes: readonly TextDocumentContentChangeEvent[]): void {
     for (const change of changes) {
       for (const answer of this.answers) {
-        if (answer.uri === uri && answer.range) answer.range = shiftRange(answer.range, change);
+        if (answer.uri === uri && answer.range) {
+          answer.range = shiftRange(answer.range, change);
+          this.dirty = true;
+        }
       }
       for (const pending of this.pending) {
         if (pending.uri === uri) pending.range = shiftRange(pending.range, change) ?? pending.range;
@@ -125,8 +151,10 @@ export class Answers {
    * document is written in the background, without holding anything up.
    */
   deliver(answer: Omit<Answer, 'at' | 'documentUri'>, features: Features): Answer {
-    const record: Answer = { ...answer, at: new Date().toISOString() };
+    // The agent's text is shown as written, never interpreted (no escapes, no bidi tricks).
+    const record: Answer = { ...answer, question: inert(answer.question), answer: inert(answer.answer), at: new Date().toISOString() };
     this.answers.push(record);
+    this.dirty = true;
     if (this.answers.length > KEPT_ANSWERS * 2) this.answers = this.answers.slice(-KEPT_ANSWERS);
     setImmediate(() => this.announce(record, features));
     return record;

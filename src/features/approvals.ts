@@ -27,6 +27,7 @@ import type { TaskEvent } from '../coordinator/wire.js';
 import type { Logger } from '../logger.js';
 import { ApproveToolRequest, Commands, toolApprovalResultSchema, type ToolApprovalRequest } from '../protocol.js';
 import { riskAtMost, RISKS, type Risk } from '../risk.js';
+import { inert, inline, oneLine } from '../text.js';
 import * as messages from './messages.js';
 import { TrustStoreError, type TrustStore } from './trust.js';
 
@@ -75,14 +76,15 @@ export class ApprovalService {
     const { deps } = this;
     const { approval } = input;
     const risk: Risk = (RISKS as readonly string[]).includes(approval.risk) ? (approval.risk as Risk) : 'high';
+    // What the agent sent is shown, never interpreted: one-line names, inert parameter values.
     const request: ToolApprovalRequest = {
       executionId: approval.execution_id,
-      tool: approval.tool || 'a tool',
-      parameters: approval.parameters,
+      tool: inline(approval.tool) || 'a tool',
+      parameters: Object.fromEntries(Object.entries(approval.parameters).map(([key, value]) => [inline(key), inert(value)])),
       risk,
-      agent: { id: approval.agent_id || 'agent' },
+      agent: { id: inline(approval.agent_id) || 'agent' },
       taskId: input.taskId,
-      ...(approval.title ? { title: approval.title } : {}),
+      ...(approval.title ? { title: inline(approval.title) } : {}),
     };
     const config = deps.config();
     return new Promise<Decision>((resolve) => {
@@ -156,7 +158,7 @@ export class ApprovalService {
   /** Approve / Approve & trust / Deny for every pending approval, as commands. */
   commands(): Command[] {
     return [...this.pending.values()].flatMap(({ request }) => {
-      const what = `«${shorten(request.tool, 40)}» (${request.risk})`;
+      const what = `«${oneLine(request.tool, 40)}» (${request.risk})`;
       const id = { executionId: request.executionId };
       return [
         { title: `Buckley: approve ${what}`, command: Commands.approve, arguments: [id] },
@@ -271,17 +273,16 @@ export class ApprovalService {
   }
 }
 
-/** What will run, how risky it is and who asks, in a few lines. */
+/**
+ * What will run, how risky it is and who asks, on one line. The command is shown whole (its line
+ * breaks as ⏎), so what the user approves is exactly what runs; other parameters are shortened.
+ */
 export function describeRequest(request: ToolApprovalRequest): string {
   const command = request.parameters.command;
-  const what = typeof command === 'string' && command ? `run \`${command}\`` : `use ${request.tool}`;
+  const what = typeof command === 'string' && command ? `run \`${inline(command.replace(/\r?\n/g, ' ⏎ '))}\`` : `use ${request.tool}`;
   const parameters = Object.entries(request.parameters)
     .filter(([key]) => key !== 'command')
-    .map(([key, value]) => `${key}=${shorten(String(value), 80)}`)
+    .map(([key, value]) => `${key}=${oneLine(String(value), 80)}`)
     .join(', ');
   return `Buckley: ${request.agent.id} wants to ${what} (risk: ${request.risk}).${request.title && request.title !== request.tool ? ` ${request.title}.` : ''}${parameters ? ` Parameters: ${parameters}.` : ''}`;
-}
-
-function shorten(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }

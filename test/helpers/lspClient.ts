@@ -12,6 +12,7 @@ import {
   createMessageConnection,
   StreamMessageReader,
   StreamMessageWriter,
+  type CancellationToken,
   type MessageConnection,
 } from 'vscode-jsonrpc/node.js';
 import type { InitializeParams, InitializeResult } from 'vscode-languageserver';
@@ -38,6 +39,11 @@ export interface ClientOptions {
   /** Handlers for other server → client requests (e.g. buckley/approveTool), by method. */
   handlers?: Record<string, (params: any) => unknown>;
   stateDir?: string;
+  /**
+   * A script that starts the server (given the bin and its arguments) and relays its stdio, as an
+   * editor's wrapper would: the server's parent is then that script, not the test.
+   */
+  wrapper?: string;
 }
 
 export class TestClient {
@@ -88,7 +94,7 @@ export class TestClient {
 
   static async start(options: ClientOptions = {}): Promise<TestClient> {
     const stateDir = options.stateDir ?? mkdtempSync(join(tmpdir(), 'buckley-test-'));
-    const child = spawn(process.execPath, [BIN, '--stdio', ...(options.args ?? [])], {
+    const child = spawn(process.execPath, [...(options.wrapper ? [options.wrapper] : []), BIN, '--stdio', ...(options.args ?? [])], {
       cwd: REPO,
       env: {
         PATH: process.env.PATH,
@@ -137,8 +143,18 @@ export class TestClient {
     return this.received.filter((r) => r.method === method).map((r) => r.params);
   }
 
-  request<T = any>(method: string, params: unknown): Promise<T> {
-    return this.connection.sendRequest(method, params) as Promise<T>;
+  request<T = any>(method: string, params: unknown, token?: CancellationToken): Promise<T> {
+    return (token ? this.connection.sendRequest(method, params, token) : this.connection.sendRequest(method, params)) as Promise<T>;
+  }
+
+  /** Writes bytes to the server's stdin as they are (no framing added). */
+  write(bytes: Buffer | string): Promise<void> {
+    return new Promise((resolve, reject) => this.process.stdin!.write(bytes, (error) => (error ? reject(error) : resolve())));
+  }
+
+  /** Closes the server's stdin, as an editor that goes away does; `bytes` are written first. */
+  closeInput(bytes?: Buffer | string): void {
+    this.process.stdin!.end(bytes);
   }
 
   notify(method: string, params: unknown): Promise<void> {
@@ -168,7 +184,7 @@ export class TestClient {
    * server wrote anything but JSON-RPC messages to stdout.
    */
   async shutdown(): Promise<number | null> {
-    if (this.process.exitCode === null) {
+    if (this.process.exitCode === null && this.process.signalCode === null && this.process.stdin!.writable) {
       await this.request('shutdown', null);
       await this.notify('exit', null);
     }
@@ -176,6 +192,11 @@ export class TestClient {
     this.connection.dispose();
     assertOnlyJsonRpc(Buffer.concat(this.stdout));
     return code;
+  }
+
+  /** Every JSON-RPC message the server wrote to stdout so far. */
+  stdoutMessages(): any[] {
+    return parseFrames(Buffer.concat(this.stdout));
   }
 
   /** Resolves with the exit code once the server process has exited. */
@@ -202,6 +223,12 @@ export class TestClient {
     this.process.kill('SIGKILL');
     this.connection.dispose();
   }
+}
+
+/** A JSON-RPC message framed as LSP frames it. */
+export function frame(message: object): Buffer {
+  const body = Buffer.from(JSON.stringify(message));
+  return Buffer.concat([Buffer.from(`Content-Length: ${body.length}\r\n\r\n`), body]);
 }
 
 /** Throws unless `bytes` is a sequence of `Content-Length`-framed JSON-RPC 2.0 messages. */
