@@ -147,6 +147,8 @@ export interface ToolApprovalRequest {
   agent: { id: string; name?: string };
   taskId?: string;
   title?: string;
+  /** Why the risk is what it is, e.g. "writes /etc/hosts outside the workspace". */
+  reason?: string;
 }
 
 export const toolApprovalResultSchema = z.object({ approved: z.boolean(), remember: z.optional(z.boolean()) });

@@ -52,6 +52,7 @@ import {
 } from './protocol.js';
 import { stateDirectory } from './state.js';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import * as z from './schema.js';
 
 /** How long the editor may take to answer workspace/configuration. */
@@ -148,7 +149,15 @@ export function startServer(connection: Connection, options: ServerOptions): Run
     limiter,
   });
   const trust = new TrustStore(join(stateDir, 'trust.json'), logger.child('trust'));
-  const approvals = new ApprovalService({ connection, documents, trust, logger: logger.child('approvals'), config, features: () => features });
+  const approvals = new ApprovalService({
+    connection,
+    documents,
+    trust,
+    logger: logger.child('approvals'),
+    config,
+    features: () => features,
+    workspaceRoot: () => workspacePath(workspaceRoots[0]),
+  });
   const tasks = new TaskService({
     connection,
     approvals,
@@ -300,6 +309,15 @@ export function startServer(connection: Connection, options: ServerOptions): Run
   documents.listen(connection);
   connection.listen();
   return { shutdownReceived: () => shutdownReceived, stop };
+}
+
+/** The workspace as a path, when it is a file URI. */
+function workspacePath(uri: string | undefined): string | undefined {
+  try {
+    return uri?.startsWith('file:') ? fileURLToPath(uri) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function workspaceRootsOf(params: InitializeParams): string[] {

@@ -71,6 +71,16 @@ interface ActiveTurn {
   signal: AbortSignal;
   text: string;
   tools: Map<string, WireToolExecution>;
+  /** What the agent said about each tool call so far, for judging its permission request. */
+  calls: Map<string, CallFacts>;
+}
+
+interface CallFacts {
+  title?: string;
+  kind?: string;
+  input?: unknown;
+  locations: string[];
+  writes: string[];
 }
 
 const STDERR_LINES_KEPT = 20;
@@ -83,15 +93,23 @@ const CANCEL_GRACE_MS = 5_000;
  * throughput (`npm run bench`, streaming: 25,000 → 40,000 events/s without it).
  */
 const notificationOf = <Update extends z.core.$ZodShape>(update: Update) => z.object({ sessionId: z.string(), update: z.object(update) });
-const toolUpdate = notificationOf({
-  sessionUpdate: z.enum(['tool_call', 'tool_call_update']),
+const toolCallFields = {
   toolCallId: z.string(),
   title: z.nullish(z.string()),
   status: z.nullish(z.string()),
   kind: z.nullish(z.string()),
   rawInput: z.optional(z.unknown()),
+  locations: z.nullish(z.array(z.object({ path: z.string() }))),
+  content: z.nullish(z.array(z.object({ type: z.string(), path: z.optional(z.string()) }))),
+};
+const toolUpdate = notificationOf({
+  sessionUpdate: z.enum(['tool_call', 'tool_call_update']),
+  ...toolCallFields,
   rawOutput: z.optional(z.unknown()),
 });
+/** The tool call of a permission request, read the same way (the SDK checked it against ACP). */
+const permissionToolCall = z.object(toolCallFields);
+type ToolCallFields = z.infer<typeof permissionToolCall>;
 const updateSchemas = {
   agent_message_chunk: notificationOf({ sessionUpdate: z.literal('agent_message_chunk'), content: z.object({ type: z.string(), text: z.optional(z.string()) }) }),
   tool_call: toolUpdate,
@@ -137,7 +155,7 @@ export class AcpDriver implements AgentDriver {
   }
 
   private async prompt(agent: Agent, session: AcpSession, turn: AgentTurn, sink: TurnSink, signal: AbortSignal): Promise<TurnResult> {
-    const active: ActiveTurn = { sink, readOnly: turn.readOnly, signal, text: '', tools: new Map() };
+    const active: ActiveTurn = { sink, readOnly: turn.readOnly, signal, text: '', tools: new Map(), calls: new Map() };
     session.turn = active;
     const onAbort = () => {
       agent.connection.agent.notify('session/cancel', { sessionId: session.id }).catch(() => undefined);
@@ -384,6 +402,7 @@ export class AcpDriver implements AgentDriver {
           output: update.rawOutput !== undefined ? describeValue(update.rawOutput) : (previous?.output ?? ''),
         };
         turn.tools.set(update.toolCallId, execution);
+        rememberCall(turn, update);
         turn.sink.tool(execution);
         break;
       }
@@ -401,19 +420,38 @@ export class AcpDriver implements AgentDriver {
   private async onPermission(sessions: Map<string, AcpSession>, params: acp.RequestPermissionRequest): Promise<acp.RequestPermissionResponse> {
     const turn = this.turnOf(sessions, params.sessionId, 'a permission request');
     if (!turn || turn.signal.aborted) return { outcome: { outcome: 'cancelled' } };
-    const call = params.toolCall;
+    const parsed = permissionToolCall.safeParse(params.toolCall);
+    // Everything the agent said about the call counts: the request may repeat only its id.
+    const call = parsed.success ? rememberCall(turn, parsed.data) : (turn.calls.get(params.toolCall.toolCallId) ?? { locations: [], writes: [] });
     const decision = await turn.sink.permission(
       {
-        tool: call.title ?? turn.tools.get(call.toolCallId)?.tool ?? 'tool',
-        kind: call.kind ?? turn.tools.get(call.toolCallId)?.kind ?? 'other',
+        tool: call.title ?? turn.tools.get(params.toolCall.toolCallId)?.tool ?? 'tool',
+        kind: call.kind ?? 'other',
         title: call.title ?? '',
-        parameters: flattenParameters(call.rawInput),
+        parameters: flattenParameters(call.input),
+        input: call.input,
+        locations: call.locations,
+        writes: call.writes,
       },
       turn.signal,
     );
     const option = chooseOption(params.options, decision);
     return option ? { outcome: { outcome: 'selected', optionId: option.optionId } } : { outcome: { outcome: 'cancelled' } };
   }
+}
+
+/** Adds what an update says about a tool call to what the turn knows of it; returns the whole. */
+function rememberCall(turn: ActiveTurn, update: ToolCallFields): CallFacts {
+  const known = turn.calls.get(update.toolCallId) ?? { locations: [], writes: [] };
+  const facts: CallFacts = {
+    title: update.title ?? known.title,
+    kind: update.kind ?? known.kind,
+    input: update.rawInput !== undefined ? update.rawInput : known.input,
+    locations: update.locations?.length ? [...new Set([...known.locations, ...update.locations.map((location) => location.path)])] : known.locations,
+    writes: update.content?.length ? [...new Set([...known.writes, ...update.content.flatMap((item) => (item.type === 'diff' && item.path ? [item.path] : []))])] : known.writes,
+  };
+  turn.calls.set(update.toolCallId, facts);
+  return facts;
 }
 
 /** The option matching the decision; "always" falls back to "once" when the agent offers only that. */

@@ -17,9 +17,17 @@ export interface AgentTurn {
 
 export interface PermissionRequest {
   tool: string;
+  /** The kind the agent gives it (not trusted: the risk comes from what the call does). */
   kind: string;
   title: string;
+  /** The input as the flat string map the wire carries (nested values as JSON). */
   parameters: Record<string, string>;
+  /** The input as the agent sent it. */
+  input: unknown;
+  /** Paths the call touches (ACP `locations`). */
+  locations: string[];
+  /** Paths the call writes (ACP `diff` content). */
+  writes: string[];
 }
 
 export type PermissionDecision = 'allow_once' | 'allow_always' | 'reject';

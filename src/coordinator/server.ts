@@ -6,12 +6,14 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { resolve } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from '../logger.js';
 import { AgentError, type AgentDriver, type AgentTurn, type PermissionDecision, type PermissionRequest, type TurnSink } from '../agents/driver.js';
 import { buildPrompt } from '../agents/prompt.js';
 import { isLoopbackHost } from '../net.js';
-import { classifyRisk } from '../risk.js';
+import { assessRisk, type Assessment } from '../risk/assess.js';
 import { EventBatcher } from './batcher.js';
 import { agentCommunicationService } from './protos.js';
 import { AGENT_HEADER, INTENT_HEADER, SESSION_HEADER, type ContextDelta, type CreateSessionRequest, type EditorContext, type SendMessageRequest, type TaskStreamRequest, type WireToolExecution } from './wire.js';
@@ -193,7 +195,8 @@ class CoordinatorService {
       turn: {
         sessionKey: sessionId ?? `agent:${identityOf(call, agentId)}`,
         prompt: buildPrompt(question, context, readOnly),
-        cwd: root ? fileUriToPath(root) : undefined,
+        // Where the agent works: the editor's workspace, else where this coordinator runs.
+        cwd: root ? fileUriToPath(root) : process.cwd(),
         readOnly,
       },
     };
@@ -205,13 +208,13 @@ class CoordinatorService {
     return {
       ...events,
       permission: async (request: PermissionRequest): Promise<PermissionDecision> => {
-        const risk = classifyRisk({ kind: request.kind, parameters: request.parameters, workspaceRoot: cwd });
+        const { risk, reasons } = assessCall(request, cwd);
         const what = `${request.tool} (${request.kind})`;
         if (risk === 'low') {
-          logger.info(`allowed ${what}: a low-risk read`);
+          logger.info(`allowed ${what}: a low-risk read inside the workspace`);
           return 'allow_once';
         }
-        logger.info(`declined ${what} without asking: an ask is read-only`);
+        logger.info(`declined ${what} without asking: an ask is read-only, and this ${reasons[0] ?? 'is not a read'} (${risk})`);
         return 'reject';
       },
     };
@@ -232,7 +235,7 @@ class CoordinatorService {
       permission: (request: PermissionRequest, signal: AbortSignal): Promise<PermissionDecision> =>
         new Promise<PermissionDecision>((resolve) => {
           const executionId = randomBytes(16).toString('hex');
-          const risk = classifyRisk({ kind: request.kind, parameters: request.parameters, workspaceRoot: task.cwd });
+          const { risk, reasons } = assessCall(request, task.cwd);
           const finish = (decision: PermissionDecision, why: string) => {
             if (!this.approvals.delete(executionId)) return;
             clearTimeout(timer);
@@ -256,7 +259,9 @@ class CoordinatorService {
               risk,
               agent_id: task.agent,
               title: request.title,
-              reason: '',
+              reason: reasons.join('; '),
+              kind: effectiveKind(request),
+              locations: [...new Set([...request.locations, ...request.writes])],
             },
           });
         }),
@@ -287,6 +292,20 @@ class CoordinatorService {
   }
 }
 
+
+/**
+ * The risk of what the call does, in the workspace of the turn. A workspace of `/` or the home
+ * directory is no workspace at all: nothing would be outside it.
+ */
+function assessCall(request: PermissionRequest, cwd: string | undefined): Assessment {
+  const workspaceRoot = cwd && cwd !== '/' && resolve(cwd) !== resolve(homedir()) ? cwd : undefined;
+  return assessRisk({ kind: request.kind, input: request.input, locations: request.locations, writes: request.writes }, { workspaceRoot });
+}
+
+/** The kind the editor is told: an edit when the call writes, whatever the agent called it. */
+function effectiveKind(request: PermissionRequest): string {
+  return request.writes.length > 0 && ['read', 'search', 'think', 'fetch', ''].includes(request.kind) ? 'edit' : request.kind;
+}
 
 /** Anything a call's caller is known by: its metadata and, over mutual TLS, its certificate. */
 type Caller = Pick<grpc.ServerUnaryCall<unknown, unknown>, 'metadata' | 'getAuthContext'>;

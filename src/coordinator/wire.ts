@@ -110,6 +110,8 @@ const toolApprovalRequestSchema = z.object({
   agent_id: text(),
   title: text(),
   reason: text(),
+  kind: text(),
+  locations: list(z.string()),
 });
 
 export const taskEventSchema = z.object({

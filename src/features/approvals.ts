@@ -26,7 +26,7 @@ import type { CoordinatorConnection } from '../coordinator/connection.js';
 import type { TaskEvent } from '../coordinator/wire.js';
 import type { Logger } from '../logger.js';
 import { ApproveToolRequest, Commands, toolApprovalResultSchema, type ToolApprovalRequest } from '../protocol.js';
-import { riskAtMost, RISKS, type Risk } from '../risk.js';
+import { assessRisk, highestRisk, riskAtMost, RISKS, type Risk } from '../risk/assess.js';
 import { inert, inline, oneLine } from '../text.js';
 import * as messages from './messages.js';
 import { TrustStoreError, type TrustStore } from './trust.js';
@@ -48,6 +48,8 @@ export interface ApprovalDependencies {
   logger: Logger;
   config(): Config;
   features(): Features;
+  /** The workspace (a path), for judging the risk of a tool call ourselves. */
+  workspaceRoot(): string | undefined;
 }
 
 interface Pending {
@@ -75,7 +77,7 @@ export class ApprovalService {
   handle(input: { taskId: string; approval: WireApproval; coordinator: CoordinatorConnection; uri?: string; range?: Range }): Promise<Decision> {
     const { deps } = this;
     const { approval } = input;
-    const risk: Risk = (RISKS as readonly string[]).includes(approval.risk) ? (approval.risk as Risk) : 'high';
+    const { risk, reason } = this.assess(approval);
     // What the agent sent is shown, never interpreted: one-line names, inert parameter values.
     const request: ToolApprovalRequest = {
       executionId: approval.execution_id,
@@ -85,6 +87,7 @@ export class ApprovalService {
       agent: { id: inline(approval.agent_id) || 'agent' },
       taskId: input.taskId,
       ...(approval.title ? { title: inline(approval.title) } : {}),
+      ...(reason ? { reason: inline(reason) } : {}),
     };
     const config = deps.config();
     return new Promise<Decision>((resolve) => {
@@ -119,8 +122,19 @@ export class ApprovalService {
 
   /** Whether the user will be asked, or the policy or remembered trust decide at once. */
   needsUser(approval: WireApproval): boolean {
-    const risk = (RISKS as readonly string[]).includes(approval.risk) ? (approval.risk as Risk) : 'high';
-    return this.automaticDecision({ risk, agent: { id: approval.agent_id || 'agent' }, tool: approval.tool || 'a tool' }) === undefined;
+    return this.automaticDecision({ risk: this.assess(approval).risk, agent: { id: approval.agent_id || 'agent' }, tool: approval.tool || 'a tool' }) === undefined;
+  }
+
+  /**
+   * The risk of an approval: the coordinator's word, raised to what the call does as we judge it
+   * (a coordinator's label never lowers it; an unknown label counts as high).
+   */
+  private assess(approval: WireApproval): { risk: Risk; reason: string } {
+    const own = assessRisk({ kind: approval.kind || 'other', input: approval.parameters, locations: approval.locations }, { workspaceRoot: this.deps.workspaceRoot() });
+    const label = (RISKS as readonly string[]).includes(approval.risk) ? (approval.risk as Risk) : 'high';
+    const risk = highestRisk(label, own.risk);
+    const reason = risk === label && approval.reason ? approval.reason : own.reasons.join('; ');
+    return { risk, reason };
   }
 
   /** Approval without asking: within the auto-approval risk, or trusted earlier; never destructive. */
@@ -284,5 +298,5 @@ export function describeRequest(request: ToolApprovalRequest): string {
     .filter(([key]) => key !== 'command')
     .map(([key, value]) => `${key}=${oneLine(String(value), 80)}`)
     .join(', ');
-  return `Buckley: ${request.agent.id} wants to ${what} (risk: ${request.risk}).${request.title && request.title !== request.tool ? ` ${request.title}.` : ''}${parameters ? ` Parameters: ${parameters}.` : ''}`;
+  return `Buckley: ${request.agent.id} wants to ${what} (risk: ${request.risk}${request.reason ? ` — ${oneLine(request.reason, 120)}` : ''}).${request.title && request.title !== request.tool ? ` ${request.title}.` : ''}${parameters ? ` Parameters: ${parameters}.` : ''}`;
 }

@@ -65,6 +65,11 @@ export interface FakeBuckleyOptions {
   taskMessages?: string[];
   /** Break the StreamTask stream with this error after the messages. */
   taskError?: string;
+  /**
+   * Announce this tool approval in StreamTask (and list `approval_events`), as a coordinator of
+   * ours would — with whatever risk label it says — then end with the decision it received.
+   */
+  approval?: { tool: string; parameters: Record<string, string>; risk: string; kind?: string };
 }
 
 export async function startFakeBuckley(options: FakeBuckleyOptions = {}): Promise<FakeBuckley> {
@@ -85,6 +90,7 @@ export async function startFakeBuckley(options: FakeBuckleyOptions = {}): Promis
     const claimed = String(metadata.get('x-buckley-agent-id')[0] ?? '');
     return !claimed || claimed === agentId ? undefined : { code: grpc.status.PERMISSION_DENIED, details: 'agent_id mismatch' };
   };
+  const decisions = new Map<string, (decision: string) => void>();
   const server = new grpc.Server();
   const unary = (method: string, handle: (call: any) => [grpc.ServiceError | Partial<grpc.StatusObject> | null, unknown?]) =>
     (call: any, callback: grpc.sendUnaryData<unknown>) => {
@@ -98,7 +104,7 @@ export async function startFakeBuckley(options: FakeBuckleyOptions = {}): Promis
       null,
       {
         protocol_version: '1.0',
-        features: ['chat', 'stream_task', 'tool_approval', 'context_handles', 'inline_completion', 'propose_edits', 'apply_edits', 'editor_state'],
+        features: ['chat', 'stream_task', 'tool_approval', 'context_handles', 'inline_completion', 'propose_edits', 'apply_edits', 'editor_state', ...(options.approval ? ['approval_events'] : [])],
         supported_auth: ['mtls', 'insecure_local'],
       },
     ]),
@@ -112,12 +118,29 @@ export async function startFakeBuckley(options: FakeBuckleyOptions = {}): Promis
     StreamTask: (call: grpc.ServerWritableStream<any, any>) => {
       record('StreamTask', call);
       if (!call.request.query) return call.destroy(Object.assign(new Error('query required'), { code: grpc.status.INVALID_ARGUMENT }));
+      if (options.approval) {
+        const execution_id = `approval-${calls.length}`;
+        call.write({ task_id: call.request.task_id, status: 'awaiting_approval', message: 'waiting', approval: { execution_id, agent_id: 'fake-agent', ...options.approval } });
+        decisions.set(execution_id, (decision) => {
+          call.write({ task_id: call.request.task_id, status: 'completed', message: 'done', answer_delta: `Decision: ${decision}` });
+          call.end();
+        });
+        return;
+      }
       for (const message of options.taskMessages ?? ['Planning task…', 'Executing plan…', `Answer to: ${call.request.query}`, '✅ Task completed']) {
         call.write({ task_id: call.request.task_id, message });
       }
       if (options.taskError) call.emit('error', { code: grpc.status.INTERNAL, details: options.taskError });
       else call.end();
     },
+    ApproveToolExecution: unary('ApproveToolExecution', (call) => {
+      decisions.get(call.request.execution_id)?.('approved');
+      return [null, {}];
+    }),
+    RejectToolExecution: unary('RejectToolExecution', (call) => {
+      decisions.get(call.request.execution_id)?.('rejected');
+      return [null, {}];
+    }),
     SendMessage: unary('SendMessage', (call) => {
       const content = call.request.message?.content ?? '';
       if (!content) return [{ code: grpc.status.INVALID_ARGUMENT, details: 'content required' }];

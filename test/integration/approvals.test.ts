@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { startingClients, type ClientOptions, type TestClient } from '../helpers/lspClient.js';
 import { CLIENT_PAYLOADS, EXAMPLE_AGENT } from '../helpers/paths.js';
@@ -50,6 +51,7 @@ describe('approvals', () => {
         agent: { id: 'scripted-agent.mjs' },
         taskId: final.taskId,
         title: 'Edit config.json',
+        reason: 'edits files',
       },
     ]);
     // Only the edit waited for the user; the read was approved by policy without a waiting state.
@@ -65,7 +67,7 @@ describe('approvals', () => {
     const [prompt] = client.all('window/showMessageRequest');
     expect(prompt).toEqual({
       type: 2,
-      message: 'Buckley: scripted-agent.mjs wants to run `npm publish --tag next` (risk: high).',
+      message: 'Buckley: scripted-agent.mjs wants to run `npm publish --tag next` (risk: high — runs a shell command).',
       actions: [{ title: 'Approve' }, { title: 'Approve & trust' }, { title: 'Deny' }],
     });
   });
@@ -81,7 +83,7 @@ describe('approvals', () => {
       range: { start: selection.start, end: selection.start },
       severity: 2,
       source: 'buckley',
-      message: expect.stringContaining('Buckley: scripted-agent.mjs wants to use Edit config.json (risk: medium).'),
+      message: expect.stringContaining('Buckley: scripted-agent.mjs wants to use Edit config.json (risk: medium — edits files).'),
     });
     await client.waitFor('window/showMessage', (p) => p.message === 'Buckley: approve or deny Edit config.json (code actions)');
     const status = await client.request('buckley/status', {});
@@ -123,7 +125,7 @@ describe('approvals', () => {
     const { answer } = await runTask(client, 'RUN rm -rf build');
     expect(answer).toContain('Permission to run `rm -rf build`: yes.');
     const [prompt] = client.all('window/showMessageRequest');
-    expect(prompt.message).toContain('(risk: destructive)');
+    expect(prompt.message).toContain('(risk: destructive — deletes recursively (rm -rf)');
     expect(prompt.actions).toEqual([{ title: 'Approve' }, { title: 'Deny' }]);
     // The high-risk edit? No: editing config.json is medium, within "high", so it passed unasked.
     expect(client.all('window/showMessageRequest')).toHaveLength(1);
@@ -157,5 +159,44 @@ describe('approvals', () => {
     expect(answer).toContain("Perfect! I've successfully updated the configuration.");
     // It writes /home/user/project/config.json: outside this workspace, so destructive.
     expect(client.all('buckley/approveTool')).toMatchObject([{ tool: 'Modifying critical configuration file', risk: 'destructive', parameters: { path: '/home/user/project/config.json' } }]);
+  });
+});
+
+describe('risk from what a tool does, not what the agent calls it', () => {
+  /** A question or task that makes the scripted agent ask permission for exactly this tool call. */
+  const tool = (call: object) => `TOOL ${JSON.stringify(call)}`;
+  const fixtureRoot = fileURLToPath(new URL('../../fixtures/workspace/', import.meta.url));
+
+  it.each([
+    ['a "read" that runs rm -rf ~', { kind: 'read', title: 'Read', rawInput: { command: 'rm -rf ~' } }],
+    ['a "search" that runs find -delete', { kind: 'search', title: 'Search', rawInput: { command: 'find / -name x -delete' } }],
+    ['a read of file:///etc/shadow', { kind: 'read', title: 'Read', rawInput: { uri: 'file:///etc/shadow' } }],
+    ["a read of /etc/shadow as gemini-cli's absolute_path", { kind: 'read', title: 'ReadFile', rawInput: { absolute_path: '/etc/shadow' } }],
+    ['a read of /etc/shadow named only in its locations', { kind: 'read', title: 'Read', locations: [{ path: '/etc/shadow' }] }],
+    ['a "read" whose diff writes a file', { kind: 'read', title: 'Read', content: [{ type: 'diff', path: `${fixtureRoot}retry.ts`, oldText: 'a', newText: 'b' }] }],
+  ])('declines %s during an ask, without asking', async (_name, call) => {
+    const client = await start(optedIn(() => ({ approved: true })));
+    const { answer } = await client.request('buckley/ask', { question: tool(call) });
+    expect(answer).toContain('Tool outcome: no.');
+    expect(client.all('buckley/approveTool')).toEqual([]);
+    await client.waitFor('window/logMessage', (p) => p.message.includes('declined') && p.message.includes('an ask is read-only'));
+  });
+
+  it('allows a read inside the workspace during an ask', async () => {
+    const { answer } = await (await start()).request('buckley/ask', { question: tool({ kind: 'read', title: 'Read', rawInput: { file_path: `${fixtureRoot}retry.ts` } }) });
+    expect(answer).toContain('Tool outcome: yes.');
+  });
+
+  it.each([
+    ['medium', 'an edit of file:///etc/passwd', { kind: 'edit', title: 'Edit', rawInput: { uri: 'file:///etc/passwd', content: 'x' } }, 'writes file:///etc/passwd outside the workspace'],
+    ['high', 'rm --recursive --force ~', { kind: 'execute', title: 'Run', rawInput: { command: 'rm --recursive --force ~' } }, 'deletes recursively'],
+    ['high', 'find ~ -delete labelled a search', { kind: 'search', title: 'Find', rawInput: { command: 'find ~ -delete' } }, 'deletes what it finds (find -delete)'],
+    ['high', 'a codex-acp argv with git push --force', { kind: 'execute', title: 'git push', rawInput: { command: ['bash', '-lc', 'git push --force'], cwd: fixtureRoot } }, 'rewrites or deletes remote history'],
+  ])('with autoApprove %s, still asks about %s, as destructive, and says why', async (autoApprove, _name, call, why) => {
+    const client = await start(optedIn(() => ({ approved: false }), { initialize: { ...optedIn(() => null).initialize, initializationOptions: { approvals: { autoApprove } } } }));
+    const { answer } = await runTask(client, tool(call));
+    expect(answer).toContain('Tool outcome: no.');
+    const [asked] = client.all('buckley/approveTool');
+    expect(asked).toMatchObject({ risk: 'destructive', reason: expect.stringContaining(why) });
   });
 });

@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startCoordinatorProcess, startFakeBuckley, type CoordinatorProcess, type FakeBuckley } from '../helpers/coordinators.js';
+import { startCoordinatorProcess, startFakeBuckley, type CoordinatorProcess, type FakeBuckley, type FakeBuckleyOptions } from '../helpers/coordinators.js';
 import { TestClient } from '../helpers/lspClient.js';
 import { EXAMPLE_AGENT, SCRIPTED_AGENT } from '../helpers/paths.js';
 import { linesRange, rangeOf } from '../helpers/text.js';
@@ -27,13 +27,27 @@ async function coordinatorProcess(args: string[]): Promise<CoordinatorProcess> {
   cleanups.push(() => coordinator.stop());
   return coordinator;
 }
-async function fakeBuckley(options?: { hang?: boolean }): Promise<FakeBuckley> {
+async function fakeBuckley(options?: FakeBuckleyOptions): Promise<FakeBuckley> {
   const buckley = await startFakeBuckley(options);
   cleanups.push(() => buckley.stop());
   return buckley;
 }
 
 describe('coordinators', () => {
+  it("judges a tool call's risk itself: a coordinator's low label never lets rm -rf ~ through unasked", async () => {
+    const buckley = await fakeBuckley({ approval: { tool: 'Bash', kind: 'read', parameters: { command: 'rm -rf ~' }, risk: 'low' } });
+    const client = await start({
+      env: { BUCKLEY_COORDINATOR: buckley.address },
+      initialize: { capabilities: { experimental: { buckley: { approveTool: true, taskProgress: true } } } },
+      handlers: { 'buckley/approveTool': () => ({ approved: false }) },
+    });
+    const { taskId } = await client.request('buckley/executeTask', { task: 'Tidy up' });
+    const asked = await client.waitFor('buckley/approveTool');
+    expect(asked).toMatchObject({ tool: 'Bash', risk: 'destructive', reason: expect.stringContaining('deletes recursively (rm -rf)') });
+    await client.waitFor('$/buckley/taskProgress', (p) => p.taskId === taskId && p.status === 'completed');
+    await buckley.waitFor('RejectToolExecution');
+  });
+
   it('asks through `buckley-lsp coordinator` running as its own process', async () => {
     const coordinator = await coordinatorProcess(['--agent', process.execPath, SCRIPTED_AGENT]);
     const client = await start({ args: ['--coordinator', coordinator.address], env: { BUCKLEY_AGENT: undefined } });

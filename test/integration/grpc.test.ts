@@ -168,8 +168,8 @@ describe('our coordinator', () => {
     }
     expect(answer).toContain('Permission to read: yes; permission to edit: no.');
     expect(approvals).toMatchObject([
-      { tool: 'Read README.md', risk: 'low', parameters: { path: 'README.md' }, agent_id: 'scripted-agent.mjs' },
-      { tool: 'Edit config.json', risk: 'medium', parameters: { path: 'config.json', content: '{}' } },
+      { tool: 'Read README.md', risk: 'low', parameters: { path: 'README.md' }, agent_id: 'scripted-agent.mjs', kind: 'read', reason: '' },
+      { tool: 'Edit config.json', risk: 'medium', parameters: { path: 'config.json', content: '{}' }, kind: 'edit', reason: 'edits files' },
     ]);
     expect(new Set(approvals.map((a) => a.execution_id)).size).toBe(2);
     for (const approval of approvals) expect(approval.execution_id).toMatch(/^[0-9a-f]{32}$/);

@@ -97,7 +97,7 @@ describe.each(EDITORS)('Neovim $name (real editor)', ({ bin, available, version 
     ]);
     // The prompt showed what will run, its risk and the agent, with the three choices.
     expect(result.prompt).toEqual({
-      message: 'Buckley: scripted-agent.mjs wants to use Edit config.json (risk: medium). Parameters: path=config.json, content={}.',
+      message: 'Buckley: scripted-agent.mjs wants to use Edit config.json (risk: medium — edits files). Parameters: path=config.json, content={}.',
       actions: ['1. Approve', '2. Approve & trust', '3. Deny'],
     });
     // The agent got the approval (and its read was approved by the default policy, unasked).
@@ -123,7 +123,7 @@ describe.each(EDITORS)('Neovim $name (real editor)', ({ bin, available, version 
     expect(result.answer_lines[0]).toBe('# What does backoff do?');
     expect(result.answer_lines.join('\n')).toContain('The selection has 2 line(s) and starts with `export function backoff');
     expect(result.approval.items).toEqual(['Approve', 'Approve & trust', 'Deny']);
-    expect(result.approval.prompt).toContain('Buckley: scripted-agent.mjs wants to use Edit config.json (risk: medium).');
+    expect(result.approval.prompt).toContain('Buckley: scripted-agent.mjs wants to use Edit config.json (risk: medium — edits files).');
     expect(result.approval.statusline).toMatch(/^Buckley: Waiting for your approval: Edit config\.json \(medium\)/);
     expect(result.task).toMatchObject({ status: 'completed', progress: 100, title: 'Tidy this function' });
     expect(result.statusline_after).toBe('');

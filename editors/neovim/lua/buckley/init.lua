@@ -147,7 +147,8 @@ local APPROVE, TRUST, DENY = 'Approve', 'Approve & trust', 'Deny'
 -- buckley/approveTool: exactly what will run, its risk and the agent, through vim.ui.select.
 handlers['buckley/approveTool'] = function(_, params)
   local shown = params.parameters.command and ('run `' .. params.parameters.command .. '`') or ('use ' .. params.tool)
-  local prompt = string.format('Buckley: %s wants to %s (risk: %s). %s', params.agent.id, shown, params.risk, vim.inspect(params.parameters, { newline = ' ', indent = '' }))
+  local why = params.reason and params.reason ~= '' and (' — ' .. params.reason) or ''
+  local prompt = string.format('Buckley: %s wants to %s (risk: %s%s). %s', params.agent.id, shown, params.risk, why, vim.inspect(params.parameters, { newline = ' ', indent = '' }))
   local choices = params.risk == 'destructive' and { APPROVE, DENY } or { APPROVE, TRUST, DENY }
   local answer
   local co = coroutine.running()

@@ -1,0 +1,148 @@
+/**
+ * Where a path a tool names really is: `file://` URIs, `~`, `$HOME` and relative paths resolved,
+ * `..` and symbolic links followed, so nothing escapes the workspace by spelling. And whether it
+ * holds credentials.
+ */
+import { realpathSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export interface Place {
+  /** The workspace (absolute); unknown means every absolute path is outside it. */
+  workspaceRoot?: string;
+  /** The user's home directory, for `~` and `$HOME`. */
+  home: string;
+  /** The directory relative paths are relative to (default: the workspace root). */
+  cwd?: string;
+}
+
+export interface PathFacts {
+  /** The path as the tool wrote it. */
+  written: string;
+  /** Absolute and normalised, links followed where they exist; undefined when it cannot be known ($VAR). */
+  resolved?: string;
+  inside: boolean;
+  /** What secret it holds, in a few words, when it is a credential file or directory. */
+  credential?: string;
+  /** A place where a write runs code later (git hooks, shell startup files). */
+  persistent?: string;
+}
+
+/** `path` as an absolute path, or undefined when it depends on something unknown (`$BUILD`). */
+export function resolvePath(written: string, place: Place): string | undefined {
+  let path = written.trim();
+  if (/^file:/i.test(path)) {
+    try {
+      path = fileURLToPath(path);
+    } catch {
+      return undefined;
+    }
+  }
+  path = path.replace(/^(\$HOME|\$\{HOME\})(?=\/|$)/, place.home).replace(/^\$\{?XDG_CONFIG_HOME\}?(?=\/|$)/, join(place.home, '.config'));
+  if (path === '~' || path.startsWith('~/')) path = place.home + path.slice(1);
+  else if (path.startsWith('~')) path = join(dirname(place.home), path.slice(1)); // ~user: another user's home
+  if (/\$\{?[A-Za-z_]/.test(path)) return undefined;
+  const base = place.cwd ? resolvePath(place.cwd, { ...place, cwd: undefined }) : place.workspaceRoot;
+  if (!isAbsolute(path)) {
+    if (!base) return undefined;
+    path = resolve(base, path);
+  }
+  return followLinks(resolve(path));
+}
+
+/** The path with symbolic links of its longest existing prefix followed (a link in the workspace may point anywhere). */
+function followLinks(path: string): string {
+  let existing = path;
+  const rest: string[] = [];
+  for (;;) {
+    try {
+      const real = realpathSync.native(existing);
+      return rest.length ? join(real, ...rest.reverse()) : real;
+    } catch {
+      const parent = dirname(existing);
+      if (parent === existing) return path;
+      rest.push(basename(existing));
+      existing = parent;
+    }
+  }
+}
+
+export function isInside(path: string, root: string | undefined): boolean {
+  if (!root) return false;
+  const realRoot = followLinks(resolve(root));
+  const rel = relative(realRoot, path);
+  return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
+}
+
+/** Credential files and directories, relative to the home directory. */
+const HOME_CREDENTIALS: [string, string][] = [
+  ['.ssh', 'SSH keys'],
+  ['.gnupg', 'GnuPG keys'],
+  ['.aws', 'AWS credentials'],
+  ['.azure', 'Azure credentials'],
+  ['.config/gcloud', 'Google Cloud credentials'],
+  ['.kube', 'Kubernetes credentials'],
+  ['.docker/config.json', 'Docker registry credentials'],
+  ['.netrc', 'network passwords'],
+  ['.npmrc', 'npm tokens'],
+  ['.pypirc', 'PyPI tokens'],
+  ['.git-credentials', 'git passwords'],
+  ['.config/gh', 'GitHub tokens'],
+  ['.config/hub', 'GitHub tokens'],
+  ['.password-store', 'passwords'],
+  ['.local/share/keyrings', 'the keyring'],
+  ['.vault-token', 'a Vault token'],
+  ['.terraform.d/credentials.tfrc.json', 'Terraform tokens'],
+  ['.cargo/credentials', 'crates.io tokens'],
+  ['.cargo/credentials.toml', 'crates.io tokens'],
+  ['.gem/credentials', 'RubyGems tokens'],
+  ['.config/op', '1Password'],
+  ['.bash_history', 'shell history'],
+  ['.zsh_history', 'shell history'],
+];
+const SYSTEM_CREDENTIALS: [string, string][] = [
+  ['/etc/shadow', 'password hashes'],
+  ['/etc/gshadow', 'password hashes'],
+  ['/etc/sudoers', 'sudo rules'],
+  ['/etc/sudoers.d', 'sudo rules'],
+  ['/etc/ssh', 'SSH host keys'],
+  ['/root', "root's files"],
+  ['/var/run/secrets', 'service account tokens'],
+  ['/run/secrets', 'service account tokens'],
+];
+/** Credential files wherever they are, by name. */
+const CREDENTIAL_NAMES: [RegExp, string][] = [
+  [/^\.env(\..+)?$/, 'environment secrets'],
+  [/^id_(rsa|dsa|ecdsa|ed25519)(_sk)?$/, 'an SSH private key'],
+  [/\.(pem|key|p12|pfx|jks|keystore|kdbx|asc|gpg)$/i, 'keys or certificates'],
+  [/^(credentials|secrets?)(\.[a-z]+)?$/i, 'credentials'],
+  [/^\.htpasswd$/, 'password hashes'],
+  [/^service[-_]?account.*\.json$/i, 'a service account key'],
+];
+/** Harmless look-alikes of credential files. */
+const NOT_CREDENTIALS = /^\.env\.(example|sample|template|dist|defaults)$|\.pub$/i;
+/** Writing these runs code later: git hooks, shell and editor startup files. */
+const PERSISTENT: [RegExp, string][] = [
+  [/(^|\/)\.git\/(hooks\/|config$)/, 'git runs it'],
+  [/(^|\/)\.(bashrc|bash_profile|profile|zshrc|zprofile|zshenv|login)$/, 'the shell runs it'],
+];
+
+export function describePath(written: string, place: Place): PathFacts {
+  const resolved = resolvePath(written, place);
+  if (!resolved) return { written, inside: false };
+  const facts: PathFacts = { written, resolved, inside: isInside(resolved, place.workspaceRoot) };
+  const name = basename(resolved);
+  const underHome = isInside(resolved, place.home) ? relative(followLinks(place.home), resolved) : undefined;
+  if (/^\/proc\/[^/]+\/environ$/.test(resolved)) facts.credential = 'environment secrets';
+  for (const [prefix, what] of HOME_CREDENTIALS) {
+    if (underHome !== undefined && (underHome === prefix || underHome.startsWith(`${prefix}/`))) facts.credential = what;
+  }
+  for (const [prefix, what] of SYSTEM_CREDENTIALS) {
+    if (resolved === prefix || resolved.startsWith(`${prefix}/`)) facts.credential = what;
+  }
+  if (!NOT_CREDENTIALS.test(name)) {
+    for (const [pattern, what] of CREDENTIAL_NAMES) if (pattern.test(name)) facts.credential ??= what;
+  }
+  for (const [pattern, what] of PERSISTENT) if (pattern.test(resolved)) facts.persistent = what;
+  return facts;
+}
