@@ -51,6 +51,7 @@ import {
   StatusRequest,
 } from './protocol.js';
 import { stateDirectory } from './state.js';
+import { canonicalUri } from './uri.js';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as z from './schema.js';
@@ -298,15 +299,15 @@ export function startServer(connection: Connection, options: ServerOptions): Run
   connection.onRequest(StatusRequest.type, timed(StatusRequest.method, status));
   connection.onCodeAction(timed('textDocument/codeAction', (params) => {
     const { textDocument, range } = validate(codeActionParamsSchema, params);
-    const document = documents.get(textDocument.uri);
+    const document = documents.get(canonicalUri(textDocument.uri));
     return document ? codeActionsFor(document, range, features.codeActionLiterals, tasks.running(), approvals.commands()) : [];
   }));
   connection.onExecuteCommand(timed('workspace/executeCommand', (params: ExecuteCommandParams) => executeCommand(params, { asks, tasks, approvals, status })));
   connection.onHover(timed('textDocument/hover', (params) => {
     const { textDocument, position } = validate(textDocumentPositionSchema, params);
-    return features.answerHover ? answers.hover(textDocument.uri, position, features.markdownHover) : null;
+    return features.answerHover ? answers.hover(canonicalUri(textDocument.uri), position, features.markdownHover) : null;
   }));
-  documents.listen(connection);
+  documents.listen(withCanonicalUris(connection));
   connection.listen();
   return { shutdownReceived: () => shutdownReceived, stop };
 }
@@ -321,8 +322,24 @@ function workspacePath(uri: string | undefined): string | undefined {
 }
 
 function workspaceRootsOf(params: InitializeParams): string[] {
-  if (params.workspaceFolders?.length) return params.workspaceFolders.map((folder) => folder.uri);
-  return params.rootUri ? [params.rootUri] : [];
+  if (params.workspaceFolders?.length) return params.workspaceFolders.map((folder) => canonicalUri(folder.uri));
+  return params.rootUri ? [canonicalUri(params.rootUri)] : [];
+}
+
+/** The connection as the document store sees it: every document URI canonical (see uri.ts). */
+function withCanonicalUris(connection: Connection): Parameters<TextDocuments<TextDocument>['listen']>[0] {
+  const canonical = <Event extends { textDocument: { uri: string } }>(event: Event): Event => ({
+    ...event,
+    textDocument: { ...event.textDocument, uri: canonicalUri(event.textDocument.uri) },
+  });
+  return {
+    onDidOpenTextDocument: (handler) => connection.onDidOpenTextDocument((event) => handler(canonical(event))),
+    onDidChangeTextDocument: (handler) => connection.onDidChangeTextDocument((event) => handler(canonical(event))),
+    onDidCloseTextDocument: (handler) => connection.onDidCloseTextDocument((event) => handler(canonical(event))),
+    onWillSaveTextDocument: (handler) => connection.onWillSaveTextDocument((event) => handler(canonical(event))),
+    onWillSaveTextDocumentWaitUntil: (handler) => connection.onWillSaveTextDocumentWaitUntil((event, token) => handler(canonical(event), token)),
+    onDidSaveTextDocument: (handler) => connection.onDidSaveTextDocument((event) => handler(canonical(event))),
+  };
 }
 
 /** Custom request params, validated: bad ones are InvalidParams saying what is wrong. */

@@ -18,6 +18,7 @@ import { readStateFile, readStateFileSync, writeFileAtomicSync } from '../state.
 import { describeLines } from './context.js';
 import { shiftRange } from './ranges.js';
 import { inert } from '../text.js';
+import { canonicalUri } from '../uri.js';
 import * as messages from './messages.js';
 
 const answerSchema = z.object({
@@ -84,7 +85,7 @@ export class Answers {
   private parse(text: string | undefined): Answer[] {
     if (text === undefined) return [];
     const parsed = savedSchema.safeParse(safeJson(text));
-    if (parsed.success) return parsed.data.answers;
+    if (parsed.success) return parsed.data.answers.map((answer) => (answer.uri ? { ...answer, uri: canonicalUri(answer.uri) } : answer));
     this.logger.warn(`ignoring ${this.stateFile}: it is not a saved answer list`);
     return [];
   }

@@ -60,7 +60,8 @@ interface Pending {
   /** The document the task was started from: where the fallback diagnostic goes. */
   uri?: string;
   range?: Range;
-  settle(decision: Decision): void;
+  /** The one decision; `withdrawn`: the task ended first, so there is nobody to tell. */
+  settle(decision: Decision, withdrawn?: boolean): void;
 }
 
 const APPROVE = 'Approve';
@@ -98,14 +99,20 @@ export class ApprovalService {
         coordinator: input.coordinator,
         uri: input.uri,
         range: input.range,
-        settle: (decision) => {
+        settle: (decision, withdrawn = false) => {
           if (this.pending.get(request.executionId) !== pending) return; // exactly one decision
           this.pending.delete(request.executionId);
+          // Every way it was asked is withdrawn: the timer, a prompt still open ($/cancelRequest), the diagnostic.
           clearTimeout(timer);
-          pending.prompt.cancel(); // $/cancelRequest for a prompt still open (timeout, code action)
+          pending.prompt.cancel();
           pending.prompt.dispose();
           this.publishDiagnostics();
-          void this.apply(pending, decision).finally(() => resolve(decision));
+          if (withdrawn) {
+            this.deps.logger.info(`approval ${request.executionId} for ${request.tool}: withdrawn, ${decision.reason}`);
+            resolve(decision);
+          } else {
+            void this.apply(pending, decision).finally(() => resolve(decision));
+          }
         },
       };
       this.pending.set(request.executionId, pending);
@@ -155,14 +162,14 @@ export class ApprovalService {
     return true;
   }
 
-  /** Approvals of a task that ended are void: the coordinator has dropped them. */
-  forgetTask(taskId: string): void {
-    for (const [id, pending] of this.pending) {
-      if (pending.request.taskId !== taskId) continue;
-      this.pending.delete(id);
-      this.deps.logger.info(`approval ${id} for ${pending.request.tool}: void, its task ended`);
+  /**
+   * The task ended (done, failed, cancelled): its approvals are void — the coordinator dropped
+   * them — and every prompt, diagnostic and timer of theirs is withdrawn at once.
+   */
+  withdrawTask(taskId: string, why: string): void {
+    for (const pending of [...this.pending.values()]) {
+      if (pending.request.taskId === taskId) pending.settle({ approved: false, remember: false, by: 'the task', reason: why }, true);
     }
-    this.publishDiagnostics();
   }
 
   list(): ToolApprovalRequest[] {

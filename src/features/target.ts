@@ -9,6 +9,7 @@ import { ErrorCodes, ResponseError, type Range, type TextDocuments } from 'vscod
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
+import { canonicalUri } from '../uri.js';
 import { buildContext, normalizeRange, type BuiltContext } from './context.js';
 
 export interface TargetInput {
@@ -64,7 +65,7 @@ export class Targets {
   }
 
   private find(uriOrPath: string): TextDocument | undefined {
-    const direct = this.documents.get(uriOrPath);
+    const direct = this.documents.get(canonicalUri(uriOrPath));
     if (direct) return direct;
     if (/^[a-z][a-z0-9+.-]*:/i.test(uriOrPath) && !isAbsolute(uriOrPath)) return undefined;
     for (const root of [...this.workspaceRoots(), undefined]) {
@@ -81,7 +82,7 @@ export class Targets {
    */
   private related(openFiles: string[] | undefined): TextDocument[] {
     const open = openFiles
-      ? openFiles.map((uri) => this.documents.get(uri)).filter((doc): doc is TextDocument => doc !== undefined)
+      ? openFiles.map((uri) => this.documents.get(canonicalUri(uri))).filter((doc): doc is TextDocument => doc !== undefined)
       : this.documents.all();
     const roots = this.workspaceRoots().map((root) => (root.endsWith('/') ? root : `${root}/`));
     if (roots.length === 0) return open;

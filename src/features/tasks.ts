@@ -90,6 +90,8 @@ export class TaskService {
     if (!task || task.controller.signal.aborted) return false;
     this.deps.logger.info(`cancelling task ${taskId} ("${task.title}")`);
     task.controller.abort();
+    // Nobody is to be asked about a cancelled task any more.
+    this.deps.approvals.withdrawTask(taskId, 'its task was cancelled');
     return true;
   }
 
@@ -173,7 +175,7 @@ export class TaskService {
   ): void {
     const { deps } = this;
     this.tasks.delete(task.id);
-    deps.approvals.forgetTask(task.id);
+    deps.approvals.withdrawTask(task.id, `its task ${outcome.status === 'completed' ? 'ended' : outcome.status}`);
     const tools = [...task.tools.values()];
     if (outcome.status === 'completed') {
       task.state = { taskId: task.id, status: 'completed', progress: 100, message: 'Done', ...(tools.length ? { toolExecutions: tools } : {}) };

@@ -34,10 +34,10 @@ export interface ClientOptions {
   args?: string[];
   /** What `workspace/configuration` answers for the `buckley` section. */
   settings?: unknown;
-  /** How to answer window/showMessageRequest (default: the first action). */
-  answerMessageRequest?: (params: any) => unknown;
+  /** How to answer window/showMessageRequest (default: the first action); `token` is cancelled by $/cancelRequest. */
+  answerMessageRequest?: (params: any, token: CancellationToken) => unknown;
   /** Handlers for other server → client requests (e.g. buckley/approveTool), by method. */
-  handlers?: Record<string, (params: any) => unknown>;
+  handlers?: Record<string, (params: any, token: CancellationToken) => unknown>;
   stateDir?: string;
   /**
    * A script that starts the server (given the bin and its arguments) and relays its stdio, as an
@@ -71,10 +71,10 @@ export class TestClient {
     connection.onNotification(record('notification'));
     // vscode-jsonrpc routes $/progress apart from other notifications.
     connection.onUnhandledProgress((params) => record('notification')('$/progress', params));
-    connection.onRequest((method, params) => {
+    connection.onRequest((method, params, token) => {
       record('request')(method, params);
       const handler = options.handlers?.[method];
-      if (handler) return handler(params);
+      if (handler) return handler(params, token);
       switch (method) {
         case 'workspace/configuration':
           return ((params as any).items as unknown[]).map(() => this.settings ?? null);
@@ -84,7 +84,7 @@ export class TestClient {
         case 'window/showDocument':
           return { success: true };
         case 'window/showMessageRequest':
-          return options.answerMessageRequest ? options.answerMessageRequest(params) : ((params as any).actions?.[0] ?? null);
+          return options.answerMessageRequest ? options.answerMessageRequest(params, token) : ((params as any).actions?.[0] ?? null);
         default:
           return null;
       }

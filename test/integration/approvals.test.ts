@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { CancellationToken } from 'vscode-jsonrpc/node.js';
 import { describe, expect, it } from 'vitest';
 import { startingClients, type ClientOptions, type TestClient } from '../helpers/lspClient.js';
 import { CLIENT_PAYLOADS, EXAMPLE_AGENT } from '../helpers/paths.js';
@@ -18,7 +19,7 @@ function payload(name: string) {
 }
 
 /** A Neovim 0.10 payload opted in to the custom layer, answering buckley/approveTool with `answer`. */
-function optedIn(answer: (request: any) => unknown, extra: Partial<ClientOptions> = {}): ClientOptions {
+function optedIn(answer: (request: any, token: CancellationToken) => unknown, extra: Partial<ClientOptions> = {}): ClientOptions {
   const base = payload('neovim-0.10.4');
   return {
     client: 'neovim-0.10.4',
@@ -198,5 +199,67 @@ describe('risk from what a tool does, not what the agent calls it', () => {
     expect(answer).toContain('Tool outcome: no.');
     const [asked] = client.all('buckley/approveTool');
     expect(asked).toMatchObject({ risk: 'destructive', reason: expect.stringContaining(why) });
+  });
+});
+
+describe('an approval outlives nothing', () => {
+  /** A prompt the user never answers; `withdrawn` resolves with what it showed once the server withdraws it. */
+  function unanswered() {
+    let withdraw!: (shown: string) => void;
+    const withdrawn = new Promise<string>((resolve) => (withdraw = resolve));
+    const handler = (params: any, token: CancellationToken) =>
+      new Promise((resolve) =>
+        token.onCancellationRequested(() => {
+          withdraw(params.message ?? params.tool);
+          resolve(null);
+        }),
+      );
+    return { handler, withdrawn };
+  }
+
+  it('withdraws the prompt, and its timer, when the task is cancelled', async () => {
+    const prompt = unanswered();
+    const client = await start({
+      client: 'neovim-0.10.4',
+      answerMessageRequest: prompt.handler,
+      initialize: { initializationOptions: { approvals: { timeoutMs: 600 } } },
+    });
+    const { taskId } = await client.request('buckley/executeTask', { task: 'RUN make deploy' });
+    await client.waitFor('window/showMessageRequest');
+    const [approval] = (await client.request('buckley/status', {})).approvals;
+    expect(await client.request('buckley/cancelTask', { taskId })).toEqual({ cancelled: true });
+    // The editor got $/cancelRequest for the prompt (Neovim 0.7.2 would keep blocking on it otherwise).
+    expect(await prompt.withdrawn).toContain('wants to run `make deploy`');
+    expect((await client.request('buckley/status', {})).approvals).toEqual([]);
+    await client.waitFor('window/logMessage', (p) => p.message.includes(`approval ${approval.executionId} for Run a command: withdrawn, its task was cancelled`));
+
+    // A second approval's timeout runs out after the first one's would have: the first never fired.
+    await client.request('buckley/executeTask', { task: 'RUN make clean' });
+    await client.waitFor('window/logMessage', (p) => p.message.includes('denied by timeout'));
+    const timeouts = client.all('window/logMessage').filter((p) => p.message.includes('denied by timeout'));
+    expect(timeouts).toHaveLength(1);
+    expect(timeouts[0].message).not.toContain(approval.executionId);
+  });
+
+  it('withdraws buckley/approveTool when the task ends another way', async () => {
+    const prompt = unanswered();
+    const client = await start(optedIn(prompt.handler));
+    const { taskId } = await client.request('buckley/executeTask', { task: 'RUN make deploy' });
+    await client.waitFor('buckley/approveTool');
+    await client.request('workspace/executeCommand', { command: 'buckley.cancelTask', arguments: [{ taskId }] });
+    expect(await prompt.withdrawn).toBe('Run a command');
+    await client.waitFor('$/buckley/taskProgress', (p) => p.taskId === taskId && p.status === 'cancelled');
+  });
+
+  it('clears the code-action diagnostic when the task is cancelled', async () => {
+    const client = await start({ client: 'helix-25.01.1' });
+    const { uri, text } = await client.openFixture('workspace/retry.ts');
+    const selection = linesRange(text, 'export function backoff', 'return 2 ** attempt');
+    const { taskId } = await client.request('buckley/executeTask', { task: 'RUN make deploy', context: { activeFile: uri, selection } });
+    await client.waitFor('textDocument/publishDiagnostics', (p) => p.uri === uri && p.diagnostics.length === 1);
+    await client.request('buckley/cancelTask', { taskId });
+    await client.waitFor('textDocument/publishDiagnostics', (p) => p.uri === uri && p.diagnostics.length === 0);
+    const actions = await client.request('textDocument/codeAction', { textDocument: { uri }, range: { start: selection.start, end: selection.start }, context: { diagnostics: [] } });
+    expect(actions.map((a: any) => a.title).filter((title: string) => title.includes('approve'))).toEqual([]);
   });
 });

@@ -37,3 +37,67 @@ describe('turns', () => {
     await client.waitFor('window/logMessage', (p) => /ended the abandoned turn of ACP session \S+ \(\d+ late update\(s\) dropped\)/.test(p.message));
   });
 });
+
+describe('URIs', () => {
+  it('finds a document under every spelling of its URI: escapes in either case, or none', async () => {
+    const client = await start({ client: 'neovim-0.10.4' });
+    const path = `${fileURLToPath(new URL('../../fixtures/workspace/', import.meta.url))}odd:name.ts`;
+    const spelled = (colon: string) => `file://${path.replace(':', colon)}`;
+    const text = 'export const answer = 42;\n';
+    await client.notify('textDocument/didOpen', { textDocument: { uri: spelled('%3a'), languageId: 'typescript', version: 1, text } });
+    const selection = { start: { line: 0, character: 0 }, end: { line: 1, character: 0 } };
+
+    const result = await client.request('buckley/ask', { question: 'What is it?', context: { activeFile: spelled('%3A'), selection } });
+    expect(result.answer).toContain('The selection has 1 line(s) and starts with `export const answer = 42;`');
+    const hover = await client.request('textDocument/hover', { textDocument: { uri: spelled(':') }, position: { line: 0, character: 5 } });
+    expect(hover.contents.value).toContain('What is it?');
+    const actions = await client.request('textDocument/codeAction', { textDocument: { uri: spelled('%3A') }, range: selection, context: { diagnostics: [] } });
+    expect(actions.map((action: any) => action.title)).toContain('Buckley: explain this');
+
+    await client.notify('textDocument/didClose', { textDocument: { uri: spelled('%3A') } });
+    await expect(client.request('buckley/ask', { question: 'Still there?', context: { activeFile: spelled('%3a') } })).rejects.toMatchObject({
+      message: expect.stringContaining('is not open in the editor'),
+    });
+  });
+});
+
+describe('what agents send', () => {
+  /** Anything an editor or terminal would act on: C0/C1 controls (but tab and newline), bidi controls, tags. */
+  const ACTIVE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069\u{E0000}-\u{E007F}]/u;
+  const strings = (value: unknown): string[] =>
+    typeof value === 'string' ? [value] : typeof value === 'object' && value !== null ? Object.values(value).flatMap(strings) : [];
+
+  it('is shown, never acted on: one-line places get no controls, documents and hover show them inert, nothing is ill-formed', async () => {
+    const payload = JSON.parse(readFileSync(new URL('../../fixtures/clients/neovim-0.10.4.json', import.meta.url), 'utf8'));
+    const client = await start({
+      client: 'neovim-0.10.4',
+      initialize: { capabilities: { ...payload.capabilities, experimental: { buckley: { taskProgress: true } } } },
+    });
+    const { uri, text } = await client.openFixture('workspace/retry.ts');
+    const selection = linesRange(text, 'export function backoff', 'return 2 ** attempt');
+    const { taskId } = await client.request('buckley/executeTask', { task: 'UNSAFE output, please', context: { activeFile: uri, selection } });
+    await client.waitFor('$/buckley/taskProgress', (p) => p.taskId === taskId && p.status === 'completed');
+    const shown = await client.waitFor('window/showDocument', (p) => p.uri.includes('unsafe-output'));
+
+    const oneLine = [
+      ...client.all('window/showMessage').map((p) => p.message),
+      ...client.all('$/progress').flatMap((p) => [p.value.title, p.value.message].filter(Boolean)),
+      ...client.all('$/buckley/taskProgress').flatMap((p) => [p.message, ...(p.toolExecutions ?? []).map((tool: any) => tool.tool)].filter(Boolean)),
+    ];
+    expect(oneLine.some((line) => line.includes('ALERT'))).toBe(true);
+    for (const line of oneLine) {
+      expect(line).not.toMatch(ACTIVE);
+      expect(line).not.toContain('\n');
+    }
+    const document = readFileSync(fileURLToPath(shown.uri), 'utf8');
+    const hover = (await client.request('textDocument/hover', { textDocument: { uri }, position: positionOf(text, 'attempt * 100') })).contents.value;
+    for (const inert of [document, hover]) {
+      expect(inert).toContain('red ␛[31mALERT␛[0m bell␇ <U+202E>gnp.exe<U+202C> ␀nul <U+009B>C1 tag<U+E0041><U+E0042> lone\uFFFD end');
+      expect(inert).toContain('second line\nthird'.replace('\nthird', '␍third'));
+      expect(inert).not.toMatch(ACTIVE);
+    }
+    // Not one string the server sent is ill-formed Unicode (serde_json and Neovim 0.7.2 reject those).
+    for (const message of client.stdoutMessages()) for (const value of strings(message)) expect(value.isWellFormed()).toBe(true);
+    for (const line of client.all('window/logMessage').map((p) => p.message)) expect(line).not.toMatch(/\u001b/);
+  });
+});

@@ -62,6 +62,14 @@ describe.each(EDITORS)('Neovim $name (real editor)', ({ bin, available, version 
     expect(result.nvim).toMatch(version);
     return result;
   };
+  it.skipIf(!available)('offers code actions whose titles were cut between characters, never inside an emoji', async () => {
+    const result = await runNvim('emoji.lua');
+    expect(result.steps).toEqual(['initialized', expect.stringMatching(/^selected lines 1-2$/), 'chose Buckley: explain this', 'code actions offered']);
+    const ask = result.offered.find((title: string) => title.startsWith('Buckley: ask «'));
+    expect(ask).toBe(`Buckley: ask «${'x'.repeat(48)}…»`);
+    expect(result.offered).toContain('Buckley: explain this');
+  });
+
   it.skipIf(!available)('runs "Buckley: explain this" on selected lines and shows the answer on hover', async () => {
     const result = await runNvim('explain.lua');
     expect(result.steps).toEqual([

@@ -1,0 +1,40 @@
+/**
+ * One spelling per document URI. Editors and tools spell the same file differently —
+ * `file:///a%3Ab.ts`, `file:///a%3ab.ts`, `file:///a:b.ts` — and a document the server knows under
+ * one spelling must be found under the others. Every URI that comes in is made canonical once,
+ * at the boundary; inside the server URIs are compared as strings.
+ */
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const cache = new Map<string, string>();
+const CACHE_SIZE = 10_000;
+/** Characters RFC 3986 never needs escaped: their escapes are spelled as the characters. */
+const UNRESERVED = /[A-Za-z0-9\-._~]/;
+
+export function canonicalUri(uri: string): string {
+  const known = cache.get(uri);
+  if (known !== undefined) return known;
+  const canonical = canonicalize(uri);
+  if (cache.size >= CACHE_SIZE) cache.clear();
+  cache.set(uri, canonical);
+  return canonical;
+}
+
+function canonicalize(uri: string): string {
+  if (/^file:/i.test(uri)) {
+    try {
+      // The path a file URI names, spelled back the one way Node spells it.
+      return pathToFileURL(fileURLToPath(uri)).href;
+    } catch {
+      // not a local file URI (a host, an encoded slash): the generic rules below
+    }
+  }
+  const scheme = /^[a-z][a-z0-9+.-]*:/i.exec(uri)?.[0] ?? '';
+  return (
+    scheme.toLowerCase() +
+    uri.slice(scheme.length).replace(/%([0-9a-fA-F]{2})/g, (_escape, hex: string) => {
+      const char = String.fromCharCode(Number.parseInt(hex, 16));
+      return UNRESERVED.test(char) ? char : `%${hex.toUpperCase()}`;
+    })
+  );
+}
