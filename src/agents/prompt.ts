@@ -1,14 +1,18 @@
 /**
  * Turns a question and the editor context into the prompt an agent reads: the question first,
  * then the selection, the document it came from, related documents, and what was left out.
+ *
+ * The bridge builds the context within the user's byte budget (`metadata.budget_bytes`); the
+ * prompt holds it too, whatever a caller sent: related documents that would take it over are
+ * left out (and the prompt says how many), then the file is cut.
  */
 import type { DocumentSnapshot, EditorContext } from '../coordinator/wire.js';
-import { describeLines } from '../features/context.js';
+import { describeLines, utf8Length, utf8Prefix } from '../features/context.js';
 
 export function buildPrompt(question: string, context: EditorContext | undefined, readOnly: boolean): string {
-  const parts: string[] = [question.trim()];
+  const head: string[] = [question.trim()];
   if (readOnly) {
-    parts.push('(This is a question: answer it. Do not edit files or run commands.)');
+    head.push('(This is a question: answer it. Do not edit files or run commands.)');
   }
   const doc = context?.document;
   const selected = context?.metadata?.selected_text;
@@ -16,28 +20,47 @@ export function buildPrompt(question: string, context: EditorContext | undefined
     const where = doc?.selection
       ? ` (${describeLines(doc.selection)} of ${displayPath(doc)})`
       : '';
-    parts.push(`The selected code${where}:\n${fence(selected, doc?.language_id)}`);
+    head.push(`The selected code${where}:\n${fence(selected, doc?.language_id)}`);
   }
-  if (doc) {
-    const excerpt = doc.metadata?.excerpt_start_line
-      ? ` (an excerpt: lines ${Number(doc.metadata.excerpt_start_line) + 1}-${Number(doc.metadata.excerpt_end_line) + 1})`
-      : '';
-    parts.push(`The file ${displayPath(doc)}${excerpt}:\n${fence(doc.content, doc.language_id)}`);
-  }
-  for (const related of context?.related_documents ?? []) {
-    parts.push(`Another open file, ${displayPath(related)}:\n${fence(related.content, related.language_id)}`);
-  }
-  if (context?.metadata?.left_out) parts.push(`Left out of this context: ${context.metadata.left_out}.`);
-  return parts.join('\n\n');
+  const file = doc ? fileSection(doc) : undefined;
+  const related = (context?.related_documents ?? []).map((other) => `Another open file, ${displayPath(other)}:\n${fence(other.content, other.language_id)}`);
+  const leftOut = context?.metadata?.left_out;
+
+  const budget = Number(context?.metadata?.budget_bytes) || Infinity;
+  const size = (parts: string[]) => parts.reduce((total, part) => total + utf8Length(part) + 2, 0);
+  const fixed = size([...head, ...(file ? [file] : [])]) + (leftOut ? utf8Length(leftOut) + 40 : 0) + 120;
+  // Related documents as long as they fit; the note says how many did not.
+  let room = budget - fixed;
+  let kept = 0;
+  while (kept < related.length && utf8Length(related[kept]!) + 2 <= room) room -= utf8Length(related[kept++]!) + 2;
+  const dropped = related.length - kept;
+  const notes = [leftOut, dropped ? `${dropped} more open document(s) over the ${budget}-byte budget` : undefined].filter(Boolean);
+  const parts = [...head, ...(file ? [file] : []), ...related.slice(0, kept), ...(notes.length ? [`Left out of this context: ${notes.join('; ')}.`] : [])];
+  const prompt = parts.join('\n\n');
+  // A context far over the budget (a caller that did not keep it): the end is cut.
+  return utf8Length(prompt) <= budget ? prompt : utf8Prefix(prompt, budget);
+}
+
+function fileSection(doc: DocumentSnapshot): string {
+  const excerpt = doc.metadata?.excerpt_start_line
+    ? ` (an excerpt: lines ${Number(doc.metadata.excerpt_start_line) + 1}-${Number(doc.metadata.excerpt_end_line) + 1})`
+    : '';
+  return `The file ${displayPath(doc)}${excerpt}:\n${fence(doc.content, doc.language_id)}`;
 }
 
 function displayPath(doc: DocumentSnapshot): string {
-  return doc.uri.startsWith('file://') ? decodeURIComponent(doc.uri.slice('file://'.length)) : doc.uri;
+  if (!doc.uri.startsWith('file://')) return doc.uri;
+  try {
+    return decodeURIComponent(doc.uri.slice('file://'.length));
+  } catch {
+    return doc.uri;
+  }
 }
 
 /** A markdown code fence longer than any backtick run inside the text. */
 function fence(text: string, language = ''): string {
-  const longest = Math.max(2, ...[...text.matchAll(/`+/g)].map((m) => m[0].length));
+  let longest = 2;
+  for (const match of text.matchAll(/`{3,}/g)) longest = Math.max(longest, match[0].length);
   const ticks = '`'.repeat(longest + 1);
   return `${ticks}${language}\n${text}${text.endsWith('\n') ? '' : '\n'}${ticks}`;
 }

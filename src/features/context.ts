@@ -10,6 +10,8 @@ import type { TextDocument } from 'vscode-languageserver-textdocument';
 import type { DocumentSnapshot, EditorContext } from '../coordinator/wire.js';
 
 export interface ContextRequest {
+  /** Bytes of the prompt that are not context (the question, the instructions): they count too. */
+  reservedBytes?: number;
   /** The document asked about, if any. */
   active?: TextDocument;
   selection?: Range;
@@ -30,6 +32,16 @@ export interface BuiltContext {
 }
 
 const encoder = new TextEncoder();
+
+/**
+ * What a document costs in the prompt besides its text: its path, a heading and a code fence
+ * (see agents/prompt.ts). Counted generously, so what the agent receives stays within the budget.
+ */
+export const DOCUMENT_OVERHEAD_BYTES = 64;
+/** Kept for the note saying what was left out, which is itself sent. */
+const LEFT_OUT_NOTE_BYTES = 1024;
+/** Left-out documents named in the note; the rest are counted. */
+const NAMED_LEFT_OUT = 10;
 
 export function utf8Length(text: string): number {
   return Buffer.byteLength(text, 'utf8');
@@ -88,6 +100,12 @@ export function describeLines(range: { start: { line: number }; end: { line: num
   return first === last ? `line ${first}` : `lines ${first}-${last}`;
 }
 
+/** A document as the note on left-out documents names it: relative to its workspace when it can. */
+function shortName(uri: string, roots: string[]): string {
+  const root = workspaceRootOf(uri, roots);
+  return root ? uri.slice(root.length).replace(/^\//, '') : uri;
+}
+
 function workspaceRootOf(uri: string, roots: string[]): string {
   return roots.filter((root) => uri.startsWith(root.endsWith('/') ? root : `${root}/`)).sort((a, b) => b.length - a.length)[0] ?? '';
 }
@@ -107,7 +125,12 @@ export function buildContext(request: ContextRequest): BuiltContext {
   const { active, maxBytes } = request;
   const leftOut: string[] = [];
   const metadata: Record<string, string> = {};
-  let remaining = maxBytes;
+  // Room is kept for the note saying what was left out (it is sent too); the rest is for text.
+  const noteRoom = Math.min(LEFT_OUT_NOTE_BYTES, Math.floor(maxBytes / 8));
+  let remaining = maxBytes - (request.reservedBytes ?? 0) - noteRoom;
+  // The headings of the selection and of the file are paid for first: they are sent whatever fits.
+  const heading = DOCUMENT_OVERHEAD_BYTES + utf8Length(active?.uri ?? '');
+  if (active) remaining -= heading;
 
   let document: DocumentSnapshot | undefined;
   let selectedText = request.selectedText ?? '';
@@ -119,9 +142,10 @@ export function buildContext(request: ContextRequest): BuiltContext {
 
   if (selectedText) {
     const total = utf8Length(selectedText);
+    remaining -= heading;
     if (total > remaining) {
-      selectedText = utf8Prefix(selectedText, remaining);
-      leftOut.push(`the selection was cut to its first ${remaining} of ${total} bytes`);
+      selectedText = utf8Prefix(selectedText, Math.max(0, remaining));
+      leftOut.push(`the selection was cut to its first ${utf8Length(selectedText)} of ${total} bytes`);
     }
     metadata.selected_text = selectedText;
     remaining -= utf8Length(selectedText);
@@ -155,7 +179,7 @@ export function buildContext(request: ContextRequest): BuiltContext {
   for (const doc of request.related) {
     if (doc.uri === active?.uri) continue;
     const text = doc.getText();
-    const size = utf8Length(text);
+    const size = utf8Length(text) + utf8Length(doc.uri) + DOCUMENT_OVERHEAD_BYTES;
     if (size <= remaining) {
       related.push(snapshot(doc, text, request.workspaceRoots));
       remaining -= size;
@@ -164,15 +188,20 @@ export function buildContext(request: ContextRequest): BuiltContext {
     }
   }
   if (omitted.length > 0) {
-    leftOut.push(`${omitted.length} open document(s) did not fit the budget: ${omitted.join(', ')}`);
-    metadata.omitted_documents = omitted.join('\n');
+    const named = omitted.slice(0, NAMED_LEFT_OUT).map((uri) => shortName(uri, request.workspaceRoots));
+    const more = omitted.length > NAMED_LEFT_OUT ? ` and ${omitted.length - NAMED_LEFT_OUT} more` : '';
+    leftOut.push(`${omitted.length} open document(s) did not fit the budget: ${named.join(', ')}${more}`);
   }
-  if (leftOut.length > 0) metadata.left_out = leftOut.join('; ');
+  let note = 0;
+  if (leftOut.length > 0) {
+    metadata.left_out = utf8Prefix(leftOut.join('; '), noteRoom);
+    note = utf8Length(metadata.left_out);
+  }
   metadata.budget_bytes = String(maxBytes);
 
   return {
     context: { ...(document ? { document } : {}), related_documents: related, symbols: [], metadata },
-    bytes: maxBytes - remaining,
+    bytes: maxBytes - (request.reservedBytes ?? 0) - noteRoom - remaining + note,
     leftOut,
   };
 }

@@ -10,7 +10,10 @@ import type { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import { canonicalUri } from '../uri.js';
-import { buildContext, normalizeRange, type BuiltContext } from './context.js';
+import { buildContext, normalizeRange, utf8Length, type BuiltContext } from './context.js';
+
+/** What the prompt says besides the question and the context (see agents/prompt.ts), counted generously. */
+const PROMPT_INSTRUCTIONS_BYTES = 256;
 
 export interface TargetInput {
   /** A URI, or a path (absolute or relative to the workspace). */
@@ -39,6 +42,8 @@ export class Targets {
   resolve(input: TargetInput, config: Config, what: string): Target {
     const { document, range } = this.locate(input);
     const built = buildContext({
+      // The question and the instructions around it are part of what the agent receives.
+      reservedBytes: utf8Length(what) + PROMPT_INSTRUCTIONS_BYTES,
       active: document,
       selection: range,
       selectedText: document ? undefined : input.text,

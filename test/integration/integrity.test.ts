@@ -101,3 +101,20 @@ describe('what agents send', () => {
     for (const line of client.all('window/logMessage').map((p) => p.message)) expect(line).not.toMatch(/\u001b/);
   });
 });
+
+describe('the context budget', () => {
+  it('holds with 3,000 open documents: the prompt the agent receives is within it, all told', async () => {
+    const client = await start();
+    const root = fileURLToPath(new URL('../../fixtures/workspace/', import.meta.url));
+    for (let i = 0; i < 3000; i++) {
+      await client.notify('textDocument/didOpen', {
+        textDocument: { uri: `file://${root}generated/module-${i}.ts`, languageId: 'typescript', version: 1, text: `export const value${i} = ${i}; // ${'·'.repeat(80)}\n`.repeat(2) },
+      });
+    }
+    const result = await client.request('buckley/ask', { question: `PROMPT SIZE ${'with a long question '.repeat(50)}` });
+    const received = Number(/prompt bytes: (\d+)/.exec(result.answer)![1]);
+    expect(received).toBeLessThanOrEqual(250_000);
+    expect(received).toBeGreaterThan(200_000); // the budget is used, not wasted
+    await client.waitFor('window/logMessage', (p) => /open document\(s\) did not fit the budget: generated\/module-\d+\.ts(, generated\/module-\d+\.ts){9} and \d+ more/.test(p.message));
+  });
+});

@@ -1,6 +1,7 @@
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { describe, expect, it } from 'vitest';
-import { buildContext, normalizeRange, utf8Length, utf8Prefix, utf8Suffix } from '../../src/features/context.js';
+import { buildPrompt } from '../../src/agents/prompt.js';
+import { buildContext, DOCUMENT_OVERHEAD_BYTES, normalizeRange, utf8Length, utf8Prefix, utf8Suffix } from '../../src/features/context.js';
 import { linesRange, positionOf, rangeOf } from '../helpers/text.js';
 
 const ROOT = 'file:///work/project';
@@ -48,11 +49,31 @@ describe('buildContext', () => {
     const active = doc('small.ts', 'const a = "é";\n');
     const big = doc('big.ts', 'x'.repeat(5000));
     const fits = doc('fits.ts', '// ok\n');
-    const { context, leftOut, bytes } = buildContext({ active, related: [big, fits], workspaceRoots: [], maxBytes: 2048 });
-    expect(bytes).toBe(utf8Length('const a = "é";\n') + utf8Length('// ok\n'));
+    const { context, leftOut, bytes } = buildContext({ active, related: [big, fits], workspaceRoots: [ROOT], maxBytes: 4096 });
+    const costOf = (d: TextDocument) => utf8Length(d.getText()) + utf8Length(d.uri) + DOCUMENT_OVERHEAD_BYTES;
+    expect(bytes).toBe(costOf(active) + costOf(fits) + utf8Length(leftOut[0]!));
     expect(context.related_documents.map((d) => d.uri)).toEqual([`${ROOT}/fits.ts`]);
-    expect(leftOut).toEqual([`1 open document(s) did not fit the budget: ${ROOT}/big.ts`]);
+    expect(leftOut).toEqual(['1 open document(s) did not fit the budget: big.ts']);
     expect(context.metadata.left_out).toBe(leftOut[0]);
+    expect(context.metadata.omitted_documents).toBeUndefined();
+  });
+
+  it('stays within the budget with thousands of open documents: the left-out note is short and counted', () => {
+    const related = Array.from({ length: 3000 }, (_, i) => doc(`src/module-${i}.ts`, `export const value${i} = ${i};\n`.repeat(6)));
+    const { context, leftOut, bytes } = buildContext({ reservedBytes: 300, related, workspaceRoots: [ROOT], maxBytes: 250_000 });
+    expect(bytes + 300).toBeLessThanOrEqual(250_000);
+    expect(context.related_documents.length).toBeGreaterThan(100);
+    expect(leftOut[0]).toMatch(/^\d+ open document\(s\) did not fit the budget: src\/module-\d+\.ts(, src\/module-\d+\.ts){9} and \d+ more$/);
+    const prompt = buildPrompt('What is in here?', context, true);
+    expect(utf8Length(prompt)).toBeLessThanOrEqual(250_000);
+    expect(prompt).toContain('Left out of this context: ');
+  });
+
+  it('holds the budget in the prompt even when a caller sent a context over it', () => {
+    const related = Array.from({ length: 50 }, (_, i) => ({ uri: `${ROOT}/f${i}.ts`, language_id: 'typescript', content: 'y'.repeat(1000), version: 1, workspace_root: ROOT, metadata: {} }));
+    const prompt = buildPrompt('Why?', { related_documents: related, symbols: [], metadata: { budget_bytes: '10000' } }, false);
+    expect(utf8Length(prompt)).toBeLessThanOrEqual(10_000);
+    expect(prompt).toMatch(/Left out of this context: \d+ more open document\(s\) over the 10000-byte budget\.$/);
   });
 
   it('cuts a huge active document to whole lines around the selection', () => {
@@ -77,9 +98,11 @@ describe('buildContext', () => {
   it('cuts a selection larger than the whole budget, on a character boundary', () => {
     const text = '😀'.repeat(2000);
     const active = doc('emoji.txt', text, 'plaintext');
-    const { context, leftOut } = buildContext({ active, selection: { start: { line: 0, character: 0 }, end: { line: 0, character: 4000 } }, related: [], workspaceRoots: [], maxBytes: 1026 });
-    expect(context.metadata.selected_text).toBe('😀'.repeat(256));
-    expect(leftOut[0]).toBe('the selection was cut to its first 1026 of 8000 bytes');
+    const { context, leftOut, bytes } = buildContext({ active, selection: { start: { line: 0, character: 0 }, end: { line: 0, character: 4000 } }, related: [], workspaceRoots: [], maxBytes: 1026 });
+    const selected = context.metadata.selected_text!;
+    expect(selected).toMatch(/^(😀)+$/u);
+    expect(leftOut[0]).toBe(`the selection was cut to its first ${utf8Length(selected)} of 8000 bytes`);
+    expect(bytes).toBeLessThanOrEqual(1026);
   });
 
   it('takes selected text sent without a document (Helix %{selection})', () => {
