@@ -218,7 +218,7 @@ export function startServer(connection: Connection, options: ServerOptions): Run
     clearTimeout(settingsDeadline);
     settingsIn();
     answers.load().catch(() => undefined);
-    trust.load().then(() => trust.problem && messages.error(connection, 'Buckley: the trust file is corrupt (see log)'));
+    trust.load().then(() => trust.problemSummary && messages.error(connection, `Buckley: ${trust.problemSummary} (see log)`));
     void link.get();
   });
 

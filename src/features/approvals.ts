@@ -280,17 +280,20 @@ export class ApprovalService {
     if (decision.by === 'timeout' || (!decision.approved && decision.by === 'policy')) {
       messages.warn(connection, `Buckley: denied ${request.tool}: ${decision.reason}`);
     }
-    if (decision.remember && request.risk !== 'destructive') {
-      await trust.trust(request.agent.id, request.tool).catch((error: Error) => {
-        logger.error(`could not remember the trust: ${error.message}`);
-        if (error instanceof TrustStoreError) messages.error(connection, `Buckley: trust not saved: ${error.message}`);
-      });
-    }
+    // Trusted at once, saved meanwhile: saving must never hold up (or lose) the decision.
+    const saving =
+      decision.remember && request.risk !== 'destructive'
+        ? trust.trust(request.agent.id, request.tool).catch((error: Error) => {
+            logger.error(`could not save the trust (it holds for this session): ${error.message}`);
+            messages.error(connection, `Buckley: trust not saved: ${error instanceof TrustStoreError ? error.summary : 'see log'}`);
+          })
+        : undefined;
     try {
       await pending.coordinator.decideApproval(request.executionId, { approved: decision.approved, remember: decision.remember, reason: decision.reason ?? `denied by ${decision.by}` });
     } catch (error) {
       logger.warn(`the coordinator did not take the decision on ${request.executionId}: ${(error as Error).message}`);
     }
+    await saving;
   }
 }
 

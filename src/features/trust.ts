@@ -2,13 +2,15 @@
  * "Approve & trust": remembered agent + tool pairs, in a small JSON file in the user's state
  * directory. Writes are atomic (temporary file + rename) and serialised across processes by a
  * lock file, so concurrent editors neither corrupt the file nor lose each other's entries. A
- * corrupt file is reported and left alone for the user to inspect — never silently reset, and
- * never read as "trust everything".
+ * file that cannot be used (corrupt, a directory, a named pipe, unreadable) is reported, naming
+ * it and what is wrong, and left alone for the user — never silently reset, never read as
+ * "trust everything", and never waited on: reading a pipe does not block.
  */
-import { open, readFile, rm, stat } from 'node:fs/promises';
+import { basename } from 'node:path';
+import { lstat, open, rm } from 'node:fs/promises';
 import * as z from '../schema.js';
 import type { Logger } from '../logger.js';
-import { writeFileAtomic } from '../state.js';
+import { kindOf, readStateFile, StateFileError, writeFileAtomic } from '../state.js';
 
 const fileSchema = z.object({
   version: z.literal(1),
@@ -21,12 +23,21 @@ const LOCK_STALE_MS = 10_000;
 
 export class TrustStoreError extends Error {
   override readonly name = 'TrustStoreError';
+  constructor(
+    message: string,
+    /** The same in a few words, for a one-line message. */
+    readonly summary: string,
+  ) {
+    super(message);
+  }
 }
 
 export class TrustStore {
   private entries: TrustFile['trusted'] = [];
   /** What is wrong with the file, when it cannot be read as a trust list. */
   problem: string | undefined;
+  /** The same in a few words. */
+  problemSummary: string | undefined;
 
   constructor(
     readonly path: string,
@@ -36,7 +47,8 @@ export class TrustStore {
   async load(): Promise<void> {
     const read = await this.read();
     this.entries = read.entries;
-    this.problem = read.problem;
+    this.problem = read.problem?.message;
+    this.problemSummary = read.problem?.summary;
     if (this.problem) this.logger.error(this.problem);
   }
 
@@ -49,31 +61,38 @@ export class TrustStore {
   }
 
   /** Remembers agent + tool, merging with what other processes wrote meanwhile. */
+  /**
+   * Remembers agent + tool: trusted in this session at once (before this returns a promise), then
+   * saved, merged with what other processes wrote meanwhile. A failure to save is thrown; the
+   * trust stays for this session.
+   */
   async trust(agent: string, tool: string): Promise<void> {
+    const entry = { agent, tool, since: new Date().toISOString() };
+    if (!this.isTrusted(agent, tool)) this.entries = [...this.entries, entry];
     await this.withLock(async () => {
       const current = await this.read();
       if (current.problem) {
-        this.problem = current.problem;
-        throw new TrustStoreError(current.problem);
+        this.problem = current.problem.message;
+        throw current.problem;
       }
       const entries = current.entries;
-      if (!entries.some((entry) => entry.agent === agent && entry.tool === tool)) {
-        entries.push({ agent, tool, since: new Date().toISOString() });
-      }
+      if (!entries.some((known) => known.agent === agent && known.tool === tool)) entries.push(entry);
       await writeFileAtomic(this.path, `${JSON.stringify({ version: 1, trusted: entries } satisfies TrustFile, null, 2)}\n`);
       this.entries = entries;
       this.problem = undefined;
     });
   }
 
-  private async read(): Promise<{ entries: TrustFile['trusted']; problem?: string }> {
-    let text: string;
+  private async read(): Promise<{ entries: TrustFile['trusted']; problem?: TrustStoreError }> {
+    const name = basename(this.path);
+    let text: string | undefined;
     try {
-      text = await readFile(this.path, 'utf8');
+      text = await readStateFile(this.path);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { entries: [] };
-      return { entries: [], problem: `cannot read the trust file ${this.path}: ${(error as Error).message}` };
+      const message = `the trust file: ${(error as Error).message}; nothing is trusted until then`;
+      return { entries: [], problem: new TrustStoreError(message, error instanceof StateFileError ? `${name} ${shortProblem(error.message)}` : `cannot read ${name}`) };
     }
+    if (text === undefined) return { entries: [] };
     let json: unknown;
     try {
       json = JSON.parse(text);
@@ -84,7 +103,7 @@ export class TrustStore {
     if (!parsed.success) {
       return {
         entries: [],
-        problem: `the trust file ${this.path} is corrupt, so nothing is trusted; fix or delete it (it is left as it is)`,
+        problem: new TrustStoreError(`the trust file ${this.path} is not a trust list (version 1), so nothing is trusted; fix or delete it (it is left as it is)`, `${name} is not a trust list`),
       };
     }
     return { entries: parsed.data.trusted };
@@ -104,13 +123,17 @@ export class TrustStore {
           await rm(`${this.path}.init`, { force: true });
           continue;
         }
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-        const age = await stat(lock).then((s) => Date.now() - s.mtimeMs, () => 0);
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw new TrustStoreError(`cannot create the lock file ${lock}: ${(error as Error).message}`, `cannot lock ${basename(this.path)}`);
+        const stats = await lstat(lock).catch(() => undefined);
+        if (stats && !stats.isFile()) {
+          throw new TrustStoreError(`the lock file ${lock} is ${kindOf(stats)}, not a file; remove it`, `${basename(lock)} ${shortProblem(`is ${kindOf(stats)}`)}`);
+        }
+        const age = stats ? Date.now() - stats.mtimeMs : 0;
         if (age > LOCK_STALE_MS) {
           await rm(lock, { force: true });
           continue;
         }
-        if (Date.now() > deadline) throw new TrustStoreError(`the trust file is locked by another process (${lock}); try again`);
+        if (Date.now() > deadline) throw new TrustStoreError(`the trust file is locked by another process (${lock}); try again`, `${basename(this.path)} is locked`);
         await new Promise((resolve) => setTimeout(resolve, 10 + Math.random() * 20));
       }
     }
@@ -120,4 +143,12 @@ export class TrustStore {
       await rm(lock, { force: true });
     }
   }
+}
+
+/** "is a named pipe (FIFO), not a file; remove it…" → "is a named pipe": the words for a one-line message. */
+function shortProblem(message: string): string {
+  const kind = /is (a directory|a named pipe|a socket|a device|a symbolic link|not a regular file)/.exec(message)?.[1];
+  if (kind) return `is ${kind}`;
+  if (/permission denied/.test(message)) return 'is not readable';
+  return 'cannot be read';
 }

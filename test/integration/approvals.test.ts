@@ -3,7 +3,9 @@
  * ask permission): every way of asking the user, trust, the policy, timeouts and non-answers.
  * The agent's own answer says which permission outcome it received.
  */
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CancellationToken } from 'vscode-jsonrpc/node.js';
@@ -115,6 +117,18 @@ describe('approvals', () => {
     const trust = JSON.parse(readFileSync(join(client.stateDir, 'buckley-lsp', 'trust.json'), 'utf8'));
     expect(trust.trusted).toEqual([{ agent: 'scripted-agent.mjs', tool: 'Edit config.json', since: expect.any(String) }]);
     await client.waitFor('window/logMessage', (p) => p.message.includes('approved by trust (Approve & trust earlier)'));
+  });
+
+  it('takes "Approve & trust" at once with a named pipe where the trust file should be, and says what is wrong', async () => {
+    const stateDir = mkdtempSync(join(tmpdir(), 'buckley-test-'));
+    mkdirSync(join(stateDir, 'buckley-lsp'), { recursive: true });
+    execFileSync('mkfifo', [join(stateDir, 'buckley-lsp', 'trust.json')]);
+    const client = await start({ client: 'neovim-0.10.4', stateDir, answerMessageRequest: (params) => params.actions.find((a: any) => a.title === 'Approve & trust') });
+    await client.waitFor('window/showMessage', (p) => p.message === 'Buckley: trust.json is a named pipe (see log)');
+    // The decision reached the agent: nothing waited on the pipe.
+    expect((await runTask(client, 'First edit')).answer).toContain('permission to edit: always');
+    await client.waitFor('window/showMessage', (p) => p.message === 'Buckley: trust not saved: trust.json is a named pipe');
+    await client.waitFor('window/logMessage', (p) => p.message.includes(`${join(stateDir, 'buckley-lsp', 'trust.json')} is a named pipe (FIFO), not a file; remove it`));
   });
 
   it('never auto-approves a destructive tool, whatever the policy, and offers no trust for it', async () => {

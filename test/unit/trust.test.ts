@@ -1,4 +1,6 @@
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -42,9 +44,45 @@ describe('TrustStore', () => {
     await store.trust('agent', 'seed'); // creates the directory
     writeFileSync(path, content);
     await store.load();
-    expect(store.problem).toContain('is corrupt, so nothing is trusted; fix or delete it');
+    expect(store.problem).toContain('is not a trust list (version 1), so nothing is trusted; fix or delete it');
+    expect(store.problemSummary).toBe('trust.json is not a trust list');
     expect(store.isTrusted('agent', 'seed')).toBe(false);
-    await expect(store.trust('agent', 'Edit')).rejects.toThrow('is corrupt');
+    await expect(store.trust('agent', 'Edit')).rejects.toThrow('is not a trust list');
     expect(readFileSync(path, 'utf8')).toBe(content);
+  });
+
+  const mkfifo = (path: string) => execFileSync('mkfifo', [path]);
+  const places: [string, (path: string) => void, string][] = [
+    ['a named pipe', mkfifo, 'is a named pipe (FIFO), not a file; remove it'],
+    ['a directory', (path) => mkdirSync(path), 'is a directory, not a file; remove it'],
+  ];
+
+  it.each(places)('says so when the trust file is %s, without waiting on it, and trusts nothing', async (_name, make, problem) => {
+    const path = fresh();
+    mkdirSync(dirname(path), { recursive: true });
+    make(path);
+    const store = new TrustStore(path, logger);
+    await store.load();
+    expect(store.problem).toContain(`${path} ${problem}`);
+    expect(store.problemSummary).toMatch(/^trust\.json is a (named pipe|directory)$/);
+    await expect(store.trust('agent', 'Edit')).rejects.toThrow(problem);
+  });
+
+  it.each(places)('says so when the lock file is %s', async (_name, make) => {
+    const path = fresh();
+    mkdirSync(dirname(path), { recursive: true });
+    make(`${path}.lock`);
+    const store = new TrustStore(path, logger);
+    await expect(store.trust('agent', 'Edit')).rejects.toThrow(`the lock file ${path}.lock is a`);
+  });
+
+  it.skipIf(process.getuid?.() === 0)('says so when the trust file cannot be read (not as root, who reads anything)', async () => {
+    const path = fresh();
+    const store = new TrustStore(path, logger);
+    await store.trust('agent', 'seed');
+    chmodSync(path, 0o000);
+    await store.load();
+    expect(store.problem).toContain(`cannot read ${path}: permission denied; make it yours and readable (chmod u+rw ${path}) or remove it`);
+    expect(store.problemSummary).toBe('trust.json is not readable');
   });
 });
