@@ -7,7 +7,7 @@ import * as grpc from '@grpc/grpc-js';
 import * as z from '../schema.js';
 import { CoordinatorError, Status } from './errors.js';
 import { agentCommunicationService } from './protos.js';
-import { AGENT_HEADER } from './wire.js';
+import { AGENT_HEADER, AUTHORIZATION_HEADER } from './wire.js';
 
 export interface CallOptions {
   /** Milliseconds from now; the call fails with DEADLINE_EXCEEDED after it. */
@@ -20,6 +20,8 @@ export interface CallOptions {
 export interface ClientOptions {
   address: string;
   agentId: string;
+  /** Sent as `authorization: Bearer <secret>` (the embedded coordinator serves only its bridge). */
+  secret?: string;
   credentials?: grpc.ChannelCredentials;
   channelOptions?: grpc.ChannelOptions;
 }
@@ -58,6 +60,7 @@ export class CoordinatorClient {
   private metadata(extra?: Record<string, string>): grpc.Metadata {
     const metadata = new grpc.Metadata();
     metadata.set(AGENT_HEADER, this.options.agentId);
+    if (this.options.secret) metadata.set(AUTHORIZATION_HEADER, `Bearer ${this.options.secret}`);
     for (const [key, value] of Object.entries(extra ?? {})) metadata.set(key, value);
     return metadata;
   }

@@ -4,7 +4,7 @@
  * Settles the coordinator's features, holds the one session of this editor connection, keeps
  * the session's file list in step with the editor, and runs asks.
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../config.js';
 import { AskFailedError } from '../errors.js';
@@ -87,6 +87,8 @@ export class CoordinatorConnection {
   agentDescription: string | undefined;
 
   private client: CoordinatorClient | undefined;
+  /** The embedded coordinator's secret. */
+  private secret: string | undefined;
   private embedded: { close(): Promise<void> } | undefined;
   private readonly settled: Promise<void>;
   private readonly openFiles = new Set<string>();
@@ -143,10 +145,13 @@ export class CoordinatorConnection {
         clientVersion: this.options.serverVersion,
       });
       this.agentDescription = detection.driver?.description;
+      // Only this bridge may use it: it listens on loopback, where any local process could call.
+      this.secret = randomBytes(32).toString('hex');
       const running = await startCoordinator('127.0.0.1:0', {
         driver: detection.driver,
         agentProblem: detection.problem,
         logger: logger.child('embedded'),
+        secret: this.secret,
       });
       this.embedded = running;
       this.address = running.address;
@@ -166,6 +171,7 @@ export class CoordinatorConnection {
     this.client = new CoordinatorClient({
       address: this.address!,
       agentId: config.coordinator.agentId,
+      secret: this.secret,
       credentials: channel.credentials,
       channelOptions: channel.options,
     });

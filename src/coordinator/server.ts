@@ -4,7 +4,7 @@
  * without a handler). It runs standalone (`buckley-lsp coordinator`) or embedded in the bridge
  * on a loopback port; either way the bridge reaches it over real gRPC.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { resolve } from 'node:path';
@@ -16,7 +16,7 @@ import { isLoopbackHost } from '../net.js';
 import { assessRisk, type Assessment } from '../risk/assess.js';
 import { EventBatcher } from './batcher.js';
 import { agentCommunicationService } from './protos.js';
-import { AGENT_HEADER, INTENT_HEADER, SESSION_HEADER, type ContextDelta, type CreateSessionRequest, type EditorContext, type SendMessageRequest, type TaskStreamRequest, type WireToolExecution } from './wire.js';
+import { AGENT_HEADER, AUTHORIZATION_HEADER, INTENT_HEADER, SESSION_HEADER, type ContextDelta, type CreateSessionRequest, type EditorContext, type SendMessageRequest, type TaskStreamRequest, type WireToolExecution } from './wire.js';
 
 export const PROTOCOL_VERSION = '1.0';
 /**
@@ -42,6 +42,8 @@ export interface CoordinatorOptions {
   logger: Logger;
   /** PEM files: serve TLS with `cert` + `key`; require client certificates signed by `clientCa`. */
   tls?: { cert: string; key: string; clientCa?: string };
+  /** Serve only callers sending `authorization: Bearer <secret>` (the embedded coordinator's bridge). */
+  secret?: string;
 }
 
 export interface RunningCoordinator {
@@ -53,20 +55,42 @@ export interface RunningCoordinator {
 class CoordinatorService {
   private readonly sessions = new Map<string, SessionState>();
   /** Approvals waiting for ApproveToolExecution / RejectToolExecution, by execution id. */
-  private readonly approvals = new Map<string, { identity: string; decide: (decision: PermissionDecision) => void }>();
+  /** Pending approvals, each bound to the caller and the connection (peer) of the task that asked. */
+  private readonly approvals = new Map<string, { identity: string; peer: string; decide: (decision: PermissionDecision) => void }>();
 
   constructor(private readonly options: CoordinatorOptions) {}
 
   handlers(): grpc.UntypedServiceImplementation {
+    const unary = <Request>(handler: (call: grpc.ServerUnaryCall<Request, unknown>, callback: grpc.sendUnaryData<unknown>) => unknown) =>
+      (call: grpc.ServerUnaryCall<Request, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+        const refused = this.refuse(call);
+        return refused ? callback(refused) : handler(call, callback);
+      };
     return {
-      GetServerCapabilities: this.getServerCapabilities,
-      CreateSession: this.createSession,
-      UpdateSessionContext: this.updateSessionContext,
-      SendMessage: this.sendMessage,
-      StreamTask: this.streamTask,
-      ApproveToolExecution: this.approveToolExecution,
-      RejectToolExecution: this.rejectToolExecution,
+      GetServerCapabilities: unary(this.getServerCapabilities),
+      CreateSession: unary(this.createSession),
+      UpdateSessionContext: unary(this.updateSessionContext),
+      SendMessage: unary(this.sendMessage),
+      StreamTask: (call: grpc.ServerWritableStream<TaskStreamRequest, unknown>) => {
+        const refused = this.refuse(call);
+        return refused ? call.emit('error', refused) : this.streamTask(call);
+      },
+      ApproveToolExecution: unary(this.approveToolExecution),
+      RejectToolExecution: unary(this.rejectToolExecution),
     };
+  }
+
+  /**
+   * With a secret (the embedded coordinator), only callers that know it are served: it listens
+   * on loopback, where any local process could call it otherwise.
+   */
+  private refuse(call: Caller): grpc.ServiceError | undefined {
+    const { secret } = this.options;
+    if (!secret) return undefined;
+    const given = Buffer.from(call.metadata.get(AUTHORIZATION_HEADER)[0]?.toString() ?? '');
+    const expected = Buffer.from(`Bearer ${secret}`);
+    if (given.length === expected.length && timingSafeEqual(given, expected)) return undefined;
+    return fail(grpc.status.UNAUTHENTICATED, 'this coordinator serves only the editor that started it');
   }
 
   private getServerCapabilities = (_call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
@@ -122,10 +146,10 @@ class CoordinatorService {
 
   private streamTask = async (call: grpc.ServerWritableStream<TaskStreamRequest, unknown>) => {
     const request = call.request;
-    if (!request.query?.trim()) return call.destroy(fail(grpc.status.INVALID_ARGUMENT, 'query must not be empty'));
+    if (!request.query?.trim()) return call.emit('error', fail(grpc.status.INVALID_ARGUMENT, 'query must not be empty'));
     const readOnly = call.metadata.get(INTENT_HEADER)[0] === 'ask';
     const turn = this.prepareTurn(call, request.agent_id, request.query, request.context, readOnly);
-    if (turn.error) return call.destroy(turn.error);
+    if (turn.error) return call.emit('error', turn.error);
     const taskId = request.task_id || randomUUID();
     const traceparent = call.metadata.get('traceparent')[0]?.toString();
     this.options.logger.debug(`StreamTask ${taskId}${readOnly ? ' (ask)' : ''}${traceparent ? ` traceparent ${traceparent}` : ''}`);
@@ -149,7 +173,7 @@ class CoordinatorService {
     };
     const sink = readOnly
       ? this.askSink(events, turn.turn.cwd)
-      : this.taskSink(events, { send: sendNow, identity: identityOf(call, request.agent_id), agent: turn.driver.shortName, cwd: turn.turn.cwd });
+      : this.taskSink(events, { send: sendNow, identity: identityOf(call, request.agent_id), peer: call.getPeer(), agent: turn.driver.shortName, cwd: turn.turn.cwd });
     try {
       const result = await turn.driver.run(turn.turn, sink, controller.signal);
       batch.flush();
@@ -227,7 +251,7 @@ class CoordinatorService {
    */
   private taskSink(
     events: Omit<TurnSink, 'permission'>,
-    task: { send: (event: Record<string, unknown>) => void; identity: string; agent: string; cwd: string | undefined },
+    task: { send: (event: Record<string, unknown>) => void; identity: string; peer: string; agent: string; cwd: string | undefined },
   ): TurnSink {
     const logger = this.options.logger;
     return {
@@ -248,7 +272,7 @@ class CoordinatorService {
           const timer = setTimeout(() => finish('reject', `(no decision within ${APPROVAL_TIMEOUT_MS / 60_000} minutes)`), APPROVAL_TIMEOUT_MS);
           timer.unref();
           signal.addEventListener('abort', onAbort, { once: true });
-          this.approvals.set(executionId, { identity: task.identity, decide: (decision) => finish(decision, '(decided by the editor)') });
+          this.approvals.set(executionId, { identity: task.identity, peer: task.peer, decide: (decision) => finish(decision, '(decided by the editor)') });
           task.send({
             status: 'awaiting_approval',
             message: `Waiting for approval: ${request.tool}`,
@@ -279,8 +303,8 @@ class CoordinatorService {
   private decideApproval(caller: Caller, executionId: string, decision: PermissionDecision): grpc.ServiceError | null {
     const pending = this.approvals.get(executionId);
     if (!pending) return fail(grpc.status.NOT_FOUND, `no pending approval ${executionId} (unknown, or already decided)`);
-    if (identityOf(caller, '') !== pending.identity) {
-      return fail(grpc.status.PERMISSION_DENIED, 'only the caller that started the task can decide its approvals');
+    if (identityOf(caller, '') !== pending.identity || caller.getPeer() !== pending.peer) {
+      return fail(grpc.status.PERMISSION_DENIED, 'only the connection that started the task can decide its approvals');
     }
     pending.decide(decision);
     return null;
@@ -308,7 +332,7 @@ function effectiveKind(request: PermissionRequest): string {
 }
 
 /** Anything a call's caller is known by: its metadata and, over mutual TLS, its certificate. */
-type Caller = Pick<grpc.ServerUnaryCall<unknown, unknown>, 'metadata' | 'getAuthContext'>;
+type Caller = Pick<grpc.ServerUnaryCall<unknown, unknown>, 'metadata' | 'getAuthContext' | 'getPeer'>;
 
 /**
  * Like Buckley: over mutual TLS the caller is its client certificate's Common Name; on loopback

@@ -9,6 +9,8 @@ import * as z from '../schema.js';
 export const AGENT_HEADER = 'x-buckley-agent-id';
 /** Our extension: the coordinator session a call belongs to. */
 export const SESSION_HEADER = 'x-buckley-session-id';
+/** The embedded coordinator's per-process secret: `Bearer <hex>`. */
+export const AUTHORIZATION_HEADER = 'authorization';
 /** Our extension: `ask` marks a StreamTask that must stay read-only. */
 export const INTENT_HEADER = 'x-buckley-intent';
 

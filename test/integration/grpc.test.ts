@@ -32,8 +32,9 @@ async function serve(handlers: grpc.UntypedServiceImplementation): Promise<strin
   return `127.0.0.1:${port}`;
 }
 
-function client(address: string, agentId = 'tester'): CoordinatorClient {
-  const result = new CoordinatorClient({ address, agentId });
+/** A client on a connection of its own (grpc-js would otherwise share one between equal channels). */
+function client(address: string, agentId = 'tester', secret?: string): CoordinatorClient {
+  const result = new CoordinatorClient({ address, agentId, secret, channelOptions: { 'grpc.use_local_subchannel_pool': 1 } });
   cleanups.push(() => result.close());
   return result;
 }
@@ -123,6 +124,11 @@ describe('our coordinator', () => {
       details: 'message.content must not be empty',
     });
     await expect(c.unary('UpdateSessionContext', { session_id: 'nope' }, z.object({}), { timeoutMs: 5000 })).rejects.toMatchObject({ code: grpc.status.NOT_FOUND });
+    // A refused stream ends with its status at once, not at the caller's deadline.
+    await expect(c.stream('StreamTask', { task_id: 't', agent_id: 'editor-1', query: ' ' }, taskEventSchema, { timeoutMs: 60_000 }).next()).rejects.toMatchObject({
+      code: grpc.status.INVALID_ARGUMENT,
+      details: 'query must not be empty',
+    });
   });
 
   it('streams an answer over StreamTask as answer_delta events and ends with completed', async () => {
@@ -149,6 +155,8 @@ describe('our coordinator', () => {
     const running = await coordinator();
     const owner = client(running.address, 'editor-1');
     const intruder = client(running.address, 'intruder');
+    // The same identity on another connection (another process claiming to be the editor).
+    const impostor = client(running.address, 'editor-1');
     const session = await owner.unary('CreateSession', { agent_id: 'editor-1' }, sessionSchema, { timeoutMs: 5000 });
     const empty = z.object({});
     const approvals: NonNullable<TaskEvent['approval']>[] = [];
@@ -162,6 +170,10 @@ describe('our coordinator', () => {
       const id = event.approval.execution_id;
       approvals.push(event.approval);
       await expect(intruder.unary('ApproveToolExecution', { execution_id: id }, empty, { timeoutMs: 5000 })).rejects.toMatchObject({ code: grpc.status.PERMISSION_DENIED });
+      await expect(impostor.unary('ApproveToolExecution', { execution_id: id }, empty, { timeoutMs: 5000 })).rejects.toMatchObject({
+        code: grpc.status.PERMISSION_DENIED,
+        details: 'only the connection that started the task can decide its approvals',
+      });
       if (event.approval.tool === 'Read README.md') await owner.unary('ApproveToolExecution', { execution_id: id }, empty, { timeoutMs: 5000 });
       else await owner.unary('RejectToolExecution', { execution_id: id, reason: 'not now' }, empty, { timeoutMs: 5000 });
       await expect(owner.unary('ApproveToolExecution', { execution_id: id }, empty, { timeoutMs: 5000 })).rejects.toMatchObject({ code: grpc.status.NOT_FOUND });
@@ -174,6 +186,23 @@ describe('our coordinator', () => {
     expect(new Set(approvals.map((a) => a.execution_id)).size).toBe(2);
     for (const approval of approvals) expect(approval.execution_id).toMatch(/^[0-9a-f]{32}$/);
     await expect(owner.unary('RejectToolExecution', { execution_id: 'no-such-approval' }, empty, { timeoutMs: 5000 })).rejects.toMatchObject({ code: grpc.status.NOT_FOUND });
+  });
+
+  it('with a secret, serves only callers that send it: every RPC refuses the others', async () => {
+    const running = await startCoordinator('127.0.0.1:0', { logger, secret: 'the-bridge-secret' });
+    cleanups.push(() => running.close());
+    const stranger = client(running.address, 'editor-1');
+    const guesser = client(running.address, 'editor-1', 'not-the-secret');
+    const unauthenticated = { code: grpc.status.UNAUTHENTICATED, details: 'this coordinator serves only the editor that started it' };
+    for (const caller of [stranger, guesser]) {
+      await expect(caller.unary('GetServerCapabilities', {}, serverCapabilitiesSchema, { timeoutMs: 5000 })).rejects.toMatchObject(unauthenticated);
+      await expect(caller.unary('CreateSession', { agent_id: 'editor-1' }, sessionSchema, { timeoutMs: 5000 })).rejects.toMatchObject(unauthenticated);
+      await expect(caller.unary('ApproveToolExecution', { execution_id: 'x' }, z.object({}), { timeoutMs: 5000 })).rejects.toMatchObject(unauthenticated);
+      const stream = caller.stream('StreamTask', { task_id: 't', agent_id: 'editor-1', query: 'hello' }, taskEventSchema, { timeoutMs: 5000 });
+      await expect(stream.next()).rejects.toMatchObject(unauthenticated);
+    }
+    const bridge = client(running.address, 'editor-1', 'the-bridge-secret');
+    expect((await bridge.unary('GetServerCapabilities', {}, serverCapabilitiesSchema, { timeoutMs: 5000 })).protocol_version).toBe('1.0');
   });
 
   it('refuses to listen in plaintext on a non-loopback address', async () => {

@@ -5,8 +5,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import * as grpc from '@grpc/grpc-js';
 import { CancellationTokenSource } from 'vscode-jsonrpc/node.js';
 import { describe, expect, it } from 'vitest';
+import { CoordinatorClient } from '../../src/coordinator/client.js';
+import { serverCapabilitiesSchema, taskEventSchema } from '../../src/coordinator/wire.js';
 import { startingClients } from '../helpers/lspClient.js';
 import { linesRange, positionOf } from '../helpers/text.js';
 
@@ -116,5 +119,22 @@ describe('the context budget', () => {
     expect(received).toBeLessThanOrEqual(250_000);
     expect(received).toBeGreaterThan(200_000); // the budget is used, not wasted
     await client.waitFor('window/logMessage', (p) => /open document\(s\) did not fit the budget: generated\/module-\d+\.ts(, generated\/module-\d+\.ts){9} and \d+ more/.test(p.message));
+  });
+});
+
+describe('the embedded coordinator', () => {
+  it('serves only its own bridge: another local process is refused, whatever identity it claims', async () => {
+    const client = await start();
+    expect((await client.request('buckley/ask', { question: 'INSTANT hello' })).answer).toBe('ok');
+    const { coordinator } = await client.request('buckley/status', {});
+    expect(coordinator).toMatchObject({ mode: 'embedded', state: 'ready' });
+    const stranger = new CoordinatorClient({ address: coordinator.address, agentId: 'buckley-lsp' });
+    try {
+      await expect(stranger.unary('GetServerCapabilities', {}, serverCapabilitiesSchema, { timeoutMs: 5000 })).rejects.toMatchObject({ code: grpc.status.UNAUTHENTICATED });
+      const stream = stranger.stream('StreamTask', { task_id: 't', agent_id: 'buckley-lsp', query: 'rm -rf ~' }, taskEventSchema, { timeoutMs: 5000 });
+      await expect(stream.next()).rejects.toMatchObject({ code: grpc.status.UNAUTHENTICATED });
+    } finally {
+      stranger.close();
+    }
   });
 });
