@@ -151,20 +151,21 @@ export class Answers {
    * the request that asked has its result (the requester is waiting on that, not on them), and the
    * document is written in the background, without holding anything up.
    */
-  deliver(answer: Omit<Answer, 'at' | 'documentUri'>, features: Features): Answer {
+  deliver(answer: Omit<Answer, 'at' | 'documentUri'>, features: Features, headline = ''): Answer {
     // The agent's text is shown as written, never interpreted (no escapes, no bidi tricks).
     const record: Answer = { ...answer, question: inert(answer.question), answer: inert(answer.answer), at: new Date().toISOString() };
     this.answers.push(record);
     this.dirty = true;
     if (this.answers.length > KEPT_ANSWERS * 2) this.answers = this.answers.slice(-KEPT_ANSWERS);
-    setImmediate(() => this.announce(record, features));
+    setImmediate(() => this.announce(record, features, headline));
     return record;
   }
 
-  private announce(record: Answer, features: Features): void {
+  /** `headline`: what the one-line summary starts with, e.g. "done: " for a task. */
+  private announce(record: Answer, features: Features, headline: string): void {
     this.connection.console.info(`Buckley's answer to "${record.question}":\n${record.answer}`);
     if (features.answerMessage) {
-      messages.info(this.connection, `Buckley: ${plainSummary(record.answer)}`);
+      messages.info(this.connection, `Buckley: ${headline}${plainSummary(record.answer)}`);
     }
     if (!features.showDocument && features.markdownMessageRequest) {
       // Zed keeps a prompt until the user acts, and renders markdown: the full answer fits there.

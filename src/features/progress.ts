@@ -163,8 +163,14 @@ class TokenProgress implements Progress {
   }
 }
 
+/**
+ * Without `$/progress`: a message at the start, a log line per step (each once: a step repeated
+ * by the agent is not logged again), and a log line at the end. The final state's one-line
+ * message is the work's own (a task's "done: …", an ask's answer).
+ */
 class MessageProgress implements Progress {
   private readonly steps: Coalescer<string>;
+  private lastLogged: string | undefined;
 
   constructor(
     private readonly connection: Connection,
@@ -172,14 +178,19 @@ class MessageProgress implements Progress {
     announce = true,
   ) {
     if (announce) messages.info(connection, `${title}…`);
-    this.steps = new Coalescer((line) => connection.console.log(line), UPDATE_INTERVAL_MS);
+    this.steps = new Coalescer((line) => this.log(line), UPDATE_INTERVAL_MS);
+  }
+  private log(line: string): void {
+    if (line === this.lastLogged) return;
+    this.lastLogged = line;
+    this.connection.console.log(line);
   }
   report(message: string): void {
     this.steps.push(`${this.title}: ${oneLine(message, MESSAGE_WIDTH)}`);
   }
   done(message: string): void {
     this.steps.finish();
-    this.connection.console.log(`${this.title}: ${oneLine(message, MESSAGE_WIDTH)}`);
+    this.log(`${this.title}: ${oneLine(message, MESSAGE_WIDTH)}`);
   }
   onCancel(): void {
     // No progress UI to cancel from; $/cancelRequest and commands still cancel.

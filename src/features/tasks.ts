@@ -49,6 +49,7 @@ interface RunningTask {
   controller: AbortController;
 }
 
+const FINAL_STATUSES = new Set(['completed', 'failed', 'cancelled']);
 const STATUSES = new Set<TaskStatus>(['pending', 'in_progress', 'awaiting_approval', 'completed', 'failed', 'cancelled']);
 const TOOL_STATUSES = new Set(['pending', 'in_progress', 'completed', 'failed']);
 const TOOL_KINDS = new Set(['read', 'edit', 'execute', 'search', 'fetch', 'think', 'other']);
@@ -154,7 +155,8 @@ export class TaskService {
             }
           }
           publish();
-          progress.report(task.state.message ?? 'Working…', task.state.progress);
+          // The final state is the progress's end ("Done", "Failed: …"), not a step before it.
+          if (!FINAL_STATUSES.has(event.status)) progress.report(task.state.message ?? 'Working…', task.state.progress);
           // The editor hears that the task waits before it is asked.
           if (approval) approve(approval);
         },
@@ -188,17 +190,19 @@ export class TaskService {
     else notifications.finish();
     const line = outcome.status === 'completed' ? 'Done' : outcome.status === 'failed' ? `Failed: ${outcome.reason}` : 'Cancelled';
     progress.done(oneLine(line, 80));
-    deps.logger.info(`task ${task.id} ${outcome.status}${outcome.status === 'failed' ? `: ${outcome.reason}` : ''}`);
+    if (outcome.status === 'failed') deps.logger.error(`task ${task.id} ("${task.title}") failed: ${outcome.reason}`);
+    else deps.logger.info(`task ${task.id} ${outcome.status}`);
 
+    // One message names the final state, in every editor (without progress, it is the only sign of the end).
     if (outcome.status === 'completed') {
-      if (outcome.answer.trim()) {
-        deps.answers.deliver({ question: task.title, answer: outcome.answer, uri: target.document?.uri, range: target.range }, features);
-      } else {
-        messages.info(deps.connection, `Buckley: done: ${task.title}`);
+      const answered = outcome.answer.trim() !== '';
+      if (answered) {
+        // The answer's summary is the message: "Buckley: done: <its first sentence>".
+        deps.answers.deliver({ question: task.title, answer: outcome.answer, uri: target.document?.uri, range: target.range }, features, 'done: ');
       }
+      if (!answered || !features.answerMessage) messages.info(deps.connection, `Buckley: done: ${task.title}`);
     } else if (outcome.status === 'failed') {
-      messages.error(deps.connection, `Buckley: task failed: ${outcome.reason}`);
-      deps.connection.console.error(`Buckley task "${task.title}" failed: ${outcome.reason}`);
+      messages.error(deps.connection, `Buckley: failed: ${outcome.reason}`);
     } else {
       messages.info(deps.connection, `Buckley: cancelled: ${task.title}`);
     }
