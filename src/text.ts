@@ -27,6 +27,8 @@ const TAGS = '(?<!\\u{1F3F4}[\\u{E0020}-\\u{E007E}]*)[\\u{E0000}-\\u{E007F}]';
 const UNSAFE_INERT = new RegExp(`\\r\\n?|[\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f${INVISIBLE}]|${TAGS}`, 'gu');
 /** Everything that is replaced in one-line text. */
 const UNSAFE_INLINE = new RegExp(`[\\u0000-\\u001f\\u007f-\\u009f${INVISIBLE}]|${TAGS}`, 'gu');
+/** Anything at all to make safe (most text has nothing: it is returned as it is, cheaply). */
+const ANY_UNSAFE = new RegExp(`[\\u0000-\\u001f\\u007f-\\u009f${INVISIBLE}\\u{E0000}-\\u{E007F}]`, 'u');
 
 /** A visible, inert stand-in for an unsafe character. */
 function standIn(char: string): string {
@@ -42,6 +44,7 @@ function standIn(char: string): string {
  * U+FFFD.
  */
 export function inert(text: string): string {
+  if (!ANY_UNSAFE.test(text)) return text.isWellFormed() ? text : text.toWellFormed();
   const shown = text.replace(UNSAFE_INERT, (char) => (char === '\r\n' ? '\n' : standIn(char)));
   return shown.isWellFormed() ? shown : shown.toWellFormed();
 }
@@ -51,6 +54,7 @@ export function inert(text: string): string {
  * other control and invisible characters as visible stand-ins, runs of spaces collapsed.
  */
 export function inline(text: string): string {
+  if (!ANY_UNSAFE.test(text) && !/\s\s|^\s|\s$|[^\S ]/.test(text)) return text.isWellFormed() ? text : text.toWellFormed();
   const plain = text
     .replace(ANSI, '')
     .replace(UNSAFE_INLINE, (char) => (char === '\n' || char === '\r' || char === '\t' || char === '\u000b' || char === '\u000c' ? ' ' : standIn(char)))
