@@ -18,6 +18,17 @@ afterEach(async () => {
 
 const sink = { text() {}, tool() {}, plan() {}, permission: async () => 'reject' as const };
 
+/** Starts a turn whose agent ignores session/cancel, cancels it once it streams; resolves with how it ended. */
+async function cancelStubbornTurn(driver: AcpDriver): Promise<string> {
+  const controller = new AbortController();
+  let streaming!: () => void;
+  const streamed = new Promise<void>((resolve) => (streaming = resolve));
+  const turn = driver.run({ sessionKey: 'editor-1', prompt: 'STUBBORN', readOnly: true }, { ...sink, text: () => streaming() }, controller.signal);
+  await streamed;
+  controller.abort();
+  return (await turn).stopReason;
+}
+
 /** A logger whose lines a test can wait for. */
 function recordingLogger() {
   const lines: string[] = [];
@@ -61,14 +72,8 @@ describe('AcpDriver', () => {
     const { logger, waitFor } = recordingLogger();
     const driver = new AcpDriver({ command: [process.execPath, SCRIPTED_AGENT], logger, clientVersion: 'test', cancelGraceMs: 200 });
     drivers.push(driver);
-    const controller = new AbortController();
-    let streaming!: () => void;
-    const streamed = new Promise<void>((resolve) => (streaming = resolve));
-    const first = driver.run({ sessionKey: 'editor-1', prompt: 'STUBBORN', readOnly: true }, { ...sink, text: () => streaming() }, controller.signal);
-    await streamed;
-    controller.abort();
     // The agent goes on regardless: after the grace period the turn ends as cancelled.
-    expect((await first).stopReason).toBe('cancelled');
+    expect(await cancelStubbornTurn(driver)).toBe('cancelled');
     await waitFor(/agent stderr: scripted-agent: session\/cancel for/);
 
     // The next turn of the same conversation runs while the old one still streams into its session.
@@ -87,13 +92,7 @@ describe('AcpDriver', () => {
     const { logger, waitFor } = recordingLogger();
     const driver = new AcpDriver({ command: [process.execPath, SCRIPTED_AGENT, '--reuse-ids'], logger, clientVersion: 'test', cancelGraceMs: 100 });
     drivers.push(driver);
-    const controller = new AbortController();
-    let streaming!: () => void;
-    const streamed = new Promise<void>((resolve) => (streaming = resolve));
-    const first = driver.run({ sessionKey: 'editor-1', prompt: 'STUBBORN', readOnly: true }, { ...sink, text: () => streaming() }, controller.signal);
-    await streamed;
-    controller.abort();
-    expect((await first).stopReason).toBe('cancelled');
+    expect(await cancelStubbornTurn(driver)).toBe('cancelled');
     // Closed, so this careless agent hands its id out again.
     await waitFor(/agent stderr: scripted-agent: session\/close for/);
     await expect(driver.run({ sessionKey: 'editor-1', prompt: 'INSTANT', readOnly: true }, sink, new AbortController().signal)).rejects.toThrow(
