@@ -1,4 +1,7 @@
-/** `buckley-lsp coordinator`: our coordinator as a standalone process, until SIGINT/SIGTERM. */
+/**
+ * `buckley-lsp coordinator`: our coordinator as a standalone process, until SIGINT, SIGTERM or
+ * SIGHUP (its terminal closed); then it stops its agents and what they started.
+ */
 import { configFromEnv, describeProblems, resolveConfig, type ConfigInput } from '../config.js';
 import type { RootLogger } from '../logger.js';
 import { detectAgent } from '../agents/detect.js';
@@ -31,8 +34,7 @@ export async function runCoordinator(options: {
   process.stderr.write(`buckley-lsp coordinator listening on ${running.address}\n`);
   await new Promise<void>((resolve) => {
     const stop = () => resolve();
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
+    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, stop);
   });
   await running.close();
 }

@@ -10,6 +10,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startCoordinatorProcess } from '../helpers/coordinators.js';
 import { frame, startingClients, TestClient } from '../helpers/lspClient.js';
 import { REPO, SCRIPTED_AGENT } from '../helpers/paths.js';
 
@@ -118,6 +119,19 @@ describe('processes the server started', () => {
     endIt(client, server);
     await allGone([server, agent!, child!]);
     expect([server, agent, child].every((pid) => gone(pid!))).toBe(true);
+  });
+
+  it.each(['SIGHUP', 'SIGTERM'] as const)('are all gone when the standalone coordinator gets %s: its agent and the agent\'s child', async (signal) => {
+    const coordinator = await startCoordinatorProcess(['--agent', process.execPath, SCRIPTED_AGENT, '--ignore-sigterm', '--ignore-eof']);
+    cleanups.push(() => void coordinator.stop());
+    const client = await start({ args: ['--coordinator', coordinator.address], env: { BUCKLEY_AGENT: undefined } });
+    const { answer } = await client.request('buckley/ask', { question: 'SPAWN a helper' });
+    const [, agent, child] = /pids: agent=(\d+) child=(\d+)/.exec(answer)!.map(Number);
+    const exited = new Promise((resolve) => coordinator.process.once('exit', resolve));
+    coordinator.process.kill(signal);
+    await exited;
+    await allGone([agent!, child!]);
+    expect([agent, child].every((pid) => gone(pid!))).toBe(true);
   });
 
   it('leaves no answers file behind when there was nothing to save', async () => {
