@@ -64,7 +64,7 @@ interface Quirk {
   remove?: Partial<Record<keyof ClientFeatures, true>>;
 }
 
-/** Facts gathered by running the editors (see shared/clients/README.md). */
+/** Facts gathered by running the editors (see fixtures/clients/README.md). */
 export const QUIRKS: readonly Quirk[] = [
   {
     client: 'helix',

@@ -1,6 +1,6 @@
 /**
  * A real editor: Emacs 30.1 with its built-in eglot 1.17 (Debian's, installed into .editors/ by
- * shared/tools/real-editors.sh), in batch mode. The scripts run code actions through eglot's own
+ * `npm run install-editors`), in batch mode. The scripts run code actions through eglot's own
  * code action and command machinery and report what Emacs then showed (see common.el).
  */
 import { spawnSync } from 'node:child_process';
@@ -8,11 +8,12 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { EDITORS, missingLine, requireEditor } from '../helpers/editors.js';
 import { BIN, FIXTURES, REPO, SCRIPTED_AGENT } from '../helpers/paths.js';
 
-const EMACS = process.env.BUCKLEY_EMACS ?? `${REPO}.editors/bin/emacs-30.1`;
-const available = spawnSync(EMACS, ['--version']).status === 0;
-if (!available && process.env.CI) throw new Error(`Emacs 30.1 (${EMACS}) not found: CI must install it (.ci/run)`);
+const EMACS = EDITORS.emacs.bin;
+const available = requireEditor(EDITORS.emacs);
+if (!available) it.skip(missingLine(EDITORS.emacs), () => {});
 
 interface Result {
   error?: string;
@@ -54,7 +55,7 @@ function runEmacs(script: string): Result {
   }
 }
 
-describe.skipIf(!available)('Emacs 30.1 with eglot 1.17 (real editor)', () => {
+if (available) describe('Emacs 30.1 with eglot 1.17 (real editor)', () => {
   it('explains the selected lines: the answer as a message, a markdown document and hover', () => {
     const result = runEmacs('explain.el');
     expect(result.error, result.messages).toBeUndefined();

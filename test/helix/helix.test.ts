@@ -1,5 +1,5 @@
 /**
- * A real editor: Helix 25.01 (Debian's, installed into .editors/ by shared/tools/real-editors.sh)
+ * A real editor: Helix 25.01 (Debian's, installed into .editors/ by `npm run install-editors`)
  * driven in tmux with send-keys, read back with capture-pane. Everything asserted is what Helix
  * showed on its screen.
  */
@@ -8,11 +8,12 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BIN, FIXTURES, REPO, SCRIPTED_AGENT } from '../helpers/paths.js';
+import { EDITORS, missingLine, requireEditor } from '../helpers/editors.js';
+import { BIN, FIXTURES, SCRIPTED_AGENT } from '../helpers/paths.js';
 
-const HX = process.env.BUCKLEY_HX ?? `${REPO}.editors/bin/hx-25.01`;
-const available = spawnSync(HX, ['--version']).status === 0 && spawnSync('tmux', ['-V']).status === 0;
-if (!available && process.env.CI) throw new Error(`Helix 25.01 (${HX}) or tmux not found: CI must install them (.ci/run)`);
+const HX = EDITORS.helix.bin;
+const available = requireEditor(EDITORS.helix);
+if (!available) it.skip(missingLine(EDITORS.helix), () => {});
 
 const sessions: string[] = [];
 afterEach(() => {
@@ -93,7 +94,7 @@ async function codeAction(session: string, title: string): Promise<void> {
   tmux(session, 'send-keys', '-t', session, 'Enter');
 }
 
-describe.skipIf(!available)('Helix 25.01 (real editor)', () => {
+if (available) describe('Helix 25.01 (real editor)', () => {
   it('explains a selection: the answer opens in a split and the status line shows the summary', async () => {
     const session = startHelix('explain');
     await waitForScreen(session, 'export function backoff');

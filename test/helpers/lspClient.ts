@@ -26,7 +26,7 @@ export interface Received {
 }
 
 export interface ClientOptions {
-  /** A payload from shared/clients (e.g. "neovim-0.10.4"), or explicit params. */
+  /** A payload from fixtures/clients (e.g. "neovim-0.10.4"), or explicit params. */
   client?: string;
   initialize?: Partial<InitializeParams>;
   /** Extra environment for the server; BUCKLEY_AGENT defaults to the scripted agent. */

@@ -4,25 +4,16 @@
  * selection, the code-action menu, hover, the progress machinery). Everything asserted here is
  * what Neovim itself received and showed.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { EDITORS, missingLine, requireEditor } from '../helpers/editors.js';
 import { BIN, FIXTURES, REPO, SCRIPTED_AGENT } from '../helpers/paths.js';
 
-/**
- * The Neovims to test: Debian 12's own (0.7.2) on PATH, and 0.10 as installed by
- * shared/tools/real-editors.sh into .editors/ (which .ci/run does). CI must have both; on a
- * developer machine a missing one is skipped.
- */
-const EDITORS = [
-  { name: '0.7', bin: process.env.BUCKLEY_NVIM ?? 'nvim', version: /^0\.7\./ },
-  { name: '0.10', bin: process.env.BUCKLEY_NVIM_010 ?? `${REPO}.editors/bin/nvim-0.10`, version: /^0\.10\./ },
-].map((editor) => ({ ...editor, available: spawnSync(editor.bin, ['--version']).status === 0 }));
-for (const editor of EDITORS) {
-  if (!editor.available && process.env.CI) throw new Error(`Neovim ${editor.name} (${editor.bin}) not found: CI must install it (.ci/run)`);
-}
+/** The Neovims to test: Debian 12's own (0.7.2) and 0.10, as `npm run install-editors` installs them. */
+const NEOVIMS = [EDITORS.nvim07, EDITORS.nvim010].map((editor) => ({ ...editor, ok: requireEditor(editor) }));
 
 async function runNvimIn(nvimBin: string, script: string): Promise<any> {
   const dir = mkdtempSync(join(tmpdir(), 'buckley-nvim-'));
@@ -55,14 +46,17 @@ async function runNvimIn(nvimBin: string, script: string): Promise<any> {
   return result;
 }
 
-describe.each(EDITORS)('Neovim $name (real editor)', ({ bin, available, version }) => {
+for (const editor of NEOVIMS) {
+  if (!editor.ok) it.skip(missingLine(editor), () => {});
+}
+
+describe.each(NEOVIMS.filter((editor) => editor.ok))('$name (real editor)', ({ bin, version }) => {
   const runNvim = async (script: string) => {
-    if (!available) return undefined;
     const result = await runNvimIn(bin, script);
-    expect(result.nvim).toMatch(version);
+    expect(`NVIM v${result.nvim}`).toMatch(version);
     return result;
   };
-  it.skipIf(!available)('offers code actions whose titles were cut between characters, never inside an emoji', async () => {
+  it('offers code actions whose titles were cut between characters, never inside an emoji', async () => {
     const result = await runNvim('emoji.lua');
     expect(result.steps).toEqual(['initialized', expect.stringMatching(/^selected lines 1-2$/), 'chose Buckley: explain this', 'code actions offered']);
     const ask = result.offered.find((title: string) => title.startsWith('Buckley: ask «'));
@@ -70,7 +64,7 @@ describe.each(EDITORS)('Neovim $name (real editor)', ({ bin, available, version 
     expect(result.offered).toContain('Buckley: explain this');
   });
 
-  it.skipIf(!available)('runs "Buckley: explain this" on selected lines and shows the answer on hover', async () => {
+  it('runs "Buckley: explain this" on selected lines and shows the answer on hover', async () => {
     const result = await runNvim('explain.lua');
     expect(result.steps).toEqual([
       'initialized',
@@ -94,7 +88,7 @@ describe.each(EDITORS)('Neovim $name (real editor)', ({ bin, available, version 
     }
   });
 
-  it.skipIf(!available)('runs "Buckley: fix problems here" as a task and follows its $/progress to the end', async () => {
+  it('runs "Buckley: fix problems here" as a task and follows its $/progress to the end', async () => {
     const result = await runNvim('task.lua');
     expect(result.steps).toEqual([
       'initialized',
@@ -118,7 +112,7 @@ describe.each(EDITORS)('Neovim $name (real editor)', ({ bin, available, version 
     expect(result.client_alive).toBe(true);
   });
 
-  it.skipIf(!available)('with the Lua module: :BuckleyAsk shows the answer in a split; a task asks approval through vim.ui.select and completes', async () => {
+  it('with the Lua module: :BuckleyAsk shows the answer in a split; a task asks approval through vim.ui.select and completes', async () => {
     const result = await runNvim('module.lua');
     expect(result.steps).toEqual([
       'started by the module',

@@ -1,5 +1,5 @@
 /**
- * Capability negotiation against the real `initialize` payloads of editors in shared/clients.
+ * Capability negotiation against the real `initialize` payloads of editors in fixtures/clients.
  * Each row notes what the editor does, as gathered by running it.
  */
 import { readdirSync, readFileSync } from 'node:fs';
@@ -36,7 +36,7 @@ describe('negotiate', () => {
     it(`${name}: ${note}`, () => {
       const negotiated = negotiate({ initialize: payload(name), config: defaultConfig });
       expect(negotiated).toMatchObject(features);
-      // Nobody in shared/clients opted in to the custom layer, and all take code action literals.
+      // Nobody in fixtures/clients opted in to the custom layer, and all take code action literals.
       expect(negotiated).toMatchObject({ taskProgress: false, approveTool: false, codeActionLiterals: true });
     });
   }
