@@ -4,7 +4,7 @@
  * bench/results/latest.json and two SVG charts. `--quick` is the smoke run CI does.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -70,8 +70,15 @@ interface Lsp {
   kill(): void;
 }
 
+/** The benchmark's temporary state directories, removed as it exits. */
+const temporary: string[] = [];
+process.on('exit', () => {
+  for (const dir of temporary) rmSync(dir, { recursive: true, force: true });
+});
+
 function spawnLsp(args: string[], env: Record<string, string | undefined> = {}): Lsp {
   const state = mkdtempSync(join(tmpdir(), 'buckley-bench-'));
+  temporary.push(state);
   const child = spawn(process.execPath, [...PROFILE_ARGS, ...args], { env: { ...process.env, XDG_STATE_HOME: state, HOME: state, BUCKLEY_AGENT: AGENT, ...env } as NodeJS.ProcessEnv, stdio: ['pipe', 'pipe', 'ignore'] });
   const connection = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
   connection.onRequest('window/workDoneProgress/create', () => null);

@@ -3,7 +3,7 @@
 // embedded coordinator running the ACP SDK's offline example agent (npm:@agentclientprotocol/sdk@1.9.0).
 // It prints what an editor would show. Run with `npm run demo`.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -23,7 +23,14 @@ const server = (text) => say(bold('server  ←'), text);
 const indent = (text) => text.split('\n').map((line) => `            ${line}`).join('\n');
 
 console.log(bold('buckley-lsp demo: one editor session, embedded coordinator, ACP example agent'));
-console.log(dim(`agent: node ${agent}\nstate: ${state}\n`));
+console.log(
+  `The agent is the ACP SDK's offline example: it gives the same canned answer to every question,\n` +
+    `reads a file, and asks to edit one — real ACP, no network, no key. Point buckley.agent.command\n` +
+    `(or BUCKLEY_AGENT) at a real agent, e.g. "gemini --acp", for real answers.\n`,
+);
+console.log(dim(`agent: node ${agent}\nstate: ${state} (removed at the end)\n`));
+// Nothing is left behind, however the demo ends.
+process.on('exit', () => rmSync(state, { recursive: true, force: true }));
 
 const child = spawn(process.execPath, [bin, '--stdio'], {
   env: { ...process.env, BUCKLEY_AGENT: `${process.execPath} ${agent}`, XDG_STATE_HOME: state, BUCKLEY_LOG: 'info' },
@@ -35,7 +42,11 @@ const connection = createMessageConnection(new StreamMessageReader(child.stdout)
 const progressTitles = new Map();
 let answerShown;
 const answerDocument = new Promise((resolve) => (answerShown = resolve));
-connection.onNotification('window/showMessage', ({ type, message }) => server(`showMessage (${['', 'error', 'warning', 'info', 'log'][type]}): ${message}`));
+let onMessage = () => {};
+connection.onNotification('window/showMessage', ({ type, message }) => {
+  server(`showMessage (${['', 'error', 'warning', 'info', 'log'][type]}): ${message}`);
+  onMessage(message);
+});
 connection.onNotification('window/logMessage', ({ message }) => console.log(dim(`          log: ${message.split('\n')[0]}`)));
 connection.onUnhandledProgress(({ token, value }) => {
   if (value.kind === 'begin') progressTitles.set(token, value.title);
@@ -51,6 +62,12 @@ connection.onRequest('window/showDocument', ({ uri }) => {
   server(`showDocument ${uri}`);
   answerShown(uri);
   return { success: true };
+});
+// An approval prompt, answered as a cautious user would.
+connection.onRequest('window/showMessageRequest', ({ message, actions }) => {
+  server(`prompt: ${message}\n${indent(actions.map((action) => `[${action.title}]`).join(' '))}`);
+  editor('choose [Deny]');
+  return actions.find((action) => action.title === 'Deny');
 });
 connection.listen();
 
@@ -97,6 +114,13 @@ const question = actions[0].command.arguments[0].question;
 editor(`buckley/ask "${question}" (the custom request, with a work-done token)`);
 const result = await connection.sendRequest('buckley/ask', { question, context: { activeFile: uri, selection: range }, workDoneToken: 'demo-ask' });
 server(`buckley/ask result:\n${indent(result.answer)}`);
+
+editor('buckley/executeTask "Update the configuration" (a task: it runs in the background, with progress)');
+// The task's end is named in one message: done, failed or cancelled.
+const taskEnded = new Promise((resolve) => (onMessage = (message) => /^Buckley: (done|failed|cancelled)/.test(message) && resolve(message)));
+const { taskId } = await connection.sendRequest('buckley/executeTask', { task: 'Update the configuration', context: { activeFile: uri, selection: range } });
+server(`executeTask answered at once: task ${taskId}`);
+await taskEnded;
 
 const status = await connection.sendRequest('buckley/status', {});
 server(`buckley/status: coordinator ${status.coordinator.mode} at ${status.coordinator.address}, ${status.coordinator.state}; agent ${status.coordinator.agent}`);

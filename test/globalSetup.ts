@@ -1,11 +1,18 @@
 /**
- * After the whole run: which real-editor tests were skipped because their editor is not installed
- * here, and the command that installs each (CI installs them all and runs every test).
+ * Around the whole run: one temporary directory that every test's temporary files go into
+ * (test/helpers/temp.ts), removed at the end; and the list of real-editor tests skipped because
+ * their editor is not installed here, with the command that installs each (CI runs them all).
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { available, EDITORS, missingLine } from './helpers/editors.js';
 
 export default function setup(): () => void {
+  const root = mkdtempSync(join(tmpdir(), 'buckley-tests-'));
+  process.env.BUCKLEY_TEST_TMP = root;
   return () => {
+    rmSync(root, { recursive: true, force: true });
     const missing = Object.values(EDITORS).filter((editor) => !available(editor));
     if (missing.length === 0) return;
     process.stdout.write(`\nReal-editor tests skipped, their editor is not installed here:\n${missing.map((editor) => `  - ${missingLine(editor)}`).join('\n')}\n`);

@@ -130,6 +130,7 @@ class PendingProgress implements Progress {
 class TokenProgress implements Progress {
   private readonly reports: Coalescer<WorkDoneProgressReport>;
   private ended = false;
+  private lastReport: string | undefined;
   private readonly cancelListeners: (() => void)[] = [];
 
   constructor(
@@ -143,7 +144,12 @@ class TokenProgress implements Progress {
   report(message: string, percentage?: number): void {
     if (this.ended) return;
     const clamped = percentage === undefined ? {} : { percentage: Math.max(0, Math.min(100, Math.round(percentage))) };
-    this.reports.push({ kind: 'report', cancellable: true, message: oneLine(message, MESSAGE_WIDTH), ...clamped });
+    const report: WorkDoneProgressReport = { kind: 'report', cancellable: true, message: oneLine(message, MESSAGE_WIDTH), ...clamped };
+    // The same step again tells the editor nothing.
+    const key = `${report.message}\u0000${report.percentage ?? ''}`;
+    if (key === this.lastReport) return;
+    this.lastReport = key;
+    this.reports.push(report);
   }
 
   done(message: string): void {

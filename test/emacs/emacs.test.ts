@@ -4,12 +4,12 @@
  * code action and command machinery and report what Emacs then showed (see common.el).
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EDITORS, missingLine, requireEditor } from '../helpers/editors.js';
 import { BIN, FIXTURES, REPO, SCRIPTED_AGENT } from '../helpers/paths.js';
+import { tempDir } from '../helpers/temp.js';
 
 const EMACS = EDITORS.emacs.bin;
 const available = requireEditor(EDITORS.emacs);
@@ -31,7 +31,7 @@ interface Result {
 }
 
 function runEmacs(script: string): Result {
-  const home = mkdtempSync(join(tmpdir(), 'buckley-emacs-'));
+  const home = tempDir('buckley-emacs');
   const resultFile = join(home, 'result.json');
   const run = spawnSync(EMACS, ['--batch', '-Q', '-l', join(REPO, 'test/emacs', script)], {
     cwd: REPO,

@@ -4,12 +4,12 @@
  * showed on its screen.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EDITORS, missingLine, requireEditor } from '../helpers/editors.js';
 import { BIN, FIXTURES, SCRIPTED_AGENT } from '../helpers/paths.js';
+import { tempDir } from '../helpers/temp.js';
 
 const HX = EDITORS.helix.bin;
 const available = requireEditor(EDITORS.helix);
@@ -42,7 +42,7 @@ async function waitForScreen(session: string, text: string | RegExp, timeoutMs =
 
 /** Starts Helix on the fixture with a languages.toml that runs the built server. */
 function startHelix(name: string): string {
-  const home = mkdtempSync(join(tmpdir(), 'buckley-hx-'));
+  const home = tempDir('buckley-hx');
   mkdirSync(join(home, 'config', 'helix'), { recursive: true });
   writeFileSync(
     join(home, 'config', 'helix', 'languages.toml'),

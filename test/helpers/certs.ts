@@ -1,8 +1,8 @@
 /** Certificates for TLS tests, made at test time with Debian's openssl. */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { tempDir } from './temp.js';
 
 export interface TestCerts {
   dir: string;
@@ -20,7 +20,7 @@ export interface TestCerts {
 }
 
 export function makeCerts(clientName = 'buckley-lsp'): TestCerts {
-  const dir = mkdtempSync(join(tmpdir(), 'buckley-tls-'));
+  const dir = tempDir('buckley-tls');
   const file = (name: string) => join(dir, name);
   const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
   const ca = (name: string) => openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', file(`${name}.key`), '-out', file(`${name}.pem`), '-days', '2', '-subj', `/CN=${name}`);

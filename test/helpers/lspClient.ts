@@ -5,9 +5,7 @@
  * wait on the event they expect.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import {
   createMessageConnection,
   StreamMessageReader,
@@ -18,6 +16,7 @@ import {
 import type { InitializeParams, InitializeResult } from 'vscode-languageserver';
 import { afterEach } from 'vitest';
 import { BIN, CLIENT_PAYLOADS, fileUri, REPO, SCRIPTED_AGENT } from './paths.js';
+import { tempDir } from './temp.js';
 
 export interface Received {
   method: string;
@@ -93,7 +92,7 @@ export class TestClient {
   }
 
   static async start(options: ClientOptions = {}): Promise<TestClient> {
-    const stateDir = options.stateDir ?? mkdtempSync(join(tmpdir(), 'buckley-test-'));
+    const stateDir = options.stateDir ?? tempDir('buckley-test');
     const child = spawn(process.execPath, [...(options.wrapper ? [options.wrapper] : []), BIN, '--stdio', ...(options.args ?? [])], {
       cwd: REPO,
       env: {

@@ -4,8 +4,7 @@
  * The agent's own answer says which permission outcome it received.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CancellationToken } from 'vscode-jsonrpc/node.js';
@@ -13,6 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { startingClients, type ClientOptions, type TestClient } from '../helpers/lspClient.js';
 import { CLIENT_PAYLOADS, EXAMPLE_AGENT } from '../helpers/paths.js';
 import { linesRange } from '../helpers/text.js';
+import { tempDir } from '../helpers/temp.js';
 
 const start = startingClients();
 
@@ -120,7 +120,7 @@ describe('approvals', () => {
   });
 
   it('takes "Approve & trust" at once with a named pipe where the trust file should be, and says what is wrong', async () => {
-    const stateDir = mkdtempSync(join(tmpdir(), 'buckley-test-'));
+    const stateDir = tempDir('buckley-test');
     mkdirSync(join(stateDir, 'buckley-lsp'), { recursive: true });
     execFileSync('mkfifo', [join(stateDir, 'buckley-lsp', 'trust.json')]);
     const client = await start({ client: 'neovim-0.10.4', stateDir, answerMessageRequest: (params) => params.actions.find((a: any) => a.title === 'Approve & trust') });

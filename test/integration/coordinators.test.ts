@@ -3,15 +3,15 @@
  * a Buckley-like coordinator (SendMessage, no answer streaming), one that never answers, the
  * SDK 1.9.0 example ACP agent, an OpenAI-compatible server streaming real SSE, and no agent.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startCoordinatorProcess, startFakeBuckley, type CoordinatorProcess, type FakeBuckley, type FakeBuckleyOptions } from '../helpers/coordinators.js';
 import { TestClient } from '../helpers/lspClient.js';
 import { EXAMPLE_AGENT, SCRIPTED_AGENT } from '../helpers/paths.js';
 import { linesRange, rangeOf } from '../helpers/text.js';
+import { tempDir } from '../helpers/temp.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -139,7 +139,7 @@ describe('coordinators', () => {
   });
 
   it('finds `buckley` on PATH and runs `buckley acp`', async () => {
-    const bin = mkdtempSync(join(tmpdir(), 'buckley-path-'));
+    const bin = tempDir('buckley-path');
     // A stand-in for the Buckley CLI: `buckley acp` speaks ACP (our scripted agent does the talking).
     writeFileSync(join(bin, 'buckley'), `#!/bin/sh\n[ "$1" = acp ] || exit 9\nexec "${process.execPath}" "${SCRIPTED_AGENT}"\n`, { mode: 0o755 });
     const client = await start({ env: { BUCKLEY_AGENT: undefined, PATH: `${bin}:/usr/bin:/bin` } });

@@ -1,11 +1,11 @@
 /** Observability: --log-file, one debug line per request, and traceparent carried to the coordinator. */
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startCoordinatorProcess } from '../helpers/coordinators.js';
 import { startingClients } from '../helpers/lspClient.js';
 import { SCRIPTED_AGENT } from '../helpers/paths.js';
+import { tempDir } from '../helpers/temp.js';
 
 const start = startingClients();
 
@@ -15,7 +15,7 @@ describe('observability', () => {
     let coordinatorLog = '';
     coordinator.process.stderr!.on('data', (chunk) => (coordinatorLog += chunk));
     try {
-      const logFile = join(mkdtempSync(join(tmpdir(), 'buckley-log-')), 'buckley.log');
+      const logFile = join(tempDir('buckley-log'), 'buckley.log');
       const logged = await start({ args: ['--coordinator', coordinator.address, '--log-level', 'debug', '--log-file', logFile] });
       await logged.request('buckley/ask', { question: 'Traced?' });
       await expect(logged.request('buckley/ask', { question: '' })).rejects.toMatchObject({ code: -32602 });

@@ -5,18 +5,18 @@
  * what Neovim itself received and showed.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EDITORS, missingLine, requireEditor } from '../helpers/editors.js';
 import { BIN, FIXTURES, REPO, SCRIPTED_AGENT } from '../helpers/paths.js';
+import { tempDir } from '../helpers/temp.js';
 
 /** The Neovims to test: Debian 12's own (0.7.2) and 0.10, as `npm run install-editors` installs them. */
 const NEOVIMS = [EDITORS.nvim07, EDITORS.nvim010].map((editor) => ({ ...editor, ok: requireEditor(editor) }));
 
 async function runNvimIn(nvimBin: string, script: string): Promise<any> {
-  const dir = mkdtempSync(join(tmpdir(), 'buckley-nvim-'));
+  const dir = tempDir('buckley-nvim');
   const resultFile = join(dir, 'result.json');
   const nvim = spawn(nvimBin, ['--headless', '-n', '-i', 'NONE', '-u', 'NONE', '-c', `luafile ${REPO}test/nvim/${script}`], {
     cwd: REPO,

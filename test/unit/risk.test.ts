@@ -6,11 +6,11 @@
  * `directory`, locations and diffs only), `buckley acp` (run_shell, write_file), the SDK example
  * agent, and the wire's flat string map. The kind an agent gives never lowers the risk.
  */
-import { mkdirSync, mkdtempSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { assessRisk, classifyRisk, riskAtMost, type Risk, type ToolCallFacts } from '../../src/risk/assess.js';
+import { tempDir } from '../helpers/temp.js';
 
 const root = '/home/dev/project';
 const home = '/home/dev';
@@ -282,7 +282,7 @@ describe('assessRisk', () => {
   });
 
   it('follows symbolic links out of the workspace', () => {
-    const workspace = mkdtempSync(join(tmpdir(), 'buckley-risk-'));
+    const workspace = tempDir('buckley-risk');
     mkdirSync(join(workspace, 'src'));
     symlinkSync('/etc', join(workspace, 'etc-link'));
     expect(classifyRisk({ kind: 'edit', input: { path: 'src/a.ts' } }, { workspaceRoot: workspace, home })).toBe('medium');

@@ -1,14 +1,14 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { TrustStore } from '../../src/features/trust.js';
 import { RootLogger } from '../../src/logger.js';
+import { tempDir } from '../helpers/temp.js';
 
 const logger = new RootLogger('error', () => {});
-const fresh = () => join(mkdtempSync(join(tmpdir(), 'buckley-trust-')), 'state', 'trust.json');
+const fresh = () => join(tempDir('buckley-trust'), 'state', 'trust.json');
 
 describe('TrustStore', () => {
   it('remembers agent + tool pairs across instances, in a user-only file', async () => {
