@@ -43,6 +43,8 @@ export interface ClientOptions {
    * editor's wrapper would: the server's parent is then that script, not the test.
    */
   wrapper?: string;
+  /** The server command to run instead of the built bin (an installed `buckley-lsp`). */
+  command?: string[];
 }
 
 export class TestClient {
@@ -93,7 +95,8 @@ export class TestClient {
 
   static async start(options: ClientOptions = {}): Promise<TestClient> {
     const stateDir = options.stateDir ?? tempDir('buckley-test');
-    const child = spawn(process.execPath, [...(options.wrapper ? [options.wrapper] : []), BIN, '--stdio', ...(options.args ?? [])], {
+    const [program, ...programArgs] = options.command ?? [process.execPath, ...(options.wrapper ? [options.wrapper] : []), BIN];
+    const child = spawn(program!, [...programArgs, '--stdio', ...(options.args ?? [])], {
       cwd: REPO,
       env: {
         PATH: process.env.PATH,

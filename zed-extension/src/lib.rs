@@ -7,7 +7,10 @@
 
 pub mod resolve;
 
-use resolve::{choose_source, managed_arguments, needs_install, ServerSource, PACKAGE, SERVER_ID};
+use resolve::{
+    choose_source, managed_arguments, needs_install, not_found_advice, ServerSource, PACKAGE,
+    SERVER_ID,
+};
 use zed_extension_api::{
     self as zed, serde_json, settings::LspSettings, LanguageServerId,
     LanguageServerInstallationStatus, Result,
@@ -40,7 +43,10 @@ impl BuckleyExtension {
                 return Ok(());
             }
             Err(error) => {
-                return Err(self.failed(id, format!("cannot look up {PACKAGE} on npm: {error}")))
+                return Err(self.failed(
+                    id,
+                    not_found_advice(&format!("cannot look up {PACKAGE} on npm: {error}")),
+                ))
             }
         };
         if needs_install(installed.as_deref(), &latest) {
@@ -50,9 +56,10 @@ impl BuckleyExtension {
             );
             if let Err(error) = zed::npm_install_package(PACKAGE, &latest) {
                 if installed.is_none() {
-                    return Err(
-                        self.failed(id, format!("cannot install {PACKAGE}@{latest}: {error}"))
-                    );
+                    return Err(self.failed(
+                        id,
+                        not_found_advice(&format!("cannot install {PACKAGE}@{latest}: {error}")),
+                    ));
                 }
             }
         }

@@ -62,9 +62,30 @@ pub fn managed_arguments(work_dir: &str) -> Vec<String> {
     vec![script, "--stdio".to_string()]
 }
 
+/// What Zed shows when the npm package cannot be had (it is not published yet, or Zed is
+/// offline): what failed, and the two ways to give Zed the server.
+pub fn not_found_advice(what_failed: &str) -> String {
+    format!(
+        "{what_failed}. Install buckley-lsp from its checkout (npm ci && npm pack && \
+         npm install -g ./buckley-lsp-*.tgz) so that `buckley-lsp` is on your PATH, or set its \
+         path in Zed's settings.json: \"lsp\": {{ \"{SERVER_ID}\": {{ \"binary\": {{ \"path\": \
+         \"/path/to/buckley-lsp\" }} }} }}"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn says_how_to_give_zed_the_server_when_npm_cannot() {
+        let advice = not_found_advice("cannot look up buckley-lsp on npm: 404 Not Found");
+        assert!(advice.starts_with("cannot look up buckley-lsp on npm: 404 Not Found. "));
+        assert!(advice.contains("npm install -g ./buckley-lsp-*.tgz"));
+        assert!(advice.contains(
+            r#""lsp": { "buckley-lsp": { "binary": { "path": "/path/to/buckley-lsp" } } }"#
+        ));
+    }
 
     #[test]
     fn the_binary_setting_wins_and_defaults_to_stdio() {
