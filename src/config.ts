@@ -4,6 +4,7 @@
  * TypeScript type is derived from the schema.
  */
 import * as z from './schema.js';
+import { didYouMean, problemsOfIssue, settingKeys, type ConfigProblem, type SettingKey } from './configProblems.js';
 
 const logLevel = z.enum(['error', 'warn', 'info', 'debug']);
 export type LogLevel = z.infer<typeof logLevel>;
@@ -25,7 +26,9 @@ const command = z.pipe(
   z.transform((value) => (typeof value === 'string' ? splitCommandLine(value) : value)),
 );
 
-// The top level is not strict: initializationOptions also carries other things (clientCapabilities).
+// Sections are strict, the top level is not: editors put other things in initializationOptions
+// (`fromUser`, `clientCapabilities`). A top-level key close to a section's name is reported all
+// the same (see misspeltSections).
 export const configSchema = z.object({
   coordinator: section({
     /** `host:port` of a running coordinator; unset = start the embedded one. */
@@ -64,7 +67,7 @@ export const configSchema = z.object({
      */
     cancelGraceMs: wholeNumber(5_000),
     openai: section({
-      baseUrl: z._default(z.url(), 'http://127.0.0.1:11434/v1'),
+      baseUrl: z._default(z.url({ protocol: /^https?$/ }), 'http://127.0.0.1:11434/v1'),
       model: optionalText(),
       /** Name of the environment variable holding the API key (never the key itself). */
       apiKeyEnv: z._default(nonEmpty(), 'OPENAI_API_KEY'),
@@ -117,24 +120,32 @@ export interface ConfigSource {
   values: unknown;
 }
 
-export interface ConfigProblem {
-  source: string;
-  /** The full key, e.g. `buckley.context.maxBytes`. */
-  key: string;
-  message: string;
-  /** Where the bad value is in the source's values (the key without `buckley.`). */
-  path: PropertyKey[];
-}
+export type { ConfigProblem } from './configProblems.js';
 
 export type ConfigResult = { ok: true; config: Config } | { ok: false; problems: ConfigProblem[] };
 
+let knownKeys: SettingKey[] | undefined;
+
+/** Every setting of the schema, for `doctor`, flags and "did you mean". */
+export function settings(): SettingKey[] {
+  return (knownKeys ??= settingKeys(configSchema));
+}
+
+/** Top-level keys that are no section but look like one (`agnet`): the rest are the editor's own. */
+function misspeltSections(source: ConfigSource): ConfigProblem[] {
+  if (!isPlainObject(source.values)) return [];
+  const sections = new Set(settings().map((setting) => setting.key.split('.')[0]!));
+  return Object.keys(source.values)
+    .filter((key) => !sections.has(key))
+    .flatMap((key) => {
+      const meant = didYouMean([key], settings());
+      return meant ? [{ source: source.name, key: `buckley.${key}`, message: `not a setting; did you mean buckley.${meant}?`, summary: `buckley.${key}: did you mean ${meant}?`, path: [key] }] : [];
+    });
+}
+
 /** zod issues as problems, one per bad key (a misspelt key is named itself, not its section). */
-function problemsOf(source: string, issues: readonly z.core.$ZodIssue[]): ConfigProblem[] {
-  return issues.flatMap((issue) => {
-    const paths = issue.code === 'unrecognized_keys' ? issue.keys.map((key) => [...issue.path, key]) : [issue.path];
-    const message = issue.code === 'unrecognized_keys' ? 'unknown key' : issue.message;
-    return paths.map((path) => ({ source, key: ['buckley', ...path].join('.'), message, path }));
-  });
+function problemsOf(source: string, values: unknown, issues: readonly z.core.$ZodIssue[]): ConfigProblem[] {
+  return issues.flatMap((issue) => problemsOfIssue(source, values, issue, settings()));
 }
 
 /**
@@ -146,12 +157,13 @@ export function resolveConfig(sources: ConfigSource[]): ConfigResult {
   for (const source of sources) {
     if (source.values === undefined || source.values === null) continue;
     const parsed = configSchema.safeParse(source.values);
-    if (!parsed.success) problems.push(...problemsOf(source.name, parsed.error.issues));
+    if (!parsed.success) problems.push(...problemsOf(source.name, source.values, parsed.error.issues));
+    problems.push(...misspeltSections(source));
   }
   if (problems.length > 0) return { ok: false, problems };
   const merged = sources.reduce<unknown>((acc, source) => deepMerge(acc, source.values), {});
   const parsed = configSchema.safeParse(merged);
-  if (!parsed.success) return { ok: false, problems: problemsOf('merged settings', parsed.error.issues) };
+  if (!parsed.success) return { ok: false, problems: problemsOf('merged settings', merged, parsed.error.issues) };
   return { ok: true, config: parsed.data };
 }
 

@@ -6,4 +6,26 @@
 /** An ask the coordinator or agent could not complete, with a message for the user. */
 export class AskFailedError extends Error {
   override readonly name = 'AskFailedError';
+  constructor(
+    message: string,
+    /** What to do, in a few words for a one-line message ("set buckley.agent.command"). */
+    readonly summary?: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * A connection that cannot be made as configured (a TLS file missing, nothing listening), with
+ * what to do in a few words for a one-line message.
+ */
+export class SetupError extends Error {
+  override readonly name = 'SetupError';
+  constructor(
+    message: string,
+    /** Key or fix first: "buckley.coordinator.tls.ca: no such file". */
+    readonly summary: string,
+  ) {
+    super(message);
+  }
 }

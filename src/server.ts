@@ -20,7 +20,7 @@ import {
 } from 'vscode-languageserver';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { clientIdentity, negotiate, type ClientIdentity, type Features, type InitializeInput } from './capabilities.js';
-import type { ConfigInput } from './config.js';
+import type { ConfigInput, ConfigProblem } from './config.js';
 import { CoordinatorLink } from './coordinator/link.js';
 import { Settings } from './settings.js';
 import { Answers } from './features/answers.js';
@@ -87,7 +87,7 @@ export function startServer(connection: Connection, options: ServerOptions): Run
   let shutdownReceived = false;
   const { logger, env } = options;
   const stateDir = stateDirectory(env);
-  const answers = new Answers(connection, stateDir, logger.child('answers'), join(stateDir, 'answers'));
+  const answers = new Answers(connection, stateDir, logger.child('answers'), join(stateDir, 'answers'), () => workspaceRoots);
   const documents = new TextDocuments({
     create: TextDocument.create,
     update(document, changes, version) {
@@ -100,9 +100,11 @@ export function startServer(connection: Connection, options: ServerOptions): Run
   let initialize: InitializeInput = { capabilities: {} };
   let client: ClientIdentity = { name: 'unknown' };
   let workspaceRoots: string[] = [];
+  /** The settings problems last reported: they explain a missing agent better than "set it". */
+  let settingsProblems: ConfigProblem[] = [];
   const settings = new Settings(env, options.cliConfig, logger, (problems) => {
-    const keys = [...new Set(problems.map((problem) => problem.key))].join(', ');
-    messages.error(connection, `Buckley: invalid ${keys} (see log)`);
+    settingsProblems = problems;
+    messages.error(connection, messages.problems(problems));
   });
   const config = () => settings.current;
   let settingsIn!: () => void;
@@ -110,6 +112,8 @@ export function startServer(connection: Connection, options: ServerOptions): Run
   // An editor that never sends `initialized` gets a connection with the settings it gave so far.
   const settingsDeadline = setTimeout(() => settingsIn(), INITIALIZED_TIMEOUT_MS);
   settingsDeadline.unref();
+  /** What the editor was last told of the coordinator's state. */
+  let lastState: string | undefined;
   const link = new CoordinatorLink({
     initialSettings: () => initialSettings,
     logger: logger.child('coordinator'),
@@ -121,7 +125,14 @@ export function startServer(connection: Connection, options: ServerOptions): Run
     openDocuments: () => documents.all().map((document) => document.uri),
     onStateChange: (coordinator) => {
       renegotiate();
-      if (coordinator.error) messages.warn(connection, `Buckley: ${coordinator.errorSummary ?? coordinator.error} (see log)`);
+      // Said once per change, not at every retry; and a bad agent setting is not covered by "set it".
+      const summary = coordinator.error ? (coordinator.errorSummary ?? coordinator.error) : undefined;
+      if (summary === lastState) return;
+      lastState = summary;
+      if (!summary) return;
+      const agentSetting = settingsProblems.find((problem) => problem.key.startsWith('buckley.agent.'));
+      if (coordinator.agentMissing && agentSetting) messages.error(connection, messages.problems([agentSetting]));
+      else messages.warn(connection, /see log/.test(summary) ? summary : `${summary} (see log)`);
     },
   });
   let features: Features = negotiate({ initialize, config: config() });
@@ -218,7 +229,7 @@ export function startServer(connection: Connection, options: ServerOptions): Run
     clearTimeout(settingsDeadline);
     settingsIn();
     answers.load().catch(() => undefined);
-    trust.load().then(() => trust.problemSummary && messages.error(connection, `Buckley: ${trust.problemSummary} (see log)`));
+    trust.load().then(() => trust.problemSummary && messages.error(connection, `${trust.problemSummary} (see log)`));
     void link.get();
   });
 

@@ -83,6 +83,14 @@ function cells(grapheme: string): number {
   return wide ? 2 : 1;
 }
 
+/** How many terminal cells `text` takes. */
+export function width(text: string): number {
+  graphemes ??= new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+  let cellsTaken = 0;
+  for (const { segment } of graphemes.segment(text)) cellsTaken += cells(segment);
+  return cellsTaken;
+}
+
 /**
  * `text` in at most `max` terminal cells, cut at a grapheme boundary with "…" when it is longer.
  * Never leaves half a surrogate pair, half a flag or an emoji without its modifiers.

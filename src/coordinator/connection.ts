@@ -7,7 +7,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../config.js';
-import { AskFailedError } from '../errors.js';
+import { AskFailedError, SetupError } from '../errors.js';
 import { seconds } from '../text.js';
 import type { Logger } from '../logger.js';
 import { CoordinatorClient } from './client.js';
@@ -67,10 +67,12 @@ export interface StreamCall {
 
 export type StreamOutcome =
   | { status: 'completed'; answer: string }
-  | { status: 'failed'; reason: string; timedOut?: boolean }
+  /** `summary`: what to do, in a few words, when the reason is long. */
+  | { status: 'failed'; reason: string; summary?: string; timedOut?: boolean }
   | { status: 'cancelled' };
 
 const FINAL_STATUSES = new Set(['completed', 'failed', 'cancelled']);
+
 
 const emptySchema = z.looseObject({});
 
@@ -85,6 +87,8 @@ export class CoordinatorConnection {
   capabilities: ServerCapabilities | undefined;
   sessionId: string | undefined;
   agentDescription: string | undefined;
+  /** The embedded coordinator has no agent (none configured or found). */
+  agentMissing = false;
 
   private client: CoordinatorClient | undefined;
   /** The embedded coordinator's secret. */
@@ -160,9 +164,10 @@ export class CoordinatorConnection {
         throw new Error('closed while starting');
       }
       if (detection.problem) {
+        this.agentMissing = true;
         this.agentProblem = detection.problem;
         this.error = detection.problem;
-        this.errorSummary = 'no agent: set buckley.agent.command';
+        this.errorSummary = 'set buckley.agent.command to an ACP agent';
         logger.warn(detection.problem);
       }
     }
@@ -205,7 +210,7 @@ export class CoordinatorConnection {
     this.retryAt = Date.now() + backoff;
     this.state = 'unavailable';
     this.error = error instanceof Error ? error.message : String(error);
-    this.errorSummary = `coordinator ${this.address ?? ''} unreachable`;
+    this.errorSummary = error instanceof SetupError ? error.summary : `cannot reach ${this.address ?? 'the coordinator'} (see log)`;
     this.options.logger.error(`${this.error} (next try in ${seconds(backoff)})`);
     this.notify();
     // Keep trying in the background, so the connection is back as soon as the coordinator is.
@@ -222,7 +227,8 @@ export class CoordinatorConnection {
     try {
       this.capabilities = await client.unary('GetServerCapabilities', {}, serverCapabilitiesSchema, { timeoutMs: this.callTimeoutMs });
     } catch (error) {
-      throw new Error(describeConnectFailure(this.mode, this.address!, error, this.options.config.coordinator.tls !== undefined));
+      const failure = describeConnectFailure(this.mode, this.address!, error, this.options.config.coordinator.tls !== undefined);
+      throw new SetupError(failure.message, failure.summary);
     }
     const session = await client.unary(
       'CreateSession',
@@ -247,8 +253,8 @@ export class CoordinatorConnection {
   private lost(error: CoordinatorError): void {
     if (this.state !== 'ready') return;
     this.state = 'unavailable';
-    this.error = `the coordinator at ${this.address} went away: ${error.details}`;
-    this.errorSummary = `coordinator ${this.address ?? ''} went away`;
+    this.error = `the coordinator at ${this.address} went away: ${plainDetails(error.details)}`;
+    this.errorSummary = `the coordinator at ${this.address ?? ''} went away`;
     this.retryAt = 0;
     this.options.logger.warn(`${this.error}; reconnecting`);
     this.notify();
@@ -295,12 +301,12 @@ export class CoordinatorConnection {
     if (this.state === 'unavailable' && this.client && !signal.aborted) {
       // The circuit breaker: while it is open, fail fast instead of piling up.
       const wait = this.retryAt - Date.now();
-      if (wait > 0) throw new AskFailedError(`${this.error} (next try in ${seconds(wait)})`);
+      if (wait > 0) throw new AskFailedError(`${this.error} (next try in ${seconds(wait)})`, this.errorSummary);
       await within(this.reestablish());
     }
     if (signal.aborted) throw new CoordinatorError('connect', Status.CANCELLED, 'cancelled while connecting');
     if (this.state !== 'ready' || !this.client) {
-      throw new AskFailedError(this.error ?? 'the coordinator is not available');
+      throw new AskFailedError(this.error ?? 'the coordinator is not available', this.errorSummary);
     }
     return this.client;
   }
@@ -323,7 +329,7 @@ export class CoordinatorConnection {
   /** Waits for the connection and an agent; or says, as an AskFailedError, why there is none. */
   private async usable(signal: AbortSignal): Promise<CoordinatorClient> {
     const client = await this.ready(signal);
-    if (this.error && this.mode === 'embedded' && !this.agentDescription) throw new AskFailedError(this.error);
+    if (this.error && this.mode === 'embedded' && !this.agentDescription) throw new AskFailedError(this.error, this.errorSummary);
     return client;
   }
 
@@ -334,7 +340,7 @@ export class CoordinatorConnection {
         // Our coordinator streams answers (and progress) through StreamTask; Buckley answers SendMessage.
         if (this.features.includes('answer_stream')) {
           const outcome = await this.runStream({ ...call, taskId: randomUUID(), query: call.question, intent: 'ask', timeoutSetting: 'buckley.ask.timeoutMs' });
-          if (outcome.status === 'failed') throw new AskFailedError(outcome.reason);
+          if (outcome.status === 'failed') throw new AskFailedError(outcome.reason, outcome.summary);
           return outcome.status === 'cancelled' ? { kind: 'cancelled' } : { kind: 'answer', answer: outcome.answer };
         }
         const send = (via: CoordinatorClient) =>
@@ -354,8 +360,8 @@ export class CoordinatorConnection {
       } catch (error) {
         if (error instanceof CoordinatorError) {
           if (error.cancelled && call.signal.aborted) return { kind: 'cancelled' };
-          if (error.deadlineExceeded) throw new AskFailedError(`no answer within ${seconds(call.timeoutMs)} (setting buckley.ask.timeoutMs)`);
-          throw new AskFailedError(error.details);
+          if (error.deadlineExceeded) throw new AskFailedError(`no answer within ${seconds(call.timeoutMs)} (setting buckley.ask.timeoutMs)`, `no answer in ${seconds(call.timeoutMs)}: raise buckley.ask.timeoutMs`);
+          throw new AskFailedError(plainDetails(error.details));
         }
         throw error;
       }
@@ -404,13 +410,17 @@ export class CoordinatorConnection {
         this.lost(error);
         // Nothing happened yet: connect anew and start it once more. Otherwise it failed midway.
         if (received === 0 && !retried) return this.runStream(call, true);
-        return { status: 'failed', reason: `the coordinator at ${this.address} went away during the task (${error.details}); start it again once the coordinator is back` };
+        return {
+          status: 'failed',
+          reason: `the coordinator at ${this.address} went away during the task (${plainDetails(error.details)}); start it again once the coordinator is back`,
+          summary: `the coordinator at ${this.address} went away`,
+        };
       }
-      if (error instanceof AskFailedError) return { status: 'failed', reason: error.message };
+      if (error instanceof AskFailedError) return { status: 'failed', reason: error.message, ...(error.summary ? { summary: error.summary } : {}) };
       if (error instanceof CoordinatorError && error.deadlineExceeded) {
-        return { status: 'failed', reason: `timed out after ${seconds(call.timeoutMs)} (setting ${call.timeoutSetting})`, timedOut: true };
+        return { status: 'failed', reason: `timed out after ${seconds(call.timeoutMs)} (setting ${call.timeoutSetting})`, summary: `timed out: raise ${call.timeoutSetting}`, timedOut: true };
       }
-      return { status: 'failed', reason: error instanceof CoordinatorError ? error.details : (error as Error).message };
+      return { status: 'failed', reason: error instanceof CoordinatorError ? plainDetails(error.details) : (error as Error).message };
     }
     if (call.signal.aborted || final?.status === 'cancelled') return { status: 'cancelled' };
     if (final?.status === 'failed') return { status: 'failed', reason: final.message || 'the agent failed' };
@@ -447,17 +457,51 @@ export class CoordinatorConnection {
   }
 }
 
-function describeConnectFailure(mode: 'embedded' | 'remote', address: string, error: unknown, secure: boolean): string {
-  const detail = error instanceof CoordinatorError ? error.details : String(error);
-  if (mode === 'embedded') return `the embedded coordinator at ${address} did not answer: ${detail}`;
+/** What a failed connection means, in full and in a few words, from what gRPC said. */
+export function describeConnectFailure(mode: 'embedded' | 'remote', address: string, error: unknown, secure: boolean): Failure {
+  const detail = plainDetails(error instanceof CoordinatorError ? error.details : String(error));
+  if (mode === 'embedded') return { message: `the embedded coordinator at ${address} did not answer: ${detail}`, summary: 'the embedded coordinator did not answer' };
+  const host = address.slice(0, address.lastIndexOf(':')).replace(/^\[|\]$/g, '');
+  const setting = 'setting buckley.coordinator.address / BUCKLEY_COORDINATOR';
+  const start = `start it (\`buckley serve\` or \`buckley-lsp coordinator --listen ${address}\`) or unset ${setting} to use the embedded coordinator`;
   const tlsHint =
-    'check buckley.coordinator.tls: ca must sign the coordinator\'s certificate, and cert + key must be a client certificate it accepts (signed by its client CA, not expired)';
-  if (/certificate|ssl|tls|handshake|alert/i.test(detail)) return `the TLS handshake with the coordinator at ${address} failed: ${detail}. To fix it, ${tlsHint}.`;
-  const start = `start it (\`buckley serve\` or \`buckley-lsp coordinator --listen ${address}\`)`;
-  if (secure) {
-    return `cannot reach the coordinator at ${address} over TLS (setting buckley.coordinator.address / BUCKLEY_COORDINATOR): ${detail}. Either it is not running — ${start} — or it refused the TLS handshake: ${tlsHint}.`;
+    "check buckley.coordinator.tls: ca must sign the coordinator's certificate, and cert + key must be a client certificate it accepts (signed by its client CA, not expired)";
+  if (error instanceof CoordinatorError && error.deadlineExceeded) {
+    return {
+      message: `the coordinator at ${address} (${setting}) did not answer in time (${detail}): is it ${secure ? 'expecting other TLS settings than buckley.coordinator.tls, or ' : ''}busy or stopped? Otherwise ${start}.`,
+      summary: `${address} does not answer (see log)`,
+    };
   }
-  return `cannot reach the coordinator at ${address} (setting buckley.coordinator.address / BUCKLEY_COORDINATOR): ${detail}. Start it (\`buckley serve\` or \`buckley-lsp coordinator --listen ${address}\`) or unset the address to use the embedded coordinator.`;
+  if (/ENOTFOUND|EAI_AGAIN|name resolution failed|getaddrinfo/i.test(detail)) {
+    return { message: `the host ${host} of the coordinator address ${address} does not resolve (${detail}): fix the ${setting}`, summary: `${host} does not resolve (buckley.coordinator.address)` };
+  }
+  if (/certificate|ssl|tls|handshake|alert/i.test(detail)) {
+    return { message: `the TLS handshake with the coordinator at ${address} failed: ${detail}. To fix it, ${tlsHint}.`, summary: `TLS with ${address} failed: see buckley.coordinator.tls` };
+  }
+  if (/ECONNREFUSED|connection refused/i.test(detail)) {
+    return { message: `nothing listens at ${address} (${setting}): ${start}.`, summary: `nothing listens at ${address}: start the coordinator` };
+  }
+  return {
+    message: `cannot reach the coordinator at ${address} (${setting}): ${detail}. ${secure ? `Either it is not running — ${start} — or it refused the TLS handshake: ${tlsHint}.` : `${start[0]!.toUpperCase()}${start.slice(1)}.`}`,
+    summary: `cannot reach ${address} (see log)`,
+  };
+}
+
+export interface Failure {
+  message: string;
+  /** Key or fix first, for a one-line message. */
+  summary: string;
+}
+
+/** gRPC's details without its internals ("Resolution note: .", "Last error:"), for people. */
+export function plainDetails(details: string): string {
+  return details
+    .replace(/\s*Resolution note:[^\n]*$/i, '')
+    .replace(/^No connection established\.\s*Last error:\s*/i, '')
+    .replace(/^Error:\s*/, '')
+    .replace(/\s*\(\d{1,3}(\.\d{1,3}){3}:\d+\)\s*$/, '')
+    .replace(/[\s.,]+$/, '')
+    .trim() || 'no details';
 }
 
 function uriToPath(uri: string): string {

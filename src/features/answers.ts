@@ -8,7 +8,7 @@ import { writeFile } from 'node:fs';
 import { mkdir, readdir, unlink } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { MarkupKind, type Connection, type Hover, type Position, type Range, type TextDocumentContentChangeEvent } from 'vscode-languageserver';
 import * as z from '../schema.js';
 import type { Features } from '../capabilities.js';
@@ -17,6 +17,7 @@ import { rangeSchema } from '../protocol.js';
 import { readStateFile, readStateFileSync, writeFileAtomicSync } from '../state.js';
 import { describeLines } from './context.js';
 import { shiftRange } from './ranges.js';
+import { wrapMarkdown } from './wrap.js';
 import { inert } from '../text.js';
 import { canonicalUri } from '../uri.js';
 import * as messages from './messages.js';
@@ -62,7 +63,20 @@ export class Answers {
     private readonly stateDir: string,
     private readonly logger: Logger,
     private answersDir: string,
+    /** The workspace folders (URIs): documents are named relative to them. */
+    private readonly workspaceRoots: () => string[] = () => [],
   ) {}
+
+  /** A document as a person names it: its path in the workspace, else its path, else its URI. */
+  private displayName(uri: string): string {
+    const root = this.workspaceRoots().find((candidate) => uri.startsWith(candidate.endsWith('/') ? candidate : `${candidate}/`));
+    if (root) return decodeURIComponent(uri.slice(root.replace(/\/$/, '').length + 1));
+    try {
+      return uri.startsWith('file:') ? fileURLToPath(uri) : uri;
+    } catch {
+      return uri;
+    }
+  }
 
   private get stateFile(): string {
     return join(this.stateDir, 'answers.json');
@@ -151,21 +165,24 @@ export class Answers {
    * the request that asked has its result (the requester is waiting on that, not on them), and the
    * document is written in the background, without holding anything up.
    */
-  deliver(answer: Omit<Answer, 'at' | 'documentUri'>, features: Features, headline = ''): Answer {
+  deliver(answer: Omit<Answer, 'at' | 'documentUri'>, features: Features, verb: 'answered' | 'done' = 'answered'): Answer {
     // The agent's text is shown as written, never interpreted (no escapes, no bidi tricks).
     const record: Answer = { ...answer, question: inert(answer.question), answer: inert(answer.answer), at: new Date().toISOString() };
     this.answers.push(record);
     this.dirty = true;
     if (this.answers.length > KEPT_ANSWERS * 2) this.answers = this.answers.slice(-KEPT_ANSWERS);
-    setImmediate(() => this.announce(record, features, headline));
+    setImmediate(() => this.announce(record, features, verb));
     return record;
   }
 
-  /** `headline`: what the one-line summary starts with, e.g. "done: " for a task. */
-  private announce(record: Answer, features: Features, headline: string): void {
+  /**
+   * The one-line message says what happened and where the answer is — "answered «why…»: answer
+   * opened", "done «task»: hover the code" — not the answer's first words.
+   */
+  private announce(record: Answer, features: Features, verb: 'answered' | 'done'): void {
     this.connection.console.info(`Buckley's answer to "${record.question}":\n${record.answer}`);
     if (features.answerMessage) {
-      messages.info(this.connection, `Buckley: ${headline}${plainSummary(record.answer)}`);
+      messages.info(this.connection, messages.fit(`${verb} «`, record.question, `»: ${whereShown(record, features)}`));
     }
     if (!features.showDocument && features.markdownMessageRequest) {
       // Zed keeps a prompt until the user acts, and renders markdown: the full answer fits there.
@@ -178,7 +195,8 @@ export class Answers {
       (uri) => {
         record.documentUri = uri;
         if (!features.showDocument) return;
-        this.connection.window.showDocument({ uri, takeFocus: true }).then(
+        // Beside the code, which keeps the focus: Neovim and Emacs open another window, Helix a split.
+        this.connection.window.showDocument({ uri, takeFocus: false }).then(
           (result) => result.success || this.logger.debug('the editor did not open the answer document'),
           (error: Error) => this.logger.debug(`showDocument failed: ${error.message}`),
         );
@@ -189,10 +207,12 @@ export class Answers {
 
   private async writeDocument(answer: Answer): Promise<string> {
     const stamp = answer.at.replace(/[:.]/g, '-');
+    const when = answer.at.replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
     const source = answer.uri
-      ? `*Asked about ${answer.uri}${answer.range ? `, ${describeLines(answer.range)}` : ''}, ${answer.at}*\n\n`
-      : `*${answer.at}*\n\n`;
-    const content = `# ${answer.question}\n\n${source}${answer.answer}\n`;
+      ? `*About ${this.displayName(answer.uri)}${answer.range ? `, ${describeLines(answer.range)}` : ''} — ${when}*\n\n`
+      : `*${when}*\n\n`;
+    // Wrapped, so it reads in an editor that does not wrap long lines.
+    const content = `# ${answer.question}\n\n${source}${wrapMarkdown(answer.answer)}\n`;
     // A new file each time, opened only once written: no temporary file and rename needed.
     for (let attempt = 1; ; attempt++) {
       const path = join(this.answersDir, `${stamp}-${slug(answer.question)}${attempt > 1 ? `-${attempt}` : ''}.md`);
@@ -233,16 +253,12 @@ function hoverOf(text: string, range: Range, markdown: boolean): Hover {
   };
 }
 
-/** The answer's first sentence without markdown decoration. */
-export function plainSummary(answer: string): string {
-  const text = answer
-    .replace(/```[\s\S]*?```/g, ' ')
-    .replace(/[#*_`>]+/g, '')
-    .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
-    .replace(/\s+/g, ' ')
-    .trim();
-  const sentence = /^(.+?[.!?])(\s|$)/.exec(text)?.[1] ?? text;
-  return sentence || '(empty answer)';
+/** Where the editor shows the answer, in a few words. */
+function whereShown(record: Answer, features: Features): string {
+  if (features.showDocument) return 'answer opened';
+  if (features.markdownMessageRequest) return 'see the notification';
+  if (record.uri && record.range && features.answerHover) return 'hover the code';
+  return 'answer in the log';
 }
 
 function slug(text: string): string {

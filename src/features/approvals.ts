@@ -236,7 +236,7 @@ export class ApprovalService {
     pending.uri ??= this.deps.documents.all()[0]?.uri;
     if (pending.uri) {
       this.publishDiagnostics();
-      messages.warn(this.deps.connection, `Buckley: approve or deny ${request.tool} (code actions)`);
+      messages.warn(this.deps.connection, messages.fit('code actions: approve or deny ', request.tool));
       return;
     }
     pending.settle({
@@ -277,15 +277,17 @@ export class ApprovalService {
     const { request } = pending;
     const line = `approval ${request.executionId}: ${request.agent.id} wants ${request.tool} (${request.risk}) — ${decision.approved ? 'approved' : 'denied'} by ${decision.by}${decision.reason ? `: ${decision.reason}` : ''}`;
     logger.info(line);
-    if (decision.by === 'timeout' || (!decision.approved && decision.by === 'policy')) {
-      messages.warn(connection, `Buckley: denied ${request.tool}: ${decision.reason}`);
+    if (decision.by === 'timeout') {
+      messages.warn(connection, messages.fit('denied ', request.tool, `: no answer in ${messages.seconds(this.deps.config().approvals.timeoutMs)}`));
+    } else if (!decision.approved && decision.by === 'policy') {
+      messages.warn(connection, messages.fit('denied ', request.tool, ': no way to ask (see log)'));
     }
     // Trusted at once, saved meanwhile: saving must never hold up (or lose) the decision.
     const saving =
       decision.remember && request.risk !== 'destructive'
         ? trust.trust(request.agent.id, request.tool).catch((error: Error) => {
             logger.error(`could not save the trust (it holds for this session): ${error.message}`);
-            messages.error(connection, `Buckley: trust not saved: ${error instanceof TrustStoreError ? error.summary : 'see log'}`);
+            messages.error(connection, `trust not saved: ${error instanceof TrustStoreError ? error.summary : 'see log'}`);
           })
         : undefined;
     try {

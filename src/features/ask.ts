@@ -71,7 +71,8 @@ export class AskService {
     const onCancel = options.token?.onCancellationRequested(() => controller.abort());
 
     const progress = deps.progress.begin({
-      title: `Buckley: ${oneLine(input.question, 50)}`,
+      title: input.question,
+      kind: 'ask',
       clientToken: options.workDoneToken,
       workDoneProgress: features.workDoneProgress,
     });
@@ -117,9 +118,10 @@ export class AskService {
     } catch (error) {
       if (error instanceof ResponseError) throw error;
       const message = inline(error instanceof AskFailedError ? error.message : `unexpected failure: ${(error as Error).message}`);
-      progress.done(`Failed: ${oneLine(message, 50)}`);
+      const summary = error instanceof AskFailedError ? error.summary : undefined;
+      progress.done(`Failed: ${oneLine(summary ?? message, 50)}`);
       deps.logger.error(`ask "${input.question}" failed: ${message}`);
-      throw new ResponseError(ErrorCodes.InternalError, `Buckley could not answer: ${message}`);
+      throw new ResponseError(ErrorCodes.InternalError, `Buckley could not answer: ${message}`, summary ? { summary } : undefined);
     } finally {
       releasePending();
       release();
@@ -136,12 +138,12 @@ export class AskService {
   askInBackground(input: AskInput): void {
     this.ask(input).catch((error: unknown) => {
       if (error instanceof ResponseError && error.code === LSPErrorCodes.RequestCancelled) {
-        messages.info(this.deps.connection, 'Buckley: ask cancelled');
+        messages.info(this.deps.connection, messages.fit('cancelled «', input.question, '»'));
         return;
       }
-      const message = error instanceof Error ? error.message : String(error);
-      messages.error(this.deps.connection, message);
-      this.deps.connection.console.error(message);
+      // The message says what to do; the log has it all.
+      const summary = error instanceof ResponseError && typeof (error.data as { summary?: unknown })?.summary === 'string' ? (error.data as { summary: string }).summary : undefined;
+      messages.error(this.deps.connection, summary ? `could not answer: ${summary}` : messages.fit('could not answer «', input.question, '» (see log)'));
     });
   }
 

@@ -1,11 +1,15 @@
 /**
- * Messages to the user. `window/showMessage` is a notification and always one line: Neovim
- * 0.12 stalls on a multi-line (or wider than the screen) message, Helix squashes it into its
- * one status row. (vscode-languageserver's `window.show*Message` helpers send
+ * Messages to the user. `window/showMessage` is a notification and always one line of at most
+ * MESSAGE_WIDTH cells: Neovim 0.12 stalls on a multi-line (or wider than the screen) message,
+ * Helix squashes it into its one status row. A message says the key or the fix first, and only
+ * its variable part (a question, a tool name) is shortened to fit (`fit`), so the useful part is
+ * never cut off. Messages carry no "Buckley:" prefix: every editor names the server already
+ * ("LSP[buckley-lsp]", "buckley:"). (vscode-languageserver's `window.show*Message` helpers send
  * showMessageRequest instead, which Helix cannot answer: don't use them for plain messages.)
  */
 import { MessageType, ShowMessageNotification, type Connection } from 'vscode-languageserver';
 import * as text from '../text.js';
+import { inline, shorten, width } from '../text.js';
 
 /** About 60 characters: at 80 columns Neovim prefixes "LSP[buckley-lsp] ". */
 export const MESSAGE_WIDTH = 60;
@@ -23,4 +27,21 @@ export { seconds } from '../text.js';
 /** One line of at most `max` cells (see text.ts): no control characters, cut between graphemes. */
 export function oneLine(line: string, max = MESSAGE_WIDTH): string {
   return text.oneLine(line, max);
+}
+
+/**
+ * `before` + `middle` + `after` on one line of at most `max` cells, shortening only `middle` (a
+ * question, a tool name): "answered «why does the retry…»: answer opened".
+ */
+export function fit(before: string, middle: string, after = '', max = MESSAGE_WIDTH): string {
+  const room = max - width(before) - width(after);
+  return oneLine(`${before}${shorten(inline(middle), Math.max(8, room))}${after}`, max);
+}
+
+/** Settings problems in one line: the first one, key first, and how many more the log has. */
+export function problems(list: readonly { key: string; summary: string }[]): string {
+  const [first] = list;
+  if (!first) return '';
+  const more = list.length > 1 ? ` (+${list.length - 1} more, see log)` : '';
+  return fit(`${first.key}: `, first.summary.slice(first.key.length + 2), more);
 }

@@ -5,7 +5,6 @@
  * coalesced (see throttle.ts) so a chatty agent cannot flood the editor, and every progress
  * ends with a final message.
  */
-import { randomUUID } from 'node:crypto';
 import {
   WorkDoneProgress,
   WorkDoneProgressCreateRequest,
@@ -34,7 +33,10 @@ export interface Progress {
 }
 
 export interface BeginOptions {
+  /** What the work is: the question or the task (shown as "Buckley: <title>"). */
   title: string;
+  /** Names the progress token an editor may show ("[task 3]" in Helix): `task 3`, `ask 4`. */
+  kind: 'ask' | 'task';
   /** The token the client sent with its request (`workDoneToken`), if any. */
   clientToken?: ProgressToken;
   /** The client supports `$/progress` with server-created tokens. */
@@ -43,6 +45,8 @@ export interface BeginOptions {
 
 export class ProgressFactory {
   private readonly cancellers = new Map<ProgressToken, () => void>();
+  /** Tokens created so far: a token is a few words a person can read, not a UUID. */
+  private created = 0;
 
   constructor(
     private readonly connection: Connection,
@@ -59,21 +63,21 @@ export class ProgressFactory {
    * the work (an ask, a task) does not wait a round trip to the editor: what is reported before
    * the editor accepts the token is replayed, in order, once it has.
    */
-  begin(input: BeginOptions): Progress {
-    const options = { ...input, title: oneLine(input.title, TITLE_WIDTH) };
-    if (options.clientToken !== undefined) return this.onToken(options.clientToken, options.title);
+  begin(options: BeginOptions): Progress {
+    const title = oneLine(`Buckley: ${options.title}`, TITLE_WIDTH);
+    if (options.clientToken !== undefined) return this.onToken(options.clientToken, title);
     if (!options.workDoneProgress) return new MessageProgress(this.connection, options.title);
     const pending = new PendingProgress();
-    void this.createToken().then((token) =>
+    void this.createToken(options.kind).then((token) =>
       // Refused after the work ended: no "started…" message after the fact, only the log lines.
-      pending.settle(token === undefined ? new MessageProgress(this.connection, options.title, !pending.ended) : this.onToken(token, options.title)),
+      pending.settle(token === undefined ? new MessageProgress(this.connection, options.title, !pending.ended) : this.onToken(token, title)),
     );
     return pending;
   }
 
   /** A token the editor accepted (window/workDoneProgress/create), or undefined when it did not. */
-  private async createToken(): Promise<ProgressToken | undefined> {
-    const token = randomUUID();
+  private async createToken(kind: BeginOptions['kind']): Promise<ProgressToken | undefined> {
+    const token = `${kind} ${++this.created}`;
     try {
       // An editor that never answers must not hold the progress up: messages then.
       await requestWithin(this.connection, WorkDoneProgressCreateRequest.type, { token }, CREATE_TIMEOUT_MS);
@@ -177,13 +181,16 @@ class TokenProgress implements Progress {
 class MessageProgress implements Progress {
   private readonly steps: Coalescer<string>;
   private lastLogged: string | undefined;
+  /** Log lines say whose step they are. */
+  private readonly title: string;
 
   constructor(
     private readonly connection: Connection,
-    private readonly title: string,
+    work: string,
     announce = true,
   ) {
-    if (announce) messages.info(connection, `${title}…`);
+    this.title = `Buckley: ${oneLine(work, TITLE_WIDTH)}`;
+    if (announce) messages.info(connection, messages.fit('working on «', work, '»…'));
     this.steps = new Coalescer((line) => this.log(line), UPDATE_INTERVAL_MS);
   }
   private log(line: string): void {

@@ -125,7 +125,7 @@ export class TaskService {
       lastStatus = task.state.status;
     };
     publish();
-    const progress = deps.progress.begin({ title: `Buckley: ${oneLine(task.title, 50)}`, workDoneProgress: features.workDoneProgress });
+    const progress = deps.progress.begin({ title: task.title, kind: 'task', workDoneProgress: features.workDoneProgress });
     progress.onCancel(() => this.cancel(task.id));
     deps.logger.info(`task ${task.id} started: "${task.title}"`);
 
@@ -196,15 +196,13 @@ export class TaskService {
     // One message names the final state, in every editor (without progress, it is the only sign of the end).
     if (outcome.status === 'completed') {
       const answered = outcome.answer.trim() !== '';
-      if (answered) {
-        // The answer's summary is the message: "Buckley: done: <its first sentence>".
-        deps.answers.deliver({ question: task.title, answer: outcome.answer, uri: target.document?.uri, range: target.range }, features, 'done: ');
-      }
-      if (!answered || !features.answerMessage) messages.info(deps.connection, `Buckley: done: ${task.title}`);
+      // With an answer, its message is the final state: "done «task»: answer opened".
+      if (answered) deps.answers.deliver({ question: task.title, answer: outcome.answer, uri: target.document?.uri, range: target.range }, features, 'done');
+      if (!answered || !features.answerMessage) messages.info(deps.connection, messages.fit('done «', task.title, '»'));
     } else if (outcome.status === 'failed') {
-      messages.error(deps.connection, `Buckley: failed: ${outcome.reason}`);
+      messages.error(deps.connection, `task failed: ${outcome.summary ?? outcome.reason}`);
     } else {
-      messages.info(deps.connection, `Buckley: cancelled: ${task.title}`);
+      messages.info(deps.connection, messages.fit('cancelled «', task.title, '»'));
     }
   }
 }

@@ -61,8 +61,8 @@ if (available) describe('Emacs 30.1 with eglot 1.17 (real editor)', () => {
     expect(result.error, result.messages).toBeUndefined();
     expect(result.server).toBe('buckley-lsp');
     expect(result.actions).toContain('Buckley: explain this');
-    // eglot shows window/showMessage in the echo area (and *Messages*).
-    expect(result.message).toBe('Buckley: You asked: Explain what this code does and why.');
+    // eglot shows window/showMessage in the echo area (and *Messages*): what happened, where the answer is.
+    expect(result.message).toBe('answered «Explain what this code does and w…»: answer opened');
     // eglot 1.17 opens window/showDocument in a buffer.
     expect(result.document).toMatch(/buckley-lsp\/answers\/.*-explain-what-this-code-does-and-why\.md$/);
     expect(result.documentText).toContain('# Explain what this code does and why.');

@@ -13,7 +13,7 @@
      (buckley-note "message"
                    (buckley-wait "the answer's one-line message"
                                  (lambda () (let ((messages (buckley-messages)))
-                                              (when (string-match "Buckley: You asked[^\n]*" messages)
+                                              (when (string-match "answered «[^\n]*" messages)
                                                 (match-string 0 messages))))))
      (let ((document (buckley-wait "the answer document" #'buckley-answer-document)))
        (buckley-note "document" (buffer-file-name document))

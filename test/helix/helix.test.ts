@@ -105,7 +105,7 @@ if (available) describe('Helix 25.01 (real editor)', () => {
     expect(shown).toContain('You asked: Explain what this code does and why.');
     expect(shown).toMatch(/starts with `export function backoff/);
     // ...and the status line shows the one-line summary.
-    await waitForScreen(session, 'Buckley: You asked: Explain what this code does and why.');
+    await waitForScreen(session, 'answered «Explain what this code does and w…»: answer opened');
   });
 
   it('runs a task: the approval arrives as a diagnostic with code actions, and the task ends', async () => {

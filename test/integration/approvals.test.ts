@@ -88,7 +88,7 @@ describe('approvals', () => {
       source: 'buckley',
       message: expect.stringContaining('Buckley: scripted-agent.mjs wants to use Edit config.json (risk: medium — edits files).'),
     });
-    await client.waitFor('window/showMessage', (p) => p.message === 'Buckley: approve or deny Edit config.json (code actions)');
+    await client.waitFor('window/showMessage', (p) => p.message === 'code actions: approve or deny Edit config.json');
     const status = await client.request('buckley/status', {});
     expect(status.approvals).toMatchObject([{ tool: 'Edit config.json', risk: 'medium', taskId }]);
     expect(status.tasks).toMatchObject([{ taskId, status: 'awaiting_approval', message: expect.stringContaining('use the code action "Buckley: approve…"') }]);
@@ -124,10 +124,10 @@ describe('approvals', () => {
     mkdirSync(join(stateDir, 'buckley-lsp'), { recursive: true });
     execFileSync('mkfifo', [join(stateDir, 'buckley-lsp', 'trust.json')]);
     const client = await start({ client: 'neovim-0.10.4', stateDir, answerMessageRequest: (params) => params.actions.find((a: any) => a.title === 'Approve & trust') });
-    await client.waitFor('window/showMessage', (p) => p.message === 'Buckley: trust.json is a named pipe (see log)');
+    await client.waitFor('window/showMessage', (p) => p.message === 'trust.json is a named pipe (see log)');
     // The decision reached the agent: nothing waited on the pipe.
     expect((await runTask(client, 'First edit')).answer).toContain('permission to edit: always');
-    await client.waitFor('window/showMessage', (p) => p.message === 'Buckley: trust not saved: trust.json is a named pipe');
+    await client.waitFor('window/showMessage', (p) => p.message === 'trust not saved: trust.json is a named pipe');
     await client.waitFor('window/logMessage', (p) => p.message.includes(`${join(stateDir, 'buckley-lsp', 'trust.json')} is a named pipe (FIFO), not a file; remove it`));
   });
 
@@ -150,7 +150,7 @@ describe('approvals', () => {
     const client = await start(optedIn(() => new Promise(() => {}), { initialize: { ...optedIn(() => null).initialize, initializationOptions: { approvals: { timeoutMs: 400 } } } }));
     const { answer } = await runTask(client, 'Slow to decide');
     expect(answer).toContain('permission to edit: no');
-    await client.waitFor('window/showMessage', (p) => p.message.startsWith('Buckley: denied Edit config.json: no answer within 0.4 s'));
+    await client.waitFor('window/showMessage', (p) => p.message === 'denied Edit config.json: no answer in 0.4 s');
     await client.waitFor('window/logMessage', (p) => p.message.includes('denied by timeout: no answer within 0.4 s (setting buckley.approvals.timeoutMs)'));
   });
 

@@ -12,9 +12,9 @@ describe('configuration', () => {
   it('reports a bad initializationOptions value in the editor, naming the key, and keeps working', async () => {
     const client = await start({ initialize: { initializationOptions: { context: { maxBytes: 'lots' } } } });
     const error = await client.waitFor('window/showMessage', (p) => p.type === 1);
-    expect(error.message).toBe('Buckley: invalid buckley.context.maxBytes (see log)');
+    expect(error.message).toBe('buckley.context.maxBytes: expected a number');
     await client.waitFor('window/logMessage', (p) =>
-      p.message.includes('buckley.context.maxBytes (from initializationOptions): Invalid input: expected number, received string'),
+      p.message.includes('buckley.context.maxBytes (from initializationOptions): expected a number, not a string ("lots")'),
     );
     const result = await client.request('buckley/ask', { question: 'Do you work?' });
     expect(result.answer).toContain('You asked: Do you work?');
@@ -23,7 +23,7 @@ describe('configuration', () => {
   it('follows workspace/configuration; a bad key is reported and left out, the rest of the change applies', async () => {
     const client = await start({ client: 'neovim-0.10.4', settings: { answers: { showMessage: false } } });
     await client.waitFor('workspace/configuration');
-    const summaries = () => client.all('window/showMessage').filter((p) => p.message.startsWith('Buckley: You asked'));
+    const summaries = () => client.all('window/showMessage').filter((p) => p.message.startsWith('answered «'));
 
     await client.request('buckley/ask', { question: 'First?' });
     // The answer document opens after the summary would have been sent: none was.
@@ -32,11 +32,11 @@ describe('configuration', () => {
 
     client.settings = { answers: { showMessage: true }, context: { maxBytes: -1 } };
     await client.notify('workspace/didChangeConfiguration', { settings: null });
-    await client.waitFor('window/showMessage', (p) => p.message === 'Buckley: invalid buckley.context.maxBytes (see log)');
+    await client.waitFor('window/showMessage', (p) => p.message === 'buckley.context.maxBytes: must be at least 1024');
     await client.waitFor('window/logMessage', (p) => p.message.includes('buckley.context.maxBytes (from workspace/configuration)'));
     // showMessage: true applied all the same.
     await client.request('buckley/ask', { question: 'Second?' });
-    await client.waitFor('window/showMessage', (p) => p.message.startsWith('Buckley: You asked: Second?'));
+    await client.waitFor('window/showMessage', (p) => p.message === 'answered «Second?»: answer opened');
   });
 
   it('keeps the rest of initializationOptions when one key is bad (the agent command is not lost)', async () => {
@@ -44,7 +44,7 @@ describe('configuration', () => {
       initialize: { initializationOptions: { agent: { command: `${process.execPath} ${SCRIPTED_AGENT} --as-configured` }, context: { maxBytes: 'lots' } } },
       env: { BUCKLEY_AGENT: undefined },
     });
-    await client.waitFor('window/showMessage', (p) => p.message === 'Buckley: invalid buckley.context.maxBytes (see log)');
+    await client.waitFor('window/showMessage', (p) => p.message === 'buckley.context.maxBytes: expected a number');
     const result = await client.request('buckley/ask', { question: 'Who answers?' });
     expect(result.answer).toContain('You asked: Who answers?');
     expect((await client.request('buckley/status', {})).coordinator.agent).toContain('--as-configured');

@@ -85,10 +85,10 @@ describe('tasks', () => {
   it('without window.workDoneProgress (eglot 1.9): a message at the start, one naming the final state, a log line per step', async () => {
     const client = await start({ client: 'eglot-1.9' });
     await client.request('workspace/executeCommand', { command: 'buckley.runTask', arguments: [{ task: 'SLOW PLAN the release' }] });
-    await client.waitFor('window/showMessage', (p) => p.message === 'Buckley: SLOW PLAN the release…');
+    await client.waitFor('window/showMessage', (p) => p.message === 'working on «SLOW PLAN the release»…');
     await client.waitFor('window/logMessage', (p) => p.message === 'Buckley: SLOW PLAN the release: Change it');
     await client.waitFor('window/logMessage', (p) => p.message === 'Buckley: SLOW PLAN the release: Done');
-    await client.waitFor('window/showMessage', (p) => p.message === 'Buckley: done: All 3 steps done for: SLOW PLAN the release');
+    await client.waitFor('window/showMessage', (p) => p.message === 'done «SLOW PLAN the release»: answer in the log');
     expect(client.all('$/progress')).toEqual([]);
     // Each step once, however often the agent repeats it.
     const steps = client.all('window/logMessage').map((p) => p.message).filter((line) => line.startsWith('Buckley: SLOW PLAN the release: '));
@@ -96,12 +96,12 @@ describe('tasks', () => {
     expect(steps.at(-1)).toBe('Buckley: SLOW PLAN the release: Done');
 
     const { taskId } = await client.request('workspace/executeCommand', { command: 'buckley.runTask', arguments: [{ task: 'HANG about' }] });
-    await client.waitFor('window/showMessage', (p) => p.message === 'Buckley: HANG about…');
+    await client.waitFor('window/showMessage', (p) => p.message === 'working on «HANG about»…');
     await client.request('workspace/executeCommand', { command: 'buckley.cancelTask', arguments: [{ taskId }] });
-    await client.waitFor('window/showMessage', (p) => p.message === 'Buckley: cancelled: HANG about');
+    await client.waitFor('window/showMessage', (p) => p.message === 'cancelled «HANG about»');
 
     await client.request('workspace/executeCommand', { command: 'buckley.runTask', arguments: [{ task: 'CRASH NOW, please' }] });
-    await client.waitFor('window/showMessage', (p) => p.type === 1 && p.message.startsWith('Buckley: failed: ACP agent'));
+    await client.waitFor('window/showMessage', (p) => p.type === 1 && p.message.startsWith('task failed: ACP agent'));
     // Logged once as the agent's death and once as the task's failure, not again by every place that heard of it.
     await client.waitFor('window/logMessage', (p) => p.message.includes('("CRASH NOW, please") failed: ACP agent'));
     const logged = client.all('window/logMessage').filter((p) => p.message.includes('exited with code 3') && !p.message.startsWith('Buckley: CRASH NOW'));
@@ -200,7 +200,7 @@ describe('tasks', () => {
     const final = await ended(client, taskId);
     expect(final.status).toBe('failed');
     expect(final.message).toMatch(/ACP agent `.*scripted-agent\.mjs` exited with code 3/);
-    await client.waitFor('window/showMessage', (p) => p.type === 1 && p.message.startsWith('Buckley: failed: ACP agent'));
+    await client.waitFor('window/showMessage', (p) => p.type === 1 && p.message.startsWith('task failed: ACP agent'));
     // The next task starts the agent again.
     const next = await client.request('buckley/executeTask', { task: 'PLAN again' });
     expect(await ended(client, next.taskId)).toMatchObject({ status: 'completed' });
@@ -219,7 +219,7 @@ describe('tasks', () => {
     // After the token request's deadline it fell back to the log; the task was over by then, so
     // no stale "started…" message either.
     await client.waitFor('window/logMessage', (p) => p.message === 'Buckley: PLAN despite a silent editor: Done');
-    expect(client.all('window/showMessage').filter((p) => p.message === 'Buckley: PLAN despite a silent editor…')).toEqual([]);
+    expect(client.all('window/showMessage').filter((p) => p.message === 'working on «PLAN despite a silent editor»…')).toEqual([]);
   });
 
   it('rejects bad executeTask params with InvalidParams', async () => {

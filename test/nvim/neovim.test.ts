@@ -78,13 +78,17 @@ describe.each(NEOVIMS.filter((editor) => editor.ok))('$name (real editor)', ({ b
     expect(result.hover).toContain('starts with `export function backoff');
     expect(result.float).toContain('You asked: Explain what this code does and why.');
     expect(result.file_unchanged).toBe(true);
+    // The code stays where it was, in the current window.
+    expect(result.current_buffer).toMatch(/fixtures\/workspace\/retry\.ts$/);
     if (result.nvim.startsWith('0.7')) {
       // No window/showDocument in 0.7: hover is where the answer is.
-      expect(result.shown_buffer).toMatch(/fixtures\/workspace\/retry\.ts$/);
+      expect(result.shown_buffer).toBeUndefined();
+      expect(result.windows).toBe(1);
     } else {
-      // 0.10 opens the answer document (window/showDocument).
+      // 0.10 opens the answer document beside the code (window/showDocument, takeFocus false).
       expect(result.shown_buffer).toMatch(/buckley-lsp\/answers\/.*-explain-what-this-code-does-and-why\.md$/);
       expect(result.shown_text).toContain('# Explain what this code does and why.');
+      expect(result.windows).toBe(2);
     }
   });
 

@@ -72,14 +72,34 @@ describe('config', () => {
     expect(result.ok).toBe(false);
     if (result.ok) return;
     expect(describeProblems(result.problems)).toBe(
-      'buckley.context.maxBytes (from initializationOptions): Invalid input: expected number, received string; ' +
-        'buckley.coordinator.address (from workspace/configuration): expected host:port, e.g. 127.0.0.1:50051',
+      'buckley.context.maxBytes (from initializationOptions): expected a number, not a string ("lots"); ' +
+        'buckley.coordinator.address (from workspace/configuration): expected host:port, e.g. 127.0.0.1:50051, not "localhost"',
     );
+    expect(result.problems.map((problem) => problem.summary)).toEqual(['buckley.context.maxBytes: expected a number', 'buckley.coordinator.address: expected host:port, e.g. 127.0.0.1:50051']);
   });
 
-  it('reports a misspelt key, by its own name, instead of ignoring it', () => {
-    const result = resolveConfig([{ name: 'workspace/configuration', values: { context: { maxByte: 10 } } }]);
-    expect(result).toMatchObject({ ok: false, problems: [{ key: 'buckley.context.maxByte', message: 'unknown key' }] });
+  it('reports a misspelt key, by its own name, instead of ignoring it, and says what was meant', () => {
+    const result = resolveConfig([{ name: 'workspace/configuration', values: { context: { maxByte: 10 }, agent: { comand: 'x', openAI: {} }, agnet: {} } }]);
+    if (result.ok) throw new Error('accepted');
+    expect(result.problems.map(({ key, message, summary }) => ({ key, message, summary })).sort((a, b) => a.key.localeCompare(b.key))).toEqual([
+      { key: 'buckley.agent.comand', message: 'not a setting; did you mean buckley.agent.command?', summary: 'buckley.agent.comand: did you mean command?' },
+      { key: 'buckley.agent.openAI', message: 'not a setting; did you mean buckley.agent.openai?', summary: 'buckley.agent.openAI: did you mean openai?' },
+      { key: 'buckley.agnet', message: 'not a setting; did you mean buckley.agent?', summary: 'buckley.agnet: did you mean agent?' },
+      { key: 'buckley.context.maxByte', message: 'not a setting; did you mean buckley.context.maxBytes?', summary: 'buckley.context.maxByte: did you mean maxBytes?' },
+    ]);
+    expect(resolveConfig([{ name: 'flags', values: { ask: { zzz: 1 } } }])).toMatchObject({ problems: [{ message: 'not a setting (the settings are listed in the README, Configuration)' }] });
+  });
+
+  it.each([
+    [{ approvals: { autoApprove: 'hgih' } }, 'buckley.approvals.autoApprove: expected none, low, medium or high', 'expected none, low, medium or high, not "hgih"'],
+    [{ ask: { timeoutMs: 1.5 } }, 'buckley.ask.timeoutMs: expected a whole number', 'expected a whole number, not a number (1.5)'],
+    [{ context: { maxBytes: 10 } }, 'buckley.context.maxBytes: must be at least 1024', 'must be at least 1024, not 10'],
+    [{ answers: { hover: 'yes' } }, 'buckley.answers.hover: expected true or false', 'expected true or false, not a string ("yes")'],
+    [{ agent: { command: 42 } }, 'buckley.agent.command: expected a command line or a list', 'expected a command line ("gemini --acp") or a list (["gemini", "--acp"]), not 42'],
+    [{ agent: { openai: { baseUrl: 'localhost:11434' } } }, 'buckley.agent.openai.baseUrl: expected a URL such as http://127.0.0.1:11434/v1', 'expected a URL such as http://127.0.0.1:11434/v1, not "localhost:11434"'],
+  ])('says what %j should be', (values, summary, message) => {
+    const result = resolveConfig([{ name: 'workspace/configuration', values }]);
+    expect(result).toMatchObject({ ok: false, problems: [{ summary, message }] });
   });
 
   it('leaves out only the bad keys when settings come from the editor: the rest applies', () => {

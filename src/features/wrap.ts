@@ -1,0 +1,63 @@
+/**
+ * Markdown prose wrapped for editors that do not wrap lines (Helix cuts every long paragraph at
+ * the screen edge): paragraphs, list items and quotes are re-flowed at WIDTH columns with their
+ * indentation or `> ` kept; code blocks, tables, headings and lines ending in a hard break are
+ * left exactly as they are.
+ */
+import { width as cellsOf } from '../text.js';
+
+export const WRAP_WIDTH = 88;
+
+const FENCE = /^\s*(```|~~~)/;
+const LIST_ITEM = /^(\s*)([-*+]|\d+[.)])(\s+)/;
+const QUOTE = /^(\s*>\s?)+/;
+/** Lines that are not prose: headings, tables, rules, indented code, HTML. */
+const VERBATIM = /^(\s*#|\s*\||\s*([-*_]\s*){3,}$|\s{4,}\S|\t|\s*<)/;
+
+export function wrapMarkdown(text: string, width = WRAP_WIDTH): string {
+  const out: string[] = [];
+  let fence: string | undefined;
+  for (const line of text.split('\n')) {
+    const opening = FENCE.exec(line)?.[1];
+    if (fence) {
+      out.push(line);
+      if (opening === fence) fence = undefined;
+      continue;
+    }
+    if (opening) {
+      fence = opening;
+      out.push(line);
+      continue;
+    }
+    if (cellsOf(line) <= width || VERBATIM.test(line) || / {2}$/.test(line)) {
+      out.push(line);
+      continue;
+    }
+    out.push(...wrapLine(line, width));
+  }
+  return out.join('\n');
+}
+
+/** One long prose line as several, each continuing with the indentation (or quote marks) of the first. */
+function wrapLine(line: string, width: number): string[] {
+  const quote = QUOTE.exec(line)?.[0] ?? '';
+  const rest = line.slice(quote.length);
+  const item = LIST_ITEM.exec(rest);
+  const first = quote + (item ? item[0] : (/^\s*/.exec(rest)?.[0] ?? ''));
+  const hanging = quote + ' '.repeat(item ? item[0].length : first.length - quote.length);
+  const words = rest.slice(first.length - quote.length).split(/ +/).filter(Boolean);
+  const lines: string[] = [];
+  let current = first;
+  let empty = true;
+  for (const word of words) {
+    if (!empty && cellsOf(current) + 1 + cellsOf(word) > width) {
+      lines.push(current);
+      current = hanging;
+      empty = true;
+    }
+    current += empty ? word : ` ${word}`;
+    empty = false;
+  }
+  lines.push(current);
+  return lines;
+}
