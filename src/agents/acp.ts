@@ -83,8 +83,10 @@ interface CallFacts {
   writes: string[];
 }
 
-const STDERR_LINES_KEPT = 20;
+const STDERR_LINES_KEPT = 50;
 const CANCEL_GRACE_MS = 5_000;
+/** How long an agent whose first output was not JSON-RPC still has to answer initialize. */
+const NOT_ACP_GRACE_MS = 2_000;
 
 /**
  * session/update as this driver reads it, one plain object schema per kind it uses. The SDK
@@ -284,10 +286,30 @@ export class AcpDriver implements AgentDriver {
       });
       child.once('exit', (code, signal) => {
         const why = signal ? `was killed by ${signal}` : `exited with code ${code}`;
-        const tail = this.stderrTail.length ? ` Its last output: ${this.stderrTail.slice(-3).join(' | ')}` : '';
-        reject(new AgentError(`${this.description} ${why}.${tail}`));
+        const said = errorLine(this.stderrTail);
+        reject(new AgentError(`${this.description} ${why}.${said ? ` Its last output: ${said}` : ''}${notAcp()}`));
       });
     });
+    // An agent must speak ACP (JSON-RPC, one message per line) on stdout: anything else first says
+    // it is not an ACP agent, or not started as one (a usage text, a banner). Some agents print a
+    // banner and then speak ACP after all: they get NOT_ACP_GRACE_MS to answer initialize.
+    let firstOutput: string | undefined;
+    let notAcpTimer: NodeJS.Timeout | undefined;
+    let giveUpNotAcp: (error: AgentError) => void = () => undefined;
+    const notSpeakingAcp = new Promise<never>((_, reject) => (giveUpNotAcp = reject));
+    notSpeakingAcp.catch(() => undefined);
+    const watchOutput = (chunk: Buffer) => {
+      const line = chunk.toString('utf8').split('\n').find((text) => text.trim());
+      if (line === undefined) return;
+      child.stdout?.off('data', watchOutput);
+      firstOutput = line.trim();
+      if (notAcp()) notAcpTimer = setTimeout(() => giveUpNotAcp(new AgentError(`${this.description} did not answer ACP initialize.${notAcp()}`)), NOT_ACP_GRACE_MS);
+    };
+    child.stdout?.on('data', watchOutput);
+    const notAcp = () =>
+      firstOutput !== undefined && !firstOutput.startsWith('{')
+        ? ` It is not speaking ACP: it wrote \`${firstOutput.slice(0, 80)}\` where ACP has JSON-RPC — is this an ACP agent, started in its ACP mode (\`gemini --acp\`, \`buckley acp\`)? Check buckley.agent.command (or BUCKLEY_AGENT).`
+        : '';
 
     const stream = sdk.ndJsonStream(
       Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>,
@@ -324,9 +346,10 @@ export class AcpDriver implements AgentDriver {
             clientInfo: { name: 'buckley-lsp', version: this.options.clientVersion },
           }),
           died,
+          notSpeakingAcp,
         ]),
         timeoutMs,
-        `${this.description} did not answer ACP initialize within ${timeoutMs} ms`,
+        () => `${this.description} did not answer ACP initialize within ${timeoutMs} ms (setting buckley.agent.requestTimeoutMs).${notAcp()}`,
       );
       agent.canClose = Boolean(init.agentCapabilities?.sessionCapabilities?.close);
       logger.info(`${this.description} speaks ACP v${init.protocolVersion}`);
@@ -339,6 +362,8 @@ export class AcpDriver implements AgentDriver {
       const death = await Promise.race([died.catch((reason: unknown) => reason), delay(1_000)]);
       void stopGroup(child, 0);
       throw death instanceof AgentError ? death : new AgentError(`${this.description} failed to start: ${errorText(error)}`);
+    } finally {
+      clearTimeout(notAcpTimer);
     }
     this.live = agent;
     return agent;
@@ -454,6 +479,19 @@ function rememberCall(turn: ActiveTurn, update: ToolCallFields): CallFacts {
   return facts;
 }
 
+/**
+ * The line of an agent's stderr that says what went wrong: the error itself (`Error: Cannot find
+ * module …`, `ModuleNotFoundError: …`, `panic: …`), not the stack trace below it or the runtime's
+ * version after it; else the last line that is not part of a trace.
+ */
+export function errorLine(lines: readonly string[]): string | undefined {
+  const error = /^\s*(?:Uncaught\s+)?(?:[A-Z]\w*(?:Error|Exception)\b(?:\s*\[[\w-]+\])?:|panic:|fatal:|error:|Error:)\s*\S/i;
+  const errors = lines.filter((line) => error.test(line));
+  if (errors.length) return errors.at(-1)!.trim();
+  const noise = /^\s+at\s|^\s*File "|^Node\.js v|^\s*[{}\]^]+\s*$|^\s*\w+: .*,$|^\s*(throw|raise)\b|^node:internal|^Require stack|^- /;
+  return lines.filter((line) => line.trim() && !noise.test(line)).at(-1)?.trim();
+}
+
 /** The option matching the decision; "always" falls back to "once" when the agent offers only that. */
 export function chooseOption(options: acp.PermissionOption[], decision: PermissionDecision): acp.PermissionOption | undefined {
   const byKind = (kind: acp.PermissionOptionKind) => options.find((option) => option.kind === kind);
@@ -538,10 +576,10 @@ function errorText(error: unknown): string {
   return String(error);
 }
 
-function withDeadline<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
+function withDeadline<T>(promise: Promise<T>, ms: number, message: string | (() => string)): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new AgentError(message)), ms);
+    timer = setTimeout(() => reject(new AgentError(typeof message === 'string' ? message : message())), ms);
   });
   return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
 }

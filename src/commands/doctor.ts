@@ -1,76 +1,202 @@
 /**
- * `buckley-lsp doctor`: checks the configuration, the coordinator connection and the agent,
- * and says in plain words what is wrong and how to fix it. Exit code 0 when all is well.
+ * `buckley-lsp doctor`: checks what the editor will send and everything it depends on, and says
+ * in plain words what is wrong and how to fix it (`doctor --help` lists the checks). Exit code 0
+ * when all is well.
  */
-import { configFromEnv, describeProblems, resolveConfig, type ConfigInput } from '../config.js';
+import { X509Certificate, createPrivateKey } from 'node:crypto';
+import { lookup } from 'node:dns/promises';
+import { readFileSync } from 'node:fs';
+import { configFromEnv, resolveConfigLeniently, type Config, type ConfigInput, type ConfigSource } from '../config.js';
 import { RootLogger } from '../logger.js';
-import { detectAgent } from '../agents/detect.js';
-import { CoordinatorClient } from '../coordinator/client.js';
-import { channelFor } from '../coordinator/credentials.js';
-import { serverCapabilitiesSchema } from '../coordinator/wire.js';
-import { CoordinatorError } from '../coordinator/errors.js';
+import { isLoopbackHost } from '../net.js';
 
-export async function runDoctor(options: {
+export interface DoctorOptions {
   cliConfig: ConfigInput;
+  /** The settings as the editor sends them (JSON), when given. */
+  settingsFile?: string;
   env: NodeJS.ProcessEnv;
   version: string;
   out: (line: string) => void;
-}): Promise<number> {
-  const { out } = options;
-  let failures = 0;
-  const ok = (line: string) => out(`  ok    ${line}`);
-  const bad = (line: string) => {
-    failures++;
-    out(`  FAIL  ${line}`);
-  };
-  out(`buckley-lsp ${options.version} doctor`);
+}
 
-  const resolved = resolveConfig([
+class Report {
+  failures = 0;
+  constructor(private readonly out: (line: string) => void) {}
+  ok(line: string): void {
+    this.out(`  ok    ${line}`);
+  }
+  fail(line: string): void {
+    this.failures++;
+    this.out(`  FAIL  ${line}`);
+  }
+  note(line: string): void {
+    this.out(`        ${line}`);
+  }
+}
+
+export async function runDoctor(options: DoctorOptions): Promise<number> {
+  const report = new Report(options.out);
+  options.out(`buckley-lsp ${options.version} doctor`);
+  const settings = checkSettings(options, report);
+  if (settings) {
+    const { config, badKeys } = settings;
+    // A check that hinges on a setting reported above would only say "set it" over "fix it".
+    const section = config.coordinator.address ? 'coordinator' : 'agent';
+    const bad = badKeys.filter((key) => key.startsWith(`buckley.${section}.`) || (section === 'agent' && key.startsWith('buckley.coordinator.')));
+    if (bad.length) report.note(`the ${section} is not checked until ${bad.join(', ')} ${bad.length > 1 ? 'are' : 'is'} fixed`);
+    else if (section === 'coordinator') await checkCoordinator(config, report);
+    else await checkAgent(config, options, report);
+  }
+  return report.failures ? 1 : 0;
+}
+
+/** The settings from every source doctor has; each problem named with its key and source. */
+function checkSettings(options: DoctorOptions, report: Report): { config: Config; badKeys: string[] } | undefined {
+  const sources: ConfigSource[] = [
     { name: 'environment', values: configFromEnv(options.env) },
     { name: 'command line', values: options.cliConfig },
+  ];
+  if (options.settingsFile) {
+    const read = readSettingsFile(options.settingsFile);
+    if ('problem' in read) {
+      report.fail(read.problem);
+      return undefined;
+    }
+    sources.push({ name: options.settingsFile, values: read.values });
+  }
+  const { config, problems } = resolveConfigLeniently(sources);
+  for (const problem of problems) report.fail(`${problem.key} (from ${problem.source}): ${problem.message}`);
+  if (problems.length === 0) {
+    report.ok(`settings from ${sources.map((source) => source.name).join(', ')} are valid${options.settingsFile ? '' : ' (give the editor\'s with --settings FILE)'}`);
+  }
+  return { config, badKeys: problems.map((problem) => problem.key) };
+}
+
+/** The file's JSON: initializationOptions as they are, or an editor's settings with a `buckley` section. */
+function readSettingsFile(path: string): { values: unknown } | { problem: string } {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    return { problem: `cannot read the settings file ${path}: ${(error as Error).message}` };
+  }
+  let values: unknown;
+  try {
+    values = JSON.parse(text);
+  } catch (error) {
+    return { problem: `the settings file ${path} is not JSON: ${(error as Error).message}` };
+  }
+  if (typeof values !== 'object' || values === null || Array.isArray(values)) return { problem: `the settings file ${path} must hold a JSON object, the settings` };
+  const wrapped = (values as Record<string, unknown>).buckley;
+  return { values: wrapped !== undefined && Object.keys(values).length === 1 ? wrapped : values };
+}
+
+/** TLS files, then the address: resolves, answers, speaks buckley.acp.v1. */
+async function checkCoordinator(config: Config, report: Report): Promise<void> {
+  const address = config.coordinator.address!;
+  const tls = config.coordinator.tls;
+  if (tls) checkTls(tls, report);
+  const host = address.slice(0, address.lastIndexOf(':')).replace(/^\[|\]$/g, '');
+  if (!isLoopbackHost(host)) {
+    try {
+      const { address: ip } = await lookup(host);
+      report.ok(`${host} resolves to ${ip}`);
+    } catch {
+      report.fail(`the coordinator's host ${host} does not resolve: fix buckley.coordinator.address (or BUCKLEY_COORDINATOR)`);
+      return;
+    }
+  }
+  const [{ CoordinatorClient }, { channelFor }, { serverCapabilitiesSchema }, { describeConnectFailure }] = await Promise.all([
+    import('../coordinator/client.js'),
+    import('../coordinator/credentials.js'),
+    import('../coordinator/wire.js'),
+    import('../coordinator/connection.js'),
   ]);
-  if (!resolved.ok) {
-    bad(`settings: ${describeProblems(resolved.problems)}`);
-    return 1;
-  }
-  const config = resolved.config;
-  ok('settings from the environment and command line are valid (editor settings are checked when the editor sends them)');
-
-  const address = config.coordinator.address;
-  if (address) {
-    let client: CoordinatorClient;
-    try {
-      const channel = channelFor(address, config.coordinator.tls);
-      client = new CoordinatorClient({ address, agentId: config.coordinator.agentId, credentials: channel.credentials, channelOptions: channel.options });
-    } catch (error) {
-      bad((error as Error).message);
-      return 1;
-    }
-    try {
-      const caps = await client.unary('GetServerCapabilities', {}, serverCapabilitiesSchema, { timeoutMs: 5_000 });
-      ok(`coordinator at ${address} answers (protocol ${caps.protocol_version || '?'}; features: ${caps.features.join(', ') || 'none'})`);
-    } catch (error) {
-      const detail = error instanceof CoordinatorError ? error.details : String(error);
-      bad(`coordinator at ${address} does not answer: ${detail}. Start it (\`buckley serve\`, or \`buckley-lsp coordinator --listen ${address}\`) or unset BUCKLEY_COORDINATOR / buckley.coordinator.address to use the embedded coordinator.`);
-    } finally {
-      client.close();
-    }
-    return failures ? 1 : 0;
-  }
-
-  ok('no coordinator address: the embedded coordinator will be used');
-  const logger = new RootLogger('error');
-  const detection = await detectAgent({ config, env: options.env, logger, clientVersion: options.version });
-  if (!detection.driver) {
-    bad(detection.problem);
-    return 1;
+  let client: InstanceType<typeof CoordinatorClient>;
+  try {
+    const channel = channelFor(address, tls);
+    client = new CoordinatorClient({ address, agentId: config.coordinator.agentId, credentials: channel.credentials, channelOptions: channel.options });
+  } catch (error) {
+    report.fail((error as Error).message);
+    return;
   }
   try {
-    ok(await detection.driver.check(AbortSignal.timeout(30_000)));
+    const caps = await client.unary('GetServerCapabilities', {}, serverCapabilitiesSchema, { timeoutMs: 5_000 });
+    report.ok(`the coordinator at ${address} answers (protocol ${caps.protocol_version || '?'}; features: ${caps.features.join(', ') || 'none'})`);
   } catch (error) {
-    bad((error as Error).message);
+    report.fail(describeConnectFailure('remote', address, error, tls !== undefined).message);
+  } finally {
+    client.close();
+  }
+}
+
+/** Each TLS file: there, readable, PEM of the right kind; the pair matches; dates; the client's name. */
+function checkTls(tls: NonNullable<Config['coordinator']['tls']>, report: Report): void {
+  const read = (key: 'ca' | 'cert' | 'key'): string | undefined => {
+    const path = tls[key];
+    if (!path) return undefined;
+    let text: string;
+    try {
+      text = readFileSync(path, 'utf8');
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'it is a directory' : (error as Error).message;
+      report.fail(`buckley.coordinator.tls.${key}: cannot read ${path}: ${why}`);
+      return undefined;
+    }
+    const wanted = key === 'key' ? /-----BEGIN [A-Z ]*PRIVATE KEY-----/ : /-----BEGIN CERTIFICATE-----/;
+    if (!wanted.test(text)) {
+      report.fail(`buckley.coordinator.tls.${key}: ${path} is not a PEM ${key === 'key' ? 'private key' : 'certificate'} (no "-----BEGIN ${key === 'key' ? 'PRIVATE KEY' : 'CERTIFICATE'}-----" line)`);
+      return undefined;
+    }
+    return text;
+  };
+  const certificate = (key: 'ca' | 'cert', text: string | undefined): X509Certificate | undefined => {
+    if (!text) return undefined;
+    try {
+      const parsed = new X509Certificate(text);
+      const now = Date.now();
+      if (Date.parse(parsed.validTo) < now) report.fail(`buckley.coordinator.tls.${key}: ${tls[key]} expired on ${parsed.validTo}`);
+      else if (Date.parse(parsed.validFrom) > now) report.fail(`buckley.coordinator.tls.${key}: ${tls[key]} is valid only from ${parsed.validFrom}`);
+      else report.ok(`buckley.coordinator.tls.${key}: ${tls[key]} (${parsed.subject.replace(/\n/g, ', ')}; valid until ${parsed.validTo})`);
+      return parsed;
+    } catch (error) {
+      report.fail(`buckley.coordinator.tls.${key}: ${tls[key]} cannot be read as a certificate: ${(error as Error).message}`);
+      return undefined;
+    }
+  };
+  const ca = certificate('ca', read('ca'));
+  const cert = certificate('cert', read('cert'));
+  const keyText = read('key');
+  if (cert && keyText) {
+    try {
+      if (cert.checkPrivateKey(createPrivateKey(keyText))) report.ok('buckley.coordinator.tls.key belongs to tls.cert');
+      else report.fail(`buckley.coordinator.tls.key (${tls.key}) is not the key of tls.cert (${tls.cert}): give the key the certificate was made for`);
+    } catch (error) {
+      report.fail(`buckley.coordinator.tls.key: ${tls.key} cannot be read as a private key: ${(error as Error).message}`);
+    }
+  }
+  if (cert) {
+    const name = /(?:^|\n)CN=([^\n]*)/.exec(cert.subject)?.[1];
+    report.note(name ? `the client certificate's name (CN) is "${name}": Buckley takes it as your identity (buckley.coordinator.agentId must be "${name}")` : 'the client certificate has no name (CN): Buckley needs one as your identity');
+  }
+  if (ca && cert && !cert.checkIssued(ca)) report.note(`tls.cert was not issued by tls.ca: fine if the coordinator's client CA is another one`);
+}
+
+/** The embedded coordinator's agent: found, starts, speaks ACP — or its own error line. */
+async function checkAgent(config: Config, options: DoctorOptions, report: Report): Promise<void> {
+  report.ok('no coordinator address: the embedded coordinator will be used');
+  const { detectAgent } = await import('../agents/detect.js');
+  const detection = await detectAgent({ config, env: options.env, logger: new RootLogger('error'), clientVersion: options.version });
+  if (!detection.driver) {
+    report.fail(detection.problem);
+    return;
+  }
+  try {
+    report.ok(await detection.driver.check(AbortSignal.timeout(30_000)));
+  } catch (error) {
+    report.fail((error as Error).message);
   } finally {
     await detection.driver.close();
   }
-  return failures ? 1 : 0;
 }

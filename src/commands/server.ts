@@ -33,6 +33,14 @@ const DRAIN_DEADLINE_MS = 500;
 /** How often to check that the process that started us is still there. */
 const PARENT_CHECK_MS = 500;
 
+/** Said on stderr to a person who started the server by hand: it is waiting for an editor. */
+export const WAITING_FOR_AN_EDITOR = `buckley-lsp is a language server: it waits for an editor to speak LSP on its stdin.
+Start it from your editor (the README's "Get started in your editor" shows how), or run
+  buckley-lsp doctor    to check your settings, coordinator and agent
+  buckley-lsp --help    for the settings and options
+Ctrl-C ends it.
+`;
+
 export function serveStdio({ version, cliConfig, logger, toFile }: StdioServerOptions): void {
   const writer = new EditorWriter(process.stdout);
   // Bad input gets a JSON-RPC error and the server reads on (see transport.ts).
@@ -83,4 +91,6 @@ export function serveStdio({ version, cliConfig, logger, toFile }: StdioServerOp
   // A write or handler failure must not turn into a crash: the server lives on and says so.
   process.on('uncaughtException', (error) => logger.error(`unexpected error: ${error.stack ?? error.message}`));
   process.on('unhandledRejection', (reason) => logger.error(`unexpected rejection: ${reason instanceof Error ? (reason.stack ?? reason.message) : String(reason)}`));
+  // Last: the person who reads it may press Ctrl-C at once, and it must end the server in order.
+  if (process.stdin.isTTY) process.stderr.write(WAITING_FOR_AN_EDITOR);
 }

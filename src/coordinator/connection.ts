@@ -462,27 +462,27 @@ export function describeConnectFailure(mode: 'embedded' | 'remote', address: str
   const detail = plainDetails(error instanceof CoordinatorError ? error.details : String(error));
   if (mode === 'embedded') return { message: `the embedded coordinator at ${address} did not answer: ${detail}`, summary: 'the embedded coordinator did not answer' };
   const host = address.slice(0, address.lastIndexOf(':')).replace(/^\[|\]$/g, '');
-  const setting = 'setting buckley.coordinator.address / BUCKLEY_COORDINATOR';
+  const setting = 'buckley.coordinator.address or BUCKLEY_COORDINATOR';
   const start = `start it (\`buckley serve\` or \`buckley-lsp coordinator --listen ${address}\`) or unset ${setting} to use the embedded coordinator`;
   const tlsHint =
     "check buckley.coordinator.tls: ca must sign the coordinator's certificate, and cert + key must be a client certificate it accepts (signed by its client CA, not expired)";
   if (error instanceof CoordinatorError && error.deadlineExceeded) {
     return {
-      message: `the coordinator at ${address} (${setting}) did not answer in time (${detail}): is it ${secure ? 'expecting other TLS settings than buckley.coordinator.tls, or ' : ''}busy or stopped? Otherwise ${start}.`,
+      message: `the coordinator at ${address} (from ${setting}) did not answer in time (${detail}): is it ${secure ? 'expecting other TLS settings than buckley.coordinator.tls, or ' : ''}busy or stopped? Otherwise ${start}.`,
       summary: `${address} does not answer (see log)`,
     };
   }
   if (/ENOTFOUND|EAI_AGAIN|name resolution failed|getaddrinfo/i.test(detail)) {
-    return { message: `the host ${host} of the coordinator address ${address} does not resolve (${detail}): fix the ${setting}`, summary: `${host} does not resolve (buckley.coordinator.address)` };
+    return { message: `the host ${host} of the coordinator address ${address} does not resolve (${detail}): fix ${setting}`, summary: `${host} does not resolve (buckley.coordinator.address)` };
   }
   if (/certificate|ssl|tls|handshake|alert/i.test(detail)) {
     return { message: `the TLS handshake with the coordinator at ${address} failed: ${detail}. To fix it, ${tlsHint}.`, summary: `TLS with ${address} failed: see buckley.coordinator.tls` };
   }
   if (/ECONNREFUSED|connection refused/i.test(detail)) {
-    return { message: `nothing listens at ${address} (${setting}): ${start}.`, summary: `nothing listens at ${address}: start the coordinator` };
+    return { message: `nothing listens at ${address} (from ${setting}): ${start}.`, summary: `nothing listens at ${address}: start the coordinator` };
   }
   return {
-    message: `cannot reach the coordinator at ${address} (${setting}): ${detail}. ${secure ? `Either it is not running — ${start} — or it refused the TLS handshake: ${tlsHint}.` : `${start[0]!.toUpperCase()}${start.slice(1)}.`}`,
+    message: `cannot reach the coordinator at ${address} (from ${setting}): ${detail}. ${secure ? `Either it is not running — ${start} — or it refused the TLS handshake: ${tlsHint}.` : `${start[0]!.toUpperCase()}${start.slice(1)}.`}`,
     summary: `cannot reach ${address} (see log)`,
   };
 }
@@ -496,10 +496,12 @@ export interface Failure {
 /** gRPC's details without its internals ("Resolution note: .", "Last error:"), for people. */
 export function plainDetails(details: string): string {
   return details
+    // "Deadline exceeded after 5.005s,name resolution: 0.010s,…,Waiting for LB pick"
+    .replace(/^Deadline exceeded after ([\d.]+)s\b.*$/is, (_, seconds: string) => `waited ${Number(seconds).toFixed(1)} s`)
     .replace(/\s*Resolution note:[^\n]*$/i, '')
     .replace(/^No connection established\.\s*Last error:\s*/i, '')
     .replace(/^Error:\s*/, '')
-    .replace(/\s*\(\d{1,3}(\.\d{1,3}){3}:\d+\)\s*$/, '')
+    .replace(/\s*\(\d{1,3}(\.\d{1,3}){3}:\d+\)[\s.]*$/, '')
     .replace(/[\s.,]+$/, '')
     .trim() || 'no details';
 }

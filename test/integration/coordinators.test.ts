@@ -96,9 +96,9 @@ describe('coordinators', () => {
     expect(warning.message).toBe(`${silent.address} does not answer (see log)`);
     const status = await client.request('buckley/status', {});
     expect(status.coordinator.state).toBe('unavailable');
-    expect(status.coordinator.error).toContain(`the coordinator at ${silent.address} (setting buckley.coordinator.address / BUCKLEY_COORDINATOR) did not answer in time`);
+    expect(status.coordinator.error).toContain(`the coordinator at ${silent.address} (from buckley.coordinator.address or BUCKLEY_COORDINATOR) did not answer in time`);
     await expect(client.request('buckley/ask', { question: 'anyone?' })).rejects.toMatchObject({
-      message: expect.stringContaining(`the coordinator at ${silent.address} (setting buckley.coordinator.address / BUCKLEY_COORDINATOR) did not answer in time`),
+      message: expect.stringContaining(`the coordinator at ${silent.address} (from buckley.coordinator.address or BUCKLEY_COORDINATOR) did not answer in time`),
     });
   });
 

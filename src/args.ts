@@ -1,0 +1,163 @@
+/**
+ * The command line of `buckley-lsp`: its usage texts and `parseArgs`.
+ *
+ *   buckley-lsp [--stdio] [SETTINGS]                  the language server
+ *   buckley-lsp coordinator [--listen HOST:PORT] …    our coordinator, standalone
+ *   buckley-lsp doctor [--settings FILE] [SETTINGS]   checks what the editor will send
+ *
+ * Every setting is also a flag: `--context.maxBytes 100000`, `--approvals.autoApprove=medium`.
+ */
+import { isLogLevel } from './logger.js';
+import { settings, type ConfigInput } from './config.js';
+import { didYouMean } from './configProblems.js';
+
+declare const __BUCKLEY_VERSION__: string | undefined;
+export const VERSION = typeof __BUCKLEY_VERSION__ === 'string' ? __BUCKLEY_VERSION__ : '0.0.0-dev';
+
+const SETTINGS_HELP = `Settings (editors send them as initializationOptions or the "buckley" section of
+workspace/configuration; here each is also a flag, --KEY VALUE or --KEY=VALUE):
+${settings()
+  .map(({ key, type, values }) => `  --${key} ${values ? values.join('|') : type === 'boolean' ? 'true|false' : type === 'number' ? 'N' : 'VALUE'}`)
+  .join('\n')}
+The README's Configuration table says what each does.`;
+
+export const USAGE = `buckley-lsp ${VERSION}: an LSP server that asks an AI agent about your code
+
+Usage:
+  buckley-lsp [--stdio] [options]      the language server: your editor starts it and speaks
+                                       LSP on its stdin and stdout
+  buckley-lsp doctor [options]         check the settings, coordinator and agent (doctor --help)
+  buckley-lsp coordinator [--listen HOST:PORT] [--tls-cert PEM --tls-key PEM [--tls-client-ca PEM]]
+                          [--log-level L] [--agent CMD [ARGS...]]
+                                       our gRPC coordinator as a standalone process
+                                       (default listen address 127.0.0.1:50051; a non-loopback
+                                       address needs TLS with client certificates)
+
+Options:
+  --coordinator HOST:PORT   use a running coordinator (else: embedded)   [BUCKLEY_COORDINATOR]
+  --agent "CMD ARGS"        the ACP agent the embedded coordinator runs   [BUCKLEY_AGENT]
+  --log-level LEVEL         error, warn, info or debug                    [BUCKLEY_LOG]
+  --log-file PATH           also append the log to PATH                   [BUCKLEY_LOG_FILE]
+  --version, --help
+
+${SETTINGS_HELP}`;
+
+export const DOCTOR_USAGE = `buckley-lsp doctor [--settings FILE] [options]
+
+Checks what your editor will send and everything it depends on, and says in plain words what is
+wrong and how to fix it (exit code 0 when all is well):
+
+  * the settings: from the environment (BUCKLEY_COORDINATOR, BUCKLEY_AGENT, BUCKLEY_LOG), the
+    flags below, and FILE — the JSON your editor sends, as initializationOptions or as the
+    "buckley" section of its settings ({"buckley": {...}} is read too);
+  * TLS files (buckley.coordinator.tls.*): there, readable, PEM, a certificate and key that go
+    together, not expired, and the client certificate's name;
+  * the coordinator (with an address): the host resolves, something answers, it speaks
+    buckley.acp.v1;
+  * the agent (without one: the embedded coordinator's): it starts, speaks ACP, or its own error.
+
+Options:
+  --settings FILE           the settings as the editor sends them
+  --coordinator HOST:PORT   the same as --coordinator.address
+  --agent "CMD ARGS"        the same as --agent.command
+
+${SETTINGS_HELP}`;
+
+export interface ParsedArgs {
+  mode: 'server' | 'coordinator' | 'doctor' | 'help' | 'version';
+  config: ConfigInput;
+  listen?: string;
+  /** Also append the log to this file (user-only permissions). */
+  logFile?: string;
+  tls?: { cert?: string; key?: string; clientCa?: string };
+  /** `doctor --settings FILE`. */
+  settingsFile?: string;
+  /** With `help`: whose usage (`doctor --help` is doctor's). */
+  helpFor?: 'server' | 'coordinator' | 'doctor';
+  error?: string;
+}
+
+/** Sets `key` (dotted) in `config` to `value`, typed as the setting is (a number, true/false). */
+function setSetting(config: Record<string, unknown>, key: string, raw: string): void {
+  const setting = settings().find((known) => known.key === key)!;
+  let value: unknown = raw;
+  if (setting.type === 'number' && raw.trim() !== '' && !Number.isNaN(Number(raw))) value = Number(raw);
+  if (setting.type === 'boolean' && /^(true|false)$/.test(raw)) value = raw === 'true';
+  const path = key.split('.');
+  let parent = config;
+  for (const name of path.slice(0, -1)) parent = (parent[name] ??= {}) as Record<string, unknown>;
+  parent[path.at(-1)!] = value;
+}
+
+export function parseArgs(argv: string[]): ParsedArgs {
+  const args = [...argv];
+  let mode: ParsedArgs['mode'] = 'server';
+  if (args[0] === 'coordinator' || args[0] === 'doctor') mode = args.shift() as ParsedArgs['mode'];
+  const config: Record<string, unknown> = {};
+  const result: ParsedArgs = { mode, config: config as ConfigInput };
+  while (args.length > 0) {
+    const arg = args.shift()!;
+    const [flag, inlineValue] = arg.startsWith('--') && arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
+    const value = (): string | undefined => {
+      const next = inlineValue ?? args.shift();
+      if (next === undefined) result.error = `${flag} needs a value`;
+      return next;
+    };
+    switch (flag) {
+      case '--stdio':
+        break;
+      case '--help':
+      case '-h':
+        return { ...result, mode: 'help', helpFor: mode === 'help' || mode === 'version' ? 'server' : mode };
+      case '--version':
+      case '-v':
+        return { ...result, mode: 'version' };
+      case '--coordinator':
+        setSetting(config, 'coordinator.address', value() ?? '');
+        break;
+      case '--listen':
+        result.listen = value();
+        break;
+      case '--tls-cert':
+        result.tls = { ...result.tls, cert: value() };
+        break;
+      case '--tls-key':
+        result.tls = { ...result.tls, key: value() };
+        break;
+      case '--tls-client-ca':
+        result.tls = { ...result.tls, clientCa: value() };
+        break;
+      case '--log-file':
+        result.logFile = value();
+        break;
+      case '--settings':
+        if (mode !== 'doctor') result.error = '--settings is for `buckley-lsp doctor`; the server takes its settings from the editor';
+        else result.settingsFile = value();
+        break;
+      case '--log-level': {
+        const level = value();
+        if (!isLogLevel(level)) result.error = `--log-level must be error, warn, info or debug, not ${level}`;
+        setSetting(config, 'log.level', level ?? '');
+        break;
+      }
+      case '--agent':
+        // The coordinator takes the rest of the line as the agent command; the others one string.
+        config.agent = { ...(config.agent as object), driver: 'acp', command: mode === 'coordinator' ? args.splice(0) : value() };
+        break;
+      default: {
+        const key = flag.replace(/^--/, '');
+        if (flag.startsWith('--') && settings().some((setting) => setting.key === key)) {
+          const given = value();
+          if (given !== undefined) setSetting(config, key, given);
+          break;
+        }
+        const meant = flag.startsWith('--') ? didYouMean(key.split('.'), settings()) : undefined;
+        result.error = `unknown argument ${arg}${meant ? `; did you mean --${meant}?` : ''}`;
+      }
+    }
+    if (result.error) break;
+  }
+  if (result.tls && (!result.tls.cert || !result.tls.key)) result.error ??= '--tls-cert and --tls-key go together';
+  return result;
+}
+

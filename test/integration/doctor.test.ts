@@ -1,0 +1,169 @@
+/**
+ * `buckley-lsp doctor` as a user runs it: each problem is named with its key and what to do, and
+ * a check that cannot pass says why in its own words (a host that does not resolve, a file that
+ * is not PEM, an agent's own error line) — not the advice for another problem.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeCerts, type TestCerts } from '../helpers/certs.js';
+import { startFakeBuckley, type FakeBuckley } from '../helpers/coordinators.js';
+import { BIN, SCRIPTED_AGENT } from '../helpers/paths.js';
+import { tempDir } from '../helpers/temp.js';
+
+interface Run {
+  status: number | null;
+  lines: string[];
+  failures: string[];
+}
+
+/** Runs doctor without blocking this process: the coordinator it checks may be in this process. */
+async function doctor(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
+  const child = spawn(process.execPath, [BIN, 'doctor', ...args], { env: { PATH: process.env.PATH, HOME: dir, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => (stdout += chunk));
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  const status = await new Promise<number | null>((resolve) => child.once('close', resolve));
+  expect(stderr).toBe('');
+  const lines = stdout.split('\n').filter(Boolean);
+  return { status, lines, failures: lines.filter((line) => line.startsWith('  FAIL')).map((line) => line.slice('  FAIL  '.length)) };
+}
+
+function settingsFile(settings: unknown): string {
+  const file = join(tempDir('buckley-doctor-settings'), 'settings.json');
+  writeFileSync(file, JSON.stringify(settings));
+  return file;
+}
+
+const agent = `${process.execPath} ${SCRIPTED_AGENT}`;
+let dir: string;
+let certs: TestCerts;
+let buckley: FakeBuckley;
+
+beforeAll(async () => {
+  dir = tempDir('buckley-doctor');
+  certs = makeCerts('alice');
+  buckley = await startFakeBuckley();
+});
+afterAll(() => buckley.stop());
+
+describe('doctor', () => {
+  it('says all is well, with exit code 0, for an agent that speaks ACP', async () => {
+    const run = await doctor([], { BUCKLEY_AGENT: agent });
+    expect(run).toMatchObject({ status: 0, failures: [] });
+    expect(run.lines.join('\n')).toContain('answered ACP initialize');
+  });
+
+  it('reads the settings file an editor sends, as initializationOptions or as its "buckley" section', async () => {
+    for (const settings of [{ agent: { command: agent } }, { buckley: { agent: { command: agent } } }]) {
+      const run = await doctor(['--settings', settingsFile(settings)]);
+      expect(run).toMatchObject({ status: 0, failures: [] });
+      expect(run.lines.join('\n')).toContain('answered ACP initialize');
+    }
+  });
+
+  it('names a misspelt key with what was meant and a wrong type with the type expected, and does not then say to set the key', async () => {
+    const file = settingsFile({ buckley: { agent: { comand: [agent] }, context: { maxBytes: 'lots' } } });
+    const run = await doctor(['--settings', file]);
+    expect(run.status).toBe(1);
+    expect(run.failures).toEqual([
+      `buckley.agent.comand (from ${file}): not a setting; did you mean buckley.agent.command?`,
+      `buckley.context.maxBytes (from ${file}): expected a number, not a string ("lots")`,
+    ]);
+    expect(run.lines.join('\n')).not.toContain('Set buckley.agent.command');
+  });
+
+  it('takes every setting as a flag too', async () => {
+    const run = await doctor(['--agent.command', agent, '--context.maxBytes=20000']);
+    expect(run).toMatchObject({ status: 0, failures: [] });
+  });
+
+  it('says what is wrong with a settings file that is not JSON', async () => {
+    const file = join(tempDir('buckley-doctor-settings'), 'settings.json');
+    writeFileSync(file, '{ agent: ');
+    expect((await doctor(['--settings', file])).failures).toEqual([expect.stringMatching(new RegExp(`^the settings file ${file} is not JSON: `))]);
+  });
+
+  it('says the host of the coordinator address does not resolve, and nothing about TLS', async () => {
+    const run = await doctor(['--coordinator', 'buckley.invalid:50051']);
+    expect(run.failures).toEqual(["the coordinator's host buckley.invalid does not resolve: fix buckley.coordinator.address (or BUCKLEY_COORDINATOR)"]);
+  });
+
+  it('says nothing listens at an address with no coordinator, and how to start one', async () => {
+    const run = await doctor(['--coordinator', '127.0.0.1:1']);
+    expect(run.failures).toEqual([expect.stringMatching(/^nothing listens at 127\.0\.0\.1:1 \(from buckley\.coordinator\.address or BUCKLEY_COORDINATOR\): start it/)]);
+  });
+
+  it('finds a coordinator that answers and lists its features', async () => {
+    const run = await doctor(['--coordinator', buckley.address]);
+    expect(run).toMatchObject({ status: 0, failures: [] });
+    expect(run.lines.join('\n')).toContain(`the coordinator at ${buckley.address} answers`);
+    expect(run.lines.join('\n')).toContain('stream_task');
+  });
+
+  describe('TLS files', () => {
+    const tlsRun = (tls: Record<string, string>) => doctor(['--settings', settingsFile({ coordinator: { address: '127.0.0.1:1', tls } })]);
+
+    it('checks good files and tells the client certificate name', async () => {
+      const run = await tlsRun({ ca: certs.ca, cert: certs.clientCert, key: certs.clientKey });
+      const text = run.lines.join('\n');
+      expect(text).toContain(`ok    buckley.coordinator.tls.cert: ${certs.clientCert} (CN=alice; valid until`);
+      expect(text).toContain('ok    buckley.coordinator.tls.key belongs to tls.cert');
+      expect(text).toContain('the client certificate\'s name (CN) is "alice"');
+      expect(run.failures.filter((line) => line.includes('tls'))).toEqual([]);
+    });
+
+    it('says a missing file is missing', async () => {
+      const missing = join(dir, 'no-such-ca.pem');
+      expect((await tlsRun({ ca: missing })).failures[0]).toBe(`buckley.coordinator.tls.ca: cannot read ${missing}: no such file`);
+    });
+
+    it('says a file that is not PEM is not', async () => {
+      const notPem = join(dir, 'not-pem.pem');
+      writeFileSync(notPem, 'hello\n');
+      expect((await tlsRun({ ca: certs.ca, cert: notPem, key: certs.clientKey })).failures[0]).toBe(
+        `buckley.coordinator.tls.cert: ${notPem} is not a PEM certificate (no "-----BEGIN CERTIFICATE-----" line)`,
+      );
+    });
+
+    it('says a key that is not the certificate\'s is not', async () => {
+      const run = await tlsRun({ ca: certs.ca, cert: certs.clientCert, key: certs.strangerKey });
+      expect(run.failures[0]).toBe(`buckley.coordinator.tls.key (${certs.strangerKey}) is not the key of tls.cert (${certs.clientCert}): give the key the certificate was made for`);
+    });
+
+    it('says an expired certificate has expired', async () => {
+      expect((await tlsRun({ ca: certs.ca, cert: certs.expiredCert, key: certs.expiredKey })).failures[0]).toMatch(
+        new RegExp(`^buckley\\.coordinator\\.tls\\.cert: ${certs.expiredCert} expired on `),
+      );
+    });
+  });
+
+  describe('the agent', () => {
+    it("gives the agent's own error line, not the tail of its stack trace", async () => {
+      const run = await doctor([], { BUCKLEY_AGENT: `${process.execPath} ${join(dir, 'missing-agent.js')}` });
+      expect(run.failures).toEqual([
+        `ACP agent \`${process.execPath} ${join(dir, 'missing-agent.js')}\` exited with code 1. Its last output: Error: Cannot find module '${join(dir, 'missing-agent.js')}'`,
+      ]);
+    });
+
+    it('says a program that is not an ACP agent is not, without waiting for the ACP deadline', async () => {
+      const usage = join(dir, 'usage.mjs');
+      writeFileSync(usage, "console.log('Usage: tool [--acp] FILE'); setInterval(() => {}, 1000);\n");
+      const run = await doctor(['--agent.requestTimeoutMs', '60000'], { BUCKLEY_AGENT: `${process.execPath} ${usage}` });
+      expect(run.failures).toEqual([expect.stringContaining('It is not speaking ACP: it wrote `Usage: tool [--acp] FILE` where ACP has JSON-RPC')]);
+    });
+
+    it('says a command that does not exist cannot be started', async () => {
+      expect((await doctor([], { BUCKLEY_AGENT: 'no-such-agent-program --acp' })).failures).toEqual([expect.stringContaining('cannot start ACP agent `no-such-agent-program --acp`')]);
+    });
+  });
+
+  it('describes itself with --help', async () => {
+    const run = spawnSync(process.execPath, [BIN, 'doctor', '--help'], { encoding: 'utf8' });
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain('buckley-lsp doctor [--settings FILE]');
+    expect(run.stdout).toContain('--coordinator.tls.cert VALUE');
+  });
+});

@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { DOCTOR_USAGE, parseArgs, USAGE } from '../../src/args.js';
+import { settings } from '../../src/config.js';
+
+describe('the command line', () => {
+  it('takes every setting as a flag, typed as the setting is', () => {
+    const parsed = parseArgs(['--context.maxBytes', '100000', '--approvals.autoApprove=medium', '--answers.hover', 'false', '--agent.command', 'gemini --acp']);
+    expect(parsed.error).toBeUndefined();
+    expect(parsed.config).toEqual({ context: { maxBytes: 100000 }, approvals: { autoApprove: 'medium' }, answers: { hover: false }, agent: { command: 'gemini --acp' } });
+  });
+
+  it('leaves a value of the wrong type as given, for the settings check to name the type expected', () => {
+    expect(parseArgs(['--context.maxBytes', 'lots']).config).toEqual({ context: { maxBytes: 'lots' } });
+  });
+
+  it('says "did you mean" for a misspelt flag', () => {
+    expect(parseArgs(['--context.maxbytes', '3']).error).toBe('unknown argument --context.maxbytes; did you mean --context.maxBytes?');
+    expect(parseArgs(['doctor', '--agent.comand=x']).error).toBe('unknown argument --agent.comand=x; did you mean --agent.command?');
+  });
+
+  it('says which flag lacks its value', () => {
+    expect(parseArgs(['--log.level']).error).toBe('--log.level needs a value');
+  });
+
+  it('takes --settings FILE for doctor only', () => {
+    expect(parseArgs(['doctor', '--settings', 'editor.json'])).toMatchObject({ mode: 'doctor', settingsFile: 'editor.json' });
+    expect(parseArgs(['--settings', 'editor.json']).error).toContain('--settings is for `buckley-lsp doctor`');
+  });
+
+  it('gives doctor its own help', () => {
+    expect(parseArgs(['doctor', '--help'])).toMatchObject({ mode: 'help', helpFor: 'doctor' });
+    expect(parseArgs(['--help'])).toMatchObject({ mode: 'help', helpFor: 'server' });
+    expect(DOCTOR_USAGE).toContain('buckley-lsp doctor [--settings FILE]');
+  });
+
+  it("--help names every setting, initializationOptions and the README", () => {
+    for (const { key } of settings()) expect(USAGE).toContain(`--${key} `);
+    expect(USAGE).toContain('initializationOptions');
+    expect(USAGE).toContain('README');
+  });
+});
