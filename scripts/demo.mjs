@@ -18,7 +18,7 @@ const state = mkdtempSync(join(tmpdir(), 'buckley-demo-'));
 const dim = (s) => (process.stdout.isTTY ? `\x1b[2m${s}\x1b[0m` : s);
 const bold = (s) => (process.stdout.isTTY ? `\x1b[1m${s}\x1b[0m` : s);
 const say = (who, text) => console.log(`${who} ${text}`);
-const editor = (text) => say(bold('editor  →'), text);
+const editor = (text) => ((step = text), say(bold('editor  →'), text));
 const server = (text) => say(bold('server  ←'), text);
 const indent = (text) => text.split('\n').map((line) => `            ${line}`).join('\n');
 
@@ -31,6 +31,14 @@ console.log(
 console.log(dim(`agent: node ${agent}\nstate: ${state} (removed at the end)\n`));
 // Nothing is left behind, however the demo ends.
 process.on('exit', () => rmSync(state, { recursive: true, force: true }));
+// The demo ends whatever goes wrong: a session that stalls is a failure, and says where.
+const DEADLINE_MS = 60_000;
+let step = 'starting';
+setTimeout(() => {
+  console.error(`\ndemo: not done after ${DEADLINE_MS / 1000} s, at: ${step}`);
+  child.kill('SIGKILL');
+  process.exit(1);
+}, DEADLINE_MS).unref();
 
 const child = spawn(process.execPath, [bin, '--stdio'], {
   env: { ...process.env, BUCKLEY_AGENT: `${process.execPath} ${agent}`, XDG_STATE_HOME: state, BUCKLEY_LOG: 'info' },
@@ -117,7 +125,7 @@ server(`buckley/ask result:\n${indent(result.answer)}`);
 
 editor('buckley/executeTask "Update the configuration" (a task: it runs in the background, with progress)');
 // The task's end is named in one message: done, failed or cancelled.
-const taskEnded = new Promise((resolve) => (onMessage = (message) => /^Buckley: (done|failed|cancelled)/.test(message) && resolve(message)));
+const taskEnded = new Promise((resolve) => (onMessage = (message) => /^(done|task failed|cancelled) /.test(message) && resolve(message)));
 const { taskId } = await connection.sendRequest('buckley/executeTask', { task: 'Update the configuration', context: { activeFile: uri, selection: range } });
 server(`executeTask answered at once: task ${taskId}`);
 await taskEnded;

@@ -37,7 +37,8 @@ Options:
   --coordinator HOST:PORT   use a running coordinator (else: embedded)   [BUCKLEY_COORDINATOR]
   --agent "CMD ARGS"        the ACP agent the embedded coordinator runs   [BUCKLEY_AGENT]
   --log-level LEVEL         error, warn, info or debug                    [BUCKLEY_LOG]
-  --log-file PATH           also append the log to PATH                   [BUCKLEY_LOG_FILE]
+  --log-file PATH|off       the log file (default: buckley-lsp.log in      [BUCKLEY_LOG_FILE]
+                            $XDG_STATE_HOME/buckley-lsp or ~/.local/state/buckley-lsp)
   --version, --help
 
 ${SETTINGS_HELP}`;

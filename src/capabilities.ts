@@ -186,6 +186,8 @@ export function coordinatorFeatures(features: readonly string[]): CoordinatorFea
 
 /** Everything negotiated; reported in `experimental.buckley.features` and `buckley/status`. */
 export interface Features extends ClientFeatures {
+  /** The editor opens documents with `window/showDocument` (`showDocument`: answers are opened so). */
+  opensDocuments: boolean;
   /** Answers are kept for hover over the asked range. */
   answerHover: boolean;
   /** A one-line showMessage summary of each answer. */
@@ -209,6 +211,7 @@ export function negotiate(input: {
   const { answers } = input.config;
   return {
     ...client,
+    opensDocuments: client.showDocument,
     showDocument: client.showDocument && answers.showDocument,
     answerHover: answers.hover,
     answerMessage: answers.showMessage,

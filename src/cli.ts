@@ -1,6 +1,7 @@
 /** The `buckley-lsp` command: parses arguments (args.ts) and hands off to the command. */
 import { DOCTOR_USAGE, parseArgs, USAGE, VERSION } from './args.js';
-import { fileSink, isLogLevel, RootLogger, stderrSink } from './logger.js';
+import { chooseLogFile } from './logFile.js';
+import { isLogLevel, RootLogger, stderrSink } from './logger.js';
 
 async function main(): Promise<void> {
   const parsed = parseArgs(process.argv.slice(2));
@@ -10,8 +11,7 @@ async function main(): Promise<void> {
   }
   const envLevel = process.env.BUCKLEY_LOG;
   const logger = new RootLogger(isLogLevel(envLevel) ? envLevel : 'info');
-  const logFile = parsed.logFile ?? process.env.BUCKLEY_LOG_FILE;
-  const toFile = logFile ? fileSink(logFile) : undefined;
+  const askedLogFile = parsed.logFile ?? process.env.BUCKLEY_LOG_FILE;
   switch (parsed.mode) {
     case 'help':
       process.stdout.write(`${parsed.helpFor === 'doctor' ? DOCTOR_USAGE : USAGE}\n`);
@@ -21,11 +21,14 @@ async function main(): Promise<void> {
       return;
     case 'server': {
       const { serveStdio } = await import('./commands/server.js');
-      serveStdio({ version: VERSION, cliConfig: parsed.config, logger, toFile });
+      const { logFile, problem } = chooseLogFile(askedLogFile, process.env, true);
+      serveStdio({ version: VERSION, cliConfig: parsed.config, logger, logFile, logFileProblem: problem });
       return;
     }
     case 'coordinator': {
-      if (toFile) logger.setSink((level, line) => (toFile(level, line), stderrSink(level, line)));
+      const { logFile, problem } = chooseLogFile(askedLogFile, process.env, false);
+      if (problem) stderrSink('warn', problem);
+      if (logFile) logger.setSink((level, line) => (logFile.sink(level, line), stderrSink(level, line)));
       const { runCoordinator } = await import('./commands/coordinator.js');
       const tls = parsed.tls?.cert && parsed.tls.key ? { cert: parsed.tls.cert, key: parsed.tls.key, clientCa: parsed.tls.clientCa } : undefined;
       await runCoordinator({ listen: parsed.listen ?? '127.0.0.1:50051', tls, cliConfig: parsed.config, env: process.env, logger, version: VERSION });

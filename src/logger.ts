@@ -2,7 +2,6 @@
  * One leveled logger. Lines go to a sink: stderr until the LSP connection exists, then
  * `window/logMessage`. stdout is never written: it carries JSON-RPC only.
  */
-import { createWriteStream } from 'node:fs';
 import type { LogLevel } from './config.js';
 
 const order: Record<LogLevel, number> = { error: 0, warn: 1, info: 2, debug: 3 };
@@ -12,13 +11,6 @@ export type LogSink = (level: LogLevel, line: string) => void;
 export const stderrSink: LogSink = (level, line) => {
   process.stderr.write(`[${level}] ${line}\n`);
 };
-
-/** Appends timestamped lines to `path`, readable by the user only. */
-export function fileSink(path: string): LogSink {
-  const stream = createWriteStream(path, { flags: 'a', mode: 0o600 });
-  stream.on('error', (error) => process.stderr.write(`buckley-lsp: cannot write the log file ${path}: ${error.message}\n`));
-  return (level, line) => void stream.write(`${new Date().toISOString()} [${level}] ${line}\n`);
-}
 
 export interface Logger {
   error(message: string): void;

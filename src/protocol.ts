@@ -105,7 +105,8 @@ export interface TaskProgress {
 }
 
 export interface StatusResult {
-  server: { name: string; version: string };
+  /** `log`: the server's log file, when it writes one. */
+  server: { name: string; version: string; log?: string };
   client: { name?: string; version?: string };
   coordinator: {
     mode: 'embedded' | 'remote';
@@ -181,6 +182,7 @@ export const Commands = {
   approve: 'buckley.approve',
   deny: 'buckley.deny',
   status: 'buckley.status',
+  showLog: 'buckley.showLog',
 } as const;
 
 /** What `InitializeResult.capabilities.experimental.buckley` carries. */

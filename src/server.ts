@@ -31,6 +31,7 @@ import * as messages from './features/messages.js';
 import { ProgressFactory } from './features/progress.js';
 import { requestWithin } from './features/editorRequests.js';
 import { buildStatus } from './features/status.js';
+import { showLog } from './features/log.js';
 import { Limiter } from './features/limits.js';
 import { Targets } from './features/target.js';
 import { TaskService } from './features/tasks.js';
@@ -72,6 +73,10 @@ export interface ServerOptions {
   /** Settings from CLI flags. */
   cliConfig: ConfigInput;
   logger: RootLogger;
+  /** The log file the server writes (logFile.ts), for `buckley.showLog` and the status. */
+  logFile?: string;
+  /** Why there is no log file although one was asked for. */
+  logFileProblem?: string;
 }
 
 export interface RunningServer {
@@ -185,6 +190,7 @@ export function startServer(connection: Connection, options: ServerOptions): Run
   const status = () =>
     buildStatus({
       version: options.version,
+      logFile: options.logFile,
       client,
       config: config(),
       features,
@@ -230,6 +236,10 @@ export function startServer(connection: Connection, options: ServerOptions): Run
     settingsIn();
     answers.load().catch(() => undefined);
     trust.load().then(() => trust.problemSummary && messages.error(connection, `${trust.problemSummary} (see log)`));
+    if (options.logFileProblem) {
+      logger.warn(options.logFileProblem);
+      messages.warn(connection, 'cannot write its log file (the LSP log says why)');
+    }
     void link.get();
   });
 
@@ -313,7 +323,7 @@ export function startServer(connection: Connection, options: ServerOptions): Run
     const document = documents.get(canonicalUri(textDocument.uri));
     return document ? codeActionsFor(document, range, features.codeActionLiterals, tasks.running(), approvals.commands()) : [];
   }));
-  connection.onExecuteCommand(timed('workspace/executeCommand', (params: ExecuteCommandParams) => executeCommand(params, { asks, tasks, approvals, status })));
+  connection.onExecuteCommand(timed('workspace/executeCommand', (params: ExecuteCommandParams) => executeCommand(params, { asks, tasks, approvals, status, showLog: () => showLog(connection, features, options.logFile) })));
   connection.onHover(timed('textDocument/hover', (params) => {
     const { textDocument, position } = validate(textDocumentPositionSchema, params);
     return features.answerHover ? answers.hover(canonicalUri(textDocument.uri), position, features.markdownHover) : null;

@@ -12,6 +12,7 @@
  * whatever it still sends is dropped and logged.
  */
 import type { ChildProcess } from 'node:child_process';
+import { statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import type * as acp from '@agentclientprotocol/sdk';
@@ -263,8 +264,14 @@ export class AcpDriver implements AgentDriver {
     const { command, logger } = this.options;
     const [program, ...args] = command as [string, ...string[]];
     logger.info(`starting ${this.description}`);
+    // A workspace folder that is gone (or an editor's made-up root) must not read as "no such agent".
+    let cwd = this.options.cwd;
+    if (cwd !== undefined && !isDirectory(cwd)) {
+      logger.warn(`the workspace folder ${cwd} is not a directory here: starting ${this.description} in ${process.cwd()}`);
+      cwd = undefined;
+    }
     const child = spawnGroup(program, args, {
-      cwd: this.options.cwd,
+      cwd,
       env: this.options.env ?? process.env,
       stdio: ['pipe', 'pipe', 'pipe'],
     });
@@ -477,6 +484,14 @@ function rememberCall(turn: ActiveTurn, update: ToolCallFields): CallFacts {
   };
   turn.calls.set(update.toolCallId, facts);
   return facts;
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -13,7 +13,8 @@ import { randomUUID } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import { createConnection, StreamMessageReader } from 'vscode-languageserver/node.js';
 import type { ConfigInput } from '../config.js';
-import type { LogSink, RootLogger } from '../logger.js';
+import type { LogFile } from '../logFile.js';
+import type { RootLogger } from '../logger.js';
 import { startServer } from '../server.js';
 import { inert } from '../text.js';
 import { EditorWriter, FramingGuard } from '../transport.js';
@@ -22,8 +23,10 @@ export interface StdioServerOptions {
   version: string;
   cliConfig: ConfigInput;
   logger: RootLogger;
-  /** Also write log lines here (--log-file). */
-  toFile?: LogSink;
+  /** Also write log lines here (see logFile.ts). */
+  logFile?: LogFile;
+  /** Why the log file could not be opened, to say in the editor. */
+  logFileProblem?: string;
 }
 
 /** The internal message the guard passes on when the input ends. */
@@ -41,7 +44,7 @@ Start it from your editor (the README's "Get started in your editor" shows how),
 Ctrl-C ends it.
 `;
 
-export function serveStdio({ version, cliConfig, logger, toFile }: StdioServerOptions): void {
+export function serveStdio({ version, cliConfig, logger, logFile, logFileProblem }: StdioServerOptions): void {
   const writer = new EditorWriter(process.stdout);
   // Bad input gets a JSON-RPC error and the server reads on (see transport.ts).
   const answerError = (code: number, message: string, id: number | string | null = null) =>
@@ -62,13 +65,13 @@ export function serveStdio({ version, cliConfig, logger, toFile }: StdioServerOp
   logger.setSink((level, line) => {
     // The log carries what agents say: shown as written, never interpreted by a terminal.
     const shown = inert(line);
-    toFile?.(level, shown);
+    logFile?.sink(level, shown);
     if (level === 'error') connection.console.error(shown);
     else if (level === 'warn') connection.console.warn(shown);
     else if (level === 'info') connection.console.info(shown);
     else connection.console.log(shown);
   });
-  const server = startServer(connection, { version, env: process.env, cliConfig, logger });
+  const server = startServer(connection, { version, env: process.env, cliConfig, logger, logFile: logFile?.path, logFileProblem });
 
   let ending = false;
   const end = async (why: string) => {

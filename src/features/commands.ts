@@ -21,6 +21,7 @@ const USAGE: Record<string, string> = {
   [Commands.cancelTask]: 'buckley.cancelTask takes {"taskId": "…"} or nothing (the newest running task)',
   [Commands.approve]: 'buckley.approve takes {"executionId": "…", "remember"?: true} or nothing (the newest pending approval)',
   [Commands.deny]: 'buckley.deny takes {"executionId": "…"} or nothing (the newest pending approval)',
+  [Commands.showLog]: 'buckley.showLog takes nothing',
 };
 
 export interface CommandDependencies {
@@ -28,6 +29,7 @@ export interface CommandDependencies {
   tasks: TaskService;
   approvals: ApprovalService;
   status(): unknown;
+  showLog(): Promise<unknown>;
 }
 
 export function executeCommand(params: ExecuteCommandParams, deps: CommandDependencies): unknown {
@@ -51,6 +53,8 @@ export function executeCommand(params: ExecuteCommandParams, deps: CommandDepend
     }
     case Commands.status:
       return deps.status();
+    case Commands.showLog:
+      return deps.showLog();
     default:
       throw new ResponseError(ErrorCodes.InvalidParams, `unknown command ${params.command}; known: ${ALL_COMMANDS.join(', ')}`);
   }

@@ -7,6 +7,7 @@ import type { StatusResult, TaskProgress, ToolApprovalRequest } from '../protoco
 
 export function buildStatus(input: {
   version: string;
+  logFile: string | undefined;
   client: ClientIdentity;
   config: Config;
   features: Features;
@@ -17,7 +18,7 @@ export function buildStatus(input: {
   const { coordinator, config, features } = input;
   const { coordinator: coordinatorFeatures, ...clientFeatures } = features;
   return {
-    server: { name: 'buckley-lsp', version: input.version },
+    server: { name: 'buckley-lsp', version: input.version, ...(input.logFile ? { log: input.logFile } : {}) },
     client: input.client,
     coordinator: {
       mode: coordinator?.mode ?? (config.coordinator.address ? 'remote' : 'embedded'),

@@ -6,7 +6,8 @@
  */
 import { width as cellsOf } from '../text.js';
 
-export const WRAP_WIDTH = 88;
+// 80: half of a wide terminal, where Helix and Neovim open the answer beside the code.
+export const WRAP_WIDTH = 80;
 
 const FENCE = /^\s*(```|~~~)/;
 const LIST_ITEM = /^(\s*)([-*+]|\d+[.)])(\s+)/;

@@ -27,8 +27,11 @@
   ;; The fixture's directory is the project (the workspace root), with or without a git checkout.
   (let ((root (file-name-directory (getenv "BUCKLEY_FILE"))))
     (add-hook 'project-find-functions (lambda (_dir) (cons 'transient root))))
-  (add-to-list 'eglot-server-programs
-               `(js-mode . ,(list (getenv "BUCKLEY_NODE") (getenv "BUCKLEY_BIN") "--stdio")))
+  ;; The README's eglot block as a user's init (buckley-lsp on PATH), or the built server.
+  (if (getenv "BUCKLEY_README_INIT")
+      (load (getenv "BUCKLEY_README_INIT") nil t)
+    (add-to-list 'eglot-server-programs
+                 `(js-mode . ,(list (getenv "BUCKLEY_NODE") (getenv "BUCKLEY_BIN") "--stdio"))))
   (find-file (getenv "BUCKLEY_FILE"))
   (js-mode)
   ;; What M-x eglot does (eglot-ensure waits for a command loop, which batch mode has not).

@@ -4,11 +4,12 @@
  * code action and command machinery and report what Emacs then showed (see common.el).
  */
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EDITORS, missingLine, requireEditor } from '../helpers/editors.js';
 import { BIN, FIXTURES, REPO, SCRIPTED_AGENT } from '../helpers/paths.js';
+import { readmeSnippet, userPath } from '../helpers/readme.js';
 import { tempDir } from '../helpers/temp.js';
 
 const EMACS = EDITORS.emacs.bin;
@@ -18,6 +19,7 @@ if (!available) it.skip(missingLine(EDITORS.emacs), () => {});
 interface Result {
   error?: string;
   server?: string;
+  command?: string[];
   actions?: string[];
   message?: string;
   document?: string;
@@ -30,21 +32,25 @@ interface Result {
   messages: string;
 }
 
-function runEmacs(script: string): Result {
+/** Runs test/emacs/`script`; with `readme`, the README's block of that name is the user's init. */
+function runEmacs(script: string, readme?: string): Result {
   const home = tempDir('buckley-emacs');
   const resultFile = join(home, 'result.json');
+  const init = join(home, 'init.el');
+  if (readme) writeFileSync(init, readmeSnippet(readme));
   const run = spawnSync(EMACS, ['--batch', '-Q', '-l', join(REPO, 'test/emacs', script)], {
     cwd: REPO,
     encoding: 'utf8',
     timeout: 50_000,
     env: {
-      PATH: process.env.PATH,
+      PATH: readme ? userPath() : process.env.PATH,
+      BUCKLEY_README_INIT: readme ? init : undefined,
       HOME: home,
       XDG_STATE_HOME: home,
       BUCKLEY_NODE: process.execPath,
       BUCKLEY_BIN: BIN,
       BUCKLEY_FILE: `${FIXTURES}workspace/retry.ts`,
-      BUCKLEY_AGENT: `${process.execPath} ${SCRIPTED_AGENT}`,
+      BUCKLEY_AGENT: readme ? undefined : `${process.execPath} ${SCRIPTED_AGENT}`,
       BUCKLEY_RESULT: resultFile,
     },
   });
@@ -56,10 +62,11 @@ function runEmacs(script: string): Result {
 }
 
 if (available) describe('Emacs 30.1 with eglot 1.17 (real editor)', () => {
-  it('explains the selected lines: the answer as a message, a markdown document and hover', () => {
-    const result = runEmacs('explain.el');
+  it("with the README's eglot init, explains the selected lines: the answer as a message, a markdown document and hover", () => {
+    const result = runEmacs('explain.el', 'emacs-eglot');
     expect(result.error, result.messages).toBeUndefined();
     expect(result.server).toBe('buckley-lsp');
+    expect(result.command).toEqual(['buckley-lsp', '--stdio']);
     expect(result.actions).toContain('Buckley: explain this');
     // eglot shows window/showMessage in the echo area (and *Messages*): what happened, where the answer is.
     expect(result.message).toBe('answered «Explain what this code does and w…»: answer opened');

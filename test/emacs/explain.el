@@ -6,6 +6,7 @@
    (let* ((server (buckley-start))
           (lines (buckley-select-backoff)))
      (buckley-note "server" (plist-get (eglot--server-info server) :name))
+     (buckley-note "command" (process-command (jsonrpc--process server)))
      (buckley-note "actions" (mapcar (lambda (action) (plist-get action :title))
                                      (buckley-run-code-action server (car lines) (cdr lines) "Buckley: explain this")))
      ;; The answer: a one-line message, the markdown document opened by window/showDocument,

@@ -8,7 +8,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EDITORS, missingLine, requireEditor } from '../helpers/editors.js';
-import { BIN, FIXTURES, SCRIPTED_AGENT } from '../helpers/paths.js';
+import { FIXTURES } from '../helpers/paths.js';
+import { readmeSnippet, userPath } from '../helpers/readme.js';
 import { tempDir } from '../helpers/temp.js';
 
 const HX = EDITORS.helix.bin;
@@ -40,31 +41,24 @@ async function waitForScreen(session: string, text: string | RegExp, timeoutMs =
   throw new Error(`the screen never showed ${text}; it shows:\n${last}`);
 }
 
-/** Starts Helix on the fixture with a languages.toml that runs the built server. */
-function startHelix(name: string): string {
+/**
+ * Starts Helix on the fixture with the README's languages.toml and config.toml, as a user has
+ * them: `buckley-lsp` and `gemini` on PATH (typescript-language-server is not: Helix goes on
+ * without it).
+ */
+function startHelix(name: string): { session: string; home: string } {
   const home = tempDir('buckley-hx');
   mkdirSync(join(home, 'config', 'helix'), { recursive: true });
-  writeFileSync(
-    join(home, 'config', 'helix', 'languages.toml'),
-    `[language-server.buckley]
-command = "${process.execPath}"
-args = ["${BIN}", "--stdio"]
-environment = { BUCKLEY_AGENT = "${process.execPath} ${SCRIPTED_AGENT}", XDG_STATE_HOME = "${home}" }
-
-[[language]]
-name = "typescript"
-language-servers = ["buckley"]
-`,
-  );
-  writeFileSync(join(home, 'config', 'helix', 'config.toml'), '[editor.lsp]\ndisplay-progress-messages = true\n');
+  writeFileSync(join(home, 'config', 'helix', 'languages.toml'), readmeSnippet('helix-languages'));
+  writeFileSync(join(home, 'config', 'helix', 'config.toml'), readmeSnippet('helix-config'));
   const session = `buckley-${name}-${process.pid}`;
   sessions.push(session);
   tmux(
     session,
     'new-session', '-d', '-s', session, '-x', '160', '-y', '45',
-    `env XDG_CONFIG_HOME=${home}/config HOME=${home} TERM=xterm-256color ${HX} ${FIXTURES}workspace/retry.ts`,
+    `env PATH=${userPath()} XDG_CONFIG_HOME=${home}/config XDG_STATE_HOME=${home}/state HOME=${home} TERM=xterm-256color ${HX} ${FIXTURES}workspace/retry.ts`,
   );
-  return session;
+  return { session, home };
 }
 
 /** Selects the two lines of `backoff` (its signature and return) as a user would: goto, x, x. */
@@ -96,20 +90,22 @@ async function codeAction(session: string, title: string): Promise<void> {
 
 if (available) describe('Helix 25.01 (real editor)', () => {
   it('explains a selection: the answer opens in a split and the status line shows the summary', async () => {
-    const session = startHelix('explain');
+    const { session } = startHelix('explain');
     await waitForScreen(session, 'export function backoff');
     selectBackoff(session);
     await codeAction(session, 'Buckley: explain this');
     // Helix 25.01 opens window/showDocument in a vertical split: the markdown answer is on screen.
     const shown = await waitForScreen(session, '# Explain what this code does and why.');
     expect(shown).toContain('You asked: Explain what this code does and why.');
+    // Beside the code, which stays on screen: two panes, split by a vertical bar.
+    expect(shown).toMatch(/export function backoff.*│.*\S/);
     expect(shown).toMatch(/starts with `export function backoff/);
     // ...and the status line shows the one-line summary.
     await waitForScreen(session, 'answered «Explain what this code does and w…»: answer opened');
   });
 
   it('runs a task: the approval arrives as a diagnostic with code actions, and the task ends', async () => {
-    const session = startHelix('task');
+    const { session } = startHelix('task');
     await waitForScreen(session, 'export function backoff');
     selectBackoff(session);
     await codeAction(session, 'Buckley: fix problems here');
@@ -122,5 +118,20 @@ if (available) describe('Helix 25.01 (real editor)', () => {
     await codeAction(session, 'Buckley: approve «Edit config.json»');
     const done = await waitForScreen(session, '# Fix the problems in this code.');
     expect(done).toContain('Permission to read: yes; permission to edit: yes.');
+  });
+
+  it("cancels the newest task with the README's space C, and opens the log with space L", async () => {
+    const { session, home } = startHelix('keys');
+    await waitForScreen(session, 'export function backoff');
+    selectBackoff(session);
+    await codeAction(session, 'Buckley: fix problems here');
+    // Helix 25.01 puts the progress token in front of the title: one a person can read.
+    await waitForScreen(session, /\[task \d+\] .*Waiting for your approval: Edit config\.json/);
+    tmux(session, 'send-keys', '-t', session, 'Space', 'C');
+    await waitForScreen(session, 'cancelled «Fix the problems in this code.»');
+    tmux(session, 'send-keys', '-t', session, 'Space', 'L');
+    const log = await waitForScreen(session, /buckley-lsp\.log/);
+    expect(log).toMatch(/\[info\] buckley-lsp \S+ serving helix/);
+    expect(log).toContain(join(home, 'state', 'buckley-lsp', 'buckley-lsp.log').replace(home, '~'));
   });
 });

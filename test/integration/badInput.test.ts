@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { startingClients, type TestClient } from '../helpers/lspClient.js';
+import { tempDir } from '../helpers/temp.js';
 
 const start = startingClients();
 // No coordinator, no progress or configuration requests: nothing but our bytes on the wire.
@@ -77,7 +78,7 @@ describe('bad input', () => {
     const { spawn } = await import('node:child_process');
     const { StreamMessageReader, StreamMessageWriter, createMessageConnection } = await import('vscode-jsonrpc/node.js');
     const { BIN } = await import('../helpers/paths.js');
-    const child = spawn(process.execPath, [BIN, '--stdio'], { env: { PATH: process.env.PATH, BUCKLEY_COORDINATOR: '127.0.0.1:1' }, stdio: ['pipe', 'pipe', 'ignore'] });
+    const child = spawn(process.execPath, [BIN, '--stdio'], { env: { PATH: process.env.PATH, HOME: tempDir('buckley-home'), BUCKLEY_COORDINATOR: '127.0.0.1:1' }, stdio: ['pipe', 'pipe', 'ignore'] });
     const connection = createMessageConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
     connection.listen();
     try {

@@ -7,7 +7,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startCoordinatorProcess, type CoordinatorProcess } from '../helpers/coordinators.js';
 import { startingClients, type TestClient } from '../helpers/lspClient.js';
-import { SCRIPTED_AGENT } from '../helpers/paths.js';
+import { join } from 'node:path';
+import { fileUri, SCRIPTED_AGENT } from '../helpers/paths.js';
+import { tempDir } from '../helpers/temp.js';
 
 const start = startingClients();
 const coordinators: CoordinatorProcess[] = [];
@@ -79,7 +81,7 @@ describe('faults', () => {
 
 describe('agent faults', () => {
   it.each([
-    ['writes garbage instead of ACP', `console.log("hello, I am not JSON-RPC"); setInterval(() => {}, 1000)`, 'did not answer ACP initialize within 800 ms'],
+    ['writes garbage instead of ACP', `console.log("hello, I am not JSON-RPC"); setInterval(() => {}, 1000)`, 'It is not speaking ACP: it wrote `hello, I am not JSON-RPC`'],
     ['hangs without a word', `setInterval(() => {}, 1000)`, 'did not answer ACP initialize within 800 ms'],
     ['exits at once', `process.exit(4)`, 'exited with code 4'],
   ])('reports an agent that %s, and tries again on the next ask', async (_name, script, message) => {
@@ -91,5 +93,16 @@ describe('agent faults', () => {
     await expect(client.request('buckley/ask', { question: 'again?' })).rejects.toMatchObject({ message: expect.stringContaining(message) });
     const starts = client.all('window/logMessage').filter((p) => p.message.includes('starting ACP agent'));
     expect(starts).toHaveLength(2);
+  });
+});
+
+describe('workspace faults', () => {
+  it('starts the agent all the same when the workspace folder does not exist here, and says so in the log', async () => {
+    const path = join(tempDir('buckley-gone'), 'project');
+    const gone = fileUri(path);
+    const client = await start({ initialize: { rootUri: gone, workspaceFolders: [{ uri: gone, name: 'project' }] } });
+    expect((await client.request('buckley/ask', { question: 'INSTANT' })).answer).toBe('ok');
+    const warning = await client.waitFor('window/logMessage', (params) => params.message.includes('is not a directory here'));
+    expect(warning.message).toContain(`the workspace folder ${path} is not a directory here`);
   });
 });

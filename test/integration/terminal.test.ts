@@ -6,10 +6,11 @@
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { BIN } from '../helpers/paths.js';
+import { tempDir } from '../helpers/temp.js';
 
 describe('started by hand', () => {
   it('says it waits for an editor on stdin, and what to run instead; Ctrl-C ends it', async () => {
-    const terminal = spawn('script', ['-qfec', `exec ${process.execPath} ${BIN}`, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'], env: { PATH: process.env.PATH, HOME: process.env.HOME } });
+    const terminal = spawn('script', ['-qfec', `exec ${process.execPath} ${BIN}`, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'], env: { PATH: process.env.PATH, HOME: tempDir('buckley-home') } });
     let shown = '';
     const exited = new Promise<number | null>((resolve) => terminal.once('close', resolve));
     await new Promise<void>((resolve) =>
@@ -26,7 +27,7 @@ describe('started by hand', () => {
   });
 
   it('says nothing of it when an editor starts it (stdin a pipe)', async () => {
-    const server = spawn(process.execPath, [BIN, '--stdio'], { stdio: ['pipe', 'pipe', 'pipe'], env: { PATH: process.env.PATH, HOME: process.env.HOME } });
+    const server = spawn(process.execPath, [BIN, '--stdio'], { stdio: ['pipe', 'pipe', 'pipe'], env: { PATH: process.env.PATH, HOME: tempDir('buckley-home') } });
     let stderr = '';
     server.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
     server.stdout.resume();

@@ -5,23 +5,35 @@
  * what Neovim itself received and showed.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EDITORS, missingLine, requireEditor } from '../helpers/editors.js';
 import { BIN, FIXTURES, REPO, SCRIPTED_AGENT } from '../helpers/paths.js';
+import { readmeSnippet, userPath } from '../helpers/readme.js';
 import { tempDir } from '../helpers/temp.js';
 
 /** The Neovims to test: Debian 12's own (0.7.2) and 0.10, as `npm run install-editors` installs them. */
 const NEOVIMS = [EDITORS.nvim07, EDITORS.nvim010].map((editor) => ({ ...editor, ok: requireEditor(editor) }));
 
-async function runNvimIn(nvimBin: string, script: string): Promise<any> {
+/**
+ * Runs test/nvim/`script` in a headless Neovim, with no init file or with the README's block
+ * `readme` as init.lua (as a user pastes it: their clone's path for /path/to/buckley-lsp, and
+ * `buckley-lsp` and `gemini` on PATH).
+ */
+async function runNvimIn(nvimBin: string, script: string, readme?: string): Promise<any> {
   const dir = tempDir('buckley-nvim');
   const resultFile = join(dir, 'result.json');
-  const nvim = spawn(nvimBin, ['--headless', '-n', '-i', 'NONE', '-u', 'NONE', '-c', `luafile ${REPO}test/nvim/${script}`], {
+  let init = 'NONE';
+  if (readme) {
+    init = join(dir, 'init.lua');
+    writeFileSync(init, readmeSnippet(readme).replaceAll('/path/to/buckley-lsp', REPO.replace(/\/$/, '')));
+  }
+  const nvim = spawn(nvimBin, ['--headless', '-n', '-i', 'NONE', '-u', init, '-c', `luafile ${REPO}test/nvim/${script}`], {
     cwd: REPO,
     env: {
-      PATH: process.env.PATH,
+      PATH: readme ? userPath() : process.env.PATH,
+      BUCKLEY_README_SNIPPET: readme,
       HOME: dir,
       XDG_STATE_HOME: dir,
       XDG_CONFIG_HOME: dir,
@@ -51,8 +63,8 @@ for (const editor of NEOVIMS) {
 }
 
 describe.each(NEOVIMS.filter((editor) => editor.ok))('$name (real editor)', ({ bin, version }) => {
-  const runNvim = async (script: string) => {
-    const result = await runNvimIn(bin, script);
+  const runNvim = async (script: string, readme?: string) => {
+    const result = await runNvimIn(bin, script, readme);
     expect(`NVIM v${result.nvim}`).toMatch(version);
     return result;
   };
@@ -136,5 +148,35 @@ describe.each(NEOVIMS.filter((editor) => editor.ok))('$name (real editor)', ({ b
     expect(result.hover).toContain('Permission to read: yes; permission to edit: yes.');
     // $/buckley/taskProgress reached vim.notify: the task's end was announced.
     expect(result.notifications).toContain('Buckley: task completed: Done');
+  });
+
+  it("with the README's plain vim.lsp init: V, <leader>a and \"explain this\" answer about the selected lines; K shows it", async () => {
+    const result = await runNvim('readme.lua', 'neovim-plain');
+    expect(result.steps).toEqual(['started by the snippet', 'chose Buckley: explain this', 'answer in', 'K shows the answer']);
+    expect(result.offered).toEqual(['Buckley: explain this', 'Buckley: find problems', 'Buckley: fix problems here']);
+    // The mapping kept the selection: the agent got both selected lines.
+    expect(result.hover).toContain('The selection has 2 line(s) and starts with `export function backoff');
+    expect(result.float).toContain('You asked: Explain what this code does and why.');
+  });
+
+  it("with the README's module init: the same, and the statusline it added (keeping Neovim's own) shows the task's step; :BuckleyLog opens the log", async () => {
+    const result = await runNvim('readme.lua', 'neovim-module');
+    expect(result.steps).toEqual([
+      'started by the snippet',
+      'chose Buckley: explain this',
+      'answer in',
+      'K shows the answer',
+      'chose Buckley: fix problems here',
+      'approval asked',
+      'task completed',
+      'log opened',
+    ]);
+    expect(result.hover).toContain('The selection has 2 line(s) and starts with `export function backoff');
+    expect(result.float).toContain('You asked: Explain what this code does and why.');
+    // Neovim's own statusline (file name, flags, ruler) with the task's step added before the ruler.
+    expect(result.statusline_option).toBe("%<%f %h%m%r%=%{v:lua.require'buckley'.statusline()} %-14.(%l,%c%V%) %P");
+    expect(result.statusline_shown).toMatch(/retry\.ts .*Buckley: Waiting for your approval: Edit config\.json \(medium\).* \d+,\d+ +\w+$/);
+    expect(result.log_lines.join('\n')).toMatch(/\[info\] buckley-lsp \S+ serving Neovim/);
+    expect(result.log_windows).toBe(2);
   });
 });

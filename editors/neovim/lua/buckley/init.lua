@@ -6,7 +6,9 @@
 -- It starts buckley-lsp for every file buffer and opts in to the rich layer: `:BuckleyAsk` on a
 -- visual selection (answer in a scratch markdown split), `:BuckleyTask`, task progress through
 -- vim.notify and `require('buckley').statusline()`, tool approvals through vim.ui.select,
--- `:BuckleyTasks`, `:BuckleyCancel`, `:BuckleyStatus`. Without this module, plain vim.lsp still
+-- `:BuckleyTasks`, `:BuckleyCancel`, `:BuckleyStatus`, `:BuckleyLog`; `K` for hover on Neovim
+-- before 0.10 (which does not map it), and on request a visual-mode key for the code actions on
+-- the selection and the task's step in your statusline. Without this module, plain vim.lsp still
 -- gets everything through standard LSP (code actions, hover, progress, prompts).
 local M = {}
 
@@ -18,6 +20,13 @@ local config = {
   filetypes = nil,
   -- How long :BuckleyAsk waits for an answer (the server has its own limit too).
   ask_timeout_ms = 180000,
+  -- A visual-mode key for the code actions on the selected lines (e.g. '<leader>a'); nil: none.
+  code_action_key = nil,
+  -- Hover on this key in buffers buckley-lsp serves, on Neovim before 0.10 (0.10+ maps K itself),
+  -- unless the key is mapped already; false: none.
+  hover_key = 'K',
+  -- Add the running task's step to your statusline (keeping what it shows); false: leave it.
+  statusline = false,
 }
 
 local client_id
@@ -127,6 +136,33 @@ function M.statusline()
   return text
 end
 
+--- The code actions for the selected lines, from visual mode (a mapping keeps the selection that
+--- typing `:lua vim.lsp.buf.code_action()` would drop).
+function M.code_action()
+  local first, last = vim.fn.line('v'), vim.fn.line('.')
+  if first > last then first, last = last, first end
+  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes('<Esc>', true, false, true), 'nx', false)
+  local last_line = vim.api.nvim_buf_get_lines(0, last - 1, last, false)[1] or ''
+  if vim.fn.has('nvim-0.10') == 0 and vim.lsp.buf.range_code_action then
+    vim.lsp.buf.range_code_action(nil, { first, 0 }, { last, #last_line })
+  else
+    vim.lsp.buf.code_action({ range = { start = { first, 0 }, ['end'] = { last, #last_line } } })
+  end
+end
+
+-- Neovim's own statusline ('statusline' empty), as `:help 'statusline'` spells it out.
+local DEFAULT_STATUSLINE = '%<%f %h%m%r%=%-14.(%l,%c%V%) %P'
+
+--- Adds the running task's step to the statusline, keeping what it shows: before its right-aligned
+--- part (after the first `%=`), or at its end.
+function M.add_to_statusline()
+  local current = vim.o.statusline ~= '' and vim.o.statusline or DEFAULT_STATUSLINE
+  local part = "%{v:lua.require'buckley'.statusline()} "
+  if current:find(part, 1, true) then return end
+  local at = current:find('%=', 1, true)
+  vim.o.statusline = at and (current:sub(1, at + 1) .. part .. current:sub(at + 2)) or (current .. ' ' .. part)
+end
+
 local handlers = {}
 
 handlers['$/buckley/taskProgress'] = function(_, params)
@@ -196,11 +232,20 @@ local function attach(bufnr)
       handlers = handlers,
     })
   end
-  if client_id then vim.lsp.buf_attach_client(bufnr, client_id) end
+  if client_id then
+    vim.lsp.buf_attach_client(bufnr, client_id)
+    if config.hover_key and vim.fn.has('nvim-0.10') == 0 and vim.fn.maparg(config.hover_key, 'n') == '' then
+      vim.keymap.set('n', config.hover_key, vim.lsp.buf.hover, { buffer = bufnr, desc = 'LSP hover (buckley-lsp)' })
+    end
+  end
 end
 
 function M.setup(opts)
   config = vim.tbl_deep_extend('force', config, opts or {})
+  if config.code_action_key then
+    vim.keymap.set('x', config.code_action_key, M.code_action, { desc = 'Code actions on the selection (buckley-lsp)' })
+  end
+  if config.statusline then M.add_to_statusline() end
   local group = vim.api.nvim_create_augroup('buckley', { clear = true })
   vim.api.nvim_create_autocmd({ 'BufReadPost', 'BufNewFile' }, { group = group, callback = function(args) attach(args.buf) end })
   for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
@@ -219,6 +264,12 @@ function M.setup(opts)
       notify(string.format('coordinator %s at %s: %s%s', status.coordinator.mode, status.coordinator.address or '?', status.coordinator.state, status.coordinator.error and (' (' .. status.coordinator.error .. ')') or ''))
     end)
   end, { desc = 'Show the Buckley coordinator status' })
+  vim.api.nvim_create_user_command('BuckleyLog', function()
+    request('buckley/status', {}, function(status)
+      if not status.server.log then return notify('no log file: BUCKLEY_LOG_FILE or --log-file is off') end
+      vim.cmd('botright split ' .. vim.fn.fnameescape(status.server.log))
+    end)
+  end, { desc = "Open buckley-lsp's log file" })
 end
 
 M._tasks = tasks
