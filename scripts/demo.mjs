@@ -31,6 +31,7 @@ console.log(
 console.log(dim(`agent: node ${agent}\nstate: ${state} (removed at the end)\n`));
 // Nothing is left behind, however the demo ends.
 process.on('exit', () => rmSync(state, { recursive: true, force: true }));
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => process.exit(1));
 // The demo ends whatever goes wrong: a session that stalls is a failure, and says where.
 const DEADLINE_MS = 60_000;
 let step = 'starting';
