@@ -87,7 +87,7 @@ interface CallFacts {
 const STDERR_LINES_KEPT = 50;
 const CANCEL_GRACE_MS = 5_000;
 /** How long an agent whose first output was not JSON-RPC still has to answer initialize. */
-const NOT_ACP_GRACE_MS = 2_000;
+const NOT_ACP_GRACE_MS = 5_000;
 
 /**
  * session/update as this driver reads it, one plain object schema per kind it uses. The SDK
