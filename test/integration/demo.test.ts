@@ -3,11 +3,14 @@
  * embedded coordinator and the ACP SDK's example agent ends, in order, with every step shown.
  */
 import { spawn } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 import { expect, it } from 'vitest';
 import { REPO } from '../helpers/paths.js';
+import { tempDir } from '../helpers/temp.js';
 
-it('plays a whole editor session to its end: an answer, a task with an approval, a clean exit', async () => {
-  const demo = spawn(process.execPath, [`${REPO}scripts/demo.mjs`], { cwd: REPO, env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.BUCKLEY_TEST_TMP }, stdio: ['ignore', 'pipe', 'pipe'] });
+it('plays a whole editor session to its end: an answer, a task with an approval, a clean exit; it leaves nothing behind', async () => {
+  const tmp = tempDir('buckley-demo-tmp');
+  const demo = spawn(process.execPath, [`${REPO}scripts/demo.mjs`], { cwd: REPO, env: { PATH: process.env.PATH, HOME: tmp, TMPDIR: tmp }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   demo.stdout.on('data', (chunk) => (output += chunk));
   demo.stderr.on('data', (chunk) => (output += chunk));
@@ -28,4 +31,5 @@ it('plays a whole editor session to its end: an answer, a task with an approval,
     expect(at, `"${step}" after position ${from}`).toBeGreaterThanOrEqual(0);
     from = at + step.length;
   }
+  expect(readdirSync(tmp)).toEqual([]);
 }, 90_000);
