@@ -223,14 +223,20 @@ local function attach(bufnr)
   if not client() then
     -- Answers go to the scratch split; don't also open them as documents.
     local init_options = vim.tbl_deep_extend('keep', vim.deepcopy(config.settings), { answers = { showDocument = false } })
-    client_id = vim.lsp.start_client({
+    local client_config = {
       name = 'buckley-lsp',
       cmd = config.cmd,
       root_dir = vim.fn.getcwd(),
       capabilities = capabilities(),
       init_options = init_options,
       handlers = handlers,
-    })
+    }
+    -- vim.lsp.start_client is deprecated from 0.11 on; vim.lsp.start (0.10's signature) replaces it.
+    if vim.fn.has('nvim-0.10') == 1 then
+      client_id = vim.lsp.start(client_config, { bufnr = bufnr })
+    else
+      client_id = vim.lsp.start_client(client_config)
+    end
   end
   if client_id then
     vim.lsp.buf_attach_client(bufnr, client_id)
