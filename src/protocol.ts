@@ -3,7 +3,7 @@
  * types, and the zod schemas that validate what clients send. See the brief §3.1.
  */
 import * as z from './schema.js';
-import { NotificationType, ProgressType, RequestType, type Range } from 'vscode-languageserver';
+import { NotificationType, ProgressType, RequestType, RequestType0, type Range } from 'vscode-languageserver';
 
 const position = z.object({
   line: z.int().check(z.nonnegative()),
@@ -164,9 +164,10 @@ export namespace ApproveToolRequest {
 /** Arguments of `buckley.approve` / `buckley.deny`; without an id, the newest pending approval. */
 export const approvalCommandArgsSchema = z.object({ executionId: z.optional(z.string().check(z.minLength(1))), remember: z.optional(z.boolean()) });
 
+/** Takes no params: a client may send none, `{}` or `null`. */
 export namespace StatusRequest {
   export const method = 'buckley/status';
-  export const type = new RequestType<Record<string, never> | null, StatusResult, void>(method);
+  export const type = new RequestType0<StatusResult, void>(method);
 }
 
 export namespace TaskProgressNotification {

@@ -12,7 +12,7 @@ import {
   TextDocuments,
   TextDocumentSyncKind,
   WorkDoneProgressCancelNotification,
-  type CancellationToken,
+  CancellationToken,
   type Connection,
   type ExecuteCommandParams,
   type InitializeParams,
@@ -317,7 +317,9 @@ export function startServer(connection: Connection, options: ServerOptions): Run
     return tasks.start({ task, planId, uri: context?.activeFile, range: context?.selection, openFiles: context?.openFiles });
   }));
   connection.onRequest(CancelTaskRequest.type, timed(CancelTaskRequest.method, (params) => ({ cancelled: tasks.cancel(validate(cancelTaskParamsSchema, params).taskId) })));
-  connection.onRequest(StatusRequest.type, timed(StatusRequest.method, status));
+  // Declared without params, so vscode-jsonrpc takes it with none; `{}` or `null` are ignored.
+  const timedStatus = timed(StatusRequest.method, status);
+  connection.onRequest(StatusRequest.type, () => timedStatus(undefined, CancellationToken.None));
   connection.onCodeAction(timed('textDocument/codeAction', (params) => {
     const { textDocument, range } = validate(codeActionParamsSchema, params);
     const document = documents.get(canonicalUri(textDocument.uri));

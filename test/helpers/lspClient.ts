@@ -207,8 +207,13 @@ export class TestClient {
   }
 
   /** Resolves with the first error response (so far or to come) whose id is `id`. */
-  errorResponse(id: number | string | null): Promise<{ code: number; message: string }> {
-    const find = () => parseFrames(Buffer.concat(this.stdout)).find((m) => m.error && m.id === id)?.error;
+  async errorResponse(id: number | string | null): Promise<{ code: number; message: string }> {
+    return (await this.response(id, (m) => m.error !== undefined)).error;
+  }
+
+  /** Resolves with the first response (so far or to come) whose id is `id` (and that `match`es). */
+  response(id: number | string | null, match: (message: any) => boolean = () => true): Promise<any> {
+    const find = () => parseFrames(Buffer.concat(this.stdout)).find((m) => m.id === id && m.method === undefined && match(m));
     return new Promise((resolve) => {
       const check = () => {
         const found = find();

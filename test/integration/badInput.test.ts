@@ -47,6 +47,17 @@ describe('bad input', () => {
     expect((await client.request('buckley/status', {})).server.name).toBe('buckley-lsp');
   });
 
+  it('answers buckley/status sent without params, with null params or with {}', async () => {
+    const client = await start(quiet);
+    // vscode-jsonrpc sends no "params" member for a request without parameters, as Helix and Zed do.
+    expect((await client.connection.sendRequest('buckley/status')) as any).toMatchObject({ server: { name: 'buckley-lsp' } });
+    for (const [id, params] of [[51, null], [52, {}]] as const) {
+      const answered = client.response(id);
+      await raw(client, frame(JSON.stringify({ jsonrpc: '2.0', id, method: 'buckley/status', params })));
+      expect(await answered).toMatchObject({ result: { server: { name: 'buckley-lsp' } } });
+    }
+  });
+
   it('skips garbage between messages and finds the next header', async () => {
     const client = await start(quiet);
     await raw(client, 'this is not a header\r\n\r\n\x00\x01\x02 and neither is this');
