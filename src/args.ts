@@ -17,7 +17,7 @@ export const VERSION = typeof __BUCKLEY_VERSION__ === 'string' ? __BUCKLEY_VERSI
 const SETTINGS_HELP = `Settings (editors send them as initializationOptions or the "buckley" section of
 workspace/configuration; here each is also a flag, --KEY VALUE or --KEY=VALUE):
 ${settings()
-  .map(({ key, type, values }) => `  --${key} ${values ? values.join('|') : type === 'boolean' ? 'true|false' : type === 'number' ? 'N' : 'VALUE'}`)
+  .map(({ key, type, values }) => `  --${key} ${values ? values.join('|') : type === 'boolean' ? 'true|false' : type === 'number' ? 'N' : type === 'record' ? 'NAME=VALUE (again for more)' : 'VALUE'}`)
   .join('\n')}
 The README's Configuration table says what each does.`;
 
@@ -78,8 +78,8 @@ export interface ParsedArgs {
   error?: string;
 }
 
-/** Sets `key` (dotted) in `config` to `value`, typed as the setting is (a number, true/false). */
-function setSetting(config: Record<string, unknown>, key: string, raw: string): void {
+/** Sets `key` (dotted) in `config` to `value`, typed as the setting is (a number, true/false); or says what is wrong. */
+function setSetting(config: Record<string, unknown>, key: string, raw: string): string | undefined {
   const setting = settings().find((known) => known.key === key)!;
   let value: unknown = raw;
   if (setting.type === 'number' && raw.trim() !== '' && !Number.isNaN(Number(raw))) value = Number(raw);
@@ -87,7 +87,16 @@ function setSetting(config: Record<string, unknown>, key: string, raw: string): 
   const path = key.split('.');
   let parent = config;
   for (const name of path.slice(0, -1)) parent = (parent[name] ??= {}) as Record<string, unknown>;
+  if (setting.type === 'record') {
+    // --agent.env NAME=VALUE, once per entry.
+    const at = raw.indexOf('=');
+    if (at <= 0) return `--${key} takes NAME=VALUE, not ${raw}`;
+    const entries = (parent[path.at(-1)!] ??= {}) as Record<string, string>;
+    entries[raw.slice(0, at)] = raw.slice(at + 1);
+    return undefined;
+  }
   parent[path.at(-1)!] = value;
+  return undefined;
 }
 
 export function parseArgs(argv: string[]): ParsedArgs {
@@ -149,7 +158,7 @@ export function parseArgs(argv: string[]): ParsedArgs {
         const key = flag.replace(/^--/, '');
         if (flag.startsWith('--') && settings().some((setting) => setting.key === key)) {
           const given = value();
-          if (given !== undefined) setSetting(config, key, given);
+          if (given !== undefined) result.error = setSetting(config, key, given);
           break;
         }
         const meant = flag.startsWith('--') ? didYouMean(key.split('.'), settings()) : undefined;

@@ -59,6 +59,11 @@ export const configSchema = z.object({
     driver: z._default(z.enum(['auto', 'acp', 'openai']), 'auto'),
     /** The ACP agent to spawn, e.g. `["buckley", "acp"]` or `"gemini --acp"`. */
     command: z.optional(command),
+    /**
+     * Environment variables for the agent, over the server's own environment (from which the
+     * variables buckley-lsp reads, BUCKLEY_AGENT and the others, are left out).
+     */
+    env: z.optional(z.record(z.string().check(z.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected an environment variable name')), z.string())),
     /** Deadline of the agent's ACP setup requests (initialize, session/new): a hung agent is reported. */
     requestTimeoutMs: wholeNumber(30_000),
     /**
@@ -203,6 +208,12 @@ function withoutKeys(values: unknown, paths: PropertyKey[][]): unknown {
 export function describeProblems(problems: ConfigProblem[]): string {
   return problems.map((p) => `${p.key} (from ${p.source}): ${p.message}`).join('; ');
 }
+
+/**
+ * The environment variables buckley-lsp reads: its own, never passed on to agents (`buckley acp`
+ * reads a BUCKLEY_AGENT of its own, the path of an agent profile).
+ */
+export const OUR_ENVIRONMENT = ['BUCKLEY_AGENT', 'BUCKLEY_COORDINATOR', 'BUCKLEY_LOG', 'BUCKLEY_LOG_FILE'] as const;
 
 /** Settings from the environment: BUCKLEY_COORDINATOR, BUCKLEY_AGENT, BUCKLEY_LOG. */
 export function configFromEnv(env: NodeJS.ProcessEnv): ConfigInput {

@@ -5,7 +5,7 @@
  */
 import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import type { Config } from '../config.js';
+import { OUR_ENVIRONMENT, splitCommandLine, type Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import { isLoopbackHost } from '../net.js';
 import { AcpDriver } from './acp.js';
@@ -33,7 +33,15 @@ export async function detectAgent(options: DetectOptions): Promise<Detection> {
   const { config, env, logger } = options;
   const agent = config.agent;
   const acpDriver = (command: string[]) =>
-    new AcpDriver({ command, cwd: options.cwd, env, logger: logger.child('acp'), clientVersion: options.clientVersion, requestTimeoutMs: agent.requestTimeoutMs, cancelGraceMs: agent.cancelGraceMs });
+    new AcpDriver({
+      command,
+      cwd: options.cwd,
+      env: agentEnvironment(env, agent.env),
+      logger: logger.child('acp'),
+      clientVersion: options.clientVersion,
+      requestTimeoutMs: agent.requestTimeoutMs,
+      cancelGraceMs: agent.cancelGraceMs,
+    });
   const openAiDriver = (model: string) =>
     new OpenAiDriver({
       baseUrl: agent.openai.baseUrl,
@@ -44,6 +52,8 @@ export async function detectAgent(options: DetectOptions): Promise<Detection> {
 
   if (agent.driver === 'acp' || (agent.driver === 'auto' && agent.command)) {
     if (!agent.command) return { problem: `buckley.agent.driver is "acp" but buckley.agent.command is not set. ${HOW_TO_CONFIGURE}` };
+    const clash = profileInOurVariable(env, agent.command);
+    if (clash) return { problem: clash };
     return { driver: acpDriver(agent.command) };
   }
   if (agent.driver === 'openai') {
@@ -63,6 +73,48 @@ export async function detectAgent(options: DetectOptions): Promise<Detection> {
     };
   }
   return { problem: `No agent found: buckley is not on PATH and no Ollama answers on ${ollama ?? '127.0.0.1:11434'}. ${HOW_TO_CONFIGURE}` };
+}
+
+/**
+ * The agent's environment: the server's, without the variables buckley-lsp reads (they are ours:
+ * `buckley acp` takes a BUCKLEY_AGENT of its own for its profile), plus buckley.agent.env.
+ */
+export function agentEnvironment(env: NodeJS.ProcessEnv, extra: Record<string, string> | undefined): NodeJS.ProcessEnv {
+  const result: NodeJS.ProcessEnv = { ...env };
+  for (const name of OUR_ENVIRONMENT) delete result[name];
+  return { ...result, ...extra };
+}
+
+/**
+ * BUCKLEY_AGENT holding what looks like `buckley acp`'s agent profile (a YAML/JSON/TOML file, or
+ * any file that is not a program) rather than the command buckley-lsp takes it for: say so.
+ */
+export function profileInOurVariable(env: NodeJS.ProcessEnv, command: string[]): string | undefined {
+  const value = env.BUCKLEY_AGENT?.trim();
+  if (!value || splitCommandLine(value).join('\0') !== command.join('\0')) return undefined;
+  const program = command[0]!;
+  const looksLikeProfile = /\.(ya?ml|json|toml)$/i.test(program) || (program.includes('/') && isFileButNotProgram(program));
+  if (!looksLikeProfile) return undefined;
+  return (
+    `BUCKLEY_AGENT is "${value}", which buckley-lsp reads as the command of its ACP agent, but it is a file, not a program: ` +
+    'it looks like the agent profile `buckley acp` reads from a variable of the same name. ' +
+    'Set buckley.agent.command instead (e.g. ["buckley", "acp"]) and give the agent its profile with ' +
+    `buckley.agent.env: {"BUCKLEY_AGENT": "${value}"} — buckley-lsp passes none of its own BUCKLEY_* variables to agents.`
+  );
+}
+
+function isFileButNotProgram(path: string): boolean {
+  try {
+    accessSync(path, constants.F_OK);
+  } catch {
+    return false;
+  }
+  try {
+    accessSync(path, constants.X_OK);
+    return false;
+  } catch {
+    return true;
+  }
 }
 
 /**

@@ -6,7 +6,7 @@
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { lookup } from 'node:dns/promises';
 import { readFileSync } from 'node:fs';
-import { configFromEnv, resolveConfigLeniently, type Config, type ConfigInput, type ConfigSource } from '../config.js';
+import { configFromEnv, resolveConfigLeniently, splitCommandLine, type Config, type ConfigInput, type ConfigSource } from '../config.js';
 import { RootLogger } from '../logger.js';
 import { isLoopbackHost } from '../net.js';
 
@@ -191,6 +191,13 @@ async function checkAgent(config: Config, options: DoctorOptions, report: Report
   if (!detection.driver) {
     report.fail(detection.problem);
     return;
+  }
+  const ours = options.env.BUCKLEY_AGENT?.trim();
+  if (ours && config.agent.command && splitCommandLine(ours).join('\0') !== config.agent.command.join('\0')) {
+    report.note(
+      `BUCKLEY_AGENT="${ours}" in the environment is not the agent command (buckley.agent.command is set) and is not passed to the agent, ` +
+        'as none of buckley-lsp\'s BUCKLEY_* variables are; if it is the profile for `buckley acp`, give it with buckley.agent.env: {"BUCKLEY_AGENT": "…"}',
+    );
   }
   try {
     report.ok(await detection.driver.check(AbortSignal.timeout(30_000)));

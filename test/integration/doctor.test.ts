@@ -155,6 +155,17 @@ describe('doctor', () => {
       expect(run.failures).toEqual([expect.stringContaining('It is not speaking ACP: it wrote `Usage: tool [--acp] FILE` where ACP has JSON-RPC')]);
     });
 
+    it("explains BUCKLEY_AGENT holding `buckley acp`'s profile instead of a command", async () => {
+      const profile = join(dir, 'reviewer.yaml');
+      writeFileSync(profile, 'name: reviewer\n');
+      const run = await doctor([], { BUCKLEY_AGENT: profile });
+      expect(run.failures).toEqual([expect.stringContaining(`BUCKLEY_AGENT is "${profile}", which buckley-lsp reads as the command of its ACP agent, but it is a file, not a program`)]);
+      // With the agent set in the settings, the variable is only noted: it does not reach the agent.
+      const settled = await doctor(['--agent.command', agent], { BUCKLEY_AGENT: profile });
+      expect(settled.failures).toEqual([]);
+      expect(settled.lines.join('\n')).toContain(`BUCKLEY_AGENT="${profile}" in the environment is not the agent command`);
+    });
+
     it('says a command that does not exist cannot be started', async () => {
       expect((await doctor([], { BUCKLEY_AGENT: 'no-such-agent-program --acp' })).failures).toEqual([expect.stringContaining('cannot start ACP agent `no-such-agent-program --acp`')]);
     });

@@ -9,6 +9,11 @@ describe('the command line', () => {
     expect(parsed.config).toEqual({ context: { maxBytes: 100000 }, approvals: { autoApprove: 'medium' }, answers: { hover: false }, agent: { command: 'gemini --acp' } });
   });
 
+  it('takes a map setting as NAME=VALUE, once per entry', () => {
+    expect(parseArgs(['--agent.env', 'BUCKLEY_AGENT=/p/a.yaml', '--agent.env=KEY=v=1']).config).toEqual({ agent: { env: { BUCKLEY_AGENT: '/p/a.yaml', KEY: 'v=1' } } });
+    expect(parseArgs(['--agent.env', 'KEY']).error).toBe('--agent.env takes NAME=VALUE, not KEY');
+  });
+
   it('leaves a value of the wrong type as given, for the settings check to name the type expected', () => {
     expect(parseArgs(['--context.maxBytes', 'lots']).config).toEqual({ context: { maxBytes: 'lots' } });
   });
