@@ -75,7 +75,18 @@ export class FramingGuard extends Transform {
     if (chunk.length > 0) {
       this.chunks.push(chunk);
       this.buffered += chunk.length;
-      this.drain();
+      try {
+        this.drain();
+      } catch (error) {
+        // A fault of the guard itself must not end the stream (the server would be deaf for good):
+        // it drops what it holds, says so, and reads on from the next header.
+        this.onError({ code: -32700, message: `Parse error: the input could not be framed (${(error as Error).message}); skipped to the next message`, id: null });
+        this.chunks = [];
+        this.buffered = 0;
+        this.frame = undefined;
+        this.skipping = 0;
+        this.resyncing = true;
+      }
     }
     done();
   }
@@ -189,6 +200,8 @@ export class FramingGuard extends Transform {
 
   /** The first `length` bytes, consumed; one copy at most. */
   private takeFront(length: number): Buffer {
+    // An empty body (`Content-Length: 0`) may end exactly where a chunk did: nothing is buffered.
+    if (length === 0) return Buffer.alloc(0);
     const first = this.chunks[0]!;
     if (first.length >= length) {
       const taken = first.subarray(0, length);

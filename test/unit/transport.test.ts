@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { FramingGuard, type FramingError } from '../../src/transport.js';
+import { parseFrames } from '../helpers/lspClient.js';
 
 const frame = (body: string | Buffer) => {
   const bytes = typeof body === 'string' ? Buffer.from(body) : body;
@@ -23,6 +24,29 @@ async function run(input: Buffer, chunkSize: number, options: ConstructorParamet
   return { output: Buffer.concat(out), errors, guard };
 }
 
+/** Feeds `input` cut into chunks of the given sizes (cycled), ends the guard, returns what came out. */
+async function runCut(input: Buffer, sizes: number[]) {
+  const errors: FramingError[] = [];
+  const guard = new FramingGuard((error) => errors.push(error));
+  const out: Buffer[] = [];
+  guard.on('data', (chunk: Buffer) => out.push(chunk));
+  const ended = new Promise((resolve) => guard.on('end', resolve));
+  for (let offset = 0, i = 0; offset < input.length; offset += sizes[i++ % sizes.length]!) guard.write(input.subarray(offset, offset + sizes[i % sizes.length]!));
+  guard.end();
+  await ended;
+  return { output: Buffer.concat(out), errors };
+}
+
+/** A small seeded PRNG (mulberry32), so a failure can be replayed. */
+function seeded(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
 describe('FramingGuard', () => {
   it('reads a big message in pieces with linear work: each byte is copied at most once', async () => {
     const text = 'x'.repeat(16 * 1024 * 1024);
@@ -40,6 +64,31 @@ describe('FramingGuard', () => {
       const { output, errors } = await run(messages, chunkSize);
       expect(errors).toEqual([]);
       expect(output.equals(messages)).toBe(true);
+    }
+  });
+
+  it('gives the same messages and the same errors however hostile input is split, an empty body at a chunk end included', async () => {
+    const random = seeded(20261122);
+    const pieces: Buffer[] = [frame(''), frame('{"jsonrpc":"2.0","id":1,"method":"buckley/status"}')];
+    for (let i = 0; i < 400; i++) {
+      const body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: i, method: 'textDocument/hover', params: { n: i } }));
+      const kind = Math.floor(random() * 6);
+      if (kind === 0) pieces.push(frame(body.subarray(0, Math.floor(random() * body.length)))); // truncated, even to nothing
+      else if (kind === 1) pieces.push(body); // no header at all
+      else if (kind === 2) pieces.push(Buffer.from(Array.from({ length: Math.floor(random() * 100) }, () => Math.floor(random() * 256)))); // noise
+      else if (kind === 3) pieces.push(frame(Buffer.alloc(0)));
+      else pieces.push(frame(body));
+    }
+    pieces.push(frame('{"jsonrpc":"2.0","id":"last","method":"buckley/status"}'));
+    const input = Buffer.concat(pieces);
+    const whole = await run(input, input.length);
+    expect(parseFrames(whole.output).at(-1)).toMatchObject({ id: 'last' });
+    // Cut after every header (where an empty body ends a chunk), and at random sizes.
+    const cuts = [pieces.map((piece) => piece.length), ...Array.from({ length: 20 }, () => pieces.map(() => 1 + Math.floor(random() * 300)))];
+    for (const sizes of cuts) {
+      const result = await runCut(input, sizes);
+      expect(result.output.equals(whole.output)).toBe(true);
+      expect(result.errors).toEqual(whole.errors);
     }
   });
 
