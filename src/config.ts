@@ -33,8 +33,11 @@ export const configSchema = z.object({
   coordinator: section({
     /** `host:port` of a running coordinator; unset = start the embedded one. */
     address: z.optional(z.string().check(z.regex(/^[^\s:]+:\d{1,5}$|^\[[0-9a-fA-F:]+\]:\d{1,5}$/, 'expected host:port, e.g. 127.0.0.1:50051'))),
-    /** Agent identity sent as `agent_id` and `x-buckley-agent-id`. */
-    agentId: z._default(nonEmpty(), 'buckley-lsp'),
+    /**
+     * Agent identity sent as `agent_id` and `x-buckley-agent-id`. Unset: the client
+     * certificate's name (CN), else an id of this server's own (see coordinator/identity.ts).
+     */
+    agentId: optionalText(),
     /** Deadline of short coordinator calls (capabilities, sessions, context updates). */
     callTimeoutMs: wholeNumber(10_000),
     /**

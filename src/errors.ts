@@ -21,11 +21,15 @@ export class AskFailedError extends Error {
  */
 export class SetupError extends Error {
   override readonly name = 'SetupError';
+  /** Trying again cannot mend it (only a change of settings can): no retries. */
+  readonly final: boolean;
   constructor(
     message: string,
     /** Key or fix first: "buckley.coordinator.tls.ca: no such file". */
     readonly summary: string,
+    options: { final?: boolean } = {},
   ) {
     super(message);
+    this.final = options.final ?? false;
   }
 }

@@ -111,6 +111,9 @@ export interface StatusResult {
   coordinator: {
     mode: 'embedded' | 'remote';
     address?: string;
+    /** Who the bridge is to the coordinator, and why (see coordinator/identity.ts). */
+    agentId?: string;
+    agentIdSource?: 'setting' | 'certificate' | 'instance';
     state: 'starting' | 'ready' | 'unavailable';
     error?: string;
     sessionId?: string;

@@ -106,16 +106,18 @@ async function checkCoordinator(config: Config, report: Report): Promise<void> {
       return;
     }
   }
-  const [{ CoordinatorClient }, { channelFor }, { serverCapabilitiesSchema }, { describeConnectFailure }] = await Promise.all([
+  const [{ CoordinatorClient }, { channelFor }, { serverCapabilitiesSchema, sessionSchema }, { describeConnectFailure }, { identityFor, isRefusal, refusalError }] = await Promise.all([
     import('../coordinator/client.js'),
     import('../coordinator/credentials.js'),
     import('../coordinator/wire.js'),
     import('../coordinator/connection.js'),
+    import('../coordinator/identity.js'),
   ]);
+  const identity = identityFor(config);
   let client: InstanceType<typeof CoordinatorClient>;
   try {
     const channel = channelFor(address, tls);
-    client = new CoordinatorClient({ address, agentId: config.coordinator.agentId, credentials: channel.credentials, channelOptions: channel.options });
+    client = new CoordinatorClient({ address, agentId: identity.agentId, credentials: channel.credentials, channelOptions: channel.options });
   } catch (error) {
     report.fail((error as Error).message);
     return;
@@ -125,6 +127,15 @@ async function checkCoordinator(config: Config, report: Report): Promise<void> {
     report.ok(`the coordinator at ${address} answers (protocol ${caps.protocol_version || '?'}; features: ${caps.features.join(', ') || 'none'})`);
   } catch (error) {
     report.fail(describeConnectFailure('remote', address, error, tls !== undefined).message);
+    client.close();
+    return;
+  }
+  // Who we are to it: a session, as the server makes one (Buckley checks the identity here).
+  try {
+    await client.unary('CreateSession', { agent_id: identity.agentId, metadata: { client: 'buckley-lsp doctor' } }, sessionSchema, { timeoutMs: 5_000 });
+    report.ok(`it accepts buckley-lsp as agent id "${identity.agentId}" (${IDENTITY_SOURCES[identity.source]})`);
+  } catch (error) {
+    report.fail(isRefusal(error) ? refusalError(address, identity, error).message : `CreateSession failed: ${(error as Error).message}`);
   } finally {
     client.close();
   }
@@ -178,10 +189,16 @@ function checkTls(tls: NonNullable<Config['coordinator']['tls']>, report: Report
   }
   if (cert) {
     const name = /(?:^|\n)CN=([^\n]*)/.exec(cert.subject)?.[1];
-    report.note(name ? `the client certificate's name (CN) is "${name}": Buckley takes it as your identity (buckley.coordinator.agentId must be "${name}")` : 'the client certificate has no name (CN): Buckley needs one as your identity');
+    report.note(name ? `the client certificate's name (CN) is "${name}": Buckley takes it as your identity, and so does buckley-lsp unless buckley.coordinator.agentId says otherwise` : 'the client certificate has no name (CN): Buckley needs one as your identity');
   }
   if (ca && cert && !cert.checkIssued(ca)) report.note(`tls.cert was not issued by tls.ca: fine if the coordinator's client CA is another one`);
 }
+
+const IDENTITY_SOURCES = {
+  setting: 'buckley.coordinator.agentId',
+  certificate: "the client certificate's name",
+  instance: "this run's own: neither buckley.coordinator.agentId nor a client certificate names one; each editor gets its own",
+} as const;
 
 /** The embedded coordinator's agent: found, starts, speaks ACP — or its own error line. */
 async function checkAgent(config: Config, options: DoctorOptions, report: Report): Promise<void> {

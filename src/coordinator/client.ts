@@ -56,6 +56,25 @@ export class CoordinatorClient {
     this.client.close();
   }
 
+  /**
+   * Calls `listener` each time an established connection breaks (the coordinator stopped or
+   * restarted, the network went away): what really happens, whatever the coordinator answers
+   * afterwards. Ends when the client is closed.
+   */
+  onDisconnect(listener: () => void): void {
+    const channel = this.client.getChannel();
+    const watch = (from: grpc.connectivityState) => {
+      // Re-armed every hour: a deadline is required, and the wait must not be the only thing left.
+      channel.watchConnectivityState(from, Date.now() + 3_600_000, () => {
+        const now = channel.getConnectivityState(false);
+        if (now === grpc.connectivityState.SHUTDOWN) return;
+        if (from === grpc.connectivityState.READY && now !== grpc.connectivityState.READY) listener();
+        watch(now);
+      });
+    };
+    watch(channel.getConnectivityState(false));
+  }
+
   /** Buckley takes the agent identity of a loopback plaintext peer from this header. */
   private metadata(extra?: Record<string, string>): grpc.Metadata {
     const metadata = new grpc.Metadata();

@@ -12,6 +12,7 @@ import { seconds } from '../text.js';
 import type { Logger } from '../logger.js';
 import { CoordinatorClient } from './client.js';
 import { channelFor } from './credentials.js';
+import { identityFor, isRefusal, refusalError, type Identity } from './identity.js';
 import { CoordinatorError, Status } from './errors.js';
 import {
   INTENT_HEADER,
@@ -110,10 +111,17 @@ export class CoordinatorConnection {
   private closed = false;
   /** The agent problem of the embedded coordinator, which no reconnection mends. */
   private agentProblem: string | undefined;
+  /** The connection broke since the session was made (see connectionBroke). */
+  private sessionStale = false;
+  /** Who the bridge is to the coordinator (settled at construction: the settings do not change under a connection). */
+  readonly identity: Identity;
+  /** A failure no retry mends (the coordinator refused our identity): calls fail at once with it. */
+  private finalFailure: SetupError | undefined;
 
   constructor(private readonly options: ConnectionOptions) {
     this.mode = options.config.coordinator.address ? 'remote' : 'embedded';
     this.address = options.config.coordinator.address;
+    this.identity = identityFor(options.config);
     this.settled = this.setUp()
       .then(() => this.reestablish())
       .catch((error: unknown) => this.failed(error));
@@ -175,11 +183,22 @@ export class CoordinatorConnection {
     const channel = channelFor(this.address!, config.coordinator.tls);
     this.client = new CoordinatorClient({
       address: this.address!,
-      agentId: config.coordinator.agentId,
+      agentId: this.identity.agentId,
       secret: this.secret,
       credentials: channel.credentials,
       channelOptions: channel.options,
     });
+    this.client.onDisconnect(() => this.connectionBroke());
+  }
+
+  /**
+   * The connection broke: whatever comes back on this address may be another coordinator
+   * process, which does not know our session. The next call connects anew first.
+   */
+  private connectionBroke(): void {
+    if (this.closed || this.state !== 'ready') return;
+    this.sessionStale = true;
+    this.options.logger.info(`the connection to the coordinator at ${this.address} broke; the next call starts a new session`);
   }
 
   /**
@@ -205,6 +224,7 @@ export class CoordinatorConnection {
 
   private failed(error: unknown): void {
     if (this.closed) return;
+    if (error instanceof SetupError && error.final) return this.failedForGood(error);
     this.failures++;
     const backoff = Math.min(30_000, 500 * 2 ** (this.failures - 1)) * (0.5 + Math.random());
     this.retryAt = Date.now() + backoff;
@@ -221,8 +241,38 @@ export class CoordinatorConnection {
     }
   }
 
+  private throwIfFailedForGood(): void {
+    if (this.finalFailure) throw new AskFailedError(this.finalFailure.message, this.finalFailure.summary);
+  }
+
+  /** A call refused for who we are: the connection fails for good (see failedForGood). */
+  private refused(error: CoordinatorError): AskFailedError {
+    const failure = refusalError(this.address!, this.identity, error);
+    this.failedForGood(failure);
+    return new AskFailedError(failure.message, failure.summary);
+  }
+
+  /** A failure no retry mends: said once, no retries; every call fails at once with it. */
+  private failedForGood(error: SetupError): void {
+    clearTimeout(this.retryTimer);
+    this.finalFailure = error;
+    this.state = 'unavailable';
+    this.error = error.message;
+    this.errorSummary = error.summary;
+    this.options.logger.error(`${error.message} (no retries: change the settings)`);
+    this.notify();
+  }
+
   private async establish(): Promise<void> {
-    const { config, logger } = this.options;
+    try {
+      await this.establishSession();
+    } catch (error) {
+      throw isRefusal(error) ? refusalError(this.address!, this.identity, error) : error;
+    }
+  }
+
+  private async establishSession(): Promise<void> {
+    const { logger } = this.options;
     const client = this.client!;
     try {
       this.capabilities = await client.unary('GetServerCapabilities', {}, serverCapabilitiesSchema, { timeoutMs: this.callTimeoutMs });
@@ -233,13 +283,15 @@ export class CoordinatorConnection {
     const session = await client.unary(
       'CreateSession',
       {
-        agent_id: config.coordinator.agentId,
+        agent_id: this.identity.agentId,
         metadata: { client: this.options.clientName, ...(this.options.workspaceRoot ? { workspace_root: this.options.workspaceRoot } : {}) },
       },
       sessionSchema,
       { timeoutMs: this.callTimeoutMs },
     );
     this.sessionId = session.session_id;
+    this.sessionStale = false;
+    logger.info(`acting as agent id ${this.identity.agentId} (${this.identity.source})`);
     logger.info(
       `connected to the ${this.mode} coordinator at ${this.address} (protocol ${this.capabilities.protocol_version || '?'}; features ${this.features.join(', ') || 'none'}); session ${this.sessionId}`,
     );
@@ -295,9 +347,12 @@ export class CoordinatorConnection {
 
   /** Waits (within the signal) for the connection and returns the client, or says why not. */
   private async ready(signal: AbortSignal): Promise<CoordinatorClient> {
+    this.throwIfFailedForGood();
     const within = (promise: Promise<unknown>) =>
       Promise.race([promise, new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }))]);
     if (this.state === 'starting') await within(this.settled);
+    this.throwIfFailedForGood();
+    if (this.state === 'ready' && this.sessionStale && !signal.aborted) await within(this.reestablish());
     if (this.state === 'unavailable' && this.client && !signal.aborted) {
       // The circuit breaker: while it is open, fail fast instead of piling up.
       const wait = this.retryAt - Date.now();
@@ -311,9 +366,13 @@ export class CoordinatorConnection {
     return this.client;
   }
 
-  /** UNAVAILABLE, or NOT_FOUND for our session: the coordinator went away or restarted. */
+  /**
+   * UNAVAILABLE: the coordinator went away (or restarted under us). Not NOT_FOUND: Buckley never
+   * says it for a session it does not know (it makes one), and a restart shows as a broken
+   * connection first (connectionBroke).
+   */
   private isLost(error: unknown): error is CoordinatorError {
-    return error instanceof CoordinatorError && (error.unavailable || (error.code === Status.NOT_FOUND && /session/i.test(error.details)));
+    return error instanceof CoordinatorError && error.unavailable;
   }
 
   /** Counts the call as in flight, so a retired connection closes only once it is idle. */
@@ -346,7 +405,7 @@ export class CoordinatorConnection {
         const send = (via: CoordinatorClient) =>
           via.unary(
             'SendMessage',
-            { agent_id: this.options.config.coordinator.agentId, message: { role: 'user', content: call.question }, context: call.context },
+            { agent_id: this.identity.agentId, message: { role: 'user', content: call.question }, context: call.context },
             sendMessageResponseSchema,
             { timeoutMs: call.timeoutMs, signal: call.signal, metadata: this.callMetadata('ask') },
           );
@@ -358,6 +417,7 @@ export class CoordinatorConnection {
         });
         return { kind: 'answer', answer: reply.response?.content ?? '' };
       } catch (error) {
+        if (isRefusal(error)) throw this.refused(error);
         if (error instanceof CoordinatorError) {
           if (error.cancelled && call.signal.aborted) return { kind: 'cancelled' };
           if (error.deadlineExceeded) throw new AskFailedError(`no answer within ${seconds(call.timeoutMs)} (setting buckley.ask.timeoutMs)`, `no answer in ${seconds(call.timeoutMs)}: raise buckley.ask.timeoutMs`);
@@ -390,7 +450,7 @@ export class CoordinatorConnection {
       const client = await this.usable(call.signal);
       const events = client.stream(
         'StreamTask',
-        { task_id: call.taskId, agent_id: this.options.config.coordinator.agentId, query: call.query, context: call.context },
+        { task_id: call.taskId, agent_id: this.identity.agentId, query: call.query, context: call.context },
         taskEventSchema,
         { timeoutMs: call.timeoutMs, signal: call.signal, metadata: this.callMetadata(call.intent) },
       );
@@ -406,6 +466,10 @@ export class CoordinatorConnection {
       }
     } catch (error) {
       if (call.signal.aborted) return { status: 'cancelled' };
+      if (isRefusal(error)) {
+        const refused = this.refused(error);
+        return { status: 'failed', reason: refused.message, ...(refused.summary ? { summary: refused.summary } : {}) };
+      }
       if (this.isLost(error)) {
         this.lost(error);
         // Nothing happened yet: connect anew and start it once more. Otherwise it failed midway.

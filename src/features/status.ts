@@ -23,6 +23,7 @@ export function buildStatus(input: {
     coordinator: {
       mode: coordinator?.mode ?? (config.coordinator.address ? 'remote' : 'embedded'),
       ...(coordinator?.address ? { address: coordinator.address } : {}),
+      ...(coordinator ? { agentId: coordinator.identity.agentId, agentIdSource: coordinator.identity.source } : {}),
       state: coordinator?.state ?? 'starting',
       ...(coordinator?.error ? { error: coordinator.error } : {}),
       ...(coordinator?.sessionId ? { sessionId: coordinator.sessionId } : {}),

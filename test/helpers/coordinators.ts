@@ -5,7 +5,9 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as grpc from '@grpc/grpc-js';
+import { readFileSync } from 'node:fs';
 import { agentCommunicationService } from '../../src/coordinator/protos.js';
+import type { TestCerts } from './certs.js';
 import { BIN, REPO } from './paths.js';
 
 export interface CoordinatorProcess {
@@ -70,6 +72,8 @@ export interface FakeBuckleyOptions {
    * ours would — with whatever risk label it says — then end with the decision it received.
    */
   approval?: { tool: string; parameters: Record<string, string>; risk: string; kind?: string };
+  /** Serve mutual TLS with these certificates: the caller is its certificate's CN, which must be the agent_id. */
+  tls?: TestCerts;
 }
 
 export async function startFakeBuckley(options: FakeBuckleyOptions = {}): Promise<FakeBuckley> {
@@ -86,9 +90,14 @@ export async function startFakeBuckley(options: FakeBuckleyOptions = {}): Promis
       }
     }
   };
-  const identity = (metadata: grpc.Metadata, agentId: string) => {
-    const claimed = String(metadata.get('x-buckley-agent-id')[0] ?? '');
-    return !claimed || claimed === agentId ? undefined : { code: grpc.status.PERMISSION_DENIED, details: 'agent_id mismatch' };
+  /**
+   * As Buckley: over mutual TLS the caller is its certificate's CN, on loopback plaintext the
+   * x-buckley-agent-id header; either must be the request's agent_id.
+   */
+  const identity = (call: { metadata: grpc.Metadata; getAuthContext?: () => any }, agentId: string) => {
+    const cn = call.getAuthContext?.()?.sslPeerCertificate?.subject?.CN;
+    const peer = (Array.isArray(cn) ? cn[0] : cn) || String(call.metadata.get('x-buckley-agent-id')[0] ?? '');
+    return !peer || peer === agentId ? undefined : { code: grpc.status.PERMISSION_DENIED, details: `agent mismatch: peer ${peer} cannot act as ${agentId}` };
   };
   const decisions = new Map<string, (decision: string) => void>();
   const server = new grpc.Server();
@@ -108,15 +117,18 @@ export async function startFakeBuckley(options: FakeBuckleyOptions = {}): Promis
         supported_auth: ['mtls', 'insecure_local'],
       },
     ]),
+    // As Buckley: one session per agent id, whatever CreateSession is asked; an unknown session is made, not NOT_FOUND.
     CreateSession: unary('CreateSession', (call) => {
       if (!call.request.agent_id) return [{ code: grpc.status.INVALID_ARGUMENT, details: 'agent_id required' }];
-      return [identity(call.metadata, call.request.agent_id) ?? null, { session_id: `session-${calls.length}`, agent_id: call.request.agent_id }];
+      return [identity(call, call.request.agent_id) ?? null, { session_id: `acp-send-${call.request.agent_id}`, agent_id: call.request.agent_id }];
     }),
     UpdateSessionContext: unary('UpdateSessionContext', (call) =>
       call.request.session_id ? [null, {}] : [{ code: grpc.status.INVALID_ARGUMENT, details: 'session_id required' }],
     ),
     StreamTask: (call: grpc.ServerWritableStream<any, any>) => {
       record('StreamTask', call);
+      const denied = identity(call, call.request.agent_id);
+      if (denied) return call.destroy(Object.assign(new Error(denied.details), denied));
       if (!call.request.query) return call.destroy(Object.assign(new Error('query required'), { code: grpc.status.INVALID_ARGUMENT }));
       if (options.approval) {
         const execution_id = `approval-${calls.length}`;
@@ -142,6 +154,8 @@ export async function startFakeBuckley(options: FakeBuckleyOptions = {}): Promis
       return [null, {}];
     }),
     SendMessage: unary('SendMessage', (call) => {
+      const denied = identity(call, call.request.agent_id);
+      if (denied) return [denied];
       const content = call.request.message?.content ?? '';
       if (!content) return [{ code: grpc.status.INVALID_ARGUMENT, details: 'content required' }];
       const selected = call.request.context?.metadata?.selected_text ?? '';
@@ -149,7 +163,7 @@ export async function startFakeBuckley(options: FakeBuckleyOptions = {}): Promis
     }),
   });
   const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound))),
+    server.bindAsync('127.0.0.1:0', credentialsOf(options.tls), (error, bound) => (error ? reject(error) : resolve(bound))),
   );
   return {
     address: `127.0.0.1:${port}`,
@@ -161,4 +175,9 @@ export async function startFakeBuckley(options: FakeBuckleyOptions = {}): Promis
     },
     stop: () => new Promise<void>((resolve) => server.tryShutdown(() => resolve())).then(() => server.forceShutdown()),
   };
+}
+
+function credentialsOf(tls: TestCerts | undefined): grpc.ServerCredentials {
+  if (!tls) return grpc.ServerCredentials.createInsecure();
+  return grpc.ServerCredentials.createSsl(readFileSync(tls.ca), [{ cert_chain: readFileSync(tls.serverCert), private_key: readFileSync(tls.serverKey) }], true);
 }

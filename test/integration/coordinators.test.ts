@@ -62,12 +62,13 @@ describe('coordinators', () => {
     const buckley = await fakeBuckley();
     const client = await start({ client: 'neovim-0.10.4', env: { BUCKLEY_COORDINATOR: buckley.address } });
     const session = await buckley.waitFor('CreateSession');
-    expect(session.request.agent_id).toBe('buckley-lsp');
+    // Buckley keys sessions by agent id: each editor has its own unless the settings say otherwise.
+    expect(session.request.agent_id).toMatch(/^buckley-lsp-[0-9a-f]{8}$/);
     expect(session.metadata['x-buckley-agent-id']).toBe(session.request.agent_id);
 
     const { uri, text } = await client.openFixture('workspace/retry.ts');
     const opened = await buckley.waitFor('UpdateSessionContext', (r) => r.added_files.includes(uri));
-    expect(opened.request.session_id).toBe('session-2');
+    expect(opened.request.session_id).toBe(`acp-send-${session.request.agent_id}`);
 
     const selection = linesRange(text, 'export function backoff', 'return 2 ** attempt');
     const result = await client.request('buckley/ask', { question: 'Explain', context: { activeFile: uri, selection } });

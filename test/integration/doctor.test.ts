@@ -96,11 +96,26 @@ describe('doctor', () => {
     expect(run.failures).toEqual([expect.stringMatching(/^nothing listens at 127\.0\.0\.1:1 \(from buckley\.coordinator\.address or BUCKLEY_COORDINATOR\): start it/)]);
   });
 
-  it('finds a coordinator that answers and lists its features', async () => {
+  it('finds a coordinator that answers, lists its features and accepts who buckley-lsp is', async () => {
     const run = await doctor(['--coordinator', buckley.address]);
     expect(run).toMatchObject({ status: 0, failures: [] });
     expect(run.lines.join('\n')).toContain(`the coordinator at ${buckley.address} answers`);
     expect(run.lines.join('\n')).toContain('stream_task');
+    expect(run.lines.join('\n')).toMatch(/it accepts buckley-lsp as agent id "buckley-lsp-[0-9a-f]{8}" \(this run's own/);
+  });
+
+  it('says a coordinator over mutual TLS refuses an agent id that is not the certificate\'s name, and what to set', async () => {
+    const secure = await startFakeBuckley({ tls: certs });
+    try {
+      const tls = { ca: certs.ca, cert: certs.clientCert, key: certs.clientKey, serverName: 'localhost' };
+      const refused = await doctor(['--settings', settingsFile({ coordinator: { address: secure.address, agentId: 'buckley-lsp', tls } })]);
+      expect(refused.failures).toEqual([expect.stringContaining('unset buckley.coordinator.agentId, so that the certificate\'s name is used, or set it to "alice"')]);
+      const accepted = await doctor(['--settings', settingsFile({ coordinator: { address: secure.address, tls } })]);
+      expect(accepted.failures).toEqual([]);
+      expect(accepted.lines.join('\n')).toContain('it accepts buckley-lsp as agent id "alice" (the client certificate\'s name)');
+    } finally {
+      await secure.stop();
+    }
   });
 
   describe('TLS files', () => {

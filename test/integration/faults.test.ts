@@ -64,6 +64,22 @@ describe('faults', () => {
     expect(answer.answer).toContain('You asked: Back?');
   });
 
+  it('notices a coordinator restarted while idle by its broken connection, and asks on a new session', async () => {
+    const first = await coordinator();
+    const client = await start({ args: ['--coordinator', first.address] });
+    expect((await client.request('buckley/ask', { question: 'INSTANT' })).answer).toBe('ok');
+    const before = (await client.request('buckley/status', {})).coordinator.sessionId;
+    const broke = client.waitFor('window/logMessage', (p) => p.message.includes(`the connection to the coordinator at ${first.address} broke`));
+    await killed(first);
+    await broke;
+    await coordinator(first.address);
+    // No failed call in between: the restart shows only as the broken connection.
+    expect((await client.request('buckley/ask', { question: 'INSTANT' })).answer).toBe('ok');
+    const after = (await client.request('buckley/status', {})).coordinator.sessionId;
+    expect(after).toBeDefined();
+    expect(after).not.toBe(before);
+  });
+
   it('fails an ask clearly when the coordinator dies mid-ask', async () => {
     const running = await coordinator();
     const client = await start({ client: 'neovim-0.10.4', args: ['--coordinator', running.address] });

@@ -31,7 +31,6 @@ describe('config', () => {
           "maxBytes": 250000,
         },
         "coordinator": {
-          "agentId": "buckley-lsp",
           "callTimeoutMs": 10000,
         },
         "limits": {
@@ -56,7 +55,7 @@ describe('config', () => {
     expect(result).toMatchObject({
       ok: true,
       config: {
-        coordinator: { address: '127.0.0.1:50051', agentId: 'buckley-lsp' },
+        coordinator: { address: '127.0.0.1:50051' },
         agent: { driver: 'acp', command: ['gemini', '--acp'] },
         context: { maxBytes: 4096, includeOpenDocuments: false },
         log: { level: 'warn' },
