@@ -37,8 +37,13 @@ export interface ClientFeatures {
   approveTool: boolean;
 }
 
-/** Coordinator features the bridge uses, settled once the connection is up. */
+/**
+ * The coordinator's features, as the bridge uses them: known once the coordinator has answered
+ * (right after `initialized`; until then `known` is false and so is every flag).
+ */
 export interface CoordinatorFeatures {
+  /** The coordinator has answered GetServerCapabilities. */
+  known: boolean;
   /** Answers stream through `StreamTask` (`answer_delta`), so asks can show progress. */
   answerStream: boolean;
   chat: boolean;
@@ -47,7 +52,16 @@ export interface CoordinatorFeatures {
   toolApproval: boolean;
   /** Approvals are announced in TaskEvents, so the editor can be asked (ours; not Buckley yet). */
   approvalEvents: boolean;
+  /** It reads the request's `context` (ours); else the bridge puts the selection in the message. */
+  readsContext: boolean;
+  /** It keeps an ask read-only (ours; Buckley runs tools unasked). */
+  readOnlyAsks: boolean;
+  /** What it announced that the bridge does not use (yet), e.g. Buckley's `inline_completion`. */
+  unused: string[];
 }
+
+/** The coordinator features the bridge acts on, by their wire names. */
+const USED_FEATURES = ['chat', 'stream_task', 'answer_stream', 'tool_approval', 'approval_events', 'editor_context', 'ask_read_only'];
 
 export interface ClientIdentity {
   name: string;
@@ -173,14 +187,19 @@ function compareVersions(a: number[], b: number[]): number {
   return 0;
 }
 
-export function coordinatorFeatures(features: readonly string[]): CoordinatorFeatures {
-  const has = (name: string) => features.includes(name);
+/** `undefined`: the coordinator has not answered yet. */
+export function coordinatorFeatures(features: readonly string[] | undefined): CoordinatorFeatures {
+  const has = (name: string) => features?.includes(name) ?? false;
   return {
+    known: features !== undefined,
     answerStream: has('answer_stream'),
     chat: has('chat'),
     streamTask: has('stream_task'),
     toolApproval: has('tool_approval'),
     approvalEvents: has('approval_events'),
+    readsContext: has('editor_context'),
+    readOnlyAsks: has('ask_read_only'),
+    unused: (features ?? []).filter((name) => !USED_FEATURES.includes(name)),
   };
 }
 
@@ -215,6 +234,6 @@ export function negotiate(input: {
     showDocument: client.showDocument && answers.showDocument,
     answerHover: answers.hover,
     answerMessage: answers.showMessage,
-    coordinator: coordinatorFeatures(input.coordinator ?? []),
+    coordinator: coordinatorFeatures(input.coordinator),
   };
 }

@@ -84,6 +84,11 @@ export const configSchema = z.object({
   ask: section({
     /** An ask that takes longer is cancelled and reported as timed out. */
     timeoutMs: wholeNumber(180_000),
+    /**
+     * Refuse asks where the coordinator does not keep them read-only (it does not announce
+     * `ask_read_only`: Buckley runs tools without approval), instead of warning once.
+     */
+    requireReadOnly: flag(false),
   }),
   task: section({
     /** A task that takes longer is cancelled and reported as timed out. */

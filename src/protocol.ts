@@ -119,6 +119,8 @@ export interface StatusResult {
     sessionId?: string;
     protocolVersion?: string;
     features: string[];
+    /** Features it announced that the bridge does not use (yet). */
+    unusedFeatures: string[];
     agent?: string;
   };
   features: Record<string, boolean>;
@@ -171,6 +173,15 @@ export const approvalCommandArgsSchema = z.object({ executionId: z.optional(z.st
 export namespace StatusRequest {
   export const method = 'buckley/status';
   export const type = new RequestType0<StatusResult, void>(method);
+}
+
+/**
+ * The negotiated features (as `experimental.buckley.features` in the initialize result), sent
+ * whenever they change: the coordinator's become known once it has answered, after `initialized`.
+ */
+export namespace FeaturesNotification {
+  export const method = '$/buckley/features';
+  export const type = new NotificationType<Record<string, unknown>>(method);
 }
 
 export namespace TaskProgressNotification {

@@ -22,6 +22,8 @@ import { TextDocument } from 'vscode-languageserver-textdocument';
 import { clientIdentity, negotiate, type ClientIdentity, type Features, type InitializeInput } from './capabilities.js';
 import type { ConfigInput, ConfigProblem } from './config.js';
 import { CoordinatorLink } from './coordinator/link.js';
+import type { CoordinatorConnection } from './coordinator/connection.js';
+import { ASKS_NOT_READ_ONLY } from './coordinator/readOnly.js';
 import { Settings } from './settings.js';
 import { Answers } from './features/answers.js';
 import { AskService } from './features/ask.js';
@@ -48,6 +50,7 @@ import {
   describeIssues,
   ExecuteTaskRequest,
   executeTaskParamsSchema,
+  FeaturesNotification,
   PROTOCOL_VERSION,
   StatusRequest,
 } from './protocol.js';
@@ -119,6 +122,7 @@ export function startServer(connection: Connection, options: ServerOptions): Run
   settingsDeadline.unref();
   /** What the editor was last told of the coordinator's state. */
   let lastState: string | undefined;
+  const warnedNotReadOnly = new WeakSet<CoordinatorConnection>();
   const link = new CoordinatorLink({
     initialSettings: () => initialSettings,
     logger: logger.child('coordinator'),
@@ -130,6 +134,12 @@ export function startServer(connection: Connection, options: ServerOptions): Run
     openDocuments: () => documents.all().map((document) => document.uri),
     onStateChange: (coordinator) => {
       renegotiate();
+      // Before the first ask: a coordinator that does not keep asks read-only is named once.
+      if (coordinator.state === 'ready' && !coordinator.keepsAsksReadOnly && !warnedNotReadOnly.has(coordinator)) {
+        warnedNotReadOnly.add(coordinator);
+        logger.warn(ASKS_NOT_READ_ONLY(coordinator.address ?? 'the configured address'));
+        messages.warn(connection, config().ask.requireReadOnly ? 'asks refused here: buckley.ask.requireReadOnly' : 'asks may edit files here: see buckley.ask.requireReadOnly');
+      }
       // Said once per change, not at every retry; and a bad agent setting is not covered by "set it".
       const summary = coordinator.error ? (coordinator.errorSummary ?? coordinator.error) : undefined;
       if (summary === lastState) return;
@@ -141,8 +151,17 @@ export function startServer(connection: Connection, options: ServerOptions): Run
     },
   });
   let features: Features = negotiate({ initialize, config: config() });
+  /** Negotiates anew; a change after `initialize` (the coordinator's features known) is sent to the editor. */
   const renegotiate = () => {
-    features = negotiate({ initialize, config: config(), coordinator: link.current?.features });
+    const before = JSON.stringify(features.coordinator);
+    features = negotiate({ initialize, config: config(), coordinator: link.current?.knownFeatures });
+    if (!initialized || JSON.stringify(features.coordinator) === before) return;
+    const { known, unused, ...flags } = features.coordinator;
+    if (known) {
+      const used = Object.entries(flags).filter(([, on]) => on).map(([name]) => name);
+      logger.info(`the coordinator's features are known: the bridge uses ${used.join(', ') || 'none'}${unused.length ? `; not (yet): ${unused.join(', ')}` : ''}`);
+    }
+    void connection.sendNotification(FeaturesNotification.type, features as unknown as Record<string, unknown>);
   };
   settings.onChange((current) => {
     logger.setLevel(current.log.level);

@@ -1,6 +1,9 @@
 /**
  * Turns a question and the editor context into the prompt an agent reads: the question first,
- * then the selection, the document it came from, related documents, and what was left out.
+ * then the selection, the document it came from (named relative to its workspace, with its
+ * language), related documents, and what was left out. Our coordinator builds it for its agents;
+ * the bridge builds it for a coordinator that reads only the message (see
+ * CoordinatorConnection.messageFor).
  *
  * The bridge builds the context within the user's byte budget (`metadata.budget_bytes`); the
  * prompt holds it too, whatever a caller sent: related documents that would take it over are
@@ -48,12 +51,15 @@ function fileSection(doc: DocumentSnapshot): string {
   return `The file ${displayPath(doc)}${excerpt}:\n${fence(doc.content, doc.language_id)}`;
 }
 
+/** The document as a person names it: relative to its workspace folder, else its path. */
 function displayPath(doc: DocumentSnapshot): string {
-  if (!doc.uri.startsWith('file://')) return doc.uri;
+  const root = doc.workspace_root ? doc.workspace_root.replace(/\/?$/, '/') : undefined;
+  const relative = root && doc.uri.startsWith(root) ? doc.uri.slice(root.length) : undefined;
+  const text = relative ?? (doc.uri.startsWith('file://') ? doc.uri.slice('file://'.length) : doc.uri);
   try {
-    return decodeURIComponent(doc.uri.slice('file://'.length));
+    return decodeURIComponent(text);
   } catch {
-    return doc.uri;
+    return text;
   }
 }
 

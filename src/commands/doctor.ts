@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { configFromEnv, resolveConfigLeniently, splitCommandLine, type Config, type ConfigInput, type ConfigSource } from '../config.js';
 import { RootLogger } from '../logger.js';
 import { isLoopbackHost } from '../net.js';
+import { ASKS_NOT_READ_ONLY } from '../coordinator/readOnly.js';
 
 export interface DoctorOptions {
   cliConfig: ConfigInput;
@@ -28,6 +29,10 @@ class Report {
   fail(line: string): void {
     this.failures++;
     this.out(`  FAIL  ${line}`);
+  }
+  /** Works, but the user should know (not a failure: the exit code stays 0). */
+  warn(line: string): void {
+    this.out(`  WARN  ${line}`);
   }
   note(line: string): void {
     this.out(`        ${line}`);
@@ -125,6 +130,16 @@ async function checkCoordinator(config: Config, report: Report): Promise<void> {
   try {
     const caps = await client.unary('GetServerCapabilities', {}, serverCapabilitiesSchema, { timeoutMs: 5_000 });
     report.ok(`the coordinator at ${address} answers (protocol ${caps.protocol_version || '?'}; features: ${caps.features.join(', ') || 'none'})`);
+    // What it does with an ask, from what it announces (see coordinator/connection.ts).
+    if (!caps.features.includes('ask_read_only')) {
+      report.warn(`${ASKS_NOT_READ_ONLY(address)}${config.ask.requireReadOnly ? ' (it is true: asks will be refused there)' : ''}`);
+    }
+    if (!caps.features.includes('editor_context')) {
+      report.note('it does not read the editor context (no editor_context): buckley-lsp puts the question, the file, its language and the selection in the message it reads');
+    }
+    if (!caps.features.includes('answer_stream')) {
+      report.note('it streams no answer text (no answer_stream): what it sends while working is shown as its progress, and as its report when it sends no answer');
+    }
   } catch (error) {
     report.fail(describeConnectFailure('remote', address, error, tls !== undefined).message);
     client.close();

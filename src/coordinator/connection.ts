@@ -8,7 +8,9 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../config.js';
 import { AskFailedError, SetupError } from '../errors.js';
-import { seconds } from '../text.js';
+import { oneLine, seconds } from '../text.js';
+import { buildPrompt } from '../agents/prompt.js';
+import { NOT_READ_ONLY } from './readOnly.js';
 import type { Logger } from '../logger.js';
 import { CoordinatorClient } from './client.js';
 import { channelFor } from './credentials.js';
@@ -40,6 +42,8 @@ export interface ConnectionOptions {
 
 export interface AskCall {
   question: string;
+  /** Refuse the ask where the coordinator does not keep asks read-only (buckley.ask.requireReadOnly). */
+  requireReadOnly?: boolean;
   /** The ask ends as timed out after this long. */
   timeoutMs: number;
   context: EditorContext;
@@ -50,7 +54,11 @@ export interface AskCall {
   onDelta?: (delta: string) => void;
 }
 
-export type AskOutcome = { kind: 'answer'; answer: string } | { kind: 'cancelled' };
+/**
+ * `report`: the coordinator sent no answer, only what it did (status lines; a fixed reply that
+ * echoes the request) — shown as its report, never as the model's answer.
+ */
+export type AskOutcome = { kind: 'answer'; answer: string } | { kind: 'report'; lines: string[] } | { kind: 'cancelled' };
 
 export interface StreamCall {
   taskId: string;
@@ -67,13 +75,13 @@ export interface StreamCall {
 }
 
 export type StreamOutcome =
-  | { status: 'completed'; answer: string }
+  /** `report`: status lines, when the coordinator streams no answer (it does not announce answer_stream). */
+  | { status: 'completed'; answer: string; report?: string[] }
   /** `summary`: what to do, in a few words, when the reason is long. */
   | { status: 'failed'; reason: string; summary?: string; timedOut?: boolean }
   | { status: 'cancelled' };
 
 const FINAL_STATUSES = new Set(['completed', 'failed', 'cancelled']);
-
 
 const emptySchema = z.looseObject({});
 
@@ -138,6 +146,27 @@ export class CoordinatorConnection {
 
   get features(): string[] {
     return this.capabilities?.features ?? [];
+  }
+
+  /** The announced features, or undefined until the coordinator has answered. */
+  get knownFeatures(): string[] | undefined {
+    return this.capabilities?.features;
+  }
+
+  /** It keeps an ask read-only (it says so: `ask_read_only`). Buckley does not: its tools run unasked. */
+  get keepsAsksReadOnly(): boolean {
+    return this.features.includes('ask_read_only');
+  }
+
+  /**
+   * What goes in `message.content` / `query`: the bare question where the coordinator reads the
+   * request's `context` (it says so: `editor_context`); else the question with the file (named
+   * relative to its workspace), its language, the selection and the related excerpts — within the
+   * same byte budget — since the message is all such a coordinator reads.
+   */
+  private messageFor(question: string, context: EditorContext | undefined, intent: 'ask' | 'task'): string {
+    if (this.features.includes('editor_context') || !context) return question;
+    return buildPrompt(question, context, intent === 'ask');
   }
 
   private get callTimeoutMs(): number {
@@ -396,16 +425,19 @@ export class CoordinatorConnection {
     return this.tracked(async () => {
       try {
         const client = await this.usable(call.signal);
+        if (call.requireReadOnly && !this.keepsAsksReadOnly) throw new AskFailedError(NOT_READ_ONLY(this.address!), 'asks refused: buckley.ask.requireReadOnly');
         // Our coordinator streams answers (and progress) through StreamTask; Buckley answers SendMessage.
         if (this.features.includes('answer_stream')) {
           const outcome = await this.runStream({ ...call, taskId: randomUUID(), query: call.question, intent: 'ask', timeoutSetting: 'buckley.ask.timeoutMs' });
           if (outcome.status === 'failed') throw new AskFailedError(outcome.reason, outcome.summary);
-          return outcome.status === 'cancelled' ? { kind: 'cancelled' } : { kind: 'answer', answer: outcome.answer };
+          if (outcome.status === 'cancelled') return { kind: 'cancelled' };
+          return outcome.answer.trim() || !outcome.report?.length ? { kind: 'answer', answer: outcome.answer } : { kind: 'report', lines: outcome.report };
         }
+        const content = this.messageFor(call.question, call.context, 'ask');
         const send = (via: CoordinatorClient) =>
           via.unary(
             'SendMessage',
-            { agent_id: this.identity.agentId, message: { role: 'user', content: call.question }, context: call.context },
+            { agent_id: this.identity.agentId, message: { role: 'user', content }, context: call.context },
             sendMessageResponseSchema,
             { timeoutMs: call.timeoutMs, signal: call.signal, metadata: this.callMetadata('ask') },
           );
@@ -415,7 +447,10 @@ export class CoordinatorConnection {
           this.lost(error);
           return send(await this.ready(call.signal));
         });
-        return { kind: 'answer', answer: reply.response?.content ?? '' };
+        const text = reply.response?.content ?? '';
+        // A reply that repeats the whole request is a receipt ("Plan … executed for request: …"), not an answer.
+        if (content.trim() && text.includes(content.trim())) return { kind: 'report', lines: [text.replace(content.trim(), `«${oneLine(call.question, 80)}»`)] };
+        return { kind: 'answer', answer: text };
       } catch (error) {
         if (isRefusal(error)) throw this.refused(error);
         if (error instanceof CoordinatorError) {
@@ -438,7 +473,8 @@ export class CoordinatorConnection {
     // randomUUID draws from a cached entropy pool; randomBytes is a system call per ask.
     const traceparent = `00-${randomUUID().replaceAll('-', '')}-${randomUUID().slice(19).replace('-', '')}-01`;
     this.options.logger.debug(`${intent} on session ${this.sessionId}: traceparent ${traceparent}`);
-    return { [SESSION_HEADER]: this.sessionId!, traceparent, ...(intent === 'ask' ? { [INTENT_HEADER]: 'ask' } : {}) };
+    // The intent only where it is honoured: no promise rests on metadata a coordinator ignores.
+    return { [SESSION_HEADER]: this.sessionId!, traceparent, ...(intent === 'ask' && this.keepsAsksReadOnly ? { [INTENT_HEADER]: 'ask' } : {}) };
   }
 
   private async runStream(call: StreamCall, retried = false): Promise<StreamOutcome> {
@@ -450,7 +486,7 @@ export class CoordinatorConnection {
       const client = await this.usable(call.signal);
       const events = client.stream(
         'StreamTask',
-        { task_id: call.taskId, agent_id: this.identity.agentId, query: call.query, context: call.context },
+        { task_id: call.taskId, agent_id: this.identity.agentId, query: this.messageFor(call.query, call.context, call.intent), context: call.context },
         taskEventSchema,
         { timeoutMs: call.timeoutMs, signal: call.signal, metadata: this.callMetadata(call.intent) },
       );
@@ -488,8 +524,9 @@ export class CoordinatorConnection {
     }
     if (call.signal.aborted || final?.status === 'cancelled') return { status: 'cancelled' };
     if (final?.status === 'failed') return { status: 'failed', reason: final.message || 'the agent failed' };
-    // Buckley ends its stream without a final status, and streams the answer as message lines.
-    return { status: 'completed', answer: answer || lines.join('\n') };
+    // Buckley ends its stream without a final status and sends status lines only ("Planning task…",
+    // "✅ Task completed"): they are its report, not an answer. An answer comes as answer_delta.
+    return { status: 'completed', answer, ...(lines.length ? { report: lines } : {}) };
   }
 
   /** Sends the user's decision on a pending approval; NOT_FOUND means it was already decided. */

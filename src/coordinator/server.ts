@@ -23,7 +23,12 @@ export const PROTOCOL_VERSION = '1.0';
  * `answer_stream`: answers stream as `answer_delta`; `approval_events`: tool approvals are
  * announced in TaskEvents (status `awaiting_approval`, field `approval`). Both are ours.
  */
-export const FEATURES = ['chat', 'stream_task', 'answer_stream', 'tool_approval', 'approval_events'] as const;
+/**
+ * What this coordinator does, as the bridge decides from (never from a name): `answer_stream`
+ * (answers come as `answer_delta`), `approval_events`, `editor_context` (it reads the request's
+ * `context`), `ask_read_only` (it keeps a StreamTask marked `x-buckley-intent: ask` read-only).
+ */
+export const FEATURES = ['chat', 'stream_task', 'answer_stream', 'tool_approval', 'approval_events', 'editor_context', 'ask_read_only'] as const;
 
 /** A coordinator-side limit, so a task whose approval nobody answers never waits forever. */
 export const APPROVAL_TIMEOUT_MS = 15 * 60_000;

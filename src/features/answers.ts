@@ -29,8 +29,24 @@ const answerSchema = z.object({
   range: z.optional(rangeSchema),
   documentUri: z.optional(z.string()),
   at: z.string(),
+  /** The coordinator sent no answer, only a report of what it did (see reportOnly). */
+  report: z.optional(z.boolean()),
 });
 export type Answer = z.infer<typeof answerSchema>;
+
+/**
+ * What the coordinator reported instead of an answer (status lines, or a receipt that repeats
+ * the request), as the document says it: its words quoted, never passed off as the model's.
+ */
+export function reportOnly(lines: readonly string[]): string {
+  return [
+    'The coordinator sent no answer, only a report of what it did:',
+    '',
+    ...lines.flatMap((line) => line.split('\n')).map((line) => `> ${line}`),
+    '',
+    'Whatever it changed or wrote (plans, notes, files) is where it keeps them; buckley-lsp only relays this report.',
+  ].join('\n');
+}
 
 const savedSchema = z.object({ version: z.literal(1), answers: z.array(answerSchema) });
 
@@ -180,9 +196,11 @@ export class Answers {
    * opened", "done «task»: hover the code" — not the answer's first words.
    */
   private announce(record: Answer, features: Features, verb: 'answered' | 'done'): void {
-    this.connection.console.info(`Buckley's answer to "${record.question}":\n${record.answer}`);
+    this.connection.console.info(`Buckley's ${record.report ? 'report on' : 'answer to'} "${record.question}":\n${record.answer}`);
     if (features.answerMessage) {
-      messages.info(this.connection, messages.fit(`${verb} «`, record.question, `»: ${whereShown(record, features)}`));
+      // "no answer to «…»: report opened": a report is never announced as an answer.
+      const said = record.report && verb === 'answered' ? 'no answer to' : verb;
+      messages.info(this.connection, messages.fit(`${said} «`, record.question, `»: ${whereShown(record, features)}`));
     }
     if (!features.showDocument && features.markdownMessageRequest) {
       // Zed keeps a prompt until the user acts, and renders markdown: the full answer fits there.
@@ -253,12 +271,13 @@ function hoverOf(text: string, range: Range, markdown: boolean): Hover {
   };
 }
 
-/** Where the editor shows the answer, in a few words. */
+/** Where the editor shows the answer (or report), in a few words. */
 function whereShown(record: Answer, features: Features): string {
-  if (features.showDocument) return 'answer opened';
+  const what = record.report ? 'report' : 'answer';
+  if (features.showDocument) return `${what} opened`;
   if (features.markdownMessageRequest) return 'see the notification';
   if (record.uri && record.range && features.answerHover) return 'hover the code';
-  return 'answer in the log';
+  return `${what} in the log`;
 }
 
 function slug(text: string): string {

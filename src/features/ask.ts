@@ -19,7 +19,7 @@ import type { CoordinatorConnection } from '../coordinator/connection.js';
 import { AskFailedError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { AskRequest, type AskResult } from '../protocol.js';
-import type { Answers } from './answers.js';
+import { reportOnly, type Answers } from './answers.js';
 import type { Limiter } from './limits.js';
 import type { Targets, TargetInput } from './target.js';
 import * as messages from './messages.js';
@@ -86,6 +86,7 @@ export class AskService {
         timeoutMs: config.ask.timeoutMs,
         context: target.built.context,
         signal: controller.signal,
+        requireReadOnly: config.ask.requireReadOnly,
         onEvent: (event) => {
           // The final state is the progress's end ("Answered", "Failed: …"), not a step before it.
           if (FINAL_STATUSES.has(event.status)) return;
@@ -105,10 +106,12 @@ export class AskService {
         progress.done('Cancelled');
         throw new ResponseError(LSPErrorCodes.RequestCancelled, 'the ask was cancelled');
       }
-      progress.done('Answered');
+      progress.done(outcome.kind === 'report' ? 'No answer: see its report' : 'Answered');
       releasePending();
       const delivered = deps.answers.deliver(
-        { question: input.question, answer: outcome.answer, uri: target.document?.uri, range: target.range },
+        outcome.kind === 'report'
+          ? { question: input.question, answer: reportOnly(outcome.lines), report: true, uri: target.document?.uri, range: target.range }
+          : { question: input.question, answer: outcome.answer, uri: target.document?.uri, range: target.range },
         features,
       );
       const references = target.document && target.range ? [{ uri: target.document.uri, range: target.range, title: 'Asked about' }] : undefined;

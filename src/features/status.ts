@@ -17,6 +17,7 @@ export function buildStatus(input: {
 }): StatusResult {
   const { coordinator, config, features } = input;
   const { coordinator: coordinatorFeatures, ...clientFeatures } = features;
+  const { unused, ...coordinatorFlags } = coordinatorFeatures;
   return {
     server: { name: 'buckley-lsp', version: input.version, ...(input.logFile ? { log: input.logFile } : {}) },
     client: input.client,
@@ -29,11 +30,13 @@ export function buildStatus(input: {
       ...(coordinator?.sessionId ? { sessionId: coordinator.sessionId } : {}),
       ...(coordinator?.capabilities ? { protocolVersion: coordinator.capabilities.protocol_version } : {}),
       features: coordinator?.features ?? [],
+      // What it offers that the bridge does not use (yet).
+      unusedFeatures: unused,
       ...(coordinator?.agentDescription ? { agent: coordinator.agentDescription } : {}),
     },
     features: {
       ...clientFeatures,
-      ...Object.fromEntries(Object.entries(coordinatorFeatures).map(([key, value]) => [`coordinator.${key}`, value])),
+      ...Object.fromEntries(Object.entries(coordinatorFlags).map(([key, value]) => [`coordinator.${key}`, value])),
     },
     tasks: input.tasks,
     approvals: input.approvals,

@@ -13,7 +13,7 @@ import type { CoordinatorConnection, StreamOutcome } from '../coordinator/connec
 import type { TaskEvent } from '../coordinator/wire.js';
 import type { Logger } from '../logger.js';
 import { TaskProgressNotification, type TaskProgress, type TaskStatus, type ToolExecution } from '../protocol.js';
-import type { Answers } from './answers.js';
+import { reportOnly, type Answers } from './answers.js';
 import type { ApprovalService, WireApproval } from './approvals.js';
 import * as messages from './messages.js';
 import { oneLine } from './messages.js';
@@ -195,9 +195,12 @@ export class TaskService {
 
     // One message names the final state, in every editor (without progress, it is the only sign of the end).
     if (outcome.status === 'completed') {
-      const answered = outcome.answer.trim() !== '';
-      // With an answer, its message is the final state: "done «task»: answer opened".
-      if (answered) deps.answers.deliver({ question: task.title, answer: outcome.answer, uri: target.document?.uri, range: target.range }, features, 'done');
+      const reported = !outcome.answer.trim() && outcome.report?.length ? reportOnly(outcome.report) : undefined;
+      const answered = outcome.answer.trim() !== '' || reported !== undefined;
+      // With an answer (or the coordinator's report), its message is the final state: "done «task»: answer opened".
+      if (answered) {
+        deps.answers.deliver({ question: task.title, answer: reported ?? outcome.answer, ...(reported ? { report: true } : {}), uri: target.document?.uri, range: target.range }, features, 'done');
+      }
       if (!answered || !features.answerMessage) messages.info(deps.connection, messages.fit('done «', task.title, '»'));
     } else if (outcome.status === 'failed') {
       messages.error(deps.connection, `task failed: ${outcome.summary ?? outcome.reason}`);

@@ -1,11 +1,21 @@
 /**
  * Coordinators for tests, all real gRPC on 127.0.0.1: our `buckley-lsp coordinator` as a
- * process, and a Buckley-like coordinator (same features and rules as the real one, answering
- * SendMessage) that records what the bridge sends.
+ * process, and a Buckley double that does what the real `buckley serve` was seen doing (see
+ * the wire contract's "Observed when running it") and records what the bridge sends:
+ *
+ * - it announces Buckley's features (none of ours: no answer_stream, editor_context,
+ *   ask_read_only);
+ * - it ignores `context`: only `message.content` / `query` reach its "model";
+ * - SendMessage answers the fixed `Plan <id> executed for request: <content>`, never the model's
+ *   words, and runs tools without approval (it writes its plan under its project root);
+ * - StreamTask sends status lines only, with empty status and progress;
+ * - sessions are keyed by agent id (`acp-send-<agent_id>`); an unknown session is made, not
+ *   NOT_FOUND; over mutual TLS the caller is its certificate's CN, which must be the agent_id.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as grpc from '@grpc/grpc-js';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { agentCommunicationService } from '../../src/coordinator/protos.js';
 import type { TestCerts } from './certs.js';
 import { BIN, REPO } from './paths.js';
@@ -54,6 +64,10 @@ export interface RecordedCall {
 export interface FakeBuckley {
   address: string;
   calls: RecordedCall[];
+  /** What its "model" was given: each message content and query, as it reads nothing else. */
+  modelInputs: string[];
+  /** Tools it ran without asking anyone (as Buckley's pipeline does), e.g. `write_file docs/plans/plan-1.md`. */
+  ranUnasked: string[];
   /** Resolves when a call of `method` matching `match` has been recorded. */
   waitFor(method: string, match?: (request: any) => boolean): Promise<RecordedCall>;
   stop(): Promise<void>;
@@ -74,10 +88,26 @@ export interface FakeBuckleyOptions {
   approval?: { tool: string; parameters: Record<string, string>; risk: string; kind?: string };
   /** Serve mutual TLS with these certificates: the caller is its certificate's CN, which must be the agent_id. */
   tls?: TestCerts;
+  /** Its project root: where its pipeline writes docs/plans/* (recorded in ranUnasked either way). */
+  projectRoot?: string;
 }
 
 export async function startFakeBuckley(options: FakeBuckleyOptions = {}): Promise<FakeBuckley> {
   const calls: RecordedCall[] = [];
+  const modelInputs: string[] = [];
+  const ranUnasked: string[] = [];
+  let plans = 0;
+  /** Its plan → execute pipeline: the model gets `input`, tools run unasked, a plan is written. */
+  const pipeline = (input: string): string => {
+    modelInputs.push(input);
+    const plan = `plan-${++plans}`;
+    ranUnasked.push(`write_file docs/plans/${plan}.md`);
+    if (options.projectRoot) {
+      mkdirSync(join(options.projectRoot, 'docs', 'plans'), { recursive: true });
+      writeFileSync(join(options.projectRoot, 'docs', 'plans', `${plan}.md`), `# ${plan}\n\n${input}\n`);
+    }
+    return plan;
+  };
   const waiters: { method: string; match: (r: any) => boolean; resolve: (c: RecordedCall) => void }[] = [];
   const record = (method: string, call: { request: any; metadata: grpc.Metadata }) => {
     const metadata = Object.fromEntries(Object.entries(call.metadata.getMap()).map(([k, v]) => [k, String(v)]));
@@ -139,7 +169,8 @@ export async function startFakeBuckley(options: FakeBuckleyOptions = {}): Promis
         });
         return;
       }
-      for (const message of options.taskMessages ?? ['Planning task…', 'Executing plan…', `Answer to: ${call.request.query}`, '✅ Task completed']) {
+      pipeline(call.request.query);
+      for (const message of options.taskMessages ?? ['Planning task…', 'Executing plan…', '✅ Task completed']) {
         call.write({ task_id: call.request.task_id, message });
       }
       if (options.taskError) call.emit('error', { code: grpc.status.INTERNAL, details: options.taskError });
@@ -158,8 +189,9 @@ export async function startFakeBuckley(options: FakeBuckleyOptions = {}): Promis
       if (denied) return [denied];
       const content = call.request.message?.content ?? '';
       if (!content) return [{ code: grpc.status.INVALID_ARGUMENT, details: 'content required' }];
-      const selected = call.request.context?.metadata?.selected_text ?? '';
-      return [null, { response: { role: 'assistant', content: `Buckley says: ${content} (selection: ${JSON.stringify(selected)})` } }];
+      // `context` is not read: the selection reaches the model only through the content.
+      const plan = pipeline(content);
+      return [null, { response: { role: 'assistant', content: `Plan ${plan} executed for request: ${content}` } }];
     }),
   });
   const port = await new Promise<number>((resolve, reject) =>
@@ -168,6 +200,8 @@ export async function startFakeBuckley(options: FakeBuckleyOptions = {}): Promis
   return {
     address: `127.0.0.1:${port}`,
     calls,
+    modelInputs,
+    ranUnasked,
     waitFor(method, match = () => true) {
       const seen = calls.find((call) => call.method === method && match(call.request));
       if (seen) return Promise.resolve(seen);

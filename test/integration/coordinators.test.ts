@@ -55,16 +55,36 @@ describe('coordinators', () => {
     const result = await client.request('buckley/ask', { question: 'Who runs you?', context: { activeFile: uri, selection: rangeOf(text, 'let lastError: unknown;') } });
     expect(result.answer).toContain('You asked: Who runs you?');
     const status = await client.request('buckley/status', {});
-    expect(status.coordinator).toMatchObject({ mode: 'remote', address: coordinator.address, state: 'ready', features: ['chat', 'stream_task', 'answer_stream', 'tool_approval', 'approval_events'] });
+    expect(status.coordinator).toMatchObject({
+      mode: 'remote',
+      address: coordinator.address,
+      state: 'ready',
+      features: ['chat', 'stream_task', 'answer_stream', 'tool_approval', 'approval_events', 'editor_context', 'ask_read_only'],
+    });
+    // It reads the context and keeps asks read-only: the question goes as it is, and no notice.
+    const streamed = (await client.request('buckley/status', {})).features;
+    expect(streamed).toMatchObject({ 'coordinator.readsContext': true, 'coordinator.readOnlyAsks': true });
+    expect(client.all('window/showMessage').map((p) => p.message)).not.toContain('asks may edit files here: see buckley.ask.requireReadOnly');
   });
 
-  it('talks to a Buckley-like coordinator: identity metadata, one session, open/close as UpdateSessionContext, asks via SendMessage', async () => {
-    const buckley = await fakeBuckley();
+  it('talks to Buckley: identity metadata, one session, open/close as UpdateSessionContext, the selection in the message it reads, its receipt shown as a report', async () => {
+    const project = tempDir('buckley-project');
+    const buckley = await fakeBuckley({ projectRoot: project });
     const client = await start({ client: 'neovim-0.10.4', env: { BUCKLEY_COORDINATOR: buckley.address } });
+    // At initialize its features are not known yet; once it has answered, the editor is told.
+    expect(client.buckley.features.coordinator).toMatchObject({ known: false, chat: false });
+    const known = await client.waitFor('$/buckley/features', (p) => p.coordinator.known);
+    expect(known.coordinator).toMatchObject({ chat: true, toolApproval: true, readsContext: false, readOnlyAsks: false, unused: ['context_handles', 'inline_completion', 'propose_edits', 'apply_edits', 'editor_state'] });
+    await client.waitFor('window/logMessage', (p) => p.message.includes("the coordinator's features are known: the bridge uses chat, streamTask, toolApproval; not (yet): context_handles, inline_completion, propose_edits, apply_edits, editor_state"));
     const session = await buckley.waitFor('CreateSession');
     // Buckley keys sessions by agent id: each editor has its own unless the settings say otherwise.
     expect(session.request.agent_id).toMatch(/^buckley-lsp-[0-9a-f]{8}$/);
     expect(session.metadata['x-buckley-agent-id']).toBe(session.request.agent_id);
+
+    // Before the first ask, once: Buckley does not keep asks read-only.
+    const notice = await client.waitFor('window/showMessage', (p) => p.type === 2);
+    expect(notice.message).toBe('asks may edit files here: see buckley.ask.requireReadOnly');
+    await client.waitFor('window/logMessage', (p) => p.message.includes(`the coordinator at ${buckley.address} does not keep asks read-only`));
 
     const { uri, text } = await client.openFixture('workspace/retry.ts');
     const opened = await buckley.waitFor('UpdateSessionContext', (r) => r.added_files.includes(uri));
@@ -72,18 +92,50 @@ describe('coordinators', () => {
 
     const selection = linesRange(text, 'export function backoff', 'return 2 ** attempt');
     const result = await client.request('buckley/ask', { question: 'Explain', context: { activeFile: uri, selection } });
-    expect(result.answer).toBe(`Buckley says: Explain (selection: ${JSON.stringify(text.split('\n').slice(selection.start.line, selection.end.line).join('\n') + '\n')})`);
+    // What its model read: the question, the file relative to the workspace, its language, the selection.
+    const [read] = buckley.modelInputs;
+    expect(read).toMatch(/^Explain\n/);
+    expect(read).toContain('The selected code (lines 17-18 of retry.ts):\n```typescript\nexport function backoff(attempt: number): number {');
+    expect(read).toMatch(/The file retry.ts( \(an excerpt: lines \d+-\d+\))?:\n```typescript\n/);
     const sent = await buckley.waitFor('SendMessage');
     expect(sent.metadata['x-buckley-agent-id']).toBe(sent.request.agent_id);
+    expect(sent.metadata['x-buckley-intent']).toBeUndefined();
     expect(sent.request.context.document).toMatchObject({ uri, language_id: 'typescript', selection });
+    // Its fixed reply is a receipt, shown as its report, not as the model's answer.
+    expect(result.answer).toContain('The coordinator sent no answer, only a report of what it did:\n\n> Plan plan-1 executed for request: «Explain»');
+    expect(result.answer).not.toContain('export function backoff');
+    await client.waitFor('window/showMessage', (p) => p.message === 'no answer to «Explain»: report opened');
+    // And it did run its tools, unasked: what the notice warned of.
+    expect(buckley.ranUnasked).toEqual(['write_file docs/plans/plan-1.md']);
 
     await client.notify('textDocument/didClose', { textDocument: { uri } });
     await buckley.waitFor('UpdateSessionContext', (r) => r.removed_files.includes(uri));
     expect(buckley.calls.filter((call) => call.method === 'CreateSession')).toHaveLength(1);
 
     const status = await client.request('buckley/status', {});
-    // Buckley has the approval RPCs but announces no approvals: reported as such.
-    expect(status.features).toMatchObject({ 'coordinator.chat': true, 'coordinator.answerStream': false, 'coordinator.toolApproval': true, 'coordinator.approvalEvents': false });
+    // Buckley has the approval RPCs but announces no approvals, no context reading, no read-only asks.
+    expect(status.features).toMatchObject({
+      'coordinator.chat': true,
+      'coordinator.answerStream': false,
+      'coordinator.toolApproval': true,
+      'coordinator.approvalEvents': false,
+      'coordinator.readsContext': false,
+      'coordinator.readOnlyAsks': false,
+    });
+    expect(status.coordinator.unusedFeatures).toEqual(['context_handles', 'inline_completion', 'propose_edits', 'apply_edits', 'editor_state']);
+    expect(client.all('window/showMessage').filter((p) => p.message === notice.message)).toHaveLength(1);
+  });
+
+  it('refuses asks where Buckley cannot keep them read-only, when buckley.ask.requireReadOnly says so', async () => {
+    const buckley = await fakeBuckley();
+    const client = await start({ env: { BUCKLEY_COORDINATOR: buckley.address }, initialize: { initializationOptions: { ask: { requireReadOnly: true } } } });
+    await expect(client.request('buckley/ask', { question: 'Read only?' })).rejects.toMatchObject({
+      message: expect.stringContaining('buckley.ask.requireReadOnly is true, so asks are refused here'),
+      data: { summary: 'asks refused: buckley.ask.requireReadOnly' },
+    });
+    expect(buckley.calls.filter((call) => call.method === 'SendMessage')).toEqual([]);
+    expect(buckley.ranUnasked).toEqual([]);
+    await client.waitFor('window/showMessage', (p) => p.message === 'asks refused here: buckley.ask.requireReadOnly');
   });
 
   it('answers initialize while the coordinator does not answer, then reports it unavailable with what to do', async () => {

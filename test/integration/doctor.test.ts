@@ -102,6 +102,9 @@ describe('doctor', () => {
     expect(run.lines.join('\n')).toContain(`the coordinator at ${buckley.address} answers`);
     expect(run.lines.join('\n')).toContain('stream_task');
     expect(run.lines.join('\n')).toMatch(/it accepts buckley-lsp as agent id "buckley-lsp-[0-9a-f]{8}" \(this run's own/);
+    // What Buckley does with an ask: said as a warning (exit code 0) and notes.
+    expect(run.lines).toContainEqual(expect.stringMatching(/^ {2}WARN {2}the coordinator at .* does not keep asks read-only .* Set buckley.ask.requireReadOnly to true to refuse asks there\.$/));
+    expect(run.lines.join('\n')).toContain('it does not read the editor context (no editor_context): buckley-lsp puts the question, the file, its language and the selection in the message it reads');
   });
 
   it('says a coordinator over mutual TLS refuses an agent id that is not the certificate\'s name, and what to set', async () => {

@@ -229,25 +229,32 @@ describe('tasks', () => {
   });
 
   describe('against a Buckley-like coordinator (message-only events)', () => {
-    it('shows each message line as progress and completes when the stream ends', async () => {
+    it('shows each status line as progress, completes when the stream ends, and keeps the lines as its report, not an answer', async () => {
       const buckley = await startFakeBuckley();
       stops.push(() => buckley.stop());
       const client = await start({ ...optedIn(), env: { BUCKLEY_COORDINATOR: buckley.address } });
-      const { taskId } = await client.request('buckley/executeTask', { task: 'tidy the imports' });
+      const { uri, text } = await client.openFixture('workspace/retry.ts');
+      const selection = linesRange(text, 'export function backoff', 'return 2 ** attempt');
+      const { taskId } = await client.request('buckley/executeTask', { task: 'tidy the imports', context: { activeFile: uri, selection } });
       const final = await ended(client, taskId);
       expect(final).toMatchObject({ status: 'completed' });
       // Each line Buckley sends is progress text (lines closer than the coalescing interval replace each other).
-      const lines = ['Planning task…', 'Executing plan…', 'Answer to: tidy the imports', '✅ Task completed'];
+      const lines = ['Planning task…', 'Executing plan…', '✅ Task completed'];
       const shown = taskUpdates(client, taskId).slice(1, -1).map((u) => u.message);
       expect(shown.length).toBeGreaterThan(0);
       expect(shown.every((line) => lines.includes(line))).toBe(true);
       expect(await progressEnded(client, 'Buckley: tidy the imports')).toEqual({ kind: 'end', message: 'Done' });
       const progress = progressOf(client, 'Buckley: tidy the imports');
       expect(progress.some((value) => value.percentage !== undefined && value.percentage !== 100)).toBe(false);
+      // Buckley reads only the query: the task, the file and the selected code are in it.
       const request = (await buckley.waitFor('StreamTask')).request;
-      expect(request).toMatchObject({ task_id: taskId, agent_id: expect.stringMatching(/^buckley-lsp-[0-9a-f]{8}$/), query: 'tidy the imports' });
-      // The answer is the transcript of its lines.
-      await client.waitFor('window/logMessage', (p) => p.message.includes(lines.join('\n')));
+      expect(request).toMatchObject({ task_id: taskId, agent_id: expect.stringMatching(/^buckley-lsp-[0-9a-f]{8}$/) });
+      expect(request.query).toMatch(/^tidy the imports\n/);
+      expect(request.query).toContain('(lines 17-18 of retry.ts)');
+      expect(request.query).toContain('export function backoff(attempt: number): number {');
+      // Its lines are its report, said as such: no answer was sent.
+      const report = await client.waitFor('window/logMessage', (p) => p.message.startsWith('Buckley\'s report on "tidy the imports"'));
+      expect(report.message).toContain('The coordinator sent no answer, only a report of what it did:\n\n> Planning task…\n> Executing plan…\n> ✅ Task completed');
     });
 
     it('ends the task as failed when the stream breaks', async () => {

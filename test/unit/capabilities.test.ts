@@ -63,7 +63,34 @@ describe('negotiate', () => {
     const config = configSchema.parse({ answers: { showDocument: false, hover: false } });
     const negotiated = negotiate({ initialize: payload('neovim-0.10.4'), config, coordinator: ['chat', 'stream_task', 'answer_stream'] });
     expect(negotiated).toMatchObject({ showDocument: false, answerHover: false, answerMessage: true });
-    expect(negotiated.coordinator).toEqual({ chat: true, streamTask: true, answerStream: true, toolApproval: false, approvalEvents: false });
+    expect(negotiated.coordinator).toEqual({
+      known: true,
+      chat: true,
+      streamTask: true,
+      answerStream: true,
+      toolApproval: false,
+      approvalEvents: false,
+      readsContext: false,
+      readOnlyAsks: false,
+      unused: [],
+    });
+  });
+
+  it("knows the coordinator's features only once it has answered, and names those the bridge does not use", () => {
+    expect(negotiate({ initialize: payload('neovim-0.10.4'), config: defaultConfig }).coordinator).toMatchObject({ known: false, chat: false, unused: [] });
+    // What the real Buckley announced (see the wire contract).
+    const buckley = ['chat', 'stream_task', 'tool_approval', 'context_handles', 'inline_completion', 'propose_edits', 'apply_edits', 'editor_state'];
+    expect(negotiate({ initialize: payload('neovim-0.10.4'), config: defaultConfig, coordinator: buckley }).coordinator).toEqual({
+      known: true,
+      chat: true,
+      streamTask: true,
+      answerStream: false,
+      toolApproval: true,
+      approvalEvents: false,
+      readsContext: false,
+      readOnlyAsks: false,
+      unused: ['context_handles', 'inline_completion', 'propose_edits', 'apply_edits', 'editor_state'],
+    });
   });
 
   it('copes with a client that sends no capabilities and no clientInfo', () => {

@@ -24,6 +24,7 @@ describe('config', () => {
           "timeoutMs": 300000,
         },
         "ask": {
+          "requireReadOnly": false,
           "timeoutMs": 180000,
         },
         "context": {
