@@ -225,7 +225,8 @@ export class CoordinatorConnection {
    * process, which does not know our session. The next call connects anew first.
    */
   private connectionBroke(): void {
-    if (this.closed || this.state !== 'ready') return;
+    // Whenever a session exists, even one being set up: it may belong to the process that went away.
+    if (this.closed || !this.sessionId) return;
     this.sessionStale = true;
     this.options.logger.info(`the connection to the coordinator at ${this.address} broke; the next call starts a new session`);
   }

@@ -90,6 +90,8 @@ export interface FakeBuckleyOptions {
   tls?: TestCerts;
   /** Its project root: where its pipeline writes docs/plans/* (recorded in ranUnasked either way). */
   projectRoot?: string;
+  /** Listen on this port of 127.0.0.1 (a restart on the same address); default: a free one. */
+  port?: number;
 }
 
 export async function startFakeBuckley(options: FakeBuckleyOptions = {}): Promise<FakeBuckley> {
@@ -195,7 +197,7 @@ export async function startFakeBuckley(options: FakeBuckleyOptions = {}): Promis
     }),
   });
   const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync('127.0.0.1:0', credentialsOf(options.tls), (error, bound) => (error ? reject(error) : resolve(bound))),
+    server.bindAsync(`127.0.0.1:${options.port ?? 0}`, credentialsOf(options.tls), (error, bound) => (error ? reject(error) : resolve(bound))),
   );
   return {
     address: `127.0.0.1:${port}`,

@@ -78,4 +78,18 @@ describe('identity', () => {
     await client.waitFor('window/logMessage', (p) => p.message.includes('coordinator or agent settings changed'));
     expect((await client.request('buckley/ask', { question: 'Now?' })).answer).toBeTruthy();
   });
+
+  it('notices a restarted Buckley by its broken connection (Buckley never says NOT_FOUND for a session) and makes its session anew', async () => {
+    const first = await buckley();
+    const client = await start({ env: { BUCKLEY_COORDINATOR: first.address } });
+    await client.request('buckley/ask', { question: 'Hello?' });
+    const broke = client.waitFor('window/logMessage', (p) => p.message.includes(`the connection to the coordinator at ${first.address} broke`));
+    await first.stop();
+    doubles.splice(doubles.indexOf(first), 1);
+    await broke;
+    const again = await buckley({ port: Number(first.address.split(':')[1]) });
+    await client.request('buckley/ask', { question: 'Still there?' });
+    // The new process was asked for a session before the message: nothing of the old one is assumed.
+    expect(again.calls.map((call) => call.method).filter((method) => method !== 'UpdateSessionContext')).toEqual(['GetServerCapabilities', 'CreateSession', 'SendMessage']);
+  });
 });
