@@ -83,13 +83,45 @@ function cells(grapheme: string): number {
   return wide ? 2 : 1;
 }
 
+/** Graphemes are read in windows of this many UTF-16 units (see `graphemesOf`). */
+const SEGMENT_WINDOW = 4096;
+
+/**
+ * The graphemes of `text` with their offsets, in time linear in its length. V8's Intl.Segmenter
+ * costs time proportional to the whole string at every step (a 600 KB answer took minutes), so
+ * it is given windows. Every boundary inside a window is a true one (the rules look only at what
+ * precedes a boundary and the code point after it), so only the grapheme that touches the window's
+ * end may be cut: it is read again, whole, at the start of the next window.
+ */
+export function* graphemesOf(text: string): Generator<{ segment: string; index: number }> {
+  graphemes ??= new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+  for (let start = 0; start < text.length; ) {
+    let end = Math.min(text.length, start + SEGMENT_WINDOW);
+    // Never between the halves of a surrogate pair: a lone half would read as a grapheme of its own.
+    if (end < text.length && /[\ud800-\udbff]/.test(text[end - 1]!)) end--;
+    let next = end;
+    for (const { segment, index } of graphemes.segment(text.slice(start, end))) {
+      // The window's last grapheme may go on past it: read it again in the next window (unless it is the whole window).
+      if (end < text.length && index > 0 && start + index + segment.length === end) {
+        next = start + index;
+        break;
+      }
+      yield { segment, index: start + index };
+    }
+    start = next;
+  }
+}
+
 /** How many terminal cells `text` takes. */
 export function width(text: string): number {
-  graphemes ??= new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+  // Printable ASCII: one cell a character, and no grapheme joins two of them.
+  if (PRINTABLE_ASCII.test(text)) return text.length;
   let cellsTaken = 0;
-  for (const { segment } of graphemes.segment(text)) cellsTaken += cells(segment);
+  for (const { segment } of graphemesOf(text)) cellsTaken += cells(segment);
   return cellsTaken;
 }
+
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 
 /**
  * `text` in at most `max` terminal cells, cut at a grapheme boundary with "…" when it is longer.
@@ -98,10 +130,9 @@ export function width(text: string): number {
 export function shorten(text: string, max: number): string {
   // Every grapheme takes at least one UTF-16 unit and at most two cells.
   if (text.length * 2 <= max) return text;
-  graphemes ??= new Intl.Segmenter(undefined, { granularity: 'grapheme' });
   let width = 0;
   let fits = 0; // UTF-16 length of the longest prefix that leaves room for "…"
-  for (const { segment, index } of graphemes.segment(text)) {
+  for (const { segment, index } of graphemesOf(text)) {
     width += cells(segment);
     if (width > max) return `${text.slice(0, fits)}…`;
     if (width <= max - 1) fits = index + segment.length;

@@ -1,6 +1,6 @@
 /** Text from agents made safe for editors: one-line, inert, well-formed, cut between graphemes. */
 import { describe, expect, it } from 'vitest';
-import { inert, inline, oneLine, shorten, wellFormed } from '../../src/text.js';
+import { graphemesOf, inert, inline, oneLine, shorten, wellFormed, width } from '../../src/text.js';
 
 const FAMILY = '👨‍👩‍👧‍👦'; // one grapheme, 11 UTF-16 units, two cells
 const FLAG = '🇫🇷';
@@ -11,6 +11,36 @@ const boundaries = (text: string) => [...new Intl.Segmenter(undefined, { granula
 const isWellFormed = (text: string) => text.isWellFormed();
 /** Nothing a terminal or a bidi algorithm would act on. */
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069\u{E0000}-\u{E007F}]/u;
+
+describe('graphemesOf (long text is read in windows, so it costs linear time)', () => {
+  const WINDOW = 4096;
+  it.each([
+    ['an emoji family', FAMILY],
+    ['a flag', FLAG],
+    ['an accented letter', ACCENTED],
+    ['CR LF', '\r\n'],
+    ['a wide character', '日'],
+  ])('finds the same graphemes as one Intl pass when %s straddles a window edge', (_name, grapheme) => {
+    for (let shift = 0; shift <= grapheme.length + 1; shift++) {
+      // `grapheme` repeated so that one of them covers every offset around the window edges.
+      const text = `${'x'.repeat(WINDOW - shift)}${grapheme.repeat(3)} ${'y'.repeat(WINDOW)}${grapheme.repeat(2)}`;
+      expect([...graphemesOf(text)].map((g) => g.index).concat(text.length)).toEqual(boundaries(text));
+    }
+  });
+
+  it('passes a grapheme longer than a window on, in pieces, without stalling', () => {
+    const huge = `a${'\u0301'.repeat(WINDOW * 2)}b`;
+    const pieces = [...graphemesOf(huge)];
+    expect(pieces.map((p) => p.segment).join('')).toBe(huge);
+  });
+
+  it('gives widths that agree with counting grapheme by grapheme', () => {
+    const text = `${'é'.repeat(5000)}${FAMILY}日本${ACCENTED}`.repeat(3);
+    const expected = [...new Intl.Segmenter(undefined, { granularity: 'grapheme' }).segment(text)].reduce((sum, { segment }) => sum + (/[日本]|\u{1F468}/u.test(segment) ? 2 : 1), 0);
+    expect(width(text)).toBe(expected);
+    expect(width('plain ascii')).toBe(11);
+  });
+});
 
 describe('shorten', () => {
   it('leaves text that fits alone', () => {
