@@ -15,7 +15,11 @@ for (const name of await readdir(outdir).catch(() => [])) {
   if (/^(buckley-lsp|chunk-)/.test(name)) await rm(`${outdir}${name}`);
 }
 await build({
-  entryPoints: { 'buckley-lsp': new URL('../src/cli.ts', import.meta.url).pathname },
+  entryPoints: {
+    'buckley-lsp': new URL('../src/cli.ts', import.meta.url).pathname,
+    // The embedded coordinator's worker thread (src/coordinator/embedded.ts loads it by this name).
+    'buckley-lsp-embedded': new URL('../src/coordinator/embeddedWorker.ts', import.meta.url).pathname,
+  },
   outdir,
   splitting: true,
   chunkNames: 'chunk-[hash]',

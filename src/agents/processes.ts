@@ -12,17 +12,38 @@ export const STOP_GRACE_MS = 1_000;
 
 /** Leaders of the process groups we started whose groups may still be running. */
 const groups = new Set<ChildProcess>();
+/** Groups another thread of this process started (the embedded coordinator's worker), by leader pid. */
+const adopted = new Set<number>();
+/** Told when a group starts or is gone (the worker tells the main thread, which outlives it). */
+let groupListener: ((pid: number, running: boolean) => void) | undefined;
+
+/** Reports the groups this thread starts and stops (see `adoptGroup`). */
+export function onGroupChange(listener: (pid: number, running: boolean) => void): void {
+  groupListener = listener;
+}
+
+/**
+ * A group another thread started (running) or stopped: killed when this process exits, since a
+ * worker thread's own exit hook does not run when the process ends under it.
+ */
+export function adoptGroup(pid: number, running: boolean): void {
+  if (running) {
+    adopted.add(pid);
+    installExitHook();
+  } else adopted.delete(pid);
+}
 
 /** Spawns `program` as the leader of a new process group (a session of its own). */
 export function spawnGroup(program: string, args: string[], options: Omit<SpawnOptions, 'detached'>): ChildProcess {
   const child = spawn(program, args, { ...options, detached: true });
   if (child.pid !== undefined) {
     groups.add(child);
+    groupListener?.(child.pid, true);
     installExitHook();
     // An agent that exits by itself may leave children behind: they go with it.
     child.once('exit', () => {
       signalGroup(child, 'SIGKILL');
-      groups.delete(child);
+      forget(child);
     });
   }
   return child;
@@ -43,18 +64,20 @@ export async function stopGroup(child: ChildProcess, graceMs = STOP_GRACE_MS): P
     });
   }
   signalGroup(child, 'SIGKILL');
-  groups.delete(child);
+  forget(child);
 }
 
-/** How many groups are (possibly) still running; for `buckley/status` and tests. */
-export function runningGroups(): number {
-  return groups.size;
+function forget(child: ChildProcess): void {
+  if (groups.delete(child) && child.pid !== undefined) groupListener?.(child.pid, false);
 }
 
 function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
-  if (child.pid === undefined) return;
+  if (child.pid !== undefined) killGroup(child.pid, signal);
+}
+
+function killGroup(leader: number, signal: NodeJS.Signals): void {
   try {
-    process.kill(-child.pid, signal);
+    process.kill(-leader, signal);
   } catch {
     // ESRCH: the whole group is gone already.
   }
@@ -68,6 +91,8 @@ function installExitHook(): void {
   // Synchronous, so it also runs on process.exit() from anywhere (the LSP `exit` notification).
   process.on('exit', () => {
     for (const child of groups) signalGroup(child, 'SIGKILL');
+    for (const pid of adopted) killGroup(pid, 'SIGKILL');
     groups.clear();
+    adopted.clear();
   });
 }

@@ -177,35 +177,30 @@ export class CoordinatorConnection {
   private async setUp(): Promise<void> {
     const { config, logger } = this.options;
     if (this.mode === 'embedded') {
-      const [{ detectAgent }, { startCoordinator }] = await Promise.all([import('../agents/detect.js'), import('./server.js')]);
-      const detection = await detectAgent({
-        config,
-        env: this.options.env,
-        logger: logger.child('agent'),
-        cwd: this.options.workspaceRoot ? uriToPath(this.options.workspaceRoot) : undefined,
-        clientVersion: this.options.serverVersion,
-      });
-      this.agentDescription = detection.driver?.description;
+      const { startEmbedded } = await import('./embedded.js');
       // Only this bridge may use it: it listens on loopback, where any local process could call.
       this.secret = randomBytes(32).toString('hex');
-      const running = await startCoordinator('127.0.0.1:0', {
-        driver: detection.driver,
-        agentProblem: detection.problem,
-        logger: logger.child('embedded'),
+      const running = await startEmbedded({
+        config,
+        env: this.options.env,
+        cwd: this.options.workspaceRoot ? uriToPath(this.options.workspaceRoot) : undefined,
+        clientVersion: this.options.serverVersion,
         secret: this.secret,
+        logger,
       });
+      this.agentDescription = running.agentDescription;
       this.embedded = running;
       this.address = running.address;
       if (this.closed) {
         await running.close();
         throw new Error('closed while starting');
       }
-      if (detection.problem) {
+      if (running.agentProblem) {
         this.agentMissing = true;
-        this.agentProblem = detection.problem;
-        this.error = detection.problem;
+        this.agentProblem = running.agentProblem;
+        this.error = running.agentProblem;
         this.errorSummary = 'set buckley.agent.command to an ACP agent';
-        logger.warn(detection.problem);
+        logger.warn(running.agentProblem);
       }
     }
     if (this.closed) throw new Error('closed while starting');
