@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node.js';
+import { createMessageConnection, ProgressType, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node.js';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { CoordinatorClient } from '../src/coordinator/client.js';
 import { sendMessageResponseSchema, sessionSchema } from '../src/coordinator/wire.js';
@@ -17,6 +17,7 @@ import { buildContext } from '../src/features/context.js';
 import { FramingGuard } from '../src/transport.js';
 
 const quick = process.argv.includes('--quick');
+const AskPartialResult = new ProgressType<{ answer: string }>();
 /** `--only=latency,streaming`: run just those parts (while working on one figure). */
 const only = process.argv.find((arg) => arg.startsWith('--only='))?.slice('--only='.length).split(',');
 const runs = (part: string) => !only || only.includes(part);
@@ -374,6 +375,49 @@ async function responsiveness(): Promise<void> {
   await lsp.stop();
 }
 
+/**
+ * The answer shows as it is written: from the agent's first piece to the first words in the
+ * editor (the progress message every editor shows; partial results for clients that ask), and
+ * from its last piece to the whole answer in the editor (the request's result).
+ */
+async function answerStreaming(): Promise<void> {
+  const asks = quick ? 5 : 30;
+  const lsp = spawnLsp([BIN, '--stdio']);
+  let firstShown: number | undefined;
+  let firstPartial: number | undefined;
+  lsp.connection.onUnhandledProgress((p: any) => {
+    if (p.value?.kind === 'report' && String(p.value.message).includes('[first')) firstShown ??= Date.now();
+  });
+  await initialize(lsp, { window: { workDoneProgress: true } });
+  await untilReady(lsp);
+  const toFirstWords: number[] = [];
+  const toPartial: number[] = [];
+  const toWhole: number[] = [];
+  const sentAt = (answer: string, which: 'first' | 'last') => Number(new RegExp(`\\[${which} (\\d+)\\]`).exec(answer)?.[1]);
+  for (let i = 0; i < asks; i++) {
+    firstShown = undefined;
+    const result = await lsp.connection.sendRequest<{ answer: string }>('buckley/ask', { question: 'STREAM 10 20' });
+    const done = Date.now();
+    toFirstWords.push(firstShown! - sentAt(result.answer, 'first'));
+    toWhole.push(done - sentAt(result.answer, 'last'));
+    // The same with a partial-result token: the pieces go out as partial results.
+    firstPartial = undefined;
+    const pieces: string[] = [];
+    const disposable = lsp.connection.onProgress(AskPartialResult, 'partial', (value: { answer: string }) => {
+      firstPartial ??= Date.now();
+      pieces.push(value.answer);
+    });
+    await lsp.connection.sendRequest('buckley/ask', { question: 'STREAM 10 20', partialResultToken: 'partial' });
+    disposable.dispose();
+    toPartial.push(firstPartial! - sentAt(pieces.join(''), 'first'));
+  }
+  record({ figure: "answer: agent's first piece → first words in the editor's progress (median)", value: median(toFirstWords), unit: 'ms', baseline: 'goal', baselineValue: 100, goal: '≤ 100 ms', met: pct(toFirstWords, 99) <= 100 });
+  record({ figure: "answer: agent's first piece → first partial result (median)", value: median(toPartial), unit: 'ms', baseline: 'goal', baselineValue: 100, goal: '≤ 100 ms', met: pct(toPartial, 99) <= 100 });
+  record({ figure: "answer: agent's last piece → the whole answer in the editor (median)", value: median(toWhole), unit: 'ms', baseline: 'goal', baselineValue: 50, goal: '≤ 50 ms', met: pct(toWhole, 99) <= 50 });
+  record({ figure: `answer: the same, worst of ${asks}`, value: Math.max(...toWhole), unit: 'ms', baseline: 'goal', baselineValue: 50, goal: 'report' });
+  await lsp.stop();
+}
+
 function context(): void {
   const line = 'const value = compute(input) + 42; // 😀 a line of a 5 MB file\n';
   const text = line.repeat(Math.ceil((5 * 1024 * 1024) / Buffer.byteLength(line)));
@@ -478,6 +522,7 @@ async function main(): Promise<void> {
   const latencies = runs('latency') ? await latency() : undefined;
   const stream = runs('streaming') ? await streaming() : undefined;
   if (runs('responsive')) await responsiveness();
+  if (runs('answer')) await answerStreaming();
   if (runs('context')) context();
   if (runs('reading')) await reading();
 

@@ -140,6 +140,20 @@ export function shorten(text: string, max: number): string {
   return text;
 }
 
+/**
+ * The end of `text` as one line of at most `max` cells, "…" first when something was left out:
+ * the latest words of an answer being written. Reads only the last few hundred characters.
+ */
+export function lastLine(text: string, max: number): string {
+  const whole = text.length <= 4 * max;
+  const plain = inline(whole ? text : text.slice(-4 * max));
+  const pieces = [...graphemesOf(plain)].map((g) => g.segment);
+  let taken = 0;
+  let from = pieces.length;
+  while (from > 0 && taken + cells(pieces[from - 1]!) <= max - 1) taken += cells(pieces[--from]!);
+  return from === 0 && whole ? plain : `…${pieces.slice(from).join('').trimStart()}`;
+}
+
 /** One line of at most `max` cells: `inline`, then `shorten`. */
 export function oneLine(text: string, max: number): string {
   return shorten(inline(text), max);

@@ -25,7 +25,7 @@ import type { Targets, TargetInput } from './target.js';
 import * as messages from './messages.js';
 import { oneLine } from './messages.js';
 import { inert, inline } from '../text.js';
-import type { ProgressFactory } from './progress.js';
+import { AnswerTail, type ProgressFactory } from './progress.js';
 
 const FINAL_STATUSES = new Set(['completed', 'failed', 'cancelled']);
 
@@ -77,6 +77,7 @@ export class AskService {
       workDoneProgress: features.workDoneProgress,
     });
     progress.onCancel(() => controller.abort());
+    const written = new AnswerTail();
     const releasePending = target.document && target.range ? deps.answers.markPending(target.document.uri, target.range, input.question) : () => {};
 
     try {
@@ -95,6 +96,7 @@ export class AskService {
           if (line) progress.report(line, event.progress || undefined);
         },
         onDelta: (delta) => {
+          progress.writing(written.push(delta));
           if (options.partialResultToken !== undefined) {
             deps.connection.sendProgress(AskRequest.partialResult, options.partialResultToken, { answer: inert(delta) });
           }

@@ -14,7 +14,7 @@ import {
 } from 'vscode-languageserver';
 import type { Logger } from '../logger.js';
 import { requestWithin } from './editorRequests.js';
-import { oneLine } from '../text.js';
+import { lastLine, oneLine } from '../text.js';
 import * as messages from './messages.js';
 import { Coalescer, UPDATE_INTERVAL_MS } from './throttle.js';
 
@@ -26,6 +26,11 @@ const MESSAGE_WIDTH = 80;
 
 export interface Progress {
   report(message: string, percentage?: number): void;
+  /**
+   * The answer as it is being written (its last characters, see AnswerTail): its latest words
+   * become the progress message, the first of them at once. Not logged where progress is a log.
+   */
+  writing(answerTail: string): void;
   /** Ends the progress with its final state, e.g. "Answered", "Failed: …", "Cancelled". */
   done(message: string): void;
   /** Runs `listener` when the user cancels from the editor's progress UI. */
@@ -120,6 +125,9 @@ class PendingProgress implements Progress {
   report(message: string, percentage?: number): void {
     this.forward((progress) => progress.report(message, percentage), true);
   }
+  writing(answerTail: string): void {
+    this.forward((progress) => progress.writing(answerTail), true);
+  }
 
   done(message: string): void {
     this.ended = true;
@@ -135,6 +143,8 @@ class TokenProgress implements Progress {
   private readonly reports: Coalescer<WorkDoneProgressReport>;
   private ended = false;
   private lastReport: string | undefined;
+  /** The answer has begun to arrive. */
+  private wrote = false;
   private readonly cancelListeners: (() => void)[] = [];
 
   constructor(
@@ -156,6 +166,14 @@ class TokenProgress implements Progress {
     this.reports.push(report);
   }
 
+  writing(answerTail: string): void {
+    if (this.ended) return;
+    const first = !this.wrote;
+    this.wrote = true;
+    this.lastReport = undefined;
+    // The first words go out at once: the user sees the answer begin, not 100 ms later.
+    this.reports.push({ kind: 'report', cancellable: true, message: lastLine(answerTail, MESSAGE_WIDTH) }, first);
+  }
   done(message: string): void {
     if (this.ended) return;
     this.ended = true;
@@ -201,6 +219,9 @@ class MessageProgress implements Progress {
   report(message: string): void {
     this.steps.push(`${this.title}: ${oneLine(message, MESSAGE_WIDTH)}`);
   }
+  writing(): void {
+    // A log line per piece of the answer would bury the log: the answer comes whole at the end.
+  }
   done(message: string): void {
     this.steps.finish();
     this.log(`${this.title}: ${oneLine(message, MESSAGE_WIDTH)}`);
@@ -210,3 +231,14 @@ class MessageProgress implements Progress {
   }
 }
 
+/** How much of an answer being written is kept to show its latest words. */
+const TAIL_CHARS = 1024;
+
+/** The last characters of an answer being written: bounded however long it grows (a flattened rope would cost the whole answer per piece). */
+export class AnswerTail {
+  private text = '';
+  push(delta: string): string {
+    this.text = (this.text + delta).slice(-TAIL_CHARS);
+    return this.text;
+  }
+}

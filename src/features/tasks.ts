@@ -18,7 +18,7 @@ import type { ApprovalService, WireApproval } from './approvals.js';
 import * as messages from './messages.js';
 import { oneLine } from './messages.js';
 import { inert, inline } from '../text.js';
-import type { Progress, ProgressFactory } from './progress.js';
+import { AnswerTail, type Progress, type ProgressFactory } from './progress.js';
 import type { Limiter } from './limits.js';
 import type { Target, Targets, TargetInput } from './target.js';
 import { Coalescer, UPDATE_INTERVAL_MS } from './throttle.js';
@@ -129,6 +129,7 @@ export class TaskService {
     progress.onCancel(() => this.cancel(task.id));
     deps.logger.info(`task ${task.id} started: "${task.title}"`);
 
+    const written = new AnswerTail();
     let outcome: StreamOutcome;
     try {
       const coordinator = await deps.coordinator();
@@ -143,6 +144,7 @@ export class TaskService {
         timeoutMs: config.task.timeoutMs,
         timeoutSetting: 'buckley.task.timeoutMs',
         intent: 'task',
+        onDelta: (delta) => progress.writing(written.push(delta)),
         onEvent: (event) => {
           applyEvent(task, event);
           const approval = event.status === 'awaiting_approval' ? event.approval : undefined;

@@ -98,6 +98,20 @@ describe('buckley/ask', () => {
     expect(work.at(-1)).toEqual({ kind: 'end', message: 'Answered' });
   });
 
+  it('shows the answer as it is written: its first words are the progress message before the ask ends', async () => {
+    const client = await start({ client: 'neovim-0.10.4' });
+    const { CancellationTokenSource, ResponseError: Cancelled } = await import('vscode-jsonrpc');
+    const source = new CancellationTokenSource();
+    let settled = false;
+    // HANG writes one piece of its answer, then waits until cancelled.
+    const asked = client.request('buckley/ask', { question: 'HANG while I watch', workDoneToken: 'watch-1' }, source.token).finally(() => (settled = true));
+    const shown = await client.waitFor('$/progress', (p) => p.token === 'watch-1' && p.value.kind === 'report' && p.value.message?.includes('Thinking'));
+    expect(shown.value.message).toBe('Thinking for a very long time…');
+    expect(settled).toBe(false);
+    source.cancel();
+    await expect(asked).rejects.toBeInstanceOf(Cancelled);
+  });
+
   it('does not wait for the editor to accept a progress token: steps seen before are replayed in order once it has', async () => {
     let accept!: () => void;
     const accepted = new Promise<null>((resolve) => (accept = () => resolve(null)));

@@ -1,6 +1,6 @@
 /** Text from agents made safe for editors: one-line, inert, well-formed, cut between graphemes. */
 import { describe, expect, it } from 'vitest';
-import { graphemesOf, inert, inline, oneLine, shorten, wellFormed, width } from '../../src/text.js';
+import { graphemesOf, inert, inline, lastLine, oneLine, shorten, wellFormed, width } from '../../src/text.js';
 
 const FAMILY = '👨‍👩‍👧‍👦'; // one grapheme, 11 UTF-16 units, two cells
 const FLAG = '🇫🇷';
@@ -138,5 +138,24 @@ describe('wellFormed', () => {
     expect(fixed).toEqual({ a: 'fine', b: ['bad\uFFFD', { c: 'x\uFFFD' }], ['key\uFFFD']: true });
     expect(JSON.stringify(fixed)).not.toMatch(/\\ud[89a-f]/i);
     expect(dirty.b[0]).toBe('bad\uD800');
+  });
+});
+
+describe('lastLine (the latest words of an answer being written)', () => {
+  it('keeps a short answer whole, on one line', () => {
+    expect(lastLine('The list\nis empty.', 40)).toBe('The list is empty.');
+  });
+
+  it('shows the end of a long one after "…", within the width and between graphemes', () => {
+    const answer = `${'word '.repeat(10_000)}and the end ${FAMILY}${FLAG}.`;
+    const shown = lastLine(answer, 30);
+    expect(shown.startsWith('…')).toBe(true);
+    expect(shown.endsWith(`and the end ${FAMILY}${FLAG}.`)).toBe(true);
+    expect(width(shown)).toBeLessThanOrEqual(30);
+    expect(isWellFormed(shown)).toBe(true);
+  });
+
+  it('shows nothing a terminal would act on', () => {
+    expect(lastLine('done \u001b[31mred\u001b[0m \u202eevil', 40)).not.toMatch(CONTROL);
   });
 });
