@@ -490,6 +490,77 @@ async function reading(): Promise<void> {
   record({ figure: `reading: the guard alone on ${largest} MB vs ${largest / 10}× its 10 MB time`, value: own, unit: 'ms', baseline: 'linear from 10 MB', baselineValue: linear, goal: '≤ 1.2× (linear)', met: own / linear <= 1.2 });
 }
 
+/** Peak resident memory since the last reset (`resetPeak`), in MB. */
+function peakMb(pid: number): number {
+  return Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024;
+}
+/** Starts a new peak-memory measurement (Linux: "5" to clear_refs resets VmHWM). */
+function resetPeak(pid: number): void {
+  writeFileSync(`/proc/${pid}/clear_refs`, '5');
+}
+
+/**
+ * Big documents through the real server: didOpen of 1, 10 and 50 MB, then a request; the time
+ * until it is answered against vscode-jsonrpc's reader alone on the same bytes, its growth with
+ * size, and the server's peak memory for the largest (and what is left after didClose).
+ */
+async function bigDocuments(): Promise<void> {
+  const sizes = quick ? [1, 10] : [1, 10, 50];
+  const lsp = spawnLsp([BIN, '--stdio']);
+  await initialize(lsp);
+  await untilReady(lsp);
+  const pid = lsp.child.pid!;
+  const echo = spawnLsp([ECHO_SERVER]);
+  await echo.connection.sendRequest('initialize', { processId: null, rootUri: null, capabilities: {} });
+  const idle = rssMb(pid);
+  const line = 'export const value = compute(input) + 42; // a line of a big generated file\n';
+  const results = new Map<number, { served: number; reader: number; peak: number; before: number; after: number }>();
+  for (const mb of sizes) {
+    const text = line.repeat(Math.ceil((mb * 1024 * 1024) / line.length));
+    const uri = pathToFileURL(join(REPO, `fixtures/workspace/big-${mb}.ts`)).href;
+    const body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', method: 'textDocument/didOpen', params: { textDocument: { uri, languageId: 'typescript', version: 1, text } } }));
+    const message = Buffer.concat([Buffer.from(`Content-Length: ${body.length}\r\n\r\n`), body]);
+    const served: number[] = [];
+    const reader: number[] = [];
+    let peak = 0;
+    let before = 0;
+    let after = 0;
+    for (let i = 0; i < (mb === 1 ? 15 : quick ? 2 : 3); i++) {
+      await lsp.connection.sendRequest('buckley/status', {});
+      before = rssMb(pid);
+      resetPeak(pid);
+      const t0 = now();
+      lsp.child.stdin!.write(message);
+      await lsp.connection.sendRequest('textDocument/hover', { textDocument: { uri }, position: { line: 0, character: 0 } });
+      served.push(now() - t0);
+      peak = Math.max(peak, peakMb(pid) - before);
+      await lsp.connection.sendNotification('textDocument/didClose', { textDocument: { uri } });
+      await lsp.connection.sendRequest('buckley/status', {});
+      // What the server holds a second after the close (it collects 200 ms after a big document closes).
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      after = rssMb(pid);
+      // The same bytes to a bare vscode-languageserver server (its reader and JSON parsing), then a request.
+      const t1 = now();
+      echo.child.stdin!.write(message);
+      await echo.connection.sendRequest('echo', {});
+      reader.push(now() - t1);
+    }
+    results.set(mb, { served: median(served), reader: median(reader), peak, before, after });
+  }
+  const largest = sizes.at(-1)!;
+  const big = results.get(largest)!;
+  for (const mb of sizes) {
+    const { served, reader } = results.get(mb)!;
+    record({ figure: `big document: ${mb} MB didOpen → next request answered`, value: served, unit: 'ms', baseline: 'bare vscode-languageserver server, same bytes', baselineValue: reader, goal: '≤ 1.5×', met: served / reader <= 1.5 });
+  }
+  const tenfold = results.get(10)!.served;
+  record({ figure: `big document: ${largest} MB against 10 MB`, value: big.served, unit: 'ms', baseline: '10 MB', baselineValue: tenfold, goal: `≤ ${largest === 50 ? 6 : 1.2 * largest / 10}× (linear)`, met: big.served / tenfold <= (largest === 50 ? 6 : (1.2 * largest) / 10) });
+  record({ figure: `big document: peak memory added by a ${largest} MB document`, value: big.peak, unit: 'MB', baseline: 'its size', baselineValue: largest, goal: '≤ 4×', met: big.peak / largest <= 4 });
+  record({ figure: `big document: memory after didClose of ${largest} MB`, value: big.after, unit: 'MB', baseline: 'before the first big document', baselineValue: idle, goal: '≤ 1.5× (released)', met: big.after / idle <= 1.5 });
+  await lsp.stop();
+  await echo.stop();
+}
+
 function histogramSvg(series: Record<string, number[]>): string {
   const colors = ['#1f77b4', '#ff7f0e', '#2ca02c', '#9467bd'];
   const all = Object.values(series).flat();
@@ -523,6 +594,7 @@ async function main(): Promise<void> {
   const stream = runs('streaming') ? await streaming() : undefined;
   if (runs('responsive')) await responsiveness();
   if (runs('answer')) await answerStreaming();
+  if (runs('big')) await bigDocuments();
   if (runs('context')) context();
   if (runs('reading')) await reading();
 

@@ -34,6 +34,7 @@ import { ProgressFactory } from './features/progress.js';
 import { requestWithin } from './features/editorRequests.js';
 import { buildStatus } from './features/status.js';
 import { showLog } from './features/log.js';
+import * as releaseMemory from './features/memory.js';
 import { Limiter } from './features/limits.js';
 import { Targets } from './features/target.js';
 import { TaskService } from './features/tasks.js';
@@ -301,7 +302,10 @@ export function startServer(connection: Connection, options: ServerOptions): Run
   });
 
   documents.onDidOpen(({ document }) => link.current?.documentOpened(document.uri));
-  documents.onDidClose(({ document }) => link.current?.documentClosed(document.uri));
+  documents.onDidClose(({ document }) => {
+    link.current?.documentClosed(document.uri);
+    releaseMemory.documentClosed(document.getText().length);
+  });
 
   /**
    * Every request handler: refused before `initialize` (ServerNotInitialized) and after
