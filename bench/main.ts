@@ -147,8 +147,8 @@ async function startup(): Promise<void> {
     bridge.push(await untilInitialized([BIN, '--stdio'], { BUCKLEY_COORDINATOR: '127.0.0.1:1' }));
     bare.push(await untilInitialized([ECHO_SERVER]));
   }
-  record({ figure: 'startup: spawn → initialize result (median)', value: median(bridge), unit: 'ms', baseline: '`node -e 0` spawn → exit', baselineValue: median(node), goal: '≤ 1.5×', met: median(bridge) / median(node) <= 1.5 });
-  // The floor: a bare vscode-languageserver server, bundled the same way.
+  record({ figure: 'startup: spawn → initialize result (median)', value: median(bridge), unit: 'ms', baseline: 'bare vscode-languageserver server, bundled the same way', baselineValue: median(bare), goal: '≤ 1.2×', met: median(bridge) / median(bare) <= 1.2 });
+  record({ figure: 'startup: the same against node itself', value: median(bridge), unit: 'ms', baseline: '`node -e 0` spawn → exit', baselineValue: median(node), goal: 'report' });
   record({ figure: 'reference: bare LSP server startup (median)', value: median(bare), unit: 'ms', baseline: '`node -e 0` spawn → exit', baselineValue: median(node), goal: 'report' });
 }
 
@@ -166,7 +166,7 @@ async function memory(): Promise<void> {
   await initialize(lsp, { experimental: { buckley: { taskProgress: true } } });
   await untilReady(lsp);
   const idle = rssMb(lsp.child.pid!);
-  record({ figure: 'memory: idle after initialize (embedded coordinator)', value: idle, unit: 'MB', baseline: 'bare `node` idle', baselineValue: bare, goal: '≤ 1.8×', met: idle / bare <= 1.8 });
+  record({ figure: 'memory: idle after initialize (embedded coordinator)', value: idle, unit: 'MB', baseline: 'bare `node` idle', baselineValue: bare, goal: '≤ 1.5×', met: idle / bare <= 1.5 });
 
   const docs = quick ? 40 : 200;
   const text = `${'// a line of a document that is about a hundred kilobytes long, repeated\n'.repeat(1400)}`;
@@ -293,7 +293,7 @@ async function streaming(): Promise<{ timeline: number[]; seconds: number }> {
   while (!finalAt || !lastUpdateSentAt || !progressEndAt) await new Promise((resolve) => setTimeout(resolve, 5));
   const seconds = (now() - t0) / 1000;
   const events = updates * 2; // a tool update and a text chunk per step
-  record({ figure: `streaming: ${events} agent events through the bridge`, value: events / seconds, unit: 'events/s', baseline: 'goal', baselineValue: 50_000, goal: '≥ 50,000/s', met: events / seconds >= 50_000 });
+  record({ figure: `streaming: ${events} agent events through the bridge`, value: events / seconds, unit: 'events/s', baseline: 'goal', baselineValue: 60_000, goal: '≥ 60,000/s', met: events / seconds >= 60_000 });
   record({ figure: 'streaming: notifications sent to the editor', value: timeline.length, unit: 'messages', baseline: `${events} events`, baselineValue: events, goal: 'bounded (≤ 10/s per task and kind)', met: timeline.length <= Math.ceil(seconds * 20) + 6 });
   const lag = Math.max(finalAt, progressEndAt) - lastUpdateSentAt;
   record({ figure: "streaming: agent's last update → editor's final progress", value: lag, unit: 'ms', baseline: 'goal', baselineValue: 50, goal: '≤ 50 ms', met: lag <= 50 });

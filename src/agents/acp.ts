@@ -21,6 +21,7 @@ import type { Logger } from '../logger.js';
 import type { WireToolExecution } from '../coordinator/wire.js';
 import { AgentError, type AgentDriver, type AgentTurn, type PermissionDecision, type TurnResult, type TurnSink } from './driver.js';
 import { spawnGroup, stopGroup } from './processes.js';
+import { takeSessionUpdates } from './updateStream.js';
 import { seconds } from '../text.js';
 
 export interface AcpDriverOptions {
@@ -90,10 +91,9 @@ const CANCEL_GRACE_MS = 5_000;
 const NOT_ACP_GRACE_MS = 5_000;
 
 /**
- * session/update as this driver reads it, one plain object schema per kind it uses. The SDK
- * already checks every update against the full ACP schema (in its session router); letting it
- * parse the whole union a second time for our handler cost a third of a chatty agent's
- * throughput (`npm run bench`, streaming: 25,000 → 40,000 events/s without it).
+ * session/update as this driver reads it, one plain object schema per kind it uses: updates are
+ * checked with these at the boundary, before the SDK sees the agent's output (updateStream.ts),
+ * since parsing the whole ACP union for every update was most of a chatty agent's cost.
  */
 const notificationOf = <Update extends z.core.$ZodShape>(update: Update) => z.object({ sessionId: z.string(), update: z.object(update) });
 const toolCallFields = {
@@ -122,12 +122,16 @@ const updateSchemas = {
 const otherUpdate = z.pipe(z.object({ sessionId: z.string() }), z.transform((notification) => ({ ...notification, update: { sessionUpdate: 'other' as const } })));
 type SessionUpdate = z.infer<(typeof updateSchemas)[keyof typeof updateSchemas]> | z.infer<typeof otherUpdate>;
 
-/** The SDK has already checked the update against the full ACP schema; this keeps what is read. */
-function parseSessionUpdate(params: unknown): SessionUpdate {
+/** What is read of an update, checked; undefined (and ignored) when it is not what ACP says. */
+function parseSessionUpdate(params: unknown): SessionUpdate | undefined {
   const kind = (params as { update?: { sessionUpdate?: unknown } } | null)?.update?.sessionUpdate;
   const schema = typeof kind === 'string' && Object.hasOwn(updateSchemas, kind) ? updateSchemas[kind as keyof typeof updateSchemas] : otherUpdate;
-  return schema.parse(params);
+  const parsed = schema.safeParse(params);
+  return parsed.success ? parsed.data : undefined;
 }
+
+/** The longest line an agent may write (the SDK's own default). */
+const MAX_MESSAGE_BYTES = 32 * 1024 * 1024;
 
 export class AcpDriver implements AgentDriver {
   readonly description: string;
@@ -318,16 +322,22 @@ export class AcpDriver implements AgentDriver {
         ? ` It is not speaking ACP: it wrote \`${firstOutput.slice(0, 80)}\` where ACP has JSON-RPC — is this an ACP agent, started in its ACP mode (\`gemini --acp\`, \`buckley acp\`)? Check buckley.agent.command (or BUCKLEY_AGENT).`
         : '';
 
+    const sessions = new Map<string, AcpSession>();
+    // Updates are read here, with our schema, before the SDK (see updateStream.ts).
+    const onUpdate = (params: unknown) => {
+      const update = parseSessionUpdate(params);
+      if (update) this.onUpdate(sessions, update);
+      else logger.debug(`ignored a session/update that is not ACP: ${JSON.stringify(params)?.slice(0, 200)}`);
+    };
     const stream = sdk.ndJsonStream(
       Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>,
-      Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>,
+      takeSessionUpdates(Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>, onUpdate, MAX_MESSAGE_BYTES),
+      { maxMessageBytes: MAX_MESSAGE_BYTES },
     );
     child.stdin?.on('error', () => undefined); // EPIPE after a crash is reported through `died`
-    const sessions = new Map<string, AcpSession>();
     const connection = sdk
       .client({ name: 'buckley-lsp' })
       .onRequest('session/request_permission', (ctx) => this.onPermission(sessions, ctx.params))
-      .onNotification('session/update', parseSessionUpdate, (ctx) => this.onUpdate(sessions, ctx.params))
       .connect(stream);
 
     const timeoutMs = this.options.requestTimeoutMs ?? 30_000;
