@@ -209,6 +209,8 @@ async function latency(): Promise<{ bridge: number[]; direct: number[]; echo: nu
   const lsp = spawnLsp([BIN, '--stdio', '--coordinator', address]);
   await initialize(lsp);
   await untilReady(lsp);
+  // The bridge alone, its coordinator elsewhere: what the embedded coordinator's worker costs is the difference.
+  record({ figure: 'memory: idle after initialize (remote coordinator)', value: rssMb(lsp.child.pid!), unit: 'MB', baseline: 'bare `node` idle', baselineValue: await bareNodeRss(), goal: 'report' });
   const direct = new CoordinatorClient({ address, agentId: 'bench' });
   const session = await direct.unary('CreateSession', { agent_id: 'bench' }, sessionSchema, { timeoutMs: 5000 });
   const echo = spawnLsp([ECHO_SERVER]);
