@@ -63,6 +63,16 @@ t.run(function()
 
   t.result.hover = t.wait_for_hover(bufnr, last - 1, 4, 'You asked:')
   t.step('answer in')
+  -- With the plain init, Neovim 0.10 also opens the answer document beside the code: K comes
+  -- after it (a window opening moves the focus, and a hover float closes when its buffer is left).
+  if os.getenv('BUCKLEY_README_SNIPPET') == 'neovim-plain' and vim.fn.has('nvim-0.10') == 1 then
+    assert(vim.wait(10000, function()
+      for _, win in ipairs(vim.api.nvim_list_wins()) do
+        if vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(win)):match('%.md$') then return true end
+      end
+      return false
+    end, 20), 'the answer document did not open')
+  end
   -- K in normal mode, inside what was selected: the answer in a floating window.
   vim.api.nvim_set_current_win(vim.fn.bufwinid(bufnr))
   vim.api.nvim_win_set_cursor(0, { last, 4 })
