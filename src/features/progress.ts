@@ -140,7 +140,8 @@ class PendingProgress implements Progress {
 }
 
 class TokenProgress implements Progress {
-  private readonly reports: Coalescer<WorkDoneProgressReport>;
+  /** Made when sent: of an answer streaming in many pieces, only the tails sent are laid out. */
+  private readonly reports: Coalescer<() => WorkDoneProgressReport>;
   private ended = false;
   private lastReport: string | undefined;
   /** The answer has begun to arrive. */
@@ -152,7 +153,7 @@ class TokenProgress implements Progress {
     private readonly token: ProgressToken,
     private readonly release: () => void,
   ) {
-    this.reports = new Coalescer((report) => connection.sendProgress(WorkDoneProgress.type, token, report), UPDATE_INTERVAL_MS);
+    this.reports = new Coalescer((report) => connection.sendProgress(WorkDoneProgress.type, token, report()), UPDATE_INTERVAL_MS);
   }
 
   report(message: string, percentage?: number): void {
@@ -163,7 +164,7 @@ class TokenProgress implements Progress {
     const key = `${report.message}\u0000${report.percentage ?? ''}`;
     if (key === this.lastReport) return;
     this.lastReport = key;
-    this.reports.push(report);
+    this.reports.push(() => report);
   }
 
   writing(answerTail: string): void {
@@ -172,7 +173,7 @@ class TokenProgress implements Progress {
     this.wrote = true;
     this.lastReport = undefined;
     // The first words go out at once: the user sees the answer begin, not 100 ms later.
-    this.reports.push({ kind: 'report', cancellable: true, message: lastLine(answerTail, MESSAGE_WIDTH) }, first);
+    this.reports.push(() => ({ kind: 'report', cancellable: true, message: lastLine(answerTail, MESSAGE_WIDTH) }), first);
   }
   done(message: string): void {
     if (this.ended) return;
