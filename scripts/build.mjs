@@ -1,40 +1,76 @@
-// Bundles the CLI for speed: dist/buckley-lsp.js is the one entry (the `bin`), and code the
-// language server does not need to answer `initialize` (gRPC, protobuf, the coordinator, agent
-// drivers) sits in chunks next to it, loaded by dynamic import() only when first used — so
-// startup compiles only what it runs. The .proto files stay in proto/ and are found from the
-// chunks' location (dist/, like the entry) at run time.
+// Bundles the CLI for speed, in three builds whose files sit side by side in dist/:
+//
+// * the bridge — dist/buckley-lsp.js, the `bin`: the language server, `doctor`, and the gRPC
+//   client; what the server does not need to answer `initialize` (gRPC, protobuf, the
+//   coordinator connection) is in chunk-* files loaded by dynamic import() on first use;
+// * our coordinator — dist/buckley-lsp-embedded.js (the embedded coordinator's worker thread,
+//   loaded by src/coordinator/embedded.ts) and dist/buckley-lsp-coordinator.js (the
+//   `coordinator` command), with their coordinator-* chunks;
+// * the ACP SDK — dist/vendor-acp-sdk.js, loaded when the first agent starts.
+//
+// Built apart, they do not share chunks: the bridge's startup path then loads a few files with
+// only what it runs (shared with our coordinator it was a dozen, and with the SDK it compiled
+// all of zod before `initialize`). A thread or process runs code of one build only, so no module
+// is loaded twice in one place. The .proto files stay in proto/ and are found from dist/.
 import { build } from 'esbuild';
 import { chmod, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 
 const pkg = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8'));
 const outdir = new URL('../dist/', import.meta.url).pathname;
 const entry = `${outdir}buckley-lsp.js`;
+const source = (path) => new URL(`../src/${path}`, import.meta.url).pathname;
 
 // Chunks of an earlier build have other names: remove them, not the bench bundles.
 for (const name of await readdir(outdir).catch(() => [])) {
-  if (/^(buckley-lsp|chunk-)/.test(name)) await rm(`${outdir}${name}`);
+  if (/^(buckley-lsp|chunk-|coordinator-|vendor-)/.test(name)) await rm(`${outdir}${name}`);
 }
-await build({
-  entryPoints: {
-    'buckley-lsp': new URL('../src/cli.ts', import.meta.url).pathname,
-    // The embedded coordinator's worker thread (src/coordinator/embedded.ts loads it by this name).
-    'buckley-lsp-embedded': new URL('../src/coordinator/embeddedWorker.ts', import.meta.url).pathname,
+
+/** Imports that another build serves: left as imports of its file, next to ours at run time. */
+const servedApart = (files) => ({
+  name: 'served-apart',
+  setup(build) {
+    for (const [specifier, file] of Object.entries(files)) {
+      const filter = new RegExp(`^${specifier.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}$`);
+      build.onResolve({ filter }, () => ({ path: `./${file}`, external: true }));
+    }
   },
-  outdir,
-  splitting: true,
-  chunkNames: 'chunk-[hash]',
+});
+
+const common = {
   bundle: true,
   platform: 'node',
   format: 'esm',
   target: 'node20',
   sourcemap: 'linked',
   legalComments: 'none',
+  outdir,
   define: { __BUCKLEY_VERSION__: JSON.stringify(pkg.version) },
   // grpc-js and protobufjs are CommonJS and call require() for Node built-ins.
   banner: {
     js: "import { createRequire as __buckleyCreateRequire } from 'node:module';\nconst require = __buckleyCreateRequire(import.meta.url);",
   },
   logLevel: 'warning',
+};
+const acpSdk = { '@agentclientprotocol/sdk': 'vendor-acp-sdk.js' };
+
+await build({ ...common, entryPoints: { 'vendor-acp-sdk': '@agentclientprotocol/sdk' } });
+await build({
+  ...common,
+  entryPoints: {
+    'buckley-lsp-embedded': source('coordinator/embeddedWorker.ts'),
+    'buckley-lsp-coordinator': source('commands/coordinator.ts'),
+  },
+  splitting: true,
+  chunkNames: 'coordinator-[hash]',
+  plugins: [servedApart(acpSdk)],
+});
+await build({
+  ...common,
+  entryPoints: { 'buckley-lsp': source('cli.ts') },
+  splitting: true,
+  chunkNames: 'chunk-[hash]',
+  // cli.ts imports the `coordinator` command as ./commands/coordinator.js: the build above serves it.
+  plugins: [servedApart({ ...acpSdk, './commands/coordinator.js': 'buckley-lsp-coordinator.js' })],
 });
 await writeFile(entry, `#!/usr/bin/env node\n${await readFile(entry, 'utf8')}`);
 await chmod(entry, 0o755);

@@ -21,7 +21,7 @@
  * message handed to it has been written.
  */
 import { Transform, type TransformCallback, type Writable } from 'node:stream';
-import { Emitter, StreamMessageWriter, type Message, type MessageWriter } from 'vscode-jsonrpc/node.js';
+import { Emitter, StreamMessageWriter, type Message, type MessageWriter } from 'vscode-languageserver/node.js';
 import { shorten, wellFormed } from './text.js';
 
 /** Larger bodies are skipped unread (a 5 MB document is 1/20 of this). */

@@ -4,8 +4,6 @@
  * the server kept ~240 MB it no longer used. One full collection, shortly after a big document
  * closed (once for several closed together), gives it back.
  */
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 
 /** A document at least this long (UTF-16 units) is worth a full collection once it closes. */
 export const BIG_DOCUMENT = 4 * 1024 * 1024;
@@ -15,10 +13,14 @@ const SETTLE_MS = 200;
 let collect: (() => void) | null | undefined;
 let timer: NodeJS.Timeout | undefined;
 
-/** V8's `gc`, exposed for this call's new context: the server is not started with --expose-gc. */
-function collector(): (() => void) | null {
+/**
+ * V8's `gc`, exposed for this call's new context: the server is not started with --expose-gc.
+ * node:v8 and node:vm load here, at the first big document, not before `initialize`.
+ */
+async function collector(): Promise<(() => void) | null> {
   if (collect === undefined) {
     try {
+      const [{ setFlagsFromString }, { runInNewContext }] = await Promise.all([import('node:v8'), import('node:vm')]);
       setFlagsFromString('--expose-gc');
       collect = runInNewContext('gc') as () => void;
     } catch {
@@ -31,5 +33,5 @@ function collector(): (() => void) | null {
 export function documentClosed(length: number): void {
   if (length < BIG_DOCUMENT) return;
   clearTimeout(timer);
-  timer = setTimeout(() => collector()?.(), SETTLE_MS).unref();
+  timer = setTimeout(() => void collector().then((gc) => gc?.()), SETTLE_MS).unref();
 }
