@@ -563,6 +563,149 @@ async function bigDocuments(): Promise<void> {
   await echo.stop();
 }
 
+/** Starts `buckley-lsp coordinator` with the scripted agent and waits for its address. */
+async function standaloneCoordinator(): Promise<{ child: ChildProcess; address: string }> {
+  const child = spawn(process.execPath, [...PROFILE_ARGS, BIN, 'coordinator', '--listen', '127.0.0.1:0', '--agent', process.execPath, join(REPO, 'fixtures/scripted-agent.mjs')], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const address = await new Promise<string>((resolve, reject) => {
+    let err = '';
+    child.once('exit', (code) => reject(new Error(`the coordinator exited (${code}) before listening: ${err}`)));
+    child.stderr!.on('data', (chunk) => {
+      err += chunk;
+      const match = /listening on (127\.0\.0\.1:\d+)/.exec(err);
+      if (match) resolve(match[1]!);
+    });
+  });
+  return { child, address };
+}
+
+/**
+ * A team's coordinator: 10 editors (each its own bridge) run 10 tasks at once each on one
+ * standalone `buckley-lsp coordinator`. Every task must complete with its own answer, every editor
+ * must see progress of its own tasks only; the figures are each editor's time to the first
+ * progress from the agent, and the coordinator's memory per running task and after two rounds.
+ */
+async function team(): Promise<void> {
+  // BENCH_TEAM=EDITORSxTASKS changes the shape, to see where time goes.
+  const [editors, perEditor] = (process.env.BENCH_TEAM ?? (quick ? '3x4' : '10x10')).split('x').map(Number) as [number, number];
+  const { child: coordinator, address } = await standaloneCoordinator();
+  const bridges = await Promise.all(
+    Array.from({ length: editors }, async () => {
+      const lsp = spawnLsp([BIN, '--stdio', '--coordinator', address]);
+      await initialize(lsp, { window: { workDoneProgress: true }, experimental: { buckley: { taskProgress: true } } });
+      await untilReady(lsp);
+      return lsp;
+    }),
+  );
+  const idle = rssMb(coordinator.pid!);
+  const firstProgress: number[] = [];
+  const problems: string[] = [];
+  let peak = 0;
+
+  /** One round: every editor starts its tasks at once; resolves when all have ended. */
+  const round = async (label: string) => {
+    let showingSteps = 0;
+    await Promise.all(
+      bridges.map(async (lsp, editor) => {
+        /** What each task id showed, when, and its end (known whether or not its id is back yet). */
+        const progress = new Map<string, { firstStepAt?: number; end?: { status: string; message?: string }; ended: Promise<void>; endNow: () => void }>();
+        const of = (taskId: string) => {
+          let entry = progress.get(taskId);
+          if (!entry) {
+            let endNow!: () => void;
+            const ended = new Promise<void>((resolve) => (endNow = resolve));
+            entry = { ended, endNow };
+            progress.set(taskId, entry);
+          }
+          return entry;
+        };
+        const notifications = lsp.connection.onNotification('$/buckley/taskProgress', (p: { taskId: string; status: string; message?: string }) => {
+          const entry = of(p.taskId);
+          // The first progress that came from the agent: the first step of its plan.
+          if (entry.firstStepAt === undefined && p.status === 'in_progress' && p.message === 'Read the code') {
+            entry.firstStepAt = now();
+            if (++showingSteps === editors * perEditor) peak = Math.max(peak, rssMb(coordinator.pid!));
+          }
+          if (['completed', 'failed', 'cancelled'].includes(p.status)) {
+            entry.end = p;
+            entry.endNow();
+          }
+        });
+        // What the editor shows: a progress per task, titled with it, where the answer is written.
+        const titles = new Map<string | number, string>();
+        const shown: Array<{ token: string | number; text: string }> = [];
+        const progressShown = lsp.connection.onUnhandledProgress(({ token, value }: { token: string | number; value: { kind: string; title?: string; message?: string } }) => {
+          if (value.title) titles.set(token, value.title);
+          for (const text of [value.title, value.message]) if (text) shown.push({ token, text });
+        });
+        const started = await Promise.all(
+          Array.from({ length: perEditor }, async (_, i) => {
+            const tag = `${label}-e${editor}-t${i}`;
+            const sentAt = now();
+            const { taskId } = await lsp.connection.sendRequest<{ taskId: string }>('buckley/executeTask', { task: `SLOW PLAN ${tag}` });
+            await of(taskId).ended;
+            return { taskId, tag, sentAt };
+          }),
+        );
+        notifications.dispose();
+        progressShown.dispose();
+        const own = new Set(started.map(({ taskId }) => taskId));
+        const tags = new Set(started.map(({ tag }) => tag));
+        for (const { token, text } of shown) {
+          for (const [tag] of text.matchAll(/\b(?:warm|measured)-e\d+-t\d+\b/g)) {
+            if (!tags.has(tag)) problems.push(`${label}: editor ${editor} was shown another editor's task: ${text}`);
+            else if (!titles.get(token)?.endsWith(tag)) problems.push(`${label}: editor ${editor} was shown ${tag} in the progress of ${titles.get(token)}`);
+          }
+        }
+        for (const taskId of progress.keys()) if (!own.has(taskId)) problems.push(`${label}: editor ${editor} got progress of a task it did not start (${taskId})`);
+        for (const { taskId, tag, sentAt } of started) {
+          const { firstStepAt, end } = progress.get(taskId)!;
+          if (end?.status !== 'completed') problems.push(`${label}: editor ${editor} task ${tag} ${end?.status}: ${end?.message}`);
+          if (!shown.some(({ text }) => text === `All 3 steps done for: SLOW PLAN ${tag}`)) problems.push(`${label}: editor ${editor} was not shown the answer of ${tag}`);
+          if (firstStepAt === undefined) problems.push(`${label}: editor ${editor} task ${tag} showed no step of its plan`);
+          else firstProgress.push(firstStepAt - sentAt);
+        }
+      }),
+    );
+  };
+  // The baseline: one task alone on the same coordinator (after a warm-up one).
+  const alone: number[] = [];
+  for (let i = 0; i < 6; i++) {
+    const lsp = bridges[0]!;
+    const t0 = now();
+    let firstStep!: () => void;
+    let end!: () => void;
+    const stepped = new Promise<void>((resolve) => (firstStep = resolve));
+    const ended = new Promise<void>((resolve) => (end = resolve));
+    const listening = lsp.connection.onNotification('$/buckley/taskProgress', (p: { status: string; message?: string }) => {
+      if (p.status === 'in_progress' && p.message === 'Read the code') firstStep();
+      if (['completed', 'failed', 'cancelled'].includes(p.status)) end();
+    });
+    const silent = lsp.connection.onUnhandledProgress(() => {});
+    await lsp.connection.sendRequest('buckley/executeTask', { task: 'SLOW PLAN alone' });
+    await stepped;
+    if (i > 0) alone.push(now() - t0);
+    // Its later progress must not reach the rounds' count.
+    await ended;
+    listening.dispose();
+    silent.dispose();
+  }
+  await round('warm');
+  const afterFirst = rssMb(coordinator.pid!);
+  firstProgress.length = 0;
+  await round('measured');
+  const afterSecond = rssMb(coordinator.pid!);
+  const tasks = editors * perEditor;
+  record({ figure: `team: ${editors} editors × ${perEditor} tasks on one coordinator — tasks that ended wrong or saw another's progress`, value: problems.length, unit: 'problems', baseline: 'tasks', baselineValue: tasks, goal: 'none', met: problems.length === 0 });
+  for (const problem of problems.slice(0, 5)) console.error(problem);
+  for (const p of [50, 99]) {
+    record({ figure: `team: time to the first progress from the agent p${p}, ${tasks} tasks at once`, value: pct(firstProgress, p), unit: 'ms', baseline: 'one task alone (median)', baselineValue: median(alone), goal: 'report' });
+  }
+  record({ figure: `team: coordinator memory per running task (${tasks} running)`, value: (peak - idle) / tasks, unit: 'MB', baseline: 'coordinator idle', baselineValue: idle, goal: 'report' });
+  record({ figure: 'team: coordinator memory after the second round', value: afterSecond, unit: 'MB', baseline: 'after the first', baselineValue: afterFirst, goal: '≤ 1.1× (bounded)', met: afterSecond / afterFirst <= 1.1 });
+  await Promise.all(bridges.map((lsp) => lsp.stop()));
+  coordinator.kill();
+}
+
 function histogramSvg(series: Record<string, number[]>): string {
   const colors = ['#1f77b4', '#ff7f0e', '#2ca02c', '#9467bd'];
   const all = Object.values(series).flat();
@@ -597,6 +740,7 @@ async function main(): Promise<void> {
   if (runs('responsive')) await responsiveness();
   if (runs('answer')) await answerStreaming();
   if (runs('big')) await bigDocuments();
+  if (runs('team')) await team();
   if (runs('context')) context();
   if (runs('reading')) await reading();
 
