@@ -191,3 +191,45 @@ export function wellFormed<T>(value: T): T {
 export function seconds(ms: number): string {
   return `${Number((ms / 1000).toFixed(1))} s`;
 }
+
+const encoder = new TextEncoder();
+
+export function utf8Length(text: string): number {
+  return Buffer.byteLength(text, 'utf8');
+}
+
+/** The longest prefix of `text` that fits in `maxBytes` of UTF-8, never splitting a character. */
+export function utf8Prefix(text: string, maxBytes: number): string {
+  if (maxBytes <= 0) return '';
+  if (text.length * 3 <= maxBytes) return text;
+  const { read } = encoder.encodeInto(text, new Uint8Array(maxBytes));
+  return text.slice(0, read);
+}
+
+/** The longest suffix of `text` that fits in `maxBytes` of UTF-8, never splitting a character. */
+export function utf8Suffix(text: string, maxBytes: number): string {
+  if (maxBytes <= 0) return '';
+  let start = Math.max(0, text.length - maxBytes);
+  let excess = utf8Length(text.slice(start)) - maxBytes;
+  while (excess > 0) {
+    // Each UTF-16 unit encodes to at most 3 bytes, so dropping this many never overshoots by much.
+    start += Math.max(1, Math.ceil(excess / 3));
+    excess = utf8Length(text.slice(start)) - maxBytes;
+  }
+  if (isLowSurrogate(text.charCodeAt(start))) start += 1;
+  return text.slice(start);
+}
+
+export function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
+}
+export function isLowSurrogate(code: number): boolean {
+  return code >= 0xdc00 && code <= 0xdfff;
+}
+
+/** "lines 3-7" as a person counts them: 1-based, and a range ending at column 0 ends the line before. */
+export function describeLines(range: { start: { line: number }; end: { line: number; character: number } }): string {
+  const first = range.start.line + 1;
+  const last = range.end.character === 0 && range.end.line > range.start.line ? range.end.line : range.end.line + 1;
+  return first === last ? `line ${first}` : `lines ${first}-${last}`;
+}

@@ -10,7 +10,7 @@
  * left out (and the prompt says how many), then the file is cut.
  */
 import type { DocumentSnapshot, EditorContext } from '../coordinator/wire.js';
-import { describeLines, utf8Length, utf8Prefix } from '../features/context.js';
+import { describeLines, utf8Length, utf8Prefix } from '../text.js';
 
 export function buildPrompt(question: string, context: EditorContext | undefined, readOnly: boolean): string {
   const head: string[] = [question.trim()];

@@ -15,7 +15,7 @@ import type { Features } from '../capabilities.js';
 import type { Logger } from '../logger.js';
 import { rangeSchema } from '../protocol.js';
 import { readStateFile, readStateFileSync, writeFileAtomicSync } from '../state.js';
-import { describeLines } from './context.js';
+import { describeLines } from '../text.js';
 import { shiftRange } from './ranges.js';
 import { wrapMarkdown } from './wrap.js';
 import { inert } from '../text.js';

@@ -8,6 +8,7 @@
 import type { Range } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import type { DocumentSnapshot, EditorContext } from '../coordinator/wire.js';
+import { isHighSurrogate, isLowSurrogate, utf8Length, utf8Prefix, utf8Suffix } from '../text.js';
 
 export interface ContextRequest {
   /** Bytes of the prompt that are not context (the question, the instructions): they count too. */
@@ -31,8 +32,6 @@ export interface BuiltContext {
   leftOut: string[];
 }
 
-const encoder = new TextEncoder();
-
 /**
  * What a document costs in the prompt besides its text: its path, a heading and a code fence
  * (see agents/prompt.ts). Counted generously, so what the agent receives stays within the budget.
@@ -42,39 +41,6 @@ export const DOCUMENT_OVERHEAD_BYTES = 64;
 const LEFT_OUT_NOTE_BYTES = 1024;
 /** Left-out documents named in the note; the rest are counted. */
 const NAMED_LEFT_OUT = 10;
-
-export function utf8Length(text: string): number {
-  return Buffer.byteLength(text, 'utf8');
-}
-
-/** The longest prefix of `text` that fits in `maxBytes` of UTF-8, never splitting a character. */
-export function utf8Prefix(text: string, maxBytes: number): string {
-  if (maxBytes <= 0) return '';
-  if (text.length * 3 <= maxBytes) return text;
-  const { read } = encoder.encodeInto(text, new Uint8Array(maxBytes));
-  return text.slice(0, read);
-}
-
-/** The longest suffix of `text` that fits in `maxBytes` of UTF-8, never splitting a character. */
-export function utf8Suffix(text: string, maxBytes: number): string {
-  if (maxBytes <= 0) return '';
-  let start = Math.max(0, text.length - maxBytes);
-  let excess = utf8Length(text.slice(start)) - maxBytes;
-  while (excess > 0) {
-    // Each UTF-16 unit encodes to at most 3 bytes, so dropping this many never overshoots by much.
-    start += Math.max(1, Math.ceil(excess / 3));
-    excess = utf8Length(text.slice(start)) - maxBytes;
-  }
-  if (isLowSurrogate(text.charCodeAt(start))) start += 1;
-  return text.slice(start);
-}
-
-function isHighSurrogate(code: number): boolean {
-  return code >= 0xd800 && code <= 0xdbff;
-}
-function isLowSurrogate(code: number): boolean {
-  return code >= 0xdc00 && code <= 0xdfff;
-}
 
 /** Offsets of `range` in `doc`, widened so neither end falls inside a surrogate pair. */
 export function rangeOffsets(doc: TextDocument, range: Range): { start: number; end: number } {
@@ -91,13 +57,6 @@ export function rangeOffsets(doc: TextDocument, range: Range): { start: number; 
 export function normalizeRange(doc: TextDocument, range: Range): Range {
   const { start, end } = rangeOffsets(doc, range);
   return { start: doc.positionAt(start), end: doc.positionAt(end) };
-}
-
-/** "lines 3-7" as a person counts them: 1-based, and a range ending at column 0 ends the line before. */
-export function describeLines(range: { start: { line: number }; end: { line: number; character: number } }): string {
-  const first = range.start.line + 1;
-  const last = range.end.character === 0 && range.end.line > range.start.line ? range.end.line : range.end.line + 1;
-  return first === last ? `line ${first}` : `lines ${first}-${last}`;
 }
 
 /** A document as the note on left-out documents names it: relative to its workspace when it can. */

@@ -10,7 +10,8 @@ import type { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import { canonicalUri } from '../uri.js';
-import { buildContext, normalizeRange, utf8Length, type BuiltContext } from './context.js';
+import { buildContext, normalizeRange, type BuiltContext } from './context.js';
+import { utf8Length } from '../text.js';
 
 /** What the prompt says besides the question and the context (see agents/prompt.ts), counted generously. */
 const PROMPT_INSTRUCTIONS_BYTES = 256;

@@ -1,7 +1,8 @@
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { describe, expect, it } from 'vitest';
 import { buildPrompt } from '../../src/agents/prompt.js';
-import { buildContext, DOCUMENT_OVERHEAD_BYTES, normalizeRange, utf8Length, utf8Prefix, utf8Suffix } from '../../src/features/context.js';
+import { buildContext, DOCUMENT_OVERHEAD_BYTES, normalizeRange } from '../../src/features/context.js';
+import { utf8Length, utf8Prefix, utf8Suffix } from '../../src/text.js';
 import { linesRange, positionOf, rangeOf } from '../helpers/text.js';
 
 const ROOT = 'file:///work/project';
