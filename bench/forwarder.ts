@@ -5,8 +5,8 @@
  * one more stdio hop each way); the bench reports the real bridge against it.
  */
 import { createConnection, StreamMessageReader, StreamMessageWriter } from 'vscode-languageserver/node.js';
-import { CoordinatorClient } from '../src/coordinator/client.js';
-import { sendMessageResponseSchema, sessionSchema } from '../src/coordinator/wire.js';
+import { CoordinatorClient } from '../src/wire/client.js';
+import { sendMessageResponseSchema, sessionSchema } from '../src/wire/contract.js';
 
 const address = process.argv[2];
 if (!address) throw new Error('usage: bench-forwarder.mjs HOST:PORT');

@@ -11,10 +11,10 @@ import { PassThrough } from 'node:stream';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createMessageConnection, ProgressType, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node.js';
 import { TextDocument } from 'vscode-languageserver-textdocument';
-import { CoordinatorClient } from '../src/coordinator/client.js';
-import { sendMessageResponseSchema, sessionSchema } from '../src/coordinator/wire.js';
-import { buildContext } from '../src/features/context.js';
-import { FramingGuard } from '../src/transport.js';
+import { CoordinatorClient } from '../src/wire/client.js';
+import { sendMessageResponseSchema, sessionSchema } from '../src/wire/contract.js';
+import { buildContext } from '../src/bridge/features/context.js';
+import { FramingGuard } from '../src/bridge/transport.js';
 
 const quick = process.argv.includes('--quick');
 const AskPartialResult = new ProgressType<{ answer: string }>();

@@ -4,7 +4,7 @@
 //   client; what the server does not need to answer `initialize` (gRPC, protobuf, the
 //   coordinator connection) is in chunk-* files loaded by dynamic import() on first use;
 // * our coordinator — dist/buckley-lsp-embedded.js (the embedded coordinator's worker thread,
-//   loaded by src/coordinator/embedded.ts) and dist/buckley-lsp-coordinator.js (the
+//   loaded by src/bridge/embedded.ts) and dist/buckley-lsp-coordinator.js (the
 //   `coordinator` command), with their coordinator-* chunks;
 // * the ACP SDK — dist/vendor-acp-sdk.js, loaded when the first agent starts.
 //

@@ -35,7 +35,7 @@ export const configSchema = z.object({
     address: z.optional(z.string().check(z.regex(/^[^\s:]+:\d{1,5}$|^\[[0-9a-fA-F:]+\]:\d{1,5}$/, 'expected host:port, e.g. 127.0.0.1:50051'))),
     /**
      * Agent identity sent as `agent_id` and `x-buckley-agent-id`. Unset: the client
-     * certificate's name (CN), else an id of this server's own (see coordinator/identity.ts).
+     * certificate's name (CN), else an id of this server's own (see bridge/identity.ts).
      */
     agentId: optionalText(),
     /** Deadline of short coordinator calls (capabilities, sessions, context updates). */

@@ -4,7 +4,7 @@
  */
 import { configFromEnv, describeProblems, resolveConfig, type ConfigInput } from '../config.js';
 import type { RootLogger } from '../logger.js';
-import { detectAgent } from '../agents/detect.js';
+import { detectAgent } from '../coordinator/agents/detect.js';
 import { startCoordinator } from '../coordinator/server.js';
 
 export async function runCoordinator(options: {

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { configFromEnv, resolveConfigLeniently, splitCommandLine, type Config, type ConfigInput, type ConfigSource } from '../config.js';
 import { RootLogger } from '../logger.js';
 import { isLoopbackHost } from '../net.js';
-import { ASKS_NOT_READ_ONLY } from '../coordinator/readOnly.js';
+import { ASKS_NOT_READ_ONLY } from '../bridge/readOnly.js';
 
 export interface DoctorOptions {
   cliConfig: ConfigInput;
@@ -112,11 +112,11 @@ async function checkCoordinator(config: Config, report: Report): Promise<void> {
     }
   }
   const [{ CoordinatorClient }, { channelFor }, { serverCapabilitiesSchema, sessionSchema }, { describeConnectFailure }, { identityFor, isRefusal, refusalError }] = await Promise.all([
-    import('../coordinator/client.js'),
-    import('../coordinator/credentials.js'),
-    import('../coordinator/wire.js'),
-    import('../coordinator/connection.js'),
-    import('../coordinator/identity.js'),
+    import('../wire/client.js'),
+    import('../wire/credentials.js'),
+    import('../wire/contract.js'),
+    import('../bridge/connection.js'),
+    import('../bridge/identity.js'),
   ]);
   const identity = identityFor(config);
   let client: InstanceType<typeof CoordinatorClient>;
@@ -130,7 +130,7 @@ async function checkCoordinator(config: Config, report: Report): Promise<void> {
   try {
     const caps = await client.unary('GetServerCapabilities', {}, serverCapabilitiesSchema, { timeoutMs: 5_000 });
     report.ok(`the coordinator at ${address} answers (protocol ${caps.protocol_version || '?'}; features: ${caps.features.join(', ') || 'none'})`);
-    // What it does with an ask, from what it announces (see coordinator/connection.ts).
+    // What it does with an ask, from what it announces (see bridge/connection.ts).
     if (!caps.features.includes('ask_read_only')) {
       report.warn(`${ASKS_NOT_READ_ONLY(address)}${config.ask.requireReadOnly ? ' (it is true: asks will be refused there)' : ''}`);
     }
@@ -218,7 +218,7 @@ const IDENTITY_SOURCES = {
 /** The embedded coordinator's agent: found, starts, speaks ACP — or its own error line. */
 async function checkAgent(config: Config, options: DoctorOptions, report: Report): Promise<void> {
   report.ok('no coordinator address: the embedded coordinator will be used');
-  const { detectAgent } = await import('../agents/detect.js');
+  const { detectAgent } = await import('../coordinator/agents/detect.js');
   const detection = await detectAgent({ config, env: options.env, logger: new RootLogger('error'), clientVersion: options.version });
   if (!detection.driver) {
     report.fail(detection.problem);

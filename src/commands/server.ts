@@ -15,9 +15,9 @@ import { createConnection, StreamMessageReader } from 'vscode-languageserver/nod
 import type { ConfigInput } from '../config.js';
 import type { LogFile } from '../logFile.js';
 import type { RootLogger } from '../logger.js';
-import { startServer } from '../server.js';
+import { startServer } from '../bridge/server.js';
 import { inert } from '../text.js';
-import { EditorWriter, FramingGuard } from '../transport.js';
+import { EditorWriter, FramingGuard } from '../bridge/transport.js';
 
 export interface StdioServerOptions {
   version: string;
@@ -46,7 +46,7 @@ Ctrl-C ends it.
 
 export function serveStdio({ version, cliConfig, logger, logFile, logFileProblem }: StdioServerOptions): void {
   const writer = new EditorWriter(process.stdout);
-  // Bad input gets a JSON-RPC error and the server reads on (see transport.ts).
+  // Bad input gets a JSON-RPC error and the server reads on (see bridge/transport.ts).
   const answerError = (code: number, message: string, id: number | string | null = null) =>
     void writer.write({ jsonrpc: '2.0', id, error: { code, message } } as never);
   // Only this process knows the nonce: an editor cannot end the session with this message.

@@ -4,7 +4,7 @@
  * Nothing is lost — every piece of the answer and the last state of every tool go out — but a
  * flood of 100,000 updates costs hundreds of gRPC messages, not 100,000.
  */
-import type { WireToolExecution } from './wire.js';
+import type { WireToolExecution } from '../wire/contract.js';
 
 export const BATCH_INTERVAL_MS = 50;
 

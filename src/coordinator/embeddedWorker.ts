@@ -7,10 +7,10 @@
 import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
-import { detectAgent } from '../agents/detect.js';
-import { onGroupChange } from '../agents/processes.js';
+import { detectAgent } from './agents/detect.js';
+import { onGroupChange } from './agents/processes.js';
 import { RootLogger } from '../logger.js';
-import type { WorkerInput, WorkerMessage } from './embedded.js';
+import type { WorkerInput, WorkerMessage } from '../bridge/embedded.js';
 import { startCoordinator, type RunningCoordinator } from './server.js';
 
 /** How much lower than the LSP thread (a nice value: 0–19, higher is lower). */

@@ -10,13 +10,13 @@ import { homedir } from 'node:os';
 import { resolve } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from '../logger.js';
-import { AgentError, type AgentDriver, type AgentTurn, type PermissionDecision, type PermissionRequest, type TurnSink } from '../agents/driver.js';
-import { buildPrompt } from '../agents/prompt.js';
+import { AgentError, type AgentDriver, type AgentTurn, type PermissionDecision, type PermissionRequest, type TurnSink } from './agents/driver.js';
+import { buildPrompt } from '../wire/prompt.js';
 import { isLoopbackHost } from '../net.js';
 import { assessRisk, type Assessment } from '../risk/assess.js';
 import { EventBatcher } from './batcher.js';
-import { agentCommunicationService } from './protos.js';
-import { AGENT_HEADER, AUTHORIZATION_HEADER, INTENT_HEADER, SESSION_HEADER, type ContextDelta, type CreateSessionRequest, type EditorContext, type SendMessageRequest, type TaskStreamRequest, type WireToolExecution } from './wire.js';
+import { agentCommunicationService } from '../wire/protos.js';
+import { AGENT_HEADER, AUTHORIZATION_HEADER, INTENT_HEADER, SESSION_HEADER, type ContextDelta, type CreateSessionRequest, type EditorContext, type SendMessageRequest, type TaskStreamRequest, type WireToolExecution } from '../wire/contract.js';
 
 export const PROTOCOL_VERSION = '1.0';
 /**

@@ -16,7 +16,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as grpc from '@grpc/grpc-js';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { agentCommunicationService } from '../../src/coordinator/protos.js';
+import { agentCommunicationService } from '../../src/wire/protos.js';
 import type { TestCerts } from './certs.js';
 import { BIN, REPO } from './paths.js';
 

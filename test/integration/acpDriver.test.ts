@@ -6,8 +6,8 @@
  */
 import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AcpDriver, orDeath } from '../../src/agents/acp.js';
-import { AgentError } from '../../src/agents/driver.js';
+import { AcpDriver, orDeath } from '../../src/coordinator/agents/acp.js';
+import { AgentError } from '../../src/coordinator/agents/driver.js';
 import { RootLogger } from '../../src/logger.js';
 import { SCRIPTED_AGENT } from '../helpers/paths.js';
 

@@ -6,12 +6,12 @@
 import * as grpc from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { AcpDriver } from '../../src/agents/acp.js';
-import { CoordinatorClient } from '../../src/coordinator/client.js';
-import { CoordinatorError } from '../../src/coordinator/errors.js';
-import { agentCommunicationService } from '../../src/coordinator/protos.js';
+import { AcpDriver } from '../../src/coordinator/agents/acp.js';
+import { CoordinatorClient } from '../../src/wire/client.js';
+import { CoordinatorError } from '../../src/wire/errors.js';
+import { agentCommunicationService } from '../../src/wire/protos.js';
 import { startCoordinator } from '../../src/coordinator/server.js';
-import { serverCapabilitiesSchema, sessionSchema, taskEventSchema, type TaskEvent } from '../../src/coordinator/wire.js';
+import { serverCapabilitiesSchema, sessionSchema, taskEventSchema, type TaskEvent } from '../../src/wire/contract.js';
 import { RootLogger } from '../../src/logger.js';
 import { SCRIPTED_AGENT } from '../helpers/paths.js';
 

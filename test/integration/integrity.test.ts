@@ -8,8 +8,8 @@ import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import { CancellationTokenSource } from 'vscode-jsonrpc/node.js';
 import { describe, expect, it } from 'vitest';
-import { CoordinatorClient } from '../../src/coordinator/client.js';
-import { serverCapabilitiesSchema, taskEventSchema } from '../../src/coordinator/wire.js';
+import { CoordinatorClient } from '../../src/wire/client.js';
+import { serverCapabilitiesSchema, taskEventSchema } from '../../src/wire/contract.js';
 import { startingClients } from '../helpers/lspClient.js';
 import { linesRange, positionOf } from '../helpers/text.js';
 

@@ -4,7 +4,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { negotiate, type InitializeInput } from '../../src/capabilities.js';
+import { negotiate, type InitializeInput } from '../../src/bridge/capabilities.js';
 import { configSchema, defaultConfig } from '../../src/config.js';
 import { CLIENT_PAYLOADS } from '../helpers/paths.js';
 

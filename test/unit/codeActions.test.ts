@@ -1,6 +1,6 @@
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { describe, expect, it } from 'vitest';
-import { codeActionsFor, commentQuestion, EXPLAIN_QUESTION, FIX_TASK } from '../../src/features/codeActions.js';
+import { codeActionsFor, commentQuestion, EXPLAIN_QUESTION, FIX_TASK } from '../../src/bridge/features/codeActions.js';
 import { linesRange, rangeOf } from '../helpers/text.js';
 
 describe('commentQuestion', () => {

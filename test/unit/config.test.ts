@@ -145,7 +145,7 @@ describe('config', () => {
 });
 
 describe('ollamaBaseUrl', async () => {
-  const { ollamaBaseUrl } = await import('../../src/agents/detect.js');
+  const { ollamaBaseUrl } = await import('../../src/coordinator/agents/detect.js');
   it.each([
     [undefined, 'http://127.0.0.1:11434/v1'],
     ['127.0.0.1:8080', 'http://127.0.0.1:8080/v1'],

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { describeConnectFailure, plainDetails } from '../../src/coordinator/connection.js';
-import { CoordinatorError, Status } from '../../src/coordinator/errors.js';
+import { describeConnectFailure, plainDetails } from '../../src/bridge/connection.js';
+import { CoordinatorError, Status } from '../../src/wire/errors.js';
 
 /** What grpc-js 1.14 said when these failures happened (seen in the tests' runs). */
 const said = {

@@ -3,7 +3,7 @@
  * they are, garbage reported once, and the end-of-input marker after everything else.
  */
 import { describe, expect, it } from 'vitest';
-import { FramingGuard, type FramingError } from '../../src/transport.js';
+import { FramingGuard, type FramingError } from '../../src/bridge/transport.js';
 import { parseFrames } from '../helpers/lspClient.js';
 
 const frame = (body: string | Buffer) => {

@@ -1,6 +1,6 @@
 /** session/update lines are taken off an agent's output before the ACP SDK; everything else reaches it untouched. */
 import { describe, expect, it } from 'vitest';
-import { takeSessionUpdates } from '../../src/agents/updateStream.js';
+import { takeSessionUpdates } from '../../src/coordinator/agents/updateStream.js';
 
 const encoder = new TextEncoder();
 const line = (message: object) => `${JSON.stringify(message)}\n`;

@@ -20,10 +20,10 @@ import {
 } from 'vscode-languageserver';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { clientIdentity, negotiate, type ClientIdentity, type Features, type InitializeInput } from './capabilities.js';
-import type { ConfigInput, ConfigProblem } from './config.js';
-import { CoordinatorLink } from './coordinator/link.js';
-import type { CoordinatorConnection } from './coordinator/connection.js';
-import { ASKS_NOT_READ_ONLY } from './coordinator/readOnly.js';
+import type { ConfigInput, ConfigProblem } from '../config.js';
+import { CoordinatorLink } from './link.js';
+import type { CoordinatorConnection } from './connection.js';
+import { ASKS_NOT_READ_ONLY } from './readOnly.js';
 import { Settings } from './settings.js';
 import { Answers } from './features/answers.js';
 import { AskService } from './features/ask.js';
@@ -40,7 +40,7 @@ import { Targets } from './features/target.js';
 import { TaskService } from './features/tasks.js';
 import { ApprovalService } from './features/approvals.js';
 import { TrustStore } from './features/trust.js';
-import type { RootLogger } from './logger.js';
+import type { RootLogger } from '../logger.js';
 import {
   AskRequest,
   askParamsSchema,
@@ -55,11 +55,11 @@ import {
   PROTOCOL_VERSION,
   StatusRequest,
 } from './protocol.js';
-import { stateDirectory } from './state.js';
-import { canonicalUri } from './uri.js';
+import { stateDirectory } from '../state.js';
+import { canonicalUri } from '../uri.js';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import * as z from './schema.js';
+import * as z from '../schema.js';
 
 /** How long the editor may take to answer workspace/configuration. */
 const CONFIGURATION_TIMEOUT_MS = 2_000;

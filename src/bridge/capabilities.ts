@@ -6,7 +6,7 @@
  * never overrides an advertised capability.
  */
 import type { InitializeParams } from 'vscode-languageserver';
-import type { Config } from './config.js';
+import type { Config } from '../config.js';
 
 /** What the bridge may do with this client. */
 export interface ClientFeatures {

@@ -8,7 +8,7 @@
 import { CodeActionKind, type CodeAction, type Command, type Range } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { Commands, type AskCommandArgs } from '../protocol.js';
-import { oneLine } from '../text.js';
+import { oneLine } from '../../text.js';
 import { normalizeRange } from './context.js';
 
 export const EXPLAIN_QUESTION = 'Explain what this code does and why.';

@@ -12,9 +12,9 @@ import {
   type ProgressToken,
   type WorkDoneProgressReport,
 } from 'vscode-languageserver';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../../logger.js';
 import { requestWithin } from './editorRequests.js';
-import { lastLine, oneLine } from '../text.js';
+import { lastLine, oneLine } from '../../text.js';
 import * as messages from './messages.js';
 import { Coalescer, UPDATE_INTERVAL_MS } from './throttle.js';
 

@@ -5,7 +5,7 @@
  * as dist/buckley-lsp-embedded.js next to the chunk that loads this module.
  */
 import { Worker } from 'node:worker_threads';
-import { adoptGroup } from '../agents/processes.js';
+import { adoptGroup } from '../coordinator/agents/processes.js';
 import type { Config, LogLevel } from '../config.js';
 import type { Logger } from '../logger.js';
 

@@ -7,7 +7,7 @@
 import { randomBytes, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Config } from '../config.js';
-import { CoordinatorError, Status } from './errors.js';
+import { CoordinatorError, Status } from '../wire/errors.js';
 import { SetupError } from '../errors.js';
 
 export interface Identity {

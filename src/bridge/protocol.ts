@@ -2,7 +2,7 @@
  * The custom `buckley/*` messages, declared once: method name, direction, param and result
  * types, and the zod schemas that validate what clients send. See the brief §3.1.
  */
-import * as z from './schema.js';
+import * as z from '../schema.js';
 import { NotificationType, ProgressType, RequestType, RequestType0, type Range } from 'vscode-languageserver';
 
 const position = z.object({
@@ -111,7 +111,7 @@ export interface StatusResult {
   coordinator: {
     mode: 'embedded' | 'remote';
     address?: string;
-    /** Who the bridge is to the coordinator, and why (see coordinator/identity.ts). */
+    /** Who the bridge is to the coordinator, and why (see bridge/identity.ts). */
     agentId?: string;
     agentIdSource?: 'setting' | 'certificate' | 'instance';
     state: 'starting' | 'ready' | 'unavailable';

@@ -8,8 +8,8 @@
  * showMessageRequest instead, which Helix cannot answer: don't use them for plain messages.)
  */
 import { MessageType, ShowMessageNotification, type Connection } from 'vscode-languageserver';
-import * as text from '../text.js';
-import { inline, shorten, width } from '../text.js';
+import * as text from '../../text.js';
+import { inline, shorten, width } from '../../text.js';
 
 /** About 60 characters: at 80 columns Neovim prefixes "LSP[buckley-lsp] ". */
 export const MESSAGE_WIDTH = 60;
@@ -22,7 +22,7 @@ export const info = (connection: Connection, text: string, max?: number) => show
 export const warn = (connection: Connection, text: string, max?: number) => showMessage(connection, MessageType.Warning, text, max);
 export const error = (connection: Connection, text: string, max?: number) => showMessage(connection, MessageType.Error, text, max);
 
-export { seconds } from '../text.js';
+export { seconds } from '../../text.js';
 
 /** One line of at most `max` cells (see text.ts): no control characters, cut between graphemes. */
 export function oneLine(line: string, max = MESSAGE_WIDTH): string {

@@ -4,8 +4,8 @@
  * OpenAI. Plain question and answer: no tools, so nothing to approve. The API key is read from
  * an environment variable and never logged.
  */
-import * as z from '../schema.js';
-import type { Logger } from '../logger.js';
+import * as z from '../../schema.js';
+import type { Logger } from '../../logger.js';
 import { AgentError, type AgentDriver, type AgentTurn, type TurnResult, type TurnSink } from './driver.js';
 
 export interface OpenAiDriverOptions {

@@ -8,9 +8,9 @@
  */
 import { basename } from 'node:path';
 import { lstat, open, rm } from 'node:fs/promises';
-import * as z from '../schema.js';
-import type { Logger } from '../logger.js';
-import { kindOf, readStateFile, StateFileError, writeFileAtomic } from '../state.js';
+import * as z from '../../schema.js';
+import type { Logger } from '../../logger.js';
+import { kindOf, readStateFile, StateFileError, writeFileAtomic } from '../../state.js';
 
 const fileSchema = z.object({
   version: z.literal(1),

@@ -14,17 +14,17 @@ import {
   type ProgressToken,
 } from 'vscode-languageserver';
 import type { Features } from '../capabilities.js';
-import type { Config } from '../config.js';
-import type { CoordinatorConnection } from '../coordinator/connection.js';
-import { AskFailedError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import type { Config } from '../../config.js';
+import type { CoordinatorConnection } from '../connection.js';
+import { AskFailedError } from '../../errors.js';
+import type { Logger } from '../../logger.js';
 import { AskRequest, type AskResult } from '../protocol.js';
 import { reportOnly, type Answers } from './answers.js';
 import type { Limiter } from './limits.js';
 import type { Targets, TargetInput } from './target.js';
 import * as messages from './messages.js';
 import { oneLine } from './messages.js';
-import { inert, inline } from '../text.js';
+import { inert, inline } from '../../text.js';
 import { AnswerTail, type ProgressFactory } from './progress.js';
 
 const FINAL_STATUSES = new Set(['completed', 'failed', 'cancelled']);

@@ -7,13 +7,13 @@ import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ErrorCodes, ResponseError, type Range, type TextDocuments } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
-import type { Config } from '../config.js';
-import type { Logger } from '../logger.js';
-import { canonicalUri } from '../uri.js';
+import type { Config } from '../../config.js';
+import type { Logger } from '../../logger.js';
+import { canonicalUri } from '../../uri.js';
 import { buildContext, normalizeRange, type BuiltContext } from './context.js';
-import { utf8Length } from '../text.js';
+import { utf8Length } from '../../text.js';
 
-/** What the prompt says besides the question and the context (see agents/prompt.ts), counted generously. */
+/** What the prompt says besides the question and the context (see wire/prompt.ts), counted generously. */
 const PROMPT_INSTRUCTIONS_BYTES = 256;
 
 export interface TargetInput {

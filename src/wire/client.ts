@@ -7,7 +7,7 @@ import * as grpc from '@grpc/grpc-js';
 import * as z from '../schema.js';
 import { CoordinatorError, Status } from './errors.js';
 import { agentCommunicationService } from './protos.js';
-import { AGENT_HEADER, AUTHORIZATION_HEADER } from './wire.js';
+import { AGENT_HEADER, AUTHORIZATION_HEADER } from './contract.js';
 
 export interface CallOptions {
   /** Milliseconds from now; the call fails with DEADLINE_EXCEEDED after it. */

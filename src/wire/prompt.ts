@@ -9,7 +9,7 @@
  * prompt holds it too, whatever a caller sent: related documents that would take it over are
  * left out (and the prompt says how many), then the file is cut.
  */
-import type { DocumentSnapshot, EditorContext } from '../coordinator/wire.js';
+import type { DocumentSnapshot, EditorContext } from './contract.js';
 import { describeLines, utf8Length, utf8Prefix } from '../text.js';
 
 export function buildPrompt(question: string, context: EditorContext | undefined, readOnly: boolean): string {

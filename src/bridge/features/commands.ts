@@ -5,7 +5,7 @@
  * the question, the task or the task id (handy from a key binding).
  */
 import { ErrorCodes, ResponseError, type ExecuteCommandParams } from 'vscode-languageserver';
-import * as z from '../schema.js';
+import * as z from '../../schema.js';
 import { approvalCommandArgsSchema, askCommandArgsSchema, cancelTaskCommandArgsSchema, Commands, describeIssues, runTaskCommandArgsSchema } from '../protocol.js';
 import type { ApprovalService } from './approvals.js';
 import type { AskService } from './ask.js';

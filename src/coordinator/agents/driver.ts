@@ -2,7 +2,7 @@
  * What our coordinator needs from an agent: run one turn of a conversation, streaming what
  * happens to a sink. Drivers: ACP (an agent subprocess) and OpenAI-compatible HTTP.
  */
-import type { WireToolExecution } from '../coordinator/wire.js';
+import type { WireToolExecution } from '../../wire/contract.js';
 
 export interface AgentTurn {
   /** Conversation key: one agent session per coordinator session. */

@@ -16,13 +16,13 @@ import { statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import type * as acp from '@agentclientprotocol/sdk';
-import * as z from '../schema.js';
-import type { Logger } from '../logger.js';
-import type { WireToolExecution } from '../coordinator/wire.js';
+import * as z from '../../schema.js';
+import type { Logger } from '../../logger.js';
+import type { WireToolExecution } from '../../wire/contract.js';
 import { AgentError, type AgentDriver, type AgentTurn, type PermissionDecision, type TurnResult, type TurnSink } from './driver.js';
 import { spawnGroup, stopGroup } from './processes.js';
 import { takeSessionUpdates } from './updateStream.js';
-import { seconds } from '../text.js';
+import { seconds } from '../../text.js';
 
 export interface AcpDriverOptions {
   command: string[];

@@ -21,13 +21,13 @@ import {
 } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Features } from '../capabilities.js';
-import type { Config } from '../config.js';
-import type { CoordinatorConnection } from '../coordinator/connection.js';
-import type { TaskEvent } from '../coordinator/wire.js';
-import type { Logger } from '../logger.js';
+import type { Config } from '../../config.js';
+import type { CoordinatorConnection } from '../connection.js';
+import type { TaskEvent } from '../../wire/contract.js';
+import type { Logger } from '../../logger.js';
 import { ApproveToolRequest, Commands, toolApprovalResultSchema, type ToolApprovalRequest } from '../protocol.js';
-import { assessRisk, highestRisk, riskAtMost, RISKS, type Risk } from '../risk/assess.js';
-import { inert, inline, oneLine } from '../text.js';
+import { assessRisk, highestRisk, riskAtMost, RISKS, type Risk } from '../../risk/assess.js';
+import { inert, inline, oneLine } from '../../text.js';
 import * as messages from './messages.js';
 import { TrustStoreError, type TrustStore } from './trust.js';
 

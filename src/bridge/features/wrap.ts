@@ -4,7 +4,7 @@
  * indentation or `> ` kept; code blocks, tables, headings and lines ending in a hard break are
  * left exactly as they are.
  */
-import { width as cellsOf } from '../text.js';
+import { width as cellsOf } from '../../text.js';
 
 // 80: half of a wide terminal, where Helix and Neovim open the answer beside the code.
 export const WRAP_WIDTH = 80;

@@ -9,13 +9,13 @@ import { fileURLToPath } from 'node:url';
 import type { Config } from '../config.js';
 import { AskFailedError, SetupError } from '../errors.js';
 import { oneLine, seconds } from '../text.js';
-import { buildPrompt } from '../agents/prompt.js';
+import { buildPrompt } from '../wire/prompt.js';
 import { NOT_READ_ONLY } from './readOnly.js';
 import type { Logger } from '../logger.js';
-import { CoordinatorClient } from './client.js';
-import { channelFor } from './credentials.js';
+import { CoordinatorClient } from '../wire/client.js';
+import { channelFor } from '../wire/credentials.js';
 import { identityFor, isRefusal, refusalError, type Identity } from './identity.js';
-import { CoordinatorError, Status } from './errors.js';
+import { CoordinatorError, Status } from '../wire/errors.js';
 import {
   INTENT_HEADER,
   SESSION_HEADER,
@@ -26,7 +26,7 @@ import {
   type EditorContext,
   type ServerCapabilities,
   type TaskEvent,
-} from './wire.js';
+} from '../wire/contract.js';
 import * as z from '../schema.js';
 
 export type ConnectionState = 'starting' | 'ready' | 'unavailable';

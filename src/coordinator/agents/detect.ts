@@ -5,9 +5,9 @@
  */
 import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import { OUR_ENVIRONMENT, splitCommandLine, type Config } from '../config.js';
-import type { Logger } from '../logger.js';
-import { isLoopbackHost } from '../net.js';
+import { OUR_ENVIRONMENT, splitCommandLine, type Config } from '../../config.js';
+import type { Logger } from '../../logger.js';
+import { isLoopbackHost } from '../../net.js';
 import { AcpDriver } from './acp.js';
 import type { AgentDriver } from './driver.js';
 import { OpenAiDriver } from './openai.js';

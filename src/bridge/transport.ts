@@ -22,7 +22,7 @@
  */
 import { Transform, type TransformCallback, type Writable } from 'node:stream';
 import { Emitter, StreamMessageWriter, type Message, type MessageWriter } from 'vscode-languageserver/node.js';
-import { shorten, wellFormed } from './text.js';
+import { shorten, wellFormed } from '../text.js';
 
 /** Larger bodies are skipped unread (a 5 MB document is 1/20 of this). */
 export const MAX_MESSAGE_BYTES = 100 * 1024 * 1024;

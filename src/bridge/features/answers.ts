@@ -10,16 +10,16 @@ import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { MarkupKind, type Connection, type Hover, type Position, type Range, type TextDocumentContentChangeEvent } from 'vscode-languageserver';
-import * as z from '../schema.js';
+import * as z from '../../schema.js';
 import type { Features } from '../capabilities.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../../logger.js';
 import { rangeSchema } from '../protocol.js';
-import { readStateFile, readStateFileSync, writeFileAtomicSync } from '../state.js';
-import { describeLines } from '../text.js';
+import { readStateFile, readStateFileSync, writeFileAtomicSync } from '../../state.js';
+import { describeLines } from '../../text.js';
 import { shiftRange } from './ranges.js';
 import { wrapMarkdown } from './wrap.js';
-import { inert } from '../text.js';
-import { canonicalUri } from '../uri.js';
+import { inert } from '../../text.js';
+import { canonicalUri } from '../../uri.js';
 import * as messages from './messages.js';
 
 const answerSchema = z.object({

@@ -7,8 +7,8 @@
  */
 import type { Range } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
-import type { DocumentSnapshot, EditorContext } from '../coordinator/wire.js';
-import { isHighSurrogate, isLowSurrogate, utf8Length, utf8Prefix, utf8Suffix } from '../text.js';
+import type { DocumentSnapshot, EditorContext } from '../../wire/contract.js';
+import { isHighSurrogate, isLowSurrogate, utf8Length, utf8Prefix, utf8Suffix } from '../../text.js';
 
 export interface ContextRequest {
   /** Bytes of the prompt that are not context (the question, the instructions): they count too. */
@@ -34,7 +34,7 @@ export interface BuiltContext {
 
 /**
  * What a document costs in the prompt besides its text: its path, a heading and a code fence
- * (see agents/prompt.ts). Counted generously, so what the agent receives stays within the budget.
+ * (see wire/prompt.ts). Counted generously, so what the agent receives stays within the budget.
  */
 export const DOCUMENT_OVERHEAD_BYTES = 64;
 /** Kept for the note saying what was left out, which is itself sent. */

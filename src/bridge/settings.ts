@@ -3,8 +3,8 @@
  * < workspace/configuration). A bad value is reported in the editor naming its key and left out
  * (a lower source or the default applies to that key); the rest of the settings apply.
  */
-import { configFromEnv, defaultConfig, describeProblems, resolveConfigLeniently, type Config, type ConfigInput, type ConfigProblem, type ConfigSource } from './config.js';
-import type { Logger } from './logger.js';
+import { configFromEnv, defaultConfig, describeProblems, resolveConfigLeniently, type Config, type ConfigInput, type ConfigProblem, type ConfigSource } from '../config.js';
+import type { Logger } from '../logger.js';
 
 export class Settings {
   current: Config = defaultConfig;
