@@ -7,6 +7,7 @@
 import { Worker } from 'node:worker_threads';
 import { adoptGroup } from '../coordinator/agents/processes.js';
 import type { Config, LogLevel } from '../config.js';
+import type { WorkerInput, WorkerMessage } from '../coordinator/embeddedMessages.js';
 import type { Logger } from '../logger.js';
 
 export interface EmbeddedOptions {
@@ -28,24 +29,6 @@ export interface EmbeddedCoordinator {
   /** Stops the agents and the worker. */
   close(): Promise<void>;
 }
-
-/** What the worker is given (structured-cloned). */
-export interface WorkerInput {
-  config: Config;
-  env: NodeJS.ProcessEnv;
-  cwd?: string;
-  clientVersion: string;
-  secret: string;
-  logLevel: LogLevel;
-}
-
-/** What the worker says. */
-export type WorkerMessage =
-  | { kind: 'log'; level: LogLevel; line: string }
-  | { kind: 'ready'; address: string; agentDescription?: string; agentProblem?: string }
-  | { kind: 'failed'; message: string }
-  | { kind: 'group'; pid: number; running: boolean }
-  | { kind: 'closed' };
 
 /** How long the worker may take to stop its agents before it is terminated. */
 const CLOSE_DEADLINE_MS = 5_000;

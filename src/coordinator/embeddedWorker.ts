@@ -10,7 +10,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { detectAgent } from './agents/detect.js';
 import { onGroupChange } from './agents/processes.js';
 import { RootLogger } from '../logger.js';
-import type { WorkerInput, WorkerMessage } from '../bridge/embedded.js';
+import type { WorkerInput, WorkerMessage } from './embeddedMessages.js';
 import { startCoordinator, type RunningCoordinator } from './server.js';
 
 /** How much lower than the LSP thread (a nice value: 0–19, higher is lower). */
