@@ -233,3 +233,25 @@ export function describeLines(range: { start: { line: number }; end: { line: num
   const last = range.end.character === 0 && range.end.line > range.start.line ? range.end.line : range.end.line + 1;
   return first === last ? `line ${first}` : `lines ${first}-${last}`;
 }
+
+/**
+ * Lines `line` (1-based) to `line + limit - 1` of `text`, with their line ends, as ACP's
+ * fs/read_text_file reads them; 0 (or absent) for either: from the start, to the end.
+ */
+export function selectLines(text: string, line = 0, limit = 0): string {
+  if (line <= 1 && limit <= 0) return text;
+  let start = 0;
+  for (let n = 1; n < line && start <= text.length; n++) {
+    const end = text.indexOf('\n', start);
+    if (end < 0) return '';
+    start = end + 1;
+  }
+  if (limit <= 0) return text.slice(start);
+  let end = start;
+  for (let n = 0; n < limit; n++) {
+    const next = text.indexOf('\n', end);
+    if (next < 0) return text.slice(start);
+    end = next + 1;
+  }
+  return text.slice(start, end);
+}

@@ -56,12 +56,14 @@ export interface CoordinatorFeatures {
   readsContext: boolean;
   /** It keeps an ask read-only (ours; Buckley runs tools unasked). */
   readOnlyAsks: boolean;
+  /** An agent's reads see the editor's buffers: it asks the bridge first (ours: `file_request`). */
+  editorBuffers: boolean;
   /** What it announced that the bridge does not use (yet), e.g. Buckley's `inline_completion`. */
   unused: string[];
 }
 
 /** The coordinator features the bridge acts on, by their wire names. */
-const USED_FEATURES = ['chat', 'stream_task', 'answer_stream', 'tool_approval', 'approval_events', 'editor_context', 'ask_read_only'];
+const USED_FEATURES = ['chat', 'stream_task', 'answer_stream', 'tool_approval', 'approval_events', 'editor_context', 'ask_read_only', 'editor_buffers'];
 
 export interface ClientIdentity {
   name: string;
@@ -199,6 +201,7 @@ export function coordinatorFeatures(features: readonly string[] | undefined): Co
     approvalEvents: has('approval_events'),
     readsContext: has('editor_context'),
     readOnlyAsks: has('ask_read_only'),
+    editorBuffers: has('editor_buffers'),
     unused: (features ?? []).filter((name) => !USED_FEATURES.includes(name)),
   };
 }

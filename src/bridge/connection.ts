@@ -8,7 +8,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../config.js';
 import { AskFailedError, SetupError } from '../errors.js';
-import { oneLine, seconds } from '../text.js';
+import { oneLine, seconds, selectLines } from '../text.js';
 import { buildPrompt } from '../wire/prompt.js';
 import { NOT_READ_ONLY } from './readOnly.js';
 import type { Logger } from '../logger.js';
@@ -17,6 +17,7 @@ import { channelFor } from '../wire/credentials.js';
 import { identityFor, isRefusal, refusalError, type Identity } from './identity.js';
 import { CoordinatorError, Status } from '../wire/errors.js';
 import {
+  BUFFERS_HEADER,
   INTENT_HEADER,
   SESSION_HEADER,
   sendMessageResponseSchema,
@@ -24,6 +25,8 @@ import {
   sessionSchema,
   taskEventSchema,
   type EditorContext,
+  type FileContent,
+  type FileRequest,
   type ServerCapabilities,
   type TaskEvent,
 } from '../wire/contract.js';
@@ -38,6 +41,8 @@ export interface ConnectionOptions {
   clientName: string;
   serverVersion: string;
   workspaceRoot?: string;
+  /** The editor's buffer of a file (absolute path), when it is open: what an agent reads first. */
+  buffer?(path: string): { text: string; version: number } | undefined;
 }
 
 export interface AskCall {
@@ -470,7 +475,13 @@ export class CoordinatorConnection {
     const traceparent = `00-${randomUUID().replaceAll('-', '')}-${randomUUID().slice(19).replace('-', '')}-01`;
     this.options.logger.debug(`${intent} on session ${this.sessionId}: traceparent ${traceparent}`);
     // The intent only where it is honoured: no promise rests on metadata a coordinator ignores.
-    return { [SESSION_HEADER]: this.sessionId!, traceparent, ...(intent === 'ask' && this.keepsAsksReadOnly ? { [INTENT_HEADER]: 'ask' } : {}) };
+    return {
+      [SESSION_HEADER]: this.sessionId!,
+      traceparent,
+      // The bridge holds the editor's buffers: an agent's reads ask it first (ProvideFile).
+      [BUFFERS_HEADER]: '1',
+      ...(intent === 'ask' && this.keepsAsksReadOnly ? { [INTENT_HEADER]: 'ask' } : {}),
+    };
   }
 
   private async runStream(call: StreamCall, retried = false): Promise<StreamOutcome> {
@@ -488,6 +499,10 @@ export class CoordinatorConnection {
       );
       for await (const event of events) {
         received++;
+        if (event.file_request) {
+          this.provideFile(client, event.file_request);
+          continue;
+        }
         if (event.answer_delta) {
           answer += event.answer_delta;
           call.onDelta?.(event.answer_delta);
@@ -523,6 +538,19 @@ export class CoordinatorConnection {
     // Buckley ends its stream without a final status and sends status lines only ("Planning task…",
     // "✅ Task completed"): they are its report, not an answer. An answer comes as answer_delta.
     return { status: 'completed', answer, ...(lines.length ? { report: lines } : {}) };
+  }
+
+  /**
+   * Answers a coordinator's file_request with the editor's buffer (cut to the lines asked for),
+   * or `open: false`: the coordinator then reads the disk. Not awaited: the stream reads on.
+   */
+  private provideFile(client: CoordinatorClient, request: FileRequest): void {
+    const buffer = this.options.buffer?.(request.path);
+    const answer: FileContent = { request_id: request.request_id, open: buffer !== undefined, text: buffer ? selectLines(buffer.text, request.line, request.limit) : '', version: buffer?.version ?? 0 };
+    this.options.logger.debug(`the agent reads ${request.path}: ${buffer ? `the editor's buffer, version ${buffer.version}` : 'not open, from disk'}`);
+    client.unary('ProvideFile', answer, emptySchema, { timeoutMs: this.callTimeoutMs }).catch((error: unknown) => {
+      this.options.logger.warn(`could not give the coordinator the buffer of ${request.path}: ${error instanceof CoordinatorError ? plainDetails(error.details) : String(error)}`);
+    });
   }
 
   /** Sends the user's decision on a pending approval; NOT_FOUND means it was already decided. */

@@ -16,6 +16,8 @@ export interface LinkOptions {
   workspaceRoot(): string | undefined;
   /** Documents already open when a connection is made. */
   openDocuments(): string[];
+  /** The editor's buffer of a file, when it is open (what an agent reads first). */
+  buffer(path: string): { text: string; version: number } | undefined;
   /** The current connection became ready or unavailable. */
   onStateChange(connection: CoordinatorConnection): void;
   /** Resolves once the editor's own settings are in (workspace/configuration after `initialized`). */
@@ -54,6 +56,7 @@ export class CoordinatorLink {
       clientName: options.clientName(),
       serverVersion: options.serverVersion,
       workspaceRoot: options.workspaceRoot(),
+      buffer: options.buffer,
     });
     this.current = created;
     for (const uri of options.openDocuments()) created.documentOpened(uri);

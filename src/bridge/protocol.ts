@@ -122,6 +122,8 @@ export interface StatusResult {
     /** Features it announced that the bridge does not use (yet). */
     unusedFeatures: string[];
     agent?: string;
+    /** What the agent reads and writes, in words (known once the coordinator has answered). */
+    files?: { read: string; write: string };
   };
   features: Record<string, boolean>;
   tasks: TaskProgress[];

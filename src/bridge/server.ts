@@ -58,7 +58,7 @@ import {
 import { stateDirectory } from '../state.js';
 import { canonicalUri } from '../uri.js';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import * as z from '../schema.js';
 
 /** How long the editor may take to answer workspace/configuration. */
@@ -133,6 +133,10 @@ export function startServer(connection: Connection, options: ServerOptions): Run
     clientName: () => client.name,
     workspaceRoot: () => workspaceRoots[0],
     openDocuments: () => documents.all().map((document) => document.uri),
+    buffer: (path) => {
+      const document = documents.get(canonicalUri(pathToFileURL(path).href));
+      return document && { text: document.getText(), version: document.version };
+    },
     onStateChange: (coordinator) => {
       renegotiate();
       // Before the first ask: a coordinator that does not keep asks read-only is named once.

@@ -10,13 +10,14 @@ import { homedir } from 'node:os';
 import { resolve } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from '../logger.js';
-import { AgentError, type AgentDriver, type AgentTurn, type PermissionDecision, type PermissionRequest, type TurnSink } from './agents/driver.js';
+import { AgentError, type AgentDriver, type AgentTurn, type FileReadRequest, type PermissionDecision, type PermissionRequest, type TurnSink } from './agents/driver.js';
+import { readForAgent, type ReadPolicy } from './files.js';
 import { buildPrompt } from '../wire/prompt.js';
 import { isLoopbackHost } from '../net.js';
 import { assessRisk, type Assessment } from '../risk/assess.js';
 import { EventBatcher } from './batcher.js';
 import { agentCommunicationService } from '../wire/protos.js';
-import { AGENT_HEADER, AUTHORIZATION_HEADER, INTENT_HEADER, SESSION_HEADER, type ContextDelta, type CreateSessionRequest, type EditorContext, type SendMessageRequest, type TaskStreamRequest, type WireToolExecution } from '../wire/contract.js';
+import { AGENT_HEADER, AUTHORIZATION_HEADER, BUFFERS_HEADER, INTENT_HEADER, SESSION_HEADER, type ContextDelta, type FileContent, type CreateSessionRequest, type EditorContext, type SendMessageRequest, type TaskStreamRequest, type WireToolExecution } from '../wire/contract.js';
 
 export const PROTOCOL_VERSION = '1.0';
 /**
@@ -26,9 +27,14 @@ export const PROTOCOL_VERSION = '1.0';
 /**
  * What this coordinator does, as the bridge decides from (never from a name): `answer_stream`
  * (answers come as `answer_delta`), `approval_events`, `editor_context` (it reads the request's
- * `context`), `ask_read_only` (it keeps a StreamTask marked `x-buckley-intent: ask` read-only).
+ * `context`), `ask_read_only` (it keeps a StreamTask marked `x-buckley-intent: ask` read-only),
+ * `editor_buffers` (an agent's file reads ask the caller for the editor's buffer first: TaskEvent
+ * `file_request`, answered with ProvideFile).
  */
-export const FEATURES = ['chat', 'stream_task', 'answer_stream', 'tool_approval', 'approval_events', 'editor_context', 'ask_read_only'] as const;
+export const FEATURES = ['chat', 'stream_task', 'answer_stream', 'tool_approval', 'approval_events', 'editor_context', 'ask_read_only', 'editor_buffers'] as const;
+
+/** How long the caller may take to answer a file_request before the disk is read instead. */
+export const FILE_REQUEST_TIMEOUT_MS = 10_000;
 
 /** A coordinator-side limit, so a task whose approval nobody answers never waits forever. */
 export const APPROVAL_TIMEOUT_MS = 15 * 60_000;
@@ -62,6 +68,8 @@ class CoordinatorService {
   /** Approvals waiting for ApproveToolExecution / RejectToolExecution, by execution id. */
   /** Pending approvals, each bound to the caller and the connection (peer) of the task that asked. */
   private readonly approvals = new Map<string, { identity: string; peer: string; decide: (decision: PermissionDecision) => void }>();
+  /** File requests waiting for ProvideFile, each bound to the caller and connection of its turn. */
+  private readonly fileRequests = new Map<string, { identity: string; peer: string; answer: (content: FileContent) => void }>();
 
   constructor(private readonly options: CoordinatorOptions) {}
 
@@ -82,6 +90,7 @@ class CoordinatorService {
       },
       ApproveToolExecution: unary(this.approveToolExecution),
       RejectToolExecution: unary(this.rejectToolExecution),
+      ProvideFile: unary(this.provideFile),
     };
   }
 
@@ -141,7 +150,8 @@ class CoordinatorService {
     const controller = new AbortController();
     call.on('cancelled', () => controller.abort());
     try {
-      const result = await turn.driver.run(turn.turn, this.askSink({ text() {}, tool() {}, plan() {} }, turn.turn.cwd), controller.signal);
+      const sink = this.askSink({ text() {}, tool() {}, plan() {} }, turn.turn.cwd);
+      const result = await turn.driver.run(turn.turn, withReads(sink, turn.turn.cwd), controller.signal);
       if (result.stopReason === 'cancelled') return callback(fail(grpc.status.CANCELLED, 'the ask was cancelled'));
       callback(null, { response: { role: 'assistant', content: result.text } });
     } catch (error) {
@@ -176,9 +186,13 @@ class CoordinatorService {
       batch.flush();
       send(event);
     };
-    const sink = readOnly
+    const caller = { identity: identityOf(call, request.agent_id), peer: call.getPeer() };
+    const decides = readOnly
       ? this.askSink(events, turn.turn.cwd)
-      : this.taskSink(events, { send: sendNow, identity: identityOf(call, request.agent_id), peer: call.getPeer(), agent: turn.driver.shortName, cwd: turn.turn.cwd });
+      : this.taskSink(events, { send: sendNow, ...caller, agent: turn.driver.shortName, cwd: turn.turn.cwd });
+    // A caller that holds the editor's buffers is asked for the file first.
+    const servesBuffers = call.metadata.get(BUFFERS_HEADER)[0]?.toString() === '1';
+    const sink = withReads(decides, turn.turn.cwd, servesBuffers ? (read, signal) => this.askEditor(read, signal, { send: sendNow, ...caller }) : undefined);
     try {
       const result = await turn.driver.run(turn.turn, sink, controller.signal);
       batch.flush();
@@ -232,7 +246,7 @@ class CoordinatorService {
   }
 
   /** An ask is read-only: low-risk reads are allowed, anything else declined without asking. */
-  private askSink(events: Omit<TurnSink, 'permission'>, cwd: string | undefined): TurnSink {
+  private askSink(events: Omit<TurnSink, 'permission' | 'readFile'>, cwd: string | undefined): Omit<TurnSink, 'readFile'> {
     const logger = this.options.logger;
     return {
       ...events,
@@ -255,9 +269,9 @@ class CoordinatorService {
    * by cancellation, or by APPROVAL_TIMEOUT_MS.
    */
   private taskSink(
-    events: Omit<TurnSink, 'permission'>,
+    events: Omit<TurnSink, 'permission' | 'readFile'>,
     task: { send: (event: Record<string, unknown>) => void; identity: string; peer: string; agent: string; cwd: string | undefined },
-  ): TurnSink {
+  ): Omit<TurnSink, 'readFile'> {
     const logger = this.options.logger;
     return {
       ...events,
@@ -305,6 +319,46 @@ class CoordinatorService {
     callback(this.decideApproval(call, call.request.execution_id, 'reject'), {});
   };
 
+  /**
+   * Asks the caller for the editor's buffer of a file the agent reads (TaskEvent `file_request`):
+   * its text when the file is open there, undefined when it is not, or when no answer comes
+   * within FILE_REQUEST_TIMEOUT_MS (the disk is read then).
+   */
+  private askEditor(
+    read: FileReadRequest,
+    signal: AbortSignal,
+    turn: { send: (event: Record<string, unknown>) => void; identity: string; peer: string },
+  ): Promise<string | undefined> {
+    return new Promise((resolve) => {
+      const requestId = randomBytes(16).toString('hex');
+      const finish = (text: string | undefined) => {
+        if (!this.fileRequests.delete(requestId)) return;
+        clearTimeout(timer);
+        signal.removeEventListener('abort', onAbort);
+        resolve(text);
+      };
+      const onAbort = () => finish(undefined);
+      const timer = setTimeout(() => {
+        this.options.logger.warn(`the editor did not answer for ${read.path} within ${FILE_REQUEST_TIMEOUT_MS / 1000} s: the agent reads it from disk`);
+        finish(undefined);
+      }, FILE_REQUEST_TIMEOUT_MS);
+      timer.unref();
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.fileRequests.set(requestId, { identity: turn.identity, peer: turn.peer, answer: (content) => finish(content.open ? content.text : undefined) });
+      turn.send({ status: 'in_progress', file_request: { request_id: requestId, path: read.path, line: read.line ?? 0, limit: read.limit ?? 0 } });
+    });
+  }
+
+  private provideFile = (call: grpc.ServerUnaryCall<FileContent, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+    const pending = this.fileRequests.get(call.request.request_id);
+    if (!pending) return callback(fail(grpc.status.NOT_FOUND, `no pending file request ${call.request.request_id} (unknown, or already answered)`));
+    if (identityOf(call, '') !== pending.identity || call.getPeer() !== pending.peer) {
+      return callback(fail(grpc.status.PERMISSION_DENIED, 'only the connection that started the turn can answer its file requests'));
+    }
+    pending.answer(call.request);
+    callback(null, {});
+  };
+
   private decideApproval(caller: Caller, executionId: string, decision: PermissionDecision): grpc.ServiceError | null {
     const pending = this.approvals.get(executionId);
     if (!pending) return fail(grpc.status.NOT_FOUND, `no pending approval ${executionId} (unknown, or already decided)`);
@@ -327,8 +381,20 @@ class CoordinatorService {
  * directory is no workspace at all: nothing would be outside it.
  */
 function assessCall(request: PermissionRequest, cwd: string | undefined): Assessment {
-  const workspaceRoot = cwd && cwd !== '/' && resolve(cwd) !== resolve(homedir()) ? cwd : undefined;
-  return assessRisk({ kind: request.kind, input: request.input, locations: request.locations, writes: request.writes }, { workspaceRoot });
+  return assessRisk({ kind: request.kind, input: request.input, locations: request.locations, writes: request.writes }, { workspaceRoot: workspaceOf(cwd) });
+}
+
+/** The turn's workspace: a working directory of `/` or the home directory is none. */
+function workspaceOf(cwd: string | undefined): string | undefined {
+  return cwd && cwd !== '/' && resolve(cwd) !== resolve(homedir()) ? cwd : undefined;
+}
+
+/** A sink whose reads follow the turn's policy (files.ts), asking the editor first where it can. */
+function withReads(sink: Omit<TurnSink, 'readFile'>, cwd: string | undefined, fromEditor?: ReadPolicy['fromEditor']): TurnSink {
+  return {
+    ...sink,
+    readFile: (request, signal) => readForAgent(request, { workspaceRoot: workspaceOf(cwd), permission: (call, s) => sink.permission(call, s), fromEditor }, signal),
+  };
 }
 
 /** The kind the editor is told: an edit when the call writes, whatever the agent called it. */

@@ -13,6 +13,11 @@ export const SESSION_HEADER = 'x-buckley-session-id';
 export const AUTHORIZATION_HEADER = 'authorization';
 /** Our extension: `ask` marks a StreamTask that must stay read-only. */
 export const INTENT_HEADER = 'x-buckley-intent';
+/**
+ * Our extension: `1` on a StreamTask says the caller answers its `file_request` events with
+ * ProvideFile (it holds the editor's buffers); without it the coordinator reads the disk.
+ */
+export const BUFFERS_HEADER = 'x-buckley-editor-buffers';
 
 export interface WirePosition {
   line: number;
@@ -116,6 +121,22 @@ const toolApprovalRequestSchema = z.object({
   locations: list(z.string()),
 });
 
+const fileRequestSchema = z.object({
+  request_id: z.string().check(z.minLength(1)),
+  path: z.string(),
+  line: z._default(z.int(), 0),
+  limit: z._default(z.int(), 0),
+});
+export type FileRequest = z.infer<typeof fileRequestSchema>;
+
+/** The answer to a FileRequest (ProvideFile): the editor's buffer, or `open: false`. */
+export interface FileContent {
+  request_id: string;
+  open: boolean;
+  text: string;
+  version: number;
+}
+
 export const taskEventSchema = z.object({
   task_id: text(),
   plan_id: text(),
@@ -125,6 +146,7 @@ export const taskEventSchema = z.object({
   tool_executions: list(toolExecutionSchema),
   approval: z.optional(z.nullable(toolApprovalRequestSchema)),
   answer_delta: text(),
+  file_request: z.optional(z.nullable(fileRequestSchema)),
 });
 export type TaskEvent = z.infer<typeof taskEventSchema>;
 export type WireToolExecution = z.infer<typeof toolExecutionSchema>;

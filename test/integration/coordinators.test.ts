@@ -59,7 +59,7 @@ describe('coordinators', () => {
       mode: 'remote',
       address: coordinator.address,
       state: 'ready',
-      features: ['chat', 'stream_task', 'answer_stream', 'tool_approval', 'approval_events', 'editor_context', 'ask_read_only'],
+      features: ['chat', 'stream_task', 'answer_stream', 'tool_approval', 'approval_events', 'editor_context', 'ask_read_only', 'editor_buffers'],
     });
     // It reads the context and keeps asks read-only: the question goes as it is, and no notice.
     const streamed = (await client.request('buckley/status', {})).features;
@@ -121,8 +121,11 @@ describe('coordinators', () => {
       'coordinator.approvalEvents': false,
       'coordinator.readsContext': false,
       'coordinator.readOnlyAsks': false,
+      'coordinator.editorBuffers': false,
     });
     expect(status.coordinator.unusedFeatures).toEqual(['context_handles', 'inline_completion', 'propose_edits', 'apply_edits', 'editor_state']);
+    // Its agent reads the disk: the user is told that unsaved edits are not what it sees.
+    expect(status.coordinator.files.read).toContain('not your unsaved edits');
     expect(client.all('window/showMessage').filter((p) => p.message === notice.message)).toHaveLength(1);
   });
 

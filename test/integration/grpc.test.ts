@@ -13,7 +13,7 @@ import { agentCommunicationService } from '../../src/wire/protos.js';
 import { startCoordinator } from '../../src/coordinator/server.js';
 import { serverCapabilitiesSchema, sessionSchema, taskEventSchema, type TaskEvent } from '../../src/wire/contract.js';
 import { RootLogger } from '../../src/logger.js';
-import { SCRIPTED_AGENT } from '../helpers/paths.js';
+import { FIXTURES, SCRIPTED_AGENT } from '../helpers/paths.js';
 
 const logger = new RootLogger('error');
 const cleanups: (() => unknown)[] = [];
@@ -106,7 +106,7 @@ describe('our coordinator', () => {
     const c = client(running.address);
     expect(await c.unary('GetServerCapabilities', {}, serverCapabilitiesSchema, { timeoutMs: 5000 })).toEqual({
       protocol_version: '1.0',
-      features: ['chat', 'stream_task', 'answer_stream', 'tool_approval', 'approval_events', 'editor_context', 'ask_read_only'],
+      features: ['chat', 'stream_task', 'answer_stream', 'tool_approval', 'approval_events', 'editor_context', 'ask_read_only', 'editor_buffers'],
       max_agents: 1,
       supported_auth: ['insecure_local'],
     });
@@ -186,6 +186,36 @@ describe('our coordinator', () => {
     expect(new Set(approvals.map((a) => a.execution_id)).size).toBe(2);
     for (const approval of approvals) expect(approval.execution_id).toMatch(/^[0-9a-f]{32}$/);
     await expect(owner.unary('RejectToolExecution', { execution_id: 'no-such-approval' }, empty, { timeoutMs: 5000 })).rejects.toMatchObject({ code: grpc.status.NOT_FOUND });
+  });
+
+  it("asks the caller that holds buffers for an agent's read, and takes the answer only from that connection", async () => {
+    const driver = new AcpDriver({ command: [process.execPath, SCRIPTED_AGENT], logger, clientVersion: 'test' });
+    const running = await startCoordinator('127.0.0.1:0', { driver, logger });
+    cleanups.push(() => running.close());
+    const owner = client(running.address, 'editor-1');
+    const impostor = client(running.address, 'editor-1');
+    const session = await owner.unary('CreateSession', { agent_id: 'editor-1', metadata: { workspace_root: FIXTURES } }, sessionSchema, { timeoutMs: 5000 });
+    const empty = z.object({});
+    const path = `${FIXTURES}workspace/retry.ts`;
+    const requests: NonNullable<TaskEvent['file_request']>[] = [];
+    let answer = '';
+    for await (const event of owner.stream('StreamTask', { task_id: 't-3', agent_id: 'editor-1', query: `READ ${path} 2 1` }, taskEventSchema, {
+      timeoutMs: 30_000,
+      metadata: { 'x-buckley-session-id': session.session_id, 'x-buckley-editor-buffers': '1' },
+    })) {
+      answer += event.answer_delta;
+      if (!event.file_request) continue;
+      requests.push(event.file_request);
+      const content = { request_id: event.file_request.request_id, open: true, text: 'the line the editor has\n', version: 7 };
+      await expect(impostor.unary('ProvideFile', content, empty, { timeoutMs: 5000 })).rejects.toMatchObject({
+        code: grpc.status.PERMISSION_DENIED,
+        details: 'only the connection that started the turn can answer its file requests',
+      });
+      await owner.unary('ProvideFile', content, empty, { timeoutMs: 5000 });
+      await expect(owner.unary('ProvideFile', content, empty, { timeoutMs: 5000 })).rejects.toMatchObject({ code: grpc.status.NOT_FOUND });
+    }
+    expect(requests).toEqual([{ request_id: expect.stringMatching(/^[0-9a-f]{32}$/), path, line: 2, limit: 1 }]);
+    expect(answer).toContain(`read ${path}:\n~~~~\nthe line the editor has\n\n~~~~`);
   });
 
   it('with a secret, serves only callers that send it: every RPC refuses the others', async () => {

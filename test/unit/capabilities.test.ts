@@ -72,6 +72,7 @@ describe('negotiate', () => {
       approvalEvents: false,
       readsContext: false,
       readOnlyAsks: false,
+      editorBuffers: false,
       unused: [],
     });
   });
@@ -89,6 +90,7 @@ describe('negotiate', () => {
       approvalEvents: false,
       readsContext: false,
       readOnlyAsks: false,
+      editorBuffers: false,
       unused: ['context_handles', 'inline_completion', 'propose_edits', 'apply_edits', 'editor_state'],
     });
   });

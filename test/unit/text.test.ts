@@ -1,6 +1,6 @@
 /** Text from agents made safe for editors: one-line, inert, well-formed, cut between graphemes. */
 import { describe, expect, it } from 'vitest';
-import { graphemesOf, inert, inline, lastLine, oneLine, shorten, wellFormed, width } from '../../src/text.js';
+import { graphemesOf, inert, inline, lastLine, oneLine, selectLines, shorten, wellFormed, width } from '../../src/text.js';
 
 const FAMILY = '👨‍👩‍👧‍👦'; // one grapheme, 11 UTF-16 units, two cells
 const FLAG = '🇫🇷';
@@ -157,5 +157,22 @@ describe('lastLine (the latest words of an answer being written)', () => {
 
   it('shows nothing a terminal would act on', () => {
     expect(lastLine('done \u001b[31mred\u001b[0m \u202eevil', 40)).not.toMatch(CONTROL);
+  });
+});
+
+describe('selectLines', () => {
+  const text = 'one\ntwo\nthree\nfour';
+  it('reads 1-based lines with their ends, as ACP fs/read_text_file does', () => {
+    expect(selectLines(text)).toBe(text);
+    expect(selectLines(text, 1, 1)).toBe('one\n');
+    expect(selectLines(text, 2, 2)).toBe('two\nthree\n');
+    expect(selectLines(text, 3)).toBe('three\nfour');
+    expect(selectLines(text, 0, 2)).toBe('one\ntwo\n');
+  });
+  it('reads to the end when the limit goes past it, and nothing past the last line', () => {
+    expect(selectLines(text, 4, 10)).toBe('four');
+    expect(selectLines(text, 5)).toBe('');
+    expect(selectLines('one\n', 2)).toBe('');
+    expect(selectLines('', 1, 1)).toBe('');
   });
 });

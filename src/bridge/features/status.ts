@@ -33,6 +33,7 @@ export function buildStatus(input: {
       // What it offers that the bridge does not use (yet).
       unusedFeatures: unused,
       ...(coordinator?.agentDescription ? { agent: coordinator.agentDescription } : {}),
+      ...(coordinatorFeatures.known ? { files: filesOf(coordinatorFeatures.editorBuffers) } : {}),
     },
     features: {
       ...clientFeatures,
@@ -41,4 +42,14 @@ export function buildStatus(input: {
     tasks: input.tasks,
     approvals: input.approvals,
   };
+}
+
+/** What the agent reads and writes, as this coordinator lets it. */
+function filesOf(editorBuffers: boolean): { read: string; write: string } {
+  return editorBuffers
+    ? {
+        read: "the editor's buffer of a file open here (unsaved edits included), else the disk; outside the workspace only if allowed (never in an ask)",
+        write: 'the disk, with its own tools, after your approval in a task (never in an ask); not through the editor yet',
+      }
+    : { read: 'the disk, as the coordinator reads it (not your unsaved edits)', write: 'the disk, as the coordinator decides' };
 }

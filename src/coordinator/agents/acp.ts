@@ -23,6 +23,7 @@ import { AgentError, type AgentDriver, type AgentTurn, type PermissionDecision, 
 import { spawnGroup, stopGroup } from './processes.js';
 import { takeSessionUpdates } from './updateStream.js';
 import { seconds } from '../../text.js';
+import { FileReadError } from '../files.js';
 
 export interface AcpDriverOptions {
   command: string[];
@@ -112,6 +113,18 @@ const toolUpdate = notificationOf({
 });
 /** The tool call of a permission request, read the same way (the SDK checked it against ACP). */
 const permissionToolCall = z.object(toolCallFields);
+
+/** JSON-RPC error codes for a read: ACP's "resource not found", and any other failure. */
+const RESOURCE_NOT_FOUND = -32002;
+const INTERNAL_ERROR = -32603;
+
+/** ACP fs/read_text_file, as far as we read it. */
+const readTextFileParams = z.object({
+  sessionId: z.string(),
+  path: z.string().check(z.minLength(1)),
+  line: z.optional(z.nullable(z.int().check(z.minimum(1)))),
+  limit: z.optional(z.nullable(z.int().check(z.minimum(1)))),
+});
 type ToolCallFields = z.infer<typeof permissionToolCall>;
 const updateSchemas = {
   agent_message_chunk: notificationOf({ sessionUpdate: z.literal('agent_message_chunk'), content: z.object({ type: z.string(), text: z.optional(z.string()) }) }),
@@ -338,6 +351,12 @@ export class AcpDriver implements AgentDriver {
     const connection = sdk
       .client({ name: 'buckley-lsp' })
       .onRequest('session/request_permission', (ctx) => this.onPermission(sessions, ctx.params))
+      // A refused or failed read is an error the agent can read: JSON-RPC's, with our words.
+      .onRequest('fs/read_text_file', (ctx) =>
+        this.onReadTextFile(sessions, ctx.params).catch((error: unknown) => {
+          throw new sdk.RequestError(error instanceof FileReadError && error.notFound ? RESOURCE_NOT_FOUND : INTERNAL_ERROR, errorText(error));
+        }),
+      )
       .connect(stream);
 
     const timeoutMs = this.options.requestTimeoutMs ?? 30_000;
@@ -359,7 +378,8 @@ export class AcpDriver implements AgentDriver {
         Promise.race([
           connection.agent.request('initialize', {
             protocolVersion: sdk.PROTOCOL_VERSION,
-            clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+            // Reads go through the coordinator (the editor's buffers first: ../files.ts); writes not yet.
+            clientCapabilities: { fs: { readTextFile: true, writeTextFile: false }, terminal: false },
             clientInfo: { name: 'buckley-lsp', version: this.options.clientVersion },
           }),
           died,
@@ -457,6 +477,15 @@ export class AcpDriver implements AgentDriver {
       default:
         break;
     }
+  }
+
+  private async onReadTextFile(sessions: Map<string, AcpSession>, params: unknown): Promise<acp.ReadTextFileResponse> {
+    const parsed = readTextFileParams.safeParse(params);
+    if (!parsed.success) throw new FileReadError(`fs/read_text_file needs an absolute path and, optionally, line and limit of at least 1: ${z.prettifyError(parsed.error)}`);
+    const { sessionId, path, line, limit } = parsed.data;
+    const turn = this.turnOf(sessions, sessionId, 'a file read');
+    if (!turn || turn.signal.aborted) throw new FileReadError(`cannot read ${path}: the session has no turn running`);
+    return { content: await turn.sink.readFile({ path, line: line ?? undefined, limit: limit ?? undefined }, turn.signal) };
   }
 
   private async onPermission(sessions: Map<string, AcpSession>, params: acp.RequestPermissionRequest): Promise<acp.RequestPermissionResponse> {

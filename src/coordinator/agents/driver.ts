@@ -32,6 +32,13 @@ export interface PermissionRequest {
 
 export type PermissionDecision = 'allow_once' | 'allow_always' | 'reject';
 
+/** The agent reads a file (ACP `fs/read_text_file`): an absolute path, 1-based `line`, `limit` lines. */
+export interface FileReadRequest {
+  path: string;
+  line?: number;
+  limit?: number;
+}
+
 export interface TurnSink {
   text(delta: string): void;
   tool(execution: WireToolExecution): void;
@@ -39,6 +46,8 @@ export interface TurnSink {
   plan(done: number, total: number, current?: string): void;
   /** The agent asks permission to run a tool; the coordinator decides. */
   permission(request: PermissionRequest, signal: AbortSignal): Promise<PermissionDecision>;
+  /** The agent reads a file: its text (the editor's buffer where the file is open), or an error saying why not. */
+  readFile(request: FileReadRequest, signal: AbortSignal): Promise<string>;
 }
 
 export interface TurnResult {
