@@ -31,6 +31,8 @@ export interface ClientFeatures {
   configurationChangeRegistration: boolean;
   /** `workspace/applyEdit`. */
   applyEdit: boolean;
+  /** Versioned edits (`workspaceEdit.documentChanges`): the editor refuses an edit made for an older buffer. */
+  documentChanges: boolean;
   /** Opted in to `$/buckley/taskProgress`. */
   taskProgress: boolean;
   /** Opted in to `buckley/approveTool`. */
@@ -132,6 +134,7 @@ function negotiateClientFeatures(params: InitializeInput): ClientFeatures {
     configuration: caps.workspace?.configuration === true,
     configurationChangeRegistration: caps.workspace?.didChangeConfiguration?.dynamicRegistration === true,
     applyEdit: caps.workspace?.applyEdit === true,
+    documentChanges: caps.workspace?.workspaceEdit?.documentChanges === true,
     taskProgress: optIn.taskProgress === true,
     approveTool: optIn.approveTool === true,
   };

@@ -27,6 +27,8 @@ import {
   type EditorContext,
   type FileContent,
   type FileRequest,
+  type FileWrite,
+  type FileWritten,
   type ServerCapabilities,
   type TaskEvent,
 } from '../wire/contract.js';
@@ -43,6 +45,8 @@ export interface ConnectionOptions {
   workspaceRoot?: string;
   /** The editor's buffer of a file (absolute path), when it is open: what an agent reads first. */
   buffer?(path: string): { text: string; version: number } | undefined;
+  /** Makes an approved write of the agent in the editor, where the file is open (features/agentEdits.ts). */
+  write?(write: { path: string; base: string; content: string }): Promise<{ open: boolean; applied: boolean; message: string }>;
 }
 
 export interface AskCall {
@@ -503,6 +507,7 @@ export class CoordinatorConnection {
           this.provideFile(client, event.file_request);
           continue;
         }
+        if (event.file_write) this.makeWrite(client, event.file_write);
         if (event.answer_delta) {
           answer += event.answer_delta;
           call.onDelta?.(event.answer_delta);
@@ -551,6 +556,18 @@ export class CoordinatorConnection {
     client.unary('ProvideFile', answer, emptySchema, { timeoutMs: this.callTimeoutMs }).catch((error: unknown) => {
       this.options.logger.warn(`could not give the coordinator the buffer of ${request.path}: ${error instanceof CoordinatorError ? plainDetails(error.details) : String(error)}`);
     });
+  }
+
+  /** Makes an approved write in the editor and tells the coordinator how it went. Not awaited. */
+  private makeWrite(client: CoordinatorClient, write: FileWrite): void {
+    const done = (outcome: { open: boolean; applied: boolean; message: string }) =>
+      client.unary('ConfirmFileWrite', { request_id: write.request_id, ...outcome } satisfies FileWritten, emptySchema, { timeoutMs: this.callTimeoutMs });
+    (this.options.write?.(write) ?? Promise.resolve({ open: false, applied: false, message: '' }))
+      .catch((error: unknown) => ({ open: true, applied: false, message: `the bridge failed to make it: ${(error as Error).message}` }))
+      .then(done)
+      .catch((error: unknown) => {
+        this.options.logger.warn(`could not tell the coordinator what became of the write of ${write.path}: ${error instanceof CoordinatorError ? plainDetails(error.details) : String(error)}`);
+      });
   }
 
   /** Sends the user's decision on a pending approval; NOT_FOUND means it was already decided. */

@@ -18,6 +18,8 @@ export interface LinkOptions {
   openDocuments(): string[];
   /** The editor's buffer of a file, when it is open (what an agent reads first). */
   buffer(path: string): { text: string; version: number } | undefined;
+  /** Makes an approved write of the agent in the editor, where the file is open. */
+  write(write: { path: string; base: string; content: string }): Promise<{ open: boolean; applied: boolean; message: string }>;
   /** The current connection became ready or unavailable. */
   onStateChange(connection: CoordinatorConnection): void;
   /** Resolves once the editor's own settings are in (workspace/configuration after `initialized`). */
@@ -57,6 +59,7 @@ export class CoordinatorLink {
       serverVersion: options.serverVersion,
       workspaceRoot: options.workspaceRoot(),
       buffer: options.buffer,
+      write: options.write,
     });
     this.current = created;
     for (const uri of options.openDocuments()) created.documentOpened(uri);

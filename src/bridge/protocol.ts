@@ -157,6 +157,8 @@ export interface ToolApprovalRequest {
   title?: string;
   /** Why the risk is what it is, e.g. "writes /etc/hosts outside the workspace". */
   reason?: string;
+  /** A write of a file: its lines added and removed, and the change as a unified diff. */
+  change?: { linesAdded: number; linesRemoved: number; diff: string };
 }
 
 export const toolApprovalResultSchema = z.object({ approved: z.boolean(), remember: z.optional(z.boolean()) });

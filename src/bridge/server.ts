@@ -25,6 +25,7 @@ import { CoordinatorLink } from './link.js';
 import type { CoordinatorConnection } from './connection.js';
 import { ASKS_NOT_READ_ONLY } from './readOnly.js';
 import { Settings } from './settings.js';
+import { AgentEdits } from './features/agentEdits.js';
 import { Answers } from './features/answers.js';
 import { AskService } from './features/ask.js';
 import { codeActionsFor } from './features/codeActions.js';
@@ -105,6 +106,9 @@ export function startServer(connection: Connection, options: ServerOptions): Run
     },
   });
   const progress = new ProgressFactory(connection, logger.child('progress'));
+  /** The open document of a file, by its absolute path. */
+  const documentAt = (path: string) => documents.get(canonicalUri(pathToFileURL(path).href));
+  const agentEdits = new AgentEdits(connection, documentAt, () => features, logger.child('edits'), join(stateDir, 'changes'));
 
   let initialize: InitializeInput = { capabilities: {} };
   let client: ClientIdentity = { name: 'unknown' };
@@ -134,9 +138,10 @@ export function startServer(connection: Connection, options: ServerOptions): Run
     workspaceRoot: () => workspaceRoots[0],
     openDocuments: () => documents.all().map((document) => document.uri),
     buffer: (path) => {
-      const document = documents.get(canonicalUri(pathToFileURL(path).href));
+      const document = documentAt(path);
       return document && { text: document.getText(), version: document.version };
     },
+    write: (write) => agentEdits.apply(write),
     onStateChange: (coordinator) => {
       renegotiate();
       // Before the first ask: a coordinator that does not keep asks read-only is named once.
@@ -198,6 +203,7 @@ export function startServer(connection: Connection, options: ServerOptions): Run
     config,
     features: () => features,
     workspaceRoot: () => workspacePath(workspaceRoots[0]),
+    showChange: (executionId, diff) => agentEdits.showChange(executionId, diff),
   });
   const tasks = new TaskService({
     connection,

@@ -1,20 +1,27 @@
 /**
- * What an agent reads (ACP `fs/read_text_file`): the editor's buffer when the file is open there
- * — unsaved edits included — else the file on disk. Inside the turn's workspace a read needs no
- * one's leave; outside it, it is a tool call like any other, decided by the turn's policy (an ask
- * declines it, a task asks the user).
+ * What an agent reads and writes (ACP `fs/read_text_file`, `fs/write_text_file`).
+ *
+ * Reads: the editor's buffer when the file is open there — unsaved edits included — else the
+ * file on disk. Inside the turn's workspace a read needs no one's leave; outside it, it is a tool
+ * call like any other, decided by the turn's policy (an ask declines it, a task asks the user).
+ *
+ * Writes: never in an ask. In a task, the user approves the change with it in view (a +/−
+ * summary and a unified diff against what they have now: the buffer, else the disk); then an
+ * open file changes in the editor's buffer (the bridge makes it there, undoable, and the disk
+ * gets it when the user saves), any other on disk — if the disk still holds what was approved.
  */
-import { readFile, stat } from 'node:fs/promises';
-import { isAbsolute, relative, resolve } from 'node:path';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { dirname, isAbsolute, relative, resolve } from 'node:path';
+import { changeSummary, describeChange, unifiedDiff } from '../edits.js';
 import { selectLines } from '../text.js';
-import type { FileReadRequest, PermissionRequest, PermissionDecision } from './agents/driver.js';
+import type { FileReadRequest, FileWriteRequest, PermissionRequest, PermissionDecision } from './agents/driver.js';
 
 /** Bigger files are read in parts (`line` and `limit`): a whole one would flood the agent and us. */
 export const MAX_READ_BYTES = 16 * 1024 * 1024;
 
 /** A read refused or failed, said so that the agent (and the user reading its answer) knows why. */
-export class FileReadError extends Error {
-  override readonly name = 'FileReadError';
+export class FileAccessError extends Error {
+  override readonly name = 'FileAccessError';
   constructor(
     message: string,
     readonly notFound = false,
@@ -32,6 +39,16 @@ export interface ReadPolicy {
   fromEditor?(request: FileReadRequest, signal: AbortSignal): Promise<string | undefined>;
 }
 
+export interface WritePolicy extends ReadPolicy {
+  /** An ask: nothing is written. */
+  readOnly: boolean;
+  /**
+   * Makes an approved change in the editor's buffer, when the caller holds buffers: `open:
+   * false` when the file is not open there (the disk gets it), else whether the buffer has it.
+   */
+  toEditor?(write: { path: string; base: string; content: string }, signal: AbortSignal): Promise<{ open: boolean; applied: boolean; message: string }>;
+}
+
 export function insideWorkspace(path: string, workspaceRoot: string | undefined): boolean {
   if (!workspaceRoot) return false;
   const within = relative(resolve(workspaceRoot), path);
@@ -39,13 +56,13 @@ export function insideWorkspace(path: string, workspaceRoot: string | undefined)
 }
 
 export async function readForAgent(request: FileReadRequest, policy: ReadPolicy, signal: AbortSignal): Promise<string> {
-  if (!isAbsolute(request.path)) throw new FileReadError(`cannot read ${request.path}: ACP paths are absolute`);
+  if (!isAbsolute(request.path)) throw new FileAccessError(`cannot read ${request.path}: ACP paths are absolute`);
   const path = resolve(request.path);
   if (!insideWorkspace(path, policy.workspaceRoot)) {
     const title = `Read ${path}`;
     const decision = await policy.permission({ tool: title, kind: 'read', title, parameters: { path }, input: { path }, locations: [path], writes: [] }, signal);
     if (decision === 'reject') {
-      throw new FileReadError(`reading ${path} was refused: it is outside the workspace${policy.workspaceRoot ? ` (${policy.workspaceRoot})` : ''}`);
+      throw new FileAccessError(`reading ${path} was refused: it is outside the workspace${policy.workspaceRoot ? ` (${policy.workspaceRoot})` : ''}`);
     }
   }
   const buffer = await policy.fromEditor?.({ ...request, path }, signal);
@@ -53,16 +70,64 @@ export async function readForAgent(request: FileReadRequest, policy: ReadPolicy,
   return readFromDisk({ ...request, path });
 }
 
+export async function writeForAgent(request: FileWriteRequest, policy: WritePolicy, signal: AbortSignal): Promise<void> {
+  if (!isAbsolute(request.path)) throw new FileAccessError(`cannot write ${request.path}: ACP paths are absolute`);
+  const path = resolve(request.path);
+  if (policy.readOnly) throw new FileAccessError(`writing ${path} was refused: an ask is read-only`);
+  // What the user has now: the change is shown, approved and made against it.
+  const base = (await policy.fromEditor?.({ path }, signal)) ?? (await readIfThere(path)) ?? '';
+  if (base === request.content) return;
+  const shown = insideWorkspace(path, policy.workspaceRoot) ? relative(policy.workspaceRoot!, path) : path;
+  const summary = changeSummary(base, request.content);
+  const title = `Write ${shown} (${describeChange(summary)})`;
+  const decision = await policy.permission(
+    {
+      tool: `Write ${shown}`,
+      kind: 'edit',
+      title,
+      parameters: { path, change: `${describeChange(summary)} lines` },
+      input: { path },
+      locations: [path],
+      writes: [path],
+      diff: { text: unifiedDiff(shown, base, request.content), ...summary },
+    },
+    signal,
+  );
+  if (decision === 'reject') throw new FileAccessError(`writing ${path} was refused by the user`);
+  const inEditor = await policy.toEditor?.({ path, base, content: request.content }, signal);
+  if (inEditor?.open) {
+    if (!inEditor.applied) throw new FileAccessError(`${path} was not changed: ${inEditor.message}`);
+    return;
+  }
+  // Not open in the editor: the disk, unless it changed since the user saw it.
+  if (((await readIfThere(path)) ?? '') !== base) throw new FileAccessError(`${path} was not changed: it changed on disk since the change was approved; read it again`);
+  try {
+    await mkdir(dirname(path), { recursive: true });
+    await writeFile(path, request.content, 'utf8');
+  } catch (error) {
+    throw new FileAccessError(`cannot write ${path}: ${(error as Error).message}`);
+  }
+}
+
+async function readIfThere(path: string): Promise<string | undefined> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new FileAccessError(`cannot read ${path}: ${(error as Error).message}`);
+  }
+}
+
 async function readFromDisk({ path, line, limit }: FileReadRequest): Promise<string> {
   try {
     const { size } = await stat(path);
-    if (size > MAX_READ_BYTES && !limit) throw new FileReadError(`${path} is ${Math.round(size / 1024 / 1024)} MB: read it in parts (line and limit)`);
+    if (size > MAX_READ_BYTES && !limit) throw new FileAccessError(`${path} is ${Math.round(size / 1024 / 1024)} MB: read it in parts (line and limit)`);
     return selectLines(await readFile(path, 'utf8'), line, limit);
   } catch (error) {
-    if (error instanceof FileReadError) throw error;
+    if (error instanceof FileAccessError) throw error;
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') throw new FileReadError(`${path} does not exist`, true);
-    if (code === 'EISDIR') throw new FileReadError(`${path} is a directory`);
-    throw new FileReadError(`cannot read ${path}: ${(error as Error).message}`);
+    if (code === 'ENOENT') throw new FileAccessError(`${path} does not exist`, true);
+    if (code === 'EISDIR') throw new FileAccessError(`${path} is a directory`);
+    throw new FileAccessError(`cannot read ${path}: ${(error as Error).message}`);
   }
 }

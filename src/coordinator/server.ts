@@ -11,13 +11,13 @@ import { resolve } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from '../logger.js';
 import { AgentError, type AgentDriver, type AgentTurn, type FileReadRequest, type PermissionDecision, type PermissionRequest, type TurnSink } from './agents/driver.js';
-import { readForAgent, type ReadPolicy } from './files.js';
+import { FileAccessError, readForAgent, writeForAgent, type WritePolicy } from './files.js';
 import { buildPrompt } from '../wire/prompt.js';
 import { isLoopbackHost } from '../net.js';
 import { assessRisk, type Assessment } from '../risk/assess.js';
 import { EventBatcher } from './batcher.js';
 import { agentCommunicationService } from '../wire/protos.js';
-import { AGENT_HEADER, AUTHORIZATION_HEADER, BUFFERS_HEADER, INTENT_HEADER, SESSION_HEADER, type ContextDelta, type FileContent, type CreateSessionRequest, type EditorContext, type SendMessageRequest, type TaskStreamRequest, type WireToolExecution } from '../wire/contract.js';
+import { AGENT_HEADER, AUTHORIZATION_HEADER, BUFFERS_HEADER, INTENT_HEADER, SESSION_HEADER, type ContextDelta, type FileContent, type FileWritten, type CreateSessionRequest, type EditorContext, type SendMessageRequest, type TaskStreamRequest, type WireToolExecution } from '../wire/contract.js';
 
 export const PROTOCOL_VERSION = '1.0';
 /**
@@ -29,12 +29,15 @@ export const PROTOCOL_VERSION = '1.0';
  * (answers come as `answer_delta`), `approval_events`, `editor_context` (it reads the request's
  * `context`), `ask_read_only` (it keeps a StreamTask marked `x-buckley-intent: ask` read-only),
  * `editor_buffers` (an agent's file reads ask the caller for the editor's buffer first: TaskEvent
- * `file_request`, answered with ProvideFile).
+ * `file_request`, answered with ProvideFile; its approved writes are made there: `file_write`,
+ * answered with ConfirmFileWrite).
  */
 export const FEATURES = ['chat', 'stream_task', 'answer_stream', 'tool_approval', 'approval_events', 'editor_context', 'ask_read_only', 'editor_buffers'] as const;
 
 /** How long the caller may take to answer a file_request before the disk is read instead. */
 export const FILE_REQUEST_TIMEOUT_MS = 10_000;
+/** How long the caller may take to make an approved write in the editor (it answers at once). */
+export const FILE_WRITE_TIMEOUT_MS = 30_000;
 
 /** A coordinator-side limit, so a task whose approval nobody answers never waits forever. */
 export const APPROVAL_TIMEOUT_MS = 15 * 60_000;
@@ -70,6 +73,8 @@ class CoordinatorService {
   private readonly approvals = new Map<string, { identity: string; peer: string; decide: (decision: PermissionDecision) => void }>();
   /** File requests waiting for ProvideFile, each bound to the caller and connection of its turn. */
   private readonly fileRequests = new Map<string, { identity: string; peer: string; answer: (content: FileContent) => void }>();
+  /** Writes waiting for ConfirmFileWrite, bound the same way. */
+  private readonly fileWrites = new Map<string, { identity: string; peer: string; answer: (written: FileWritten) => void }>();
 
   constructor(private readonly options: CoordinatorOptions) {}
 
@@ -91,6 +96,7 @@ class CoordinatorService {
       ApproveToolExecution: unary(this.approveToolExecution),
       RejectToolExecution: unary(this.rejectToolExecution),
       ProvideFile: unary(this.provideFile),
+      ConfirmFileWrite: unary(this.confirmFileWrite),
     };
   }
 
@@ -151,7 +157,7 @@ class CoordinatorService {
     call.on('cancelled', () => controller.abort());
     try {
       const sink = this.askSink({ text() {}, tool() {}, plan() {} }, turn.turn.cwd);
-      const result = await turn.driver.run(turn.turn, withReads(sink, turn.turn.cwd), controller.signal);
+      const result = await turn.driver.run(turn.turn, withFiles(sink, turn.turn.cwd, { readOnly: true }), controller.signal);
       if (result.stopReason === 'cancelled') return callback(fail(grpc.status.CANCELLED, 'the ask was cancelled'));
       callback(null, { response: { role: 'assistant', content: result.text } });
     } catch (error) {
@@ -192,7 +198,13 @@ class CoordinatorService {
       : this.taskSink(events, { send: sendNow, ...caller, agent: turn.driver.shortName, cwd: turn.turn.cwd });
     // A caller that holds the editor's buffers is asked for the file first.
     const servesBuffers = call.metadata.get(BUFFERS_HEADER)[0]?.toString() === '1';
-    const sink = withReads(decides, turn.turn.cwd, servesBuffers ? (read, signal) => this.askEditor(read, signal, { send: sendNow, ...caller }) : undefined);
+    const editor = { send: sendNow, ...caller };
+    const sink = withFiles(decides, turn.turn.cwd, {
+      readOnly,
+      ...(servesBuffers
+        ? { fromEditor: (read, signal) => this.askEditor(read, signal, editor), toEditor: (write, signal) => this.writeInEditor(write, signal, editor) }
+        : {}),
+    });
     try {
       const result = await turn.driver.run(turn.turn, sink, controller.signal);
       batch.flush();
@@ -246,7 +258,7 @@ class CoordinatorService {
   }
 
   /** An ask is read-only: low-risk reads are allowed, anything else declined without asking. */
-  private askSink(events: Omit<TurnSink, 'permission' | 'readFile'>, cwd: string | undefined): Omit<TurnSink, 'readFile'> {
+  private askSink(events: Omit<TurnSink, 'permission' | 'readFile' | 'writeFile'>, cwd: string | undefined): Omit<TurnSink, 'readFile' | 'writeFile'> {
     const logger = this.options.logger;
     return {
       ...events,
@@ -269,9 +281,9 @@ class CoordinatorService {
    * by cancellation, or by APPROVAL_TIMEOUT_MS.
    */
   private taskSink(
-    events: Omit<TurnSink, 'permission' | 'readFile'>,
+    events: Omit<TurnSink, 'permission' | 'readFile' | 'writeFile'>,
     task: { send: (event: Record<string, unknown>) => void; identity: string; peer: string; agent: string; cwd: string | undefined },
-  ): Omit<TurnSink, 'readFile'> {
+  ): Omit<TurnSink, 'readFile' | 'writeFile'> {
     const logger = this.options.logger;
     return {
       ...events,
@@ -305,6 +317,7 @@ class CoordinatorService {
               reason: reasons.join('; '),
               kind: effectiveKind(request),
               locations: [...new Set([...request.locations, ...request.writes])],
+              ...(request.diff ? { diff: request.diff.text, lines_added: request.diff.added, lines_removed: request.diff.removed } : {}),
             },
           });
         }),
@@ -349,6 +362,44 @@ class CoordinatorService {
     });
   }
 
+  /**
+   * Has the caller make an approved write in the editor's buffer (TaskEvent `file_write`), where
+   * the file is open there; fails when no answer comes within FILE_WRITE_TIMEOUT_MS — the buffer
+   * may or may not have the change then, and the disk must not get it behind the editor's back.
+   */
+  private writeInEditor(
+    write: { path: string; base: string; content: string },
+    signal: AbortSignal,
+    turn: { send: (event: Record<string, unknown>) => void; identity: string; peer: string },
+  ): Promise<{ open: boolean; applied: boolean; message: string }> {
+    return new Promise((resolve, reject) => {
+      const requestId = randomBytes(16).toString('hex');
+      const finish = (outcome: FileWritten | Error) => {
+        if (!this.fileWrites.delete(requestId)) return;
+        clearTimeout(timer);
+        signal.removeEventListener('abort', onAbort);
+        if (outcome instanceof Error) reject(outcome);
+        else resolve(outcome);
+      };
+      const onAbort = () => finish(new FileAccessError(`${write.path}: the turn ended before the editor made the change`));
+      const timer = setTimeout(() => finish(new FileAccessError(`${write.path}: the editor did not confirm the change within ${FILE_WRITE_TIMEOUT_MS / 1000} s`)), FILE_WRITE_TIMEOUT_MS);
+      timer.unref();
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.fileWrites.set(requestId, { identity: turn.identity, peer: turn.peer, answer: finish });
+      turn.send({ status: 'in_progress', message: `Writing ${write.path}`, file_write: { request_id: requestId, ...write } });
+    });
+  }
+
+  private confirmFileWrite = (call: grpc.ServerUnaryCall<FileWritten, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+    const pending = this.fileWrites.get(call.request.request_id);
+    if (!pending) return callback(fail(grpc.status.NOT_FOUND, `no pending file write ${call.request.request_id} (unknown, or already confirmed)`));
+    if (identityOf(call, '') !== pending.identity || call.getPeer() !== pending.peer) {
+      return callback(fail(grpc.status.PERMISSION_DENIED, 'only the connection that started the turn can confirm its file writes'));
+    }
+    pending.answer(call.request);
+    callback(null, {});
+  };
+
   private provideFile = (call: grpc.ServerUnaryCall<FileContent, unknown>, callback: grpc.sendUnaryData<unknown>) => {
     const pending = this.fileRequests.get(call.request.request_id);
     if (!pending) return callback(fail(grpc.status.NOT_FOUND, `no pending file request ${call.request.request_id} (unknown, or already answered)`));
@@ -389,11 +440,13 @@ function workspaceOf(cwd: string | undefined): string | undefined {
   return cwd && cwd !== '/' && resolve(cwd) !== resolve(homedir()) ? cwd : undefined;
 }
 
-/** A sink whose reads follow the turn's policy (files.ts), asking the editor first where it can. */
-function withReads(sink: Omit<TurnSink, 'readFile'>, cwd: string | undefined, fromEditor?: ReadPolicy['fromEditor']): TurnSink {
+/** A sink whose reads and writes follow the turn's policy (files.ts), through the editor where it can. */
+function withFiles(sink: Omit<TurnSink, 'readFile' | 'writeFile'>, cwd: string | undefined, editor: Pick<WritePolicy, 'readOnly' | 'fromEditor' | 'toEditor'>): TurnSink {
+  const policy: WritePolicy = { workspaceRoot: workspaceOf(cwd), permission: (call, signal) => sink.permission(call, signal), ...editor };
   return {
     ...sink,
-    readFile: (request, signal) => readForAgent(request, { workspaceRoot: workspaceOf(cwd), permission: (call, s) => sink.permission(call, s), fromEditor }, signal),
+    readFile: (request, signal) => readForAgent(request, policy, signal),
+    writeFile: (request, signal) => writeForAgent(request, policy, signal),
   };
 }
 

@@ -119,6 +119,9 @@ const toolApprovalRequestSchema = z.object({
   reason: text(),
   kind: text(),
   locations: list(z.string()),
+  diff: text(),
+  lines_added: z._default(z.int(), 0),
+  lines_removed: z._default(z.int(), 0),
 });
 
 const fileRequestSchema = z.object({
@@ -137,6 +140,22 @@ export interface FileContent {
   version: number;
 }
 
+const fileWriteSchema = z.object({
+  request_id: z.string().check(z.minLength(1)),
+  path: z.string(),
+  base: text(),
+  content: text(),
+});
+export type FileWrite = z.infer<typeof fileWriteSchema>;
+
+/** What became of a FileWrite (ConfirmFileWrite). */
+export interface FileWritten {
+  request_id: string;
+  open: boolean;
+  applied: boolean;
+  message: string;
+}
+
 export const taskEventSchema = z.object({
   task_id: text(),
   plan_id: text(),
@@ -147,6 +166,7 @@ export const taskEventSchema = z.object({
   approval: z.optional(z.nullable(toolApprovalRequestSchema)),
   answer_delta: text(),
   file_request: z.optional(z.nullable(fileRequestSchema)),
+  file_write: z.optional(z.nullable(fileWriteSchema)),
 });
 export type TaskEvent = z.infer<typeof taskEventSchema>;
 export type WireToolExecution = z.infer<typeof toolExecutionSchema>;

@@ -16,7 +16,10 @@ afterEach(async () => {
   for (const driver of drivers.splice(0)) await driver.close();
 });
 
-const sink = { text() {}, tool() {}, plan() {}, permission: async () => 'reject' as const, readFile: async (): Promise<string> => { throw new Error('no files here'); } };
+const noFiles = async (): Promise<never> => {
+  throw new Error('no files here');
+};
+const sink = { text() {}, tool() {}, plan() {}, permission: async () => 'reject' as const, readFile: noFiles, writeFile: noFiles };
 
 /** Starts a turn whose agent ignores session/cancel, cancels it once it streams; resolves with how it ended. */
 async function cancelStubbornTurn(driver: AcpDriver): Promise<string> {

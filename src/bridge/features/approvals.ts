@@ -27,7 +27,7 @@ import type { TaskEvent } from '../../wire/contract.js';
 import type { Logger } from '../../logger.js';
 import { ApproveToolRequest, Commands, toolApprovalResultSchema, type ToolApprovalRequest } from '../protocol.js';
 import { assessRisk, highestRisk, riskAtMost, RISKS, type Risk } from '../../risk/assess.js';
-import { inert, inline, oneLine } from '../../text.js';
+import { inert, inline, oneLine, wellFormed } from '../../text.js';
 import * as messages from './messages.js';
 import { TrustStoreError, type TrustStore } from './trust.js';
 
@@ -50,6 +50,8 @@ export interface ApprovalDependencies {
   features(): Features;
   /** The workspace (a path), for judging the risk of a tool call ourselves. */
   workspaceRoot(): string | undefined;
+  /** Shows the change a write would make, where the editor can show a document (agentEdits.ts). */
+  showChange(executionId: string, diff: string): void;
 }
 
 interface Pending {
@@ -89,6 +91,7 @@ export class ApprovalService {
       taskId: input.taskId,
       ...(approval.title ? { title: inline(approval.title) } : {}),
       ...(reason ? { reason: inline(reason) } : {}),
+      ...(approval.diff ? { change: { linesAdded: approval.lines_added, linesRemoved: approval.lines_removed, diff: wellFormed(approval.diff) } } : {}),
     };
     const config = deps.config();
     return new Promise<Decision>((resolve) => {
@@ -119,6 +122,8 @@ export class ApprovalService {
 
       const automatic = this.automaticDecision(request);
       if (automatic) return pending.settle(automatic);
+      // The user decides with the change in view: the diff opens beside the prompt.
+      if (request.change) deps.showChange(request.executionId, request.change.diff);
       timer = setTimeout(
         () => pending.settle({ approved: false, remember: false, by: 'timeout', reason: `no answer within ${messages.seconds(config.approvals.timeoutMs)} (setting buckley.approvals.timeoutMs)` }),
         config.approvals.timeoutMs,

@@ -23,7 +23,7 @@ import { AgentError, type AgentDriver, type AgentTurn, type PermissionDecision, 
 import { spawnGroup, stopGroup } from './processes.js';
 import { takeSessionUpdates } from './updateStream.js';
 import { seconds } from '../../text.js';
-import { FileReadError } from '../files.js';
+import { FileAccessError } from '../files.js';
 
 export interface AcpDriverOptions {
   command: string[];
@@ -113,6 +113,9 @@ const toolUpdate = notificationOf({
 });
 /** The tool call of a permission request, read the same way (the SDK checked it against ACP). */
 const permissionToolCall = z.object(toolCallFields);
+
+/** ACP fs/write_text_file, as far as we read it. */
+const writeTextFileParams = z.object({ sessionId: z.string(), path: z.string().check(z.minLength(1)), content: z.string() });
 
 /** JSON-RPC error codes for a read: ACP's "resource not found", and any other failure. */
 const RESOURCE_NOT_FOUND = -32002;
@@ -354,7 +357,12 @@ export class AcpDriver implements AgentDriver {
       // A refused or failed read is an error the agent can read: JSON-RPC's, with our words.
       .onRequest('fs/read_text_file', (ctx) =>
         this.onReadTextFile(sessions, ctx.params).catch((error: unknown) => {
-          throw new sdk.RequestError(error instanceof FileReadError && error.notFound ? RESOURCE_NOT_FOUND : INTERNAL_ERROR, errorText(error));
+          throw new sdk.RequestError(error instanceof FileAccessError && error.notFound ? RESOURCE_NOT_FOUND : INTERNAL_ERROR, errorText(error));
+        }),
+      )
+      .onRequest('fs/write_text_file', (ctx) =>
+        this.onWriteTextFile(sessions, ctx.params).catch((error: unknown) => {
+          throw new sdk.RequestError(INTERNAL_ERROR, errorText(error));
         }),
       )
       .connect(stream);
@@ -378,8 +386,8 @@ export class AcpDriver implements AgentDriver {
         Promise.race([
           connection.agent.request('initialize', {
             protocolVersion: sdk.PROTOCOL_VERSION,
-            // Reads go through the coordinator (the editor's buffers first: ../files.ts); writes not yet.
-            clientCapabilities: { fs: { readTextFile: true, writeTextFile: false }, terminal: false },
+            // Reads and writes go through the coordinator: the editor's buffers first, writes approved (../files.ts).
+            clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: false },
             clientInfo: { name: 'buckley-lsp', version: this.options.clientVersion },
           }),
           died,
@@ -481,11 +489,21 @@ export class AcpDriver implements AgentDriver {
 
   private async onReadTextFile(sessions: Map<string, AcpSession>, params: unknown): Promise<acp.ReadTextFileResponse> {
     const parsed = readTextFileParams.safeParse(params);
-    if (!parsed.success) throw new FileReadError(`fs/read_text_file needs an absolute path and, optionally, line and limit of at least 1: ${z.prettifyError(parsed.error)}`);
+    if (!parsed.success) throw new FileAccessError(`fs/read_text_file needs an absolute path and, optionally, line and limit of at least 1: ${z.prettifyError(parsed.error)}`);
     const { sessionId, path, line, limit } = parsed.data;
     const turn = this.turnOf(sessions, sessionId, 'a file read');
-    if (!turn || turn.signal.aborted) throw new FileReadError(`cannot read ${path}: the session has no turn running`);
+    if (!turn || turn.signal.aborted) throw new FileAccessError(`cannot read ${path}: the session has no turn running`);
     return { content: await turn.sink.readFile({ path, line: line ?? undefined, limit: limit ?? undefined }, turn.signal) };
+  }
+
+  private async onWriteTextFile(sessions: Map<string, AcpSession>, params: unknown): Promise<acp.WriteTextFileResponse> {
+    const parsed = writeTextFileParams.safeParse(params);
+    if (!parsed.success) throw new FileAccessError(`fs/write_text_file needs an absolute path and the content: ${z.prettifyError(parsed.error)}`);
+    const { sessionId, path, content } = parsed.data;
+    const turn = this.turnOf(sessions, sessionId, 'a file write');
+    if (!turn || turn.signal.aborted) throw new FileAccessError(`cannot write ${path}: the session has no turn running`);
+    await turn.sink.writeFile({ path, content }, turn.signal);
+    return {};
   }
 
   private async onPermission(sessions: Map<string, AcpSession>, params: acp.RequestPermissionRequest): Promise<acp.RequestPermissionResponse> {

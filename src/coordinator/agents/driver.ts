@@ -28,9 +28,17 @@ export interface PermissionRequest {
   locations: string[];
   /** Paths the call writes (ACP `diff` content). */
   writes: string[];
+  /** A write of a whole file (fs/write_text_file): the change, for the user to review. */
+  diff?: { text: string; added: number; removed: number };
 }
 
 export type PermissionDecision = 'allow_once' | 'allow_always' | 'reject';
+
+/** The agent writes a file's whole text (ACP `fs/write_text_file`). */
+export interface FileWriteRequest {
+  path: string;
+  content: string;
+}
 
 /** The agent reads a file (ACP `fs/read_text_file`): an absolute path, 1-based `line`, `limit` lines. */
 export interface FileReadRequest {
@@ -48,6 +56,8 @@ export interface TurnSink {
   permission(request: PermissionRequest, signal: AbortSignal): Promise<PermissionDecision>;
   /** The agent reads a file: its text (the editor's buffer where the file is open), or an error saying why not. */
   readFile(request: FileReadRequest, signal: AbortSignal): Promise<string>;
+  /** The agent writes a file: done once it is written (in the editor's buffer where the file is open), or an error saying why not. */
+  writeFile(request: FileWriteRequest, signal: AbortSignal): Promise<void>;
 }
 
 export interface TurnResult {

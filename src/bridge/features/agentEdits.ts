@@ -1,0 +1,79 @@
+/**
+ * An agent's approved write to a file open in the editor becomes an edit of its buffer, made by
+ * the editor (`workspace/applyEdit`): only the lines that change, so undo works and the cursor and
+ * the rest of the buffer stay; the user's unsaved edits made since the approval are kept, and the
+ * change is refused where they touch the same lines. The disk gets it when the user saves.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { ApplyWorkspaceEditRequest, type Connection, type TextEdit, type WorkspaceEdit } from 'vscode-languageserver';
+import type { TextDocument } from 'vscode-languageserver-textdocument';
+import { carryOver, lineHunks, type Hunk } from '../../edits.js';
+import type { Logger } from '../../logger.js';
+import type { Features } from '../capabilities.js';
+
+export interface AgentWrite {
+  path: string;
+  /** What the user approved the change against, and the file's new text. */
+  base: string;
+  content: string;
+}
+
+/** `open: false`: not open here (or the editor cannot edit it): the disk gets the write. */
+export interface WriteOutcome {
+  open: boolean;
+  applied: boolean;
+  message: string;
+}
+
+export class AgentEdits {
+  constructor(
+    private readonly connection: Connection,
+    private readonly documentAt: (path: string) => TextDocument | undefined,
+    private readonly features: () => Features,
+    private readonly logger: Logger,
+    /** Where the diffs of changes under review are written (the state directory's `changes/`). */
+    private readonly changesDirectory: string,
+  ) {}
+
+  /**
+   * Opens the change under review as a unified diff, where the editor opens documents (Neovim,
+   * Helix and Emacs colour it); elsewhere the prompt's +/− summary and the log have it.
+   */
+  showChange(executionId: string, diff: string): void {
+    this.logger.info(`the change under review (${executionId}):\n${diff}`);
+    if (!this.features().showDocument) return;
+    const path = join(this.changesDirectory, `${executionId}.diff`);
+    mkdir(this.changesDirectory, { recursive: true, mode: 0o700 })
+      .then(() => writeFile(path, diff, { mode: 0o600 }))
+      .then(() => this.connection.window.showDocument({ uri: pathToFileURL(path).href, takeFocus: false }))
+      .catch((error: Error) => this.logger.debug(`could not show the change ${executionId}: ${error.message}`));
+  }
+
+  async apply(write: AgentWrite): Promise<WriteOutcome> {
+    const document = this.documentAt(write.path);
+    // An editor that cannot apply edits gets it on disk — if the disk holds what the buffer does (the coordinator checks).
+    if (!document || !this.features().applyEdit) return { open: false, applied: false, message: '' };
+    const current = document.getText();
+    const hunks = current === write.base ? lineHunks(write.base, write.content) : carryOver(write.base, write.content, current);
+    if (!hunks) {
+      return { open: true, applied: false, message: 'the user changed the same lines in the editor since approving it; the buffer was left as the user has it' };
+    }
+    if (hunks.length === 0) return { open: true, applied: true, message: '' };
+    const edits: TextEdit[] = hunks.map((hunk: Hunk) => ({ range: { start: document.positionAt(hunk.start), end: document.positionAt(hunk.end) }, newText: hunk.text }));
+    // Versioned where the editor takes it: an edit made for an older buffer is refused, not misplaced.
+    const edit: WorkspaceEdit = this.features().documentChanges
+      ? { documentChanges: [{ textDocument: { uri: document.uri, version: document.version }, edits }] }
+      : { changes: { [document.uri]: edits } };
+    const name = write.path.split('/').pop();
+    try {
+      const result = await this.connection.sendRequest(ApplyWorkspaceEditRequest.type, { label: `Buckley: the agent's change to ${name}`, edit });
+      if (!result.applied) return { open: true, applied: false, message: `the editor did not apply it${result.failureReason ? `: ${result.failureReason}` : ''}` };
+    } catch (error) {
+      return { open: true, applied: false, message: `the editor did not apply it: ${(error as Error).message}` };
+    }
+    this.logger.info(`changed ${write.path} in the editor (${hunks.length} place${hunks.length === 1 ? '' : 's'}); the disk gets it when it is saved`);
+    return { open: true, applied: true, message: '' };
+  }
+}

@@ -1,0 +1,174 @@
+/**
+ * The agent writes through the editor: ACP fs/write_text_file in a task becomes a change the user
+ * approves with it in view, then an edit of the open buffer (only the lines that change, the
+ * user's own edits kept) or, for a file not open, a write to disk; never in an ask; a denial or a
+ * clash with the user's edits reaches the agent as an error it reads. Over real stdio, with the
+ * embedded coordinator and our scripted agent's REPLACE (read, replace, write back).
+ */
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { TextDocument } from 'vscode-languageserver-textdocument';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startingClients, type TestClient } from '../helpers/lspClient.js';
+import { REPO } from '../helpers/paths.js';
+
+const start = startingClients();
+const workspaces: string[] = [];
+afterEach(() => {
+  for (const dir of workspaces.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A workspace of its own holding a copy of retry.ts: writes land in it, not in the fixtures. */
+function workspace(): { root: string; file: string; original: string } {
+  const root = mkdtempSync(join(tmpdir(), 'buckley-writes-'));
+  workspaces.push(root);
+  const file = join(root, 'retry.ts');
+  copyFileSync(`${REPO}fixtures/workspace/retry.ts`, file);
+  const original = readFileSync(file, 'utf8');
+  // The agent's REPLACE must change something: a no-op write is no write.
+  expect(original).toContain('tries = 3');
+  return { root, file, original };
+}
+
+/**
+ * An editor in a test: it holds the buffers it opened, applies workspace/applyEdit to them as a
+ * real editor does (and says so with didChange), and answers approvals with `approve()`.
+ */
+async function editor(root: string, approve: (request: any) => boolean | Promise<boolean>): Promise<{ client: TestClient; buffers: Map<string, TextDocument>; edits: any[] }> {
+  const buffers = new Map<string, TextDocument>();
+  const edits: any[] = [];
+  let client!: TestClient;
+  client = await start({
+    client: 'neovim-0.10.4',
+    initialize: {
+      rootUri: pathToFileURL(root).href,
+      workspaceFolders: [{ uri: pathToFileURL(root).href, name: 'ws' }],
+      capabilities: {
+        window: { showDocument: { support: true }, workDoneProgress: true },
+        workspace: { applyEdit: true, workspaceEdit: { documentChanges: true } },
+        experimental: { buckley: { taskProgress: true, approveTool: true } },
+      },
+    },
+    handlers: {
+      'buckley/approveTool': async (request) => ({ approved: await approve(request) }),
+      'workspace/applyEdit': async ({ edit }) => {
+        edits.push(edit);
+        for (const change of edit.documentChanges ?? []) {
+          const buffer = buffers.get(change.textDocument.uri);
+          if (!buffer || buffer.version !== change.textDocument.version) return { applied: false, failureReason: 'the buffer is newer' };
+          const updated = TextDocument.update(buffer, change.edits.map((e: any) => ({ range: e.range, text: e.newText })), buffer.version + 1);
+          buffers.set(change.textDocument.uri, updated);
+          await client.notify('textDocument/didChange', { textDocument: { uri: change.textDocument.uri, version: updated.version }, contentChanges: change.edits.map((e: any) => ({ range: e.range, text: e.newText })) });
+        }
+        return { applied: true };
+      },
+    },
+  });
+  return { client, buffers, edits };
+}
+
+async function openIn(session: { client: TestClient; buffers: Map<string, TextDocument> }, file: string, text: string): Promise<string> {
+  const uri = await session.client.open(file, text);
+  session.buffers.set(uri, TextDocument.create(uri, 'typescript', 1, text));
+  return uri;
+}
+
+/** The user types: the buffer and the server both get it. */
+async function type(session: { client: TestClient; buffers: Map<string, TextDocument> }, uri: string, at: { line: number; character: number }, text: string): Promise<void> {
+  const buffer = session.buffers.get(uri)!;
+  const change = { range: { start: at, end: at }, text };
+  const updated = TextDocument.update(buffer, [change], buffer.version + 1);
+  session.buffers.set(uri, updated);
+  await session.client.notify('textDocument/didChange', { textDocument: { uri, version: updated.version }, contentChanges: [change] });
+}
+
+/** Runs a task to its end: the agent's answer as logged. */
+async function task(client: TestClient, query: string): Promise<string> {
+  await client.request('buckley/executeTask', { task: query });
+  const logged = await client.waitFor('window/logMessage', (p) => p.message.startsWith(`Buckley's answer to "${query}"`));
+  return logged.message;
+}
+
+const REPLACE = (file: string) => `REPLACE ${file} "tries = 3" "tries = 5"`;
+
+describe('what the agent writes', () => {
+  it('in a task, is approved with the change in view, then made in the open buffer — only the changed line, undoable — and the disk is left to the user', async () => {
+    const { root, file, original } = workspace();
+    const session = await editor(root, () => true);
+    const mine = `// the user's unsaved line\n${original}`;
+    const uri = await openIn(session, file, mine);
+
+    expect(await task(session.client, REPLACE(file))).toContain(`wrote ${file}`);
+
+    // The approval: a write of one file, +1 −1, the risk of an edit, and the diff opened beside it.
+    const [approval] = session.client.all('buckley/approveTool');
+    expect(approval).toMatchObject({ tool: 'Write retry.ts', title: 'Write retry.ts (+1 −1)', risk: 'medium', parameters: { path: file, change: '+1 −1 lines' }, change: { linesAdded: 1, linesRemoved: 1 } });
+    expect(approval.change.diff).toContain('-export async function withRetry');
+    const shown = session.client.all('window/showDocument').find((p) => p.uri.endsWith('.diff'));
+    expect(readFileSync(fileURLToPath(shown.uri), 'utf8')).toBe(approval.change.diff);
+
+    // One versioned edit of the one line that changed: the user's line and the rest untouched.
+    expect(session.edits).toHaveLength(1);
+    const [change] = session.edits[0].documentChanges;
+    const line = mine.split('\n').findIndex((text) => text.includes('tries = 3'));
+    expect(change.edits).toEqual([{ range: { start: { line, character: 0 }, end: { line: line + 1, character: 0 } }, newText: `${mine.split('\n')[line]!.replace('tries = 3', 'tries = 5')}\n` }]);
+    expect(session.buffers.get(uri)!.getText()).toBe(mine.replace('tries = 3', 'tries = 5'));
+    expect(readFileSync(file, 'utf8')).toBe(original);
+    // The agent's next read sees its change.
+    expect(await task(session.client, `READ ${file} ${line + 1} 1`)).toContain('tries = 5): Promise<T> {');
+  });
+
+  it('keeps what the user typed elsewhere while they decided, and refuses where they changed the same lines', async () => {
+    const { root, file, original } = workspace();
+    let uri = '';
+    let userTypes: () => Promise<void> = async () => {};
+    const session = await editor(root, async () => {
+      await userTypes();
+      return true;
+    });
+    uri = await openIn(session, file, original);
+
+    // Elsewhere: a line at the top, typed while the prompt was open.
+    userTypes = () => type(session, uri, { line: 0, character: 0 }, '// typed meanwhile\n');
+    expect(await task(session.client, REPLACE(file))).toContain(`wrote ${file}`);
+    expect(session.buffers.get(uri)!.getText()).toBe(`// typed meanwhile\n${original.replace('tries = 3', 'tries = 5')}`);
+
+    // The same line: the user's edit wins, the agent is told.
+    const line = session.buffers.get(uri)!.getText().split('\n').findIndex((text) => text.includes('tries = 5'));
+    userTypes = () => type(session, uri, { line, character: 0 }, '/* mine */ ');
+    const before = () => session.buffers.get(uri)!.getText();
+    const answer = await task(session.client, `REPLACE ${file} "tries = 5" "tries = 7"`);
+    expect(answer).toContain(`write failed (-32603): ${file} was not changed: the user changed the same lines in the editor since approving it`);
+    expect(before()).toContain('/* mine */ ');
+    expect(before()).not.toContain('tries = 7');
+  });
+
+  it('denied: nothing changes and the agent reads why', async () => {
+    const { root, file, original } = workspace();
+    const session = await editor(root, () => false);
+    await openIn(session, file, original);
+    expect(await task(session.client, REPLACE(file))).toContain(`write failed (-32603): writing ${file} was refused by the user`);
+    expect(session.edits).toEqual([]);
+    expect(readFileSync(file, 'utf8')).toBe(original);
+  });
+
+  it('to a file not open in the editor: on disk, after approval', async () => {
+    const { root, file, original } = workspace();
+    const session = await editor(root, () => true);
+    expect(await task(session.client, REPLACE(file))).toContain(`wrote ${file}`);
+    expect(readFileSync(file, 'utf8')).toBe(original.replace('tries = 3', 'tries = 5'));
+    expect(session.edits).toEqual([]);
+  });
+
+  it('never in an ask: refused without asking anyone', async () => {
+    const { root, file, original } = workspace();
+    const session = await editor(root, () => true);
+    await openIn(session, file, original);
+    const { answer } = await session.client.request('buckley/ask', { question: REPLACE(file) });
+    expect(answer).toContain(`write failed (-32603): writing ${file} was refused: an ask is read-only`);
+    expect(session.client.all('buckley/approveTool')).toEqual([]);
+    expect(session.edits).toEqual([]);
+  });
+});
