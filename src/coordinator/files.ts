@@ -14,7 +14,7 @@ import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { changeSummary, describeChange, unifiedDiff } from '../edits.js';
 import { selectLines } from '../text.js';
-import type { FileReadRequest, FileWriteRequest, PermissionRequest, PermissionDecision } from './agents/driver.js';
+import type { FileEdit, FileReadRequest, FileWriteRequest, PermissionRequest, PermissionDecision } from './agents/driver.js';
 
 /** Bigger files are read in parts (`line` and `limit`): a whole one would flood the agent and us. */
 export const MAX_READ_BYTES = 16 * 1024 * 1024;
@@ -42,6 +42,11 @@ export interface ReadPolicy {
 export interface WritePolicy extends ReadPolicy {
   /** An ask: nothing is written. */
   readOnly: boolean;
+  /**
+   * Changes the user approved in a tool call of this turn (ACP `diff` content): a write that makes
+   * exactly one of them is not asked again. Each counts once.
+   */
+  approvedEdits?: FileEdit[];
   /**
    * Makes an approved change in the editor's buffer, when the caller holds buffers: `open:
    * false` when the file is not open there (the disk gets it), else whether the buffer has it.
@@ -80,7 +85,8 @@ export async function writeForAgent(request: FileWriteRequest, policy: WritePoli
   const shown = insideWorkspace(path, policy.workspaceRoot) ? relative(policy.workspaceRoot!, path) : path;
   const summary = changeSummary(base, request.content);
   const title = `Write ${shown} (${describeChange(summary)})`;
-  const decision = await policy.permission(
+  const approved = takeApproved(policy.approvedEdits, path, base, request.content);
+  const decision = approved ? 'allow_once' : await policy.permission(
     {
       tool: `Write ${shown}`,
       kind: 'edit',
@@ -107,6 +113,18 @@ export async function writeForAgent(request: FileWriteRequest, policy: WritePoli
   } catch (error) {
     throw new FileAccessError(`cannot write ${path}: ${(error as Error).message}`);
   }
+}
+
+/** The approved edit this write makes exactly, taken off the list; undefined when there is none. */
+function takeApproved(edits: FileEdit[] | undefined, path: string, base: string, content: string): FileEdit | undefined {
+  const makes = (edit: FileEdit) => {
+    if (resolve(edit.path) !== path) return false;
+    // The whole file (a new one has no old text), or one snippet of it replaced.
+    if (content === edit.newText && (edit.oldText === undefined || edit.oldText === base)) return true;
+    return Boolean(edit.oldText) && base.includes(edit.oldText!) && content === base.replace(edit.oldText!, edit.newText);
+  };
+  const index = edits?.findIndex(makes) ?? -1;
+  return index < 0 ? undefined : edits!.splice(index, 1)[0];
 }
 
 async function readIfThere(path: string): Promise<string | undefined> {

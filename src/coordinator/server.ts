@@ -10,7 +10,7 @@ import { homedir } from 'node:os';
 import { resolve } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from '../logger.js';
-import { AgentError, type AgentDriver, type AgentTurn, type FileReadRequest, type PermissionDecision, type PermissionRequest, type TurnSink } from './agents/driver.js';
+import { AgentError, type AgentDriver, type AgentTurn, type FileEdit, type FileReadRequest, type PermissionDecision, type PermissionRequest, type TurnSink } from './agents/driver.js';
 import { FileAccessError, readForAgent, writeForAgent, type WritePolicy } from './files.js';
 import { buildPrompt } from '../wire/prompt.js';
 import { isLoopbackHost } from '../net.js';
@@ -442,9 +442,17 @@ function workspaceOf(cwd: string | undefined): string | undefined {
 
 /** A sink whose reads and writes follow the turn's policy (files.ts), through the editor where it can. */
 function withFiles(sink: Omit<TurnSink, 'readFile' | 'writeFile'>, cwd: string | undefined, editor: Pick<WritePolicy, 'readOnly' | 'fromEditor' | 'toEditor'>): TurnSink {
-  const policy: WritePolicy = { workspaceRoot: workspaceOf(cwd), permission: (call, signal) => sink.permission(call, signal), ...editor };
+  const approvedEdits: FileEdit[] = [];
+  // A tool call's changes the user approved: the agent's write of one of them is not asked again.
+  const permission = async (call: PermissionRequest, signal: AbortSignal): Promise<PermissionDecision> => {
+    const decision = await sink.permission(call, signal);
+    if (decision !== 'reject' && call.edits) approvedEdits.push(...call.edits);
+    return decision;
+  };
+  const policy: WritePolicy = { workspaceRoot: workspaceOf(cwd), permission, approvedEdits, ...editor };
   return {
     ...sink,
+    permission,
     readFile: (request, signal) => readForAgent(request, policy, signal),
     writeFile: (request, signal) => writeForAgent(request, policy, signal),
   };

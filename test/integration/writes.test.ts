@@ -36,7 +36,11 @@ function workspace(): { root: string; file: string; original: string } {
  * An editor in a test: it holds the buffers it opened, applies workspace/applyEdit to them as a
  * real editor does (and says so with didChange), and answers approvals with `approve()`.
  */
-async function editor(root: string, approve: (request: any) => boolean | Promise<boolean>): Promise<{ client: TestClient; buffers: Map<string, TextDocument>; edits: any[] }> {
+async function editor(
+  root: string,
+  approve: (request: any) => boolean | Promise<boolean>,
+  workspaceCapabilities: object = { applyEdit: true, workspaceEdit: { documentChanges: true } },
+): Promise<{ client: TestClient; buffers: Map<string, TextDocument>; edits: any[] }> {
   const buffers = new Map<string, TextDocument>();
   const edits: any[] = [];
   let client!: TestClient;
@@ -47,7 +51,7 @@ async function editor(root: string, approve: (request: any) => boolean | Promise
       workspaceFolders: [{ uri: pathToFileURL(root).href, name: 'ws' }],
       capabilities: {
         window: { showDocument: { support: true }, workDoneProgress: true },
-        workspace: { applyEdit: true, workspaceEdit: { documentChanges: true } },
+        workspace: workspaceCapabilities,
         experimental: { buckley: { taskProgress: true, approveTool: true } },
       },
     },
@@ -160,6 +164,34 @@ describe('what the agent writes', () => {
     expect(await task(session.client, REPLACE(file))).toContain(`wrote ${file}`);
     expect(readFileSync(file, 'utf8')).toBe(original.replace('tries = 3', 'tries = 5'));
     expect(session.edits).toEqual([]);
+  });
+
+  it('shown in a tool call first (ACP diff content): approved there with the diff in view, and its write is not asked again', async () => {
+    const { root, file, original } = workspace();
+    const session = await editor(root, () => true);
+    const uri = await openIn(session, file, original);
+    expect(await task(session.client, `EDIT ${file} "tries = 3" "tries = 4"`)).toContain(`edited ${file}`);
+    const approvals = session.client.all('buckley/approveTool');
+    expect(approvals).toHaveLength(1);
+    expect(approvals[0]).toMatchObject({ tool: `Edit ${file}`, change: { linesAdded: 1, linesRemoved: 1 } });
+    expect(approvals[0].change.diff).toMatch(/^-tries = 3$[\s\S]*^\+tries = 4$/m);
+    expect(session.buffers.get(uri)!.getText()).toBe(original.replace('tries = 3', 'tries = 4'));
+  });
+
+  it('in an editor that cannot apply edits: on disk after approval, where the buffer holds what the disk does', async () => {
+    const { root, file, original } = workspace();
+    const session = await editor(root, () => true, { applyEdit: false });
+    await openIn(session, file, original);
+    expect(await task(session.client, REPLACE(file))).toContain(`wrote ${file}`);
+    expect(readFileSync(file, 'utf8')).toBe(original.replace('tries = 3', 'tries = 5'));
+    expect(session.edits).toEqual([]);
+
+    // With unsaved edits in the buffer, the disk is not what the user approved against: refused.
+    const { root: other, file: second, original: text } = workspace();
+    const dirty = await editor(other, () => true, { applyEdit: false });
+    await openIn(dirty, second, `// unsaved\n${text}`);
+    expect(await task(dirty.client, REPLACE(second))).toContain(`write failed (-32603): ${second} was not changed: it changed on disk since the change was approved`);
+    expect(readFileSync(second, 'utf8')).toBe(text);
   });
 
   it('never in an ask: refused without asking anyone', async () => {

@@ -19,7 +19,8 @@ import type * as acp from '@agentclientprotocol/sdk';
 import * as z from '../../schema.js';
 import type { Logger } from '../../logger.js';
 import type { WireToolExecution } from '../../wire/contract.js';
-import { AgentError, type AgentDriver, type AgentTurn, type PermissionDecision, type TurnResult, type TurnSink } from './driver.js';
+import { AgentError, type AgentDriver, type AgentTurn, type FileEdit, type PermissionDecision, type TurnResult, type TurnSink } from './driver.js';
+import { changeSummary, unifiedDiff } from '../../edits.js';
 import { spawnGroup, stopGroup } from './processes.js';
 import { takeSessionUpdates } from './updateStream.js';
 import { seconds } from '../../text.js';
@@ -84,6 +85,8 @@ interface CallFacts {
   input?: unknown;
   locations: string[];
   writes: string[];
+  /** The changes it shows (ACP `diff` content), latest per file. */
+  diffs: FileEdit[];
 }
 
 const STDERR_LINES_KEPT = 50;
@@ -104,7 +107,7 @@ const toolCallFields = {
   kind: z.nullish(z.string()),
   rawInput: z.optional(z.unknown()),
   locations: z.nullish(z.array(z.object({ path: z.string() }))),
-  content: z.nullish(z.array(z.object({ type: z.string(), path: z.optional(z.string()) }))),
+  content: z.nullish(z.array(z.object({ type: z.string(), path: z.optional(z.string()), oldText: z.nullish(z.string()), newText: z.optional(z.string()) }))),
 };
 const toolUpdate = notificationOf({
   sessionUpdate: z.enum(['tool_call', 'tool_call_update']),
@@ -511,7 +514,7 @@ export class AcpDriver implements AgentDriver {
     if (!turn || turn.signal.aborted) return { outcome: { outcome: 'cancelled' } };
     const parsed = permissionToolCall.safeParse(params.toolCall);
     // Everything the agent said about the call counts: the request may repeat only its id.
-    const call = parsed.success ? rememberCall(turn, parsed.data) : (turn.calls.get(params.toolCall.toolCallId) ?? { locations: [], writes: [] });
+    const call = parsed.success ? rememberCall(turn, parsed.data) : (turn.calls.get(params.toolCall.toolCallId) ?? { locations: [], writes: [], diffs: [] });
     const decision = await turn.sink.permission(
       {
         tool: call.title ?? turn.tools.get(params.toolCall.toolCallId)?.tool ?? 'tool',
@@ -521,6 +524,7 @@ export class AcpDriver implements AgentDriver {
         input: call.input,
         locations: call.locations,
         writes: call.writes,
+        ...(call.diffs.length ? { diff: reviewOf(call.diffs), edits: call.diffs } : {}),
       },
       turn.signal,
     );
@@ -531,16 +535,30 @@ export class AcpDriver implements AgentDriver {
 
 /** Adds what an update says about a tool call to what the turn knows of it; returns the whole. */
 function rememberCall(turn: ActiveTurn, update: ToolCallFields): CallFacts {
-  const known = turn.calls.get(update.toolCallId) ?? { locations: [], writes: [] };
+  const known = turn.calls.get(update.toolCallId) ?? { locations: [], writes: [], diffs: [] };
+  const diffs = (update.content ?? []).flatMap((item) => (item.type === 'diff' && item.path && item.newText !== undefined ? [{ path: item.path, oldText: item.oldText ?? undefined, newText: item.newText }] : []));
   const facts: CallFacts = {
     title: update.title ?? known.title,
     kind: update.kind ?? known.kind,
     input: update.rawInput !== undefined ? update.rawInput : known.input,
     locations: update.locations?.length ? [...new Set([...known.locations, ...update.locations.map((location) => location.path)])] : known.locations,
     writes: update.content?.length ? [...new Set([...known.writes, ...update.content.flatMap((item) => (item.type === 'diff' && item.path ? [item.path] : []))])] : known.writes,
+    diffs: diffs.length ? [...known.diffs.filter((known) => !diffs.some((diff) => diff.path === known.path)), ...diffs] : known.diffs,
   };
   turn.calls.set(update.toolCallId, facts);
   return facts;
+}
+
+/** The changes of a tool call, as the user reviews them: one unified diff, lines added and removed. */
+function reviewOf(edits: FileEdit[]): { text: string; added: number; removed: number } {
+  let added = 0;
+  let removed = 0;
+  for (const edit of edits) {
+    const change = changeSummary(edit.oldText ?? '', edit.newText);
+    added += change.added;
+    removed += change.removed;
+  }
+  return { text: edits.map((edit) => unifiedDiff(edit.path, edit.oldText ?? '', edit.newText)).join(''), added, removed };
 }
 
 function isDirectory(path: string): boolean {

@@ -28,8 +28,17 @@ export interface PermissionRequest {
   locations: string[];
   /** Paths the call writes (ACP `diff` content). */
   writes: string[];
-  /** A write of a whole file (fs/write_text_file): the change, for the user to review. */
+  /** What the call changes in files, for the user to review: a unified diff, lines added and removed. */
   diff?: { text: string; added: number; removed: number };
+  /** The changes a tool call shows (ACP `diff` content): once approved, the agent's write of one of them is not asked again. */
+  edits?: FileEdit[];
+}
+
+/** One change an agent shows: `oldText` (none: a new file) becomes `newText` in `path`. */
+export interface FileEdit {
+  path: string;
+  oldText?: string;
+  newText: string;
 }
 
 export type PermissionDecision = 'allow_once' | 'allow_always' | 'reject';
