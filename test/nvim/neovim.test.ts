@@ -5,7 +5,7 @@
  * what Neovim itself received and showed.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EDITORS, missingLine, requireEditor } from '../helpers/editors.js';
@@ -21,7 +21,7 @@ const NEOVIMS = [EDITORS.nvim07, EDITORS.nvim010].map((editor) => ({ ...editor, 
  * `readme` as init.lua (as a user pastes it: their clone's path for /path/to/buckley-lsp, and
  * `buckley-lsp` and `gemini` on PATH).
  */
-async function runNvimIn(nvimBin: string, script: string, readme?: string): Promise<any> {
+async function runNvimIn(nvimBin: string, script: string, readme?: string, env: Record<string, string> = {}): Promise<any> {
   const dir = tempDir('buckley-nvim');
   const resultFile = join(dir, 'result.json');
   let init = 'NONE';
@@ -45,6 +45,7 @@ async function runNvimIn(nvimBin: string, script: string, readme?: string): Prom
       BUCKLEY_NVIM_DIR: `${REPO}test/nvim`,
       BUCKLEY_REPO: REPO,
       BUCKLEY_NVIM_RESULT: resultFile,
+      ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -63,8 +64,8 @@ for (const editor of NEOVIMS) {
 }
 
 describe.each(NEOVIMS.filter((editor) => editor.ok))('$name (real editor)', ({ bin, version }) => {
-  const runNvim = async (script: string, readme?: string) => {
-    const result = await runNvimIn(bin, script, readme);
+  const runNvim = async (script: string, readme?: string, env?: Record<string, string>) => {
+    const result = await runNvimIn(bin, script, readme, env);
     expect(`NVIM v${result.nvim}`).toMatch(version);
     return result;
   };
@@ -126,6 +127,27 @@ describe.each(NEOVIMS.filter((editor) => editor.ok))('$name (real editor)', ({ b
     expect(result.progress.some((p: any) => !p.done)).toBe(true);
     expect(result.file_unchanged).toBe(true);
     expect(result.client_alive).toBe(true);
+  });
+
+  it("lands an agent's approved write in the open buffer next to the user's unsaved line, leaves the disk alone, and `u` takes it back", async () => {
+    const workspace = tempDir('buckley-nvim-write');
+    const file = join(workspace, 'retry.ts');
+    copyFileSync(`${FIXTURES}workspace/retry.ts`, file);
+    const original = readFileSync(file, 'utf8');
+    const result = await runNvim('write.lua', undefined, { BUCKLEY_FIXTURE: file });
+    expect(result.steps).toEqual(['initialized', 'typed a line', 'the agent changed the buffer', 'undone']);
+    expect(result.prompt).toContain('wants to use Write retry.ts');
+    expect(result.prompt).toContain('change=+1 −1 lines');
+    expect(result.first_line).toBe('// mine, unsaved');
+    expect(result.changed_line).toBe('export async function withRetry<T>(attempt: () => Promise<T>, tries = 5): Promise<T> {');
+    expect(result.same_as_disk_but_the_two_lines).toBe(true);
+    expect(result.modified).toBe(true);
+    expect(result.disk_unchanged).toBe(true);
+    expect(readFileSync(file, 'utf8')).toBe(original);
+    if (!version.test('NVIM v0.7.2')) expect(result.diff_opened).toContain('+export async function withRetry<T>(attempt: () => Promise<T>, tries = 5): Promise<T> {');
+    expect(result.after_undo_first_line).toBe('// mine, unsaved');
+    expect(result.after_undo_has_agent_change).toBe(false);
+    expect(result.after_undo_has_original).toBe(true);
   });
 
   it('with the Lua module: :BuckleyAsk shows the answer in a split; a task asks approval through vim.ui.select and completes', async () => {
