@@ -4,7 +4,7 @@
  * showed on its screen.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EDITORS, missingLine, requireEditor } from '../helpers/editors.js';
@@ -46,7 +46,7 @@ async function waitForScreen(session: string, text: string | RegExp, timeoutMs =
  * them: `buckley-lsp` and `gemini` on PATH (typescript-language-server is not: Helix goes on
  * without it).
  */
-function startHelix(name: string): { session: string; home: string } {
+function startHelix(name: string, file = `${FIXTURES}workspace/retry.ts`, cwd?: string): { session: string; home: string } {
   const home = tempDir('buckley-hx');
   mkdirSync(join(home, 'config', 'helix'), { recursive: true });
   writeFileSync(join(home, 'config', 'helix', 'languages.toml'), readmeSnippet('helix-languages'));
@@ -55,8 +55,8 @@ function startHelix(name: string): { session: string; home: string } {
   sessions.push(session);
   tmux(
     session,
-    'new-session', '-d', '-s', session, '-x', '160', '-y', '45',
-    `env PATH=${userPath()} XDG_CONFIG_HOME=${home}/config XDG_STATE_HOME=${home}/state HOME=${home} TERM=xterm-256color ${HX} ${FIXTURES}workspace/retry.ts`,
+    'new-session', '-d', '-s', session, '-x', '160', '-y', '45', ...(cwd ? ['-c', cwd] : []),
+    `env PATH=${userPath()} XDG_CONFIG_HOME=${home}/config XDG_STATE_HOME=${home}/state HOME=${home} TERM=xterm-256color ${HX} ${file}`,
   );
   return { session, home };
 }
@@ -118,6 +118,42 @@ if (available) describe('Helix 25.01 (real editor)', () => {
     await codeAction(session, 'Buckley: approve «Edit config.json»');
     const done = await waitForScreen(session, '# Fix the problems in this code.');
     expect(done).toContain('Permission to read: yes; permission to edit: yes.');
+  });
+
+  it("lands an agent's approved write in the open buffer next to the user's unsaved line, leaves the disk alone, and u takes it back", async () => {
+    // A workspace of its own: the first line asks for the task, as a user writes it.
+    const workspace = tempDir('buckley-hx-write');
+    const file = join(workspace, 'retry.ts');
+    // (`=` as a JSON escape: the line must not hold the very text the agent replaces.)
+    const original = `// buckley: REPLACE ${file} "tries \\u003d 3" "tries \\u003d 5"\n${readFileSync(`${FIXTURES}workspace/retry.ts`, 'utf8')}`;
+    writeFileSync(file, original);
+    // Helix's workspace is where it starts (no root marker here): the agent reads inside it.
+    const { session } = startHelix('write', file, workspace);
+    await waitForScreen(session, 'export function backoff');
+    // The user's own unsaved line at the end of the file.
+    tmux(session, 'send-keys', '-t', session, 'g', 'e', 'o', '// mine, unsaved', 'Escape');
+    await waitForScreen(session, '// mine, unsaved');
+    tmux(session, 'send-keys', '-t', session, 'g', 'g', 'x');
+    await codeAction(session, 'Buckley: run task «REPLACE');
+    // The approval: a diagnostic with code actions, the diff opened beside the code.
+    const review = await waitForScreen(session, /@@ -\d+,\d+ \+\d+,\d+ @@/);
+    // (the pane is 80 columns: the diff's lines are cut at its edge)
+    expect(review).toMatch(/-export async function withRetry<T>\(attempt: \(\) => Promise<T>, tries = 3/);
+    expect(review).toMatch(/\+export async function withRetry<T>\(attempt: \(\) => Promise<T>, tries = 5/);
+    // Back to the code if the diff took the focus: the approval's code actions are there.
+    if (/(NOR|INS|SEL)\s+\S*buckley-lsp\/changes\//.test(screen(session))) tmux(session, 'send-keys', '-t', session, 'C-w', 'w');
+    await codeAction(session, 'Buckley: approve «Write retry.ts»');
+    // The answer opens in a split too: back to the code alone, at the start of its lines.
+    await waitForScreen(session, /done «REPLACE/);
+    tmux(session, 'send-keys', '-t', session, 'C-w', 'h', 'C-w', 'h', 'C-w', 'o', 'g', 'g', 'g', 'h');
+    const changed = await waitForScreen(session, 'tries = 5): Promise<T> {');
+    expect(changed).toContain('// mine, unsaved');
+    expect(readFileSync(file, 'utf8')).toBe(original);
+    // u takes back the agent's change, and only it.
+    tmux(session, 'send-keys', '-t', session, 'Escape', 'u');
+    const undone = await waitForScreen(session, 'tries = 3): Promise<T> {');
+    expect(undone).not.toContain('tries = 5');
+    expect(undone).toContain('// mine, unsaved');
   });
 
   it("cancels the newest task with the README's space C, and opens the log with space L", async () => {
