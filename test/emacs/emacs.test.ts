@@ -29,11 +29,14 @@ interface Result {
   diagnostic?: string;
   approvalActions?: string[];
   diagnosticsAfter?: number;
+  diff?: string | null;
+  buffer?: string;
+  afterUndo?: string;
   messages: string;
 }
 
 /** Runs test/emacs/`script`; with `readme`, the README's block of that name is the user's init. */
-function runEmacs(script: string, readme?: string): Result {
+function runEmacs(script: string, readme?: string, file = `${FIXTURES}workspace/retry.ts`): Result {
   const home = tempDir('buckley-emacs');
   const resultFile = join(home, 'result.json');
   const init = join(home, 'init.el');
@@ -49,7 +52,7 @@ function runEmacs(script: string, readme?: string): Result {
       XDG_STATE_HOME: home,
       BUCKLEY_NODE: process.execPath,
       BUCKLEY_BIN: BIN,
-      BUCKLEY_FILE: `${FIXTURES}workspace/retry.ts`,
+      BUCKLEY_FILE: file,
       BUCKLEY_AGENT: readme ? undefined : `${process.execPath} ${SCRIPTED_AGENT}`,
       BUCKLEY_RESULT: resultFile,
     },
@@ -94,5 +97,19 @@ if (available) describe('Emacs 30.1 with eglot 1.17 (real editor)', () => {
     expect(result.documentText).toContain('# Fix the problems in this code.');
     expect(result.documentText).toContain('Permission to read: yes; permission to edit: yes.');
     expect(result.diagnosticsAfter).toBe(0);
+  });
+
+  it("lands an agent's approved write in the open buffer next to the user's unsaved line, leaves the disk alone, and undo takes it back", () => {
+    const file = join(tempDir('buckley-emacs-write'), 'retry.ts');
+    // The first line asks for the task (`=` as a JSON escape: the line must not hold the text replaced).
+    const original = `// buckley: REPLACE ${file} "tries \\u003d 3" "tries \\u003d 5"\n${readFileSync(`${FIXTURES}workspace/retry.ts`, 'utf8')}`;
+    writeFileSync(file, original);
+    const result = runEmacs('write.el', undefined, file);
+    expect(result.error, result.messages).toBeUndefined();
+    expect(result.diff).toMatch(/^-export async function withRetry<T>\(attempt: \(\) => Promise<T>, tries = 3\): Promise<T> \{$/m);
+    expect(result.buffer).toBe(`${original.replace('tries = 3)', 'tries = 5)')}// mine, unsaved\n`);
+    expect(result.modified).toBe(true);
+    expect(readFileSync(file, 'utf8')).toBe(original);
+    expect(result.afterUndo).toBe(`${original}// mine, unsaved\n`);
   });
 });
