@@ -194,6 +194,26 @@ describe('what the agent writes', () => {
     expect(readFileSync(second, 'utf8')).toBe(text);
   });
 
+  it('outside the workspace: the read and the write are asked (the write as destructive), and it is written only if approved', async () => {
+    const { root } = workspace();
+    const { file: outside, original } = workspace();
+    let writes = false;
+    const session = await editor(root, (request) => request.tool.startsWith('Read') || writes);
+    expect(await task(session.client, REPLACE(outside))).toContain(`write failed (-32603): writing ${outside} was refused by the user`);
+    expect(readFileSync(outside, 'utf8')).toBe(original);
+    writes = true;
+    expect(await task(session.client, `REPLACE ${outside} "tries = 3" "tries = 6"`)).toContain(`wrote ${outside}`);
+    expect(readFileSync(outside, 'utf8')).toBe(original.replace('tries = 3', 'tries = 6'));
+    const approvals = session.client.all('buckley/approveTool');
+    // Reading outside the workspace is asked too (medium); writing there is destructive.
+    expect(approvals.map((a: any) => [a.tool, a.risk])).toEqual([
+      [`Read ${outside}`, 'medium'],
+      [`Write ${outside}`, 'destructive'],
+      [`Read ${outside}`, 'medium'],
+      [`Write ${outside}`, 'destructive'],
+    ]);
+  });
+
   it('never in an ask: refused without asking anyone', async () => {
     const { root, file, original } = workspace();
     const session = await editor(root, () => true);
