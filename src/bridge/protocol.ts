@@ -76,6 +76,9 @@ export const runTaskCommandArgsSchema = z.object({
   text: z.optional(z.string()),
 });
 
+/** Arguments of `buckley.undoTaskEdits`; without a task id the newest task that changed files. */
+export const undoTaskEditsArgsSchema = z.object({ taskId: z.optional(z.string().check(z.minLength(1))) });
+
 /** Arguments of the `buckley.cancelTask` command; without a task id the newest running task. */
 export const cancelTaskCommandArgsSchema = z.object({ taskId: z.optional(z.string().check(z.minLength(1))) });
 
@@ -202,6 +205,7 @@ export const Commands = {
   deny: 'buckley.deny',
   status: 'buckley.status',
   showLog: 'buckley.showLog',
+  undoTaskEdits: 'buckley.undoTaskEdits',
 } as const;
 
 /** What `InitializeResult.capabilities.experimental.buckley` carries. */

@@ -39,6 +39,7 @@ import * as releaseMemory from './features/memory.js';
 import { Limiter } from './features/limits.js';
 import { Targets } from './features/target.js';
 import { TaskService } from './features/tasks.js';
+import { TaskEdits } from './features/taskEdits.js';
 import { ApprovalService } from './features/approvals.js';
 import { TrustStore } from './features/trust.js';
 import type { RootLogger } from '../logger.js';
@@ -205,7 +206,9 @@ export function startServer(connection: Connection, options: ServerOptions): Run
     workspaceRoot: () => workspacePath(workspaceRoots[0]),
     showChange: (executionId, diff) => agentEdits.showChange(executionId, diff),
   });
+  const taskEdits = new TaskEdits(agentEdits, () => workspacePath(workspaceRoots[0]), logger.child('edits'));
   const tasks = new TaskService({
+    edits: taskEdits,
     connection,
     approvals,
     targets,
@@ -356,7 +359,8 @@ export function startServer(connection: Connection, options: ServerOptions): Run
   connection.onCodeAction(timed('textDocument/codeAction', (params) => {
     const { textDocument, range } = validate(codeActionParamsSchema, params);
     const document = documents.get(canonicalUri(textDocument.uri));
-    return document ? codeActionsFor(document, range, features.codeActionLiterals, tasks.running(), approvals.commands()) : [];
+    const path = workspacePath(document?.uri);
+    return document ? codeActionsFor(document, range, features.codeActionLiterals, tasks.running(), approvals.commands(), path ? taskEdits.undoable(path) : []) : [];
   }));
   connection.onExecuteCommand(timed('workspace/executeCommand', (params: ExecuteCommandParams) => executeCommand(params, { asks, tasks, approvals, status, showLog: () => showLog(connection, features, options.logFile) })));
   connection.onHover(timed('textDocument/hover', (params) => {

@@ -52,6 +52,8 @@ export interface WritePolicy extends ReadPolicy {
    * false` when the file is not open there (the disk gets it), else whether the buffer has it.
    */
   toEditor?(write: { path: string; base: string; content: string }, signal: AbortSignal): Promise<{ open: boolean; applied: boolean; message: string }>;
+  /** A write was made: for the task's review and its undo. */
+  changed?(change: { path: string; before: string; after: string; inEditor: boolean }): void;
 }
 
 export function insideWorkspace(path: string, workspaceRoot: string | undefined): boolean {
@@ -103,6 +105,7 @@ export async function writeForAgent(request: FileWriteRequest, policy: WritePoli
   const inEditor = await policy.toEditor?.({ path, base, content: request.content }, signal);
   if (inEditor?.open) {
     if (!inEditor.applied) throw new FileAccessError(`${path} was not changed: ${inEditor.message}`);
+    policy.changed?.({ path, before: base, after: request.content, inEditor: true });
     return;
   }
   // Not open in the editor: the disk, unless it changed since the user saw it.
@@ -113,6 +116,7 @@ export async function writeForAgent(request: FileWriteRequest, policy: WritePoli
   } catch (error) {
     throw new FileAccessError(`cannot write ${path}: ${(error as Error).message}`);
   }
+  policy.changed?.({ path, before: base, after: request.content, inEditor: false });
 }
 
 /** The approved edit this write makes exactly, taken off the list; undefined when there is none. */

@@ -201,6 +201,7 @@ class CoordinatorService {
     const editor = { send: sendNow, ...caller };
     const sink = withFiles(decides, turn.turn.cwd, {
       readOnly,
+      changed: (change) => sendNow({ status: 'in_progress', file_changed: { path: change.path, before: change.before, after: change.after, in_editor: change.inEditor } }),
       ...(servesBuffers
         ? { fromEditor: (read, signal) => this.askEditor(read, signal, editor), toEditor: (write, signal) => this.writeInEditor(write, signal, editor) }
         : {}),
@@ -441,7 +442,7 @@ function workspaceOf(cwd: string | undefined): string | undefined {
 }
 
 /** A sink whose reads and writes follow the turn's policy (files.ts), through the editor where it can. */
-function withFiles(sink: Omit<TurnSink, 'readFile' | 'writeFile'>, cwd: string | undefined, editor: Pick<WritePolicy, 'readOnly' | 'fromEditor' | 'toEditor'>): TurnSink {
+function withFiles(sink: Omit<TurnSink, 'readFile' | 'writeFile'>, cwd: string | undefined, editor: Pick<WritePolicy, 'readOnly' | 'fromEditor' | 'toEditor' | 'changed'>): TurnSink {
   const approvedEdits: FileEdit[] = [];
   // A tool call's changes the user approved: the agent's write of one of them is not asked again.
   const permission = async (call: PermissionRequest, signal: AbortSignal): Promise<PermissionDecision> => {

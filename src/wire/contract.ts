@@ -156,6 +156,9 @@ export interface FileWritten {
   message: string;
 }
 
+const fileChangedSchema = z.object({ path: z.string(), before: text(), after: text(), in_editor: z._default(z.boolean(), false) });
+export type FileChanged = z.infer<typeof fileChangedSchema>;
+
 export const taskEventSchema = z.object({
   task_id: text(),
   plan_id: text(),
@@ -167,6 +170,7 @@ export const taskEventSchema = z.object({
   answer_delta: text(),
   file_request: z.optional(z.nullable(fileRequestSchema)),
   file_write: z.optional(z.nullable(fileWriteSchema)),
+  file_changed: z.optional(z.nullable(fileChangedSchema)),
 });
 export type TaskEvent = z.infer<typeof taskEventSchema>;
 export type WireToolExecution = z.infer<typeof toolExecutionSchema>;

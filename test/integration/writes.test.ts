@@ -223,4 +223,49 @@ describe('what the agent writes', () => {
     expect(session.client.all('buckley/approveTool')).toEqual([]);
     expect(session.edits).toEqual([]);
   });
+
+  describe('after the task', () => {
+    it("lists the files it changed in its answer, and the task's undo restores the buffer and the disk", async () => {
+      const { root, file: open, original } = workspace();
+      const onDisk = join(root, 'other.ts');
+      copyFileSync(open, onDisk);
+      const session = await editor(root, () => true);
+      const uri = await openIn(session, open, original);
+
+      const first = await task(session.client, REPLACE(open));
+      expect(first).toContain("**Files it changed** — undo them with the code action \"Buckley: undo the task's edits\" or the command `buckley.undoTaskEdits`:");
+      expect(first).toContain('- `retry.ts` +1 −1, in the editor, not saved yet');
+      const second = await task(session.client, `REPLACE ${onDisk} "tries = 3" "tries = 9"`);
+      expect(second).toContain('- `other.ts` +1 −1, on disk');
+
+      // Offered where the task changed the file, newest first.
+      const actions = await session.client.request('textDocument/codeAction', { textDocument: { uri }, range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, context: { diagnostics: [] } });
+      const offered = actions.find((action: any) => action.title.startsWith("Buckley: undo the task's edits «REPLACE"));
+      const undo = { command: offered.command };
+      expect(undo.command).toBe('buckley.undoTaskEdits');
+
+      // The newest task's: the disk.
+      expect(await session.client.request('workspace/executeCommand', { command: 'buckley.undoTaskEdits', arguments: [] })).toEqual({ undone: [onDisk], kept: [] });
+      expect(readFileSync(onDisk, 'utf8')).toBe(original);
+      // The first task's: the buffer, as an edit the user can undo in turn.
+      expect(await session.client.request('workspace/executeCommand', { command: offered.command, arguments: offered.arguments })).toEqual({ undone: [open], kept: [] });
+      expect(session.buffers.get(uri)!.getText()).toBe(original);
+      await session.client.waitFor('window/showMessage', (p) => p.message.startsWith('undid the edits of «REPLACE '));
+      // Nothing left to undo.
+      expect(await session.client.request('workspace/executeCommand', { command: 'buckley.undoTaskEdits', arguments: [] })).toEqual({ undone: [], kept: [] });
+    });
+
+    it('keeps, and says so, a file whose changed lines the user has changed since', async () => {
+      const { root, file, original } = workspace();
+      const session = await editor(root, () => true);
+      const uri = await openIn(session, file, original);
+      await task(session.client, REPLACE(file));
+      const line = original.split('\n').findIndex((text) => text.includes('tries = 3'));
+      await type(session, uri, { line, character: 0 }, '/* mine */ ');
+      const { kept } = await session.client.request('workspace/executeCommand', { command: 'buckley.undoTaskEdits', arguments: [] });
+      expect(kept).toEqual([{ path: file, why: 'the user changed the same lines in the editor since; the buffer was left as the user has it' }]);
+      expect(session.buffers.get(uri)!.getText()).toContain('/* mine */ export async function withRetry<T>(attempt: () => Promise<T>, tries = 5)');
+      await session.client.waitFor('window/showMessage', (p) => p.type === 2 && p.message === 'undo: retry.ts kept — changed since (see log)');
+    });
+  });
 });

@@ -4,12 +4,12 @@
  * the rest of the buffer stay; the user's unsaved edits made since the approval are kept, and the
  * change is refused where they touch the same lines. The disk gets it when the user saves.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ApplyWorkspaceEditRequest, type Connection, type TextEdit, type WorkspaceEdit } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
-import { carryOver, lineHunks, type Hunk } from '../../edits.js';
+import { applyHunks, carryOver, lineHunks, type Hunk } from '../../edits.js';
 import type { Logger } from '../../logger.js';
 import type { Features } from '../capabilities.js';
 
@@ -75,5 +75,35 @@ export class AgentEdits {
     }
     this.logger.info(`changed ${write.path} in the editor (${hunks.length} place${hunks.length === 1 ? '' : 's'}); the disk gets it when it is saved`);
     return { open: true, applied: true, message: '' };
+  }
+
+  /**
+   * Takes an agent's change back: `after` becomes `before` again in the buffer (an undoable edit)
+   * or on disk, carried over what the user changed since; refused where they changed the same
+   * lines. A file the agent created is removed again, if nobody has it open.
+   */
+  async revert(change: { path: string; before: string; after: string }): Promise<{ reverted: boolean; message: string }> {
+    const document = this.documentAt(change.path);
+    if (document && this.features().applyEdit) {
+      const outcome = await this.apply({ path: change.path, base: change.after, content: change.before });
+      return { reverted: outcome.applied, message: outcome.message.replace('since approving it', 'since') };
+    }
+    let current: string | undefined;
+    try {
+      current = await readFile(change.path, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return { reverted: false, message: (error as Error).message };
+    }
+    if (current === undefined) return { reverted: change.before === '', message: change.before === '' ? '' : 'it is gone from disk' };
+    const hunks = current === change.after ? lineHunks(change.after, change.before) : carryOver(change.after, change.before, current);
+    if (!hunks) return { reverted: false, message: 'the same lines were changed since' };
+    try {
+      const restored = applyHunks(current, hunks);
+      if (restored === '' && change.before === '' && !document) await unlink(change.path);
+      else await writeFile(change.path, restored, 'utf8');
+    } catch (error) {
+      return { reverted: false, message: (error as Error).message };
+    }
+    return { reverted: true, message: '' };
   }
 }

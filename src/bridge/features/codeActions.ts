@@ -26,6 +26,8 @@ export function codeActionsFor(
   literals: boolean,
   runningTasks: readonly { id: string; title: string }[] = [],
   approvals: readonly Command[] = [],
+  /** Finished tasks that changed this document, newest first: their edits can be undone. */
+  undoable: readonly { id: string; title: string }[] = [],
 ): (CodeAction | Command)[] {
   const range = normalizeRange(document, requested);
   const commands: Command[] = [];
@@ -53,6 +55,9 @@ export function codeActionsFor(
   commands.unshift(...approvals);
   for (const running of runningTasks) {
     commands.push({ title: `Buckley: cancel task «${oneLine(running.title, 40)}»`, command: Commands.cancelTask, arguments: [{ taskId: running.id }] });
+  }
+  for (const task of undoable) {
+    commands.push({ title: `Buckley: undo the task's edits «${oneLine(task.title, 40)}»`, command: Commands.undoTaskEdits, arguments: [{ taskId: task.id }] });
   }
   if (!literals) return commands;
   return commands.map((command) => ({ title: command.title, kind: CodeActionKind.Empty, command }));

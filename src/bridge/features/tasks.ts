@@ -22,6 +22,7 @@ import { AnswerTail, type Progress, type ProgressFactory } from './progress.js';
 import type { Limiter } from './limits.js';
 import type { Target, Targets, TargetInput } from './target.js';
 import { Coalescer, UPDATE_INTERVAL_MS } from './throttle.js';
+import type { TaskEdits } from './taskEdits.js';
 
 export interface TaskInput extends TargetInput {
   task: string;
@@ -39,6 +40,8 @@ export interface TaskDependencies {
   features(): Features;
   coordinator(): Promise<CoordinatorConnection>;
   limiter: Limiter;
+  /** What the tasks' agents changed, for review and undo. */
+  edits: TaskEdits;
 }
 
 interface RunningTask {
@@ -146,6 +149,7 @@ export class TaskService {
         intent: 'task',
         onDelta: (delta) => progress.writing(written.push(delta)),
         onEvent: (event) => {
+          if (event.file_changed) return deps.edits.record(task.id, task.title, event.file_changed);
           applyEvent(task, event);
           const approval = event.status === 'awaiting_approval' ? event.approval : undefined;
           if (approval) {
@@ -195,20 +199,40 @@ export class TaskService {
     if (outcome.status === 'failed') deps.logger.error(`task ${task.id} ("${task.title}") failed: ${outcome.reason}`);
     else deps.logger.info(`task ${task.id} ${outcome.status}`);
 
+    // What the agent changed ends the answer, however the task ended: it is what the user reviews.
+    const review = deps.edits.review(task.id);
+    const place = { uri: target.document?.uri, range: target.range };
     // One message names the final state, in every editor (without progress, it is the only sign of the end).
     if (outcome.status === 'completed') {
       const reported = !outcome.answer.trim() && outcome.report?.length ? reportOnly(outcome.report) : undefined;
-      const answered = outcome.answer.trim() !== '' || reported !== undefined;
+      const text = reported ?? outcome.answer;
+      const answered = text.trim() !== '' || review !== undefined;
       // With an answer (or the coordinator's report), its message is the final state: "done «task»: answer opened".
       if (answered) {
-        deps.answers.deliver({ question: task.title, answer: reported ?? outcome.answer, ...(reported ? { report: true } : {}), uri: target.document?.uri, range: target.range }, features, 'done');
+        deps.answers.deliver({ question: task.title, answer: [text, review].filter(Boolean).join('\n\n---\n\n'), ...(reported ? { report: true } : {}), ...place }, features, 'done');
       }
       if (!answered || !features.answerMessage) messages.info(deps.connection, messages.fit('done «', task.title, '»'));
-    } else if (outcome.status === 'failed') {
-      messages.error(deps.connection, `task failed: ${outcome.summary ?? outcome.reason}`);
     } else {
-      messages.info(deps.connection, messages.fit('cancelled «', task.title, '»'));
+      if (review) deps.answers.deliver({ question: task.title, answer: `The task ${outcome.status === 'failed' ? `failed: ${outcome.reason}` : 'was cancelled'}.\n\n---\n\n${review}`, report: true, ...place }, features, 'done');
+      if (outcome.status === 'failed') messages.error(deps.connection, `task failed: ${outcome.summary ?? outcome.reason}`);
+      else messages.info(deps.connection, messages.fit('cancelled «', task.title, '»'));
     }
+  }
+
+  /** "Buckley: undo the task's edits": the newest task's, or `taskId`'s; says in the editor what became of each file. */
+  async undoEdits(taskId?: string): Promise<{ undone: string[]; kept: { path: string; why: string }[] }> {
+    const outcome = await this.deps.edits.undo(taskId);
+    if (!outcome) {
+      messages.info(this.deps.connection, 'no task edits to undo');
+      return { undone: [], kept: [] };
+    }
+    // One line: what was kept matters most (the log says why, file by file).
+    if (outcome.kept.length) {
+      messages.warn(this.deps.connection, `undo: ${outcome.kept.map(({ path }) => path.split('/').pop()).join(', ')} kept — changed since (see log)`);
+    } else {
+      messages.info(this.deps.connection, messages.fit('undid the edits of «', outcome.title, '»'));
+    }
+    return { undone: outcome.undone, kept: outcome.kept };
   }
 }
 

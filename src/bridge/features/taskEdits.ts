@@ -1,0 +1,98 @@
+/**
+ * Review after a task: every file the agent changed, with +/− lines and where the change is (the
+ * editor's buffer, not saved yet, or the disk) — the end of the task's answer — and "undo the
+ * task's edits", which restores what was there before, carried over what the user changed since
+ * and refused, file by file, where they changed the same lines.
+ */
+import { relative } from 'node:path';
+import { changeSummary, describeChange } from '../../edits.js';
+import type { Logger } from '../../logger.js';
+import type { FileChanged } from '../../wire/contract.js';
+import type { AgentEdits } from './agentEdits.js';
+
+/** Finished tasks whose edits can still be undone; older ones are forgotten. */
+const KEPT_TASKS = 20;
+
+interface FileEdit {
+  /** Before the task's first write, after its last. */
+  before: string;
+  after: string;
+  inEditor: boolean;
+}
+
+interface EditedTask {
+  title: string;
+  files: Map<string, FileEdit>;
+}
+
+export interface UndoOutcome {
+  title: string;
+  undone: string[];
+  /** Files left as they are, and why. */
+  kept: { path: string; why: string }[];
+}
+
+export class TaskEdits {
+  private readonly tasks = new Map<string, EditedTask>();
+
+  constructor(
+    private readonly agentEdits: AgentEdits,
+    private readonly workspaceRoot: () => string | undefined,
+    private readonly logger: Logger,
+  ) {}
+
+  /** A write of the task's agent was made. */
+  record(taskId: string, title: string, change: FileChanged): void {
+    const task = this.tasks.get(taskId) ?? { title, files: new Map() };
+    this.tasks.delete(taskId); // the newest last
+    this.tasks.set(taskId, task);
+    const known = task.files.get(change.path);
+    task.files.set(change.path, { before: known ? known.before : change.before, after: change.after, inEditor: change.in_editor });
+    while (this.tasks.size > KEPT_TASKS) this.tasks.delete(this.tasks.keys().next().value!);
+  }
+
+  /** What the task changed, as the end of its answer (markdown); undefined when it changed nothing. */
+  review(taskId: string): string | undefined {
+    const task = this.tasks.get(taskId);
+    if (!task || task.files.size === 0) return undefined;
+    const lines = [...task.files].map(([path, edit]) => {
+      const where = edit.inEditor ? 'in the editor, not saved yet' : 'on disk';
+      return `- \`${this.shown(path)}\` ${describeChange(changeSummary(edit.before, edit.after))}, ${where}`;
+    });
+    return `**Files it changed** — undo them with the code action "Buckley: undo the task's edits" or the command \`buckley.undoTaskEdits\`:\n\n${lines.join('\n')}`;
+  }
+
+  /** Tasks whose edits can be undone, newest first; with a path, those that changed it. */
+  undoable(path?: string): { id: string; title: string }[] {
+    return [...this.tasks]
+      .filter(([, task]) => path === undefined || task.files.has(path))
+      .map(([id, task]) => ({ id, title: task.title }))
+      .reverse();
+  }
+
+  /** Restores what the task's files held before it; undefined when there is no such task. */
+  async undo(taskId: string | undefined): Promise<UndoOutcome | undefined> {
+    const id = taskId ?? this.undoable()[0]?.id;
+    const task = id === undefined ? undefined : this.tasks.get(id);
+    if (!task) return undefined;
+    const outcome: UndoOutcome = { title: task.title, undone: [], kept: [] };
+    for (const [path, edit] of task.files) {
+      const reverted = await this.agentEdits.revert({ path, before: edit.before, after: edit.after });
+      if (reverted.reverted) {
+        outcome.undone.push(path);
+        task.files.delete(path);
+      } else {
+        outcome.kept.push({ path, why: reverted.message });
+      }
+    }
+    if (task.files.size === 0) this.tasks.delete(id!);
+    this.logger.info(`undo of «${task.title}»: ${outcome.undone.length} file(s) restored${outcome.kept.map(({ path, why }) => `; ${path} kept: ${why}`).join('')}`);
+    return outcome;
+  }
+
+  private shown(path: string): string {
+    const root = this.workspaceRoot();
+    const inside = root ? relative(root, path) : undefined;
+    return inside && !inside.startsWith('..') ? inside : path;
+  }
+}
