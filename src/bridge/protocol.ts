@@ -76,6 +76,14 @@ export const runTaskCommandArgsSchema = z.object({
   text: z.optional(z.string()),
 });
 
+/** Arguments of `buckley.edit`: what to change, in which file, on which lines. */
+export const editCommandArgsSchema = z.object({
+  instruction: z.string().check(z.trim(), z.minLength(1, 'instruction must not be empty')),
+  uri: z.string().check(z.minLength(1)),
+  range: rangeSchema,
+});
+export type EditCommandArgs = z.infer<typeof editCommandArgsSchema>;
+
 /** Arguments of `buckley.undoTaskEdits`; without a task id the newest task that changed files. */
 export const undoTaskEditsArgsSchema = z.object({ taskId: z.optional(z.string().check(z.minLength(1))) });
 
@@ -206,6 +214,7 @@ export const Commands = {
   status: 'buckley.status',
   showLog: 'buckley.showLog',
   undoTaskEdits: 'buckley.undoTaskEdits',
+  edit: 'buckley.edit',
 } as const;
 
 /** What `InitializeResult.capabilities.experimental.buckley` carries. */

@@ -224,6 +224,51 @@ describe('what the agent writes', () => {
     expect(session.edits).toEqual([]);
   });
 
+  describe('edit from a selection', () => {
+    it('"# edit: …" on its first line offers "Buckley: edit «…»": the agent\'s change is previewed as a diff and applied by approving it', async () => {
+      const { root, file, original } = workspace();
+      const session = await editor(root, () => true);
+      const text = original.replace('export async function withRetry', '// edit: say what it retries\nexport async function withRetry');
+      const uri = await openIn(session, file, text);
+      const lines = text.split('\n');
+      const first = lines.findIndex((line) => line.startsWith('// edit:'));
+      const last = lines.findIndex((line) => line === '}');
+      const range = { start: { line: first, character: 0 }, end: { line: last + 1, character: 0 } };
+      const actions = await session.client.request('textDocument/codeAction', { textDocument: { uri }, range, context: { diagnostics: [] } });
+      const edit = actions.find((action: any) => action.title === 'Buckley: edit «say what it retries»');
+      expect(edit).toMatchObject({ command: 'buckley.edit', arguments: [{ instruction: 'say what it retries', uri, range }] });
+      // An instruction is not a question: no ask or task «…» for that line.
+      expect(actions.map((action: any) => action.title)).not.toContain('Buckley: ask «say what it retries»');
+
+      await session.client.request('workspace/executeCommand', { command: edit.command, arguments: edit.arguments });
+      const logged = await session.client.waitFor('window/logMessage', (p) => p.message.startsWith(`Buckley's answer to "Edit: say what it retries"`));
+      expect(logged.message).toContain('edited retry.ts');
+      const [approval] = session.client.all('buckley/approveTool');
+      expect(approval).toMatchObject({ tool: 'Write retry.ts', change: { linesAdded: 1, linesRemoved: 0 } });
+      expect(approval.change.diff).toContain('+// say what it retries\n // edit: say what it retries');
+      expect(session.buffers.get(uri)!.getText()).toBe(text.replace('// edit:', '// say what it retries\n// edit:'));
+    });
+
+    it('buckley.edit takes the instruction, file and lines itself, and a denied preview changes nothing', async () => {
+      const { root, file, original } = workspace();
+      const session = await editor(root, () => false);
+      const uri = await openIn(session, file, original);
+      const lines = original.split('\n');
+      const first = lines.findIndex((line) => line.startsWith('export function backoff'));
+      await session.client.request('workspace/executeCommand', {
+        command: 'buckley.edit',
+        arguments: [{ instruction: 'cap the delay', uri, range: { start: { line: first, character: 0 }, end: { line: first + 3, character: 0 } } }],
+      });
+      const logged = await session.client.waitFor('window/logMessage', (p) => p.message.startsWith(`Buckley's answer to "Edit: cap the delay"`));
+      expect(logged.message).toContain('refused by the user');
+      expect(session.client.all('buckley/approveTool')[0].change.diff).toContain('+// cap the delay\n export function backoff');
+      expect(session.buffers.get(uri)!.getText()).toBe(original);
+      await expect(session.client.request('workspace/executeCommand', { command: 'buckley.edit', arguments: [{ instruction: ' ', uri, range: { start: { line: 0, character: 0 }, end: { line: 1, character: 0 } } }] })).rejects.toThrow(
+        'instruction must not be empty',
+      );
+    });
+  });
+
   describe('after the task', () => {
     it("lists the files it changed in its answer, and the task's undo restores the buffer and the disk", async () => {
       const { root, file: open, original } = workspace();

@@ -1,6 +1,6 @@
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { describe, expect, it } from 'vitest';
-import { codeActionsFor, commentQuestion, EXPLAIN_QUESTION, FIX_TASK } from '../../src/bridge/features/codeActions.js';
+import { codeActionsFor, commentInstruction, commentQuestion, EXPLAIN_QUESTION, FIX_TASK } from '../../src/bridge/features/codeActions.js';
 import { linesRange, rangeOf } from '../helpers/text.js';
 
 describe('commentQuestion', () => {
@@ -19,6 +19,19 @@ describe('commentQuestion', () => {
     ['//?', undefined],
   ])('%j → %j', (line, question) => {
     expect(commentQuestion(line)).toBe(question);
+  });
+});
+
+describe('commentInstruction', () => {
+  it.each([
+    ['# edit: handle the empty list', 'handle the empty list'],
+    ['  // Edit:  use a map here  ', 'use a map here'],
+    ['/* edit: inline this */', 'inline this'],
+    ['-- edit:', undefined],
+    ['// editing: later', undefined],
+    ['x = 1 # edit: no', undefined],
+  ])('%j → %j', (line, instruction) => {
+    expect(commentInstruction(line)).toBe(instruction);
   });
 });
 

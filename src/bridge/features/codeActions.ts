@@ -1,13 +1,14 @@
 /**
  * Code actions on a selection: "Buckley: explain this", "Buckley: find problems", and
- * "Buckley: ask «…»" when the selection's first line is a comment holding a question. Each
+ * "Buckley: ask «…»" when the selection's first line is a comment holding a question, "Buckley:
+ * edit «…»" when it holds an instruction (`# edit: …`). Each
  * carries its `command` directly, with no edit and no resolve step: Zed never runs the command
  * of an action that has an edit, and Helix 25.01 ignores commands that arrive only through
  * codeAction/resolve.
  */
 import { CodeActionKind, type CodeAction, type Command, type Range } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
-import { Commands, type AskCommandArgs } from '../protocol.js';
+import { Commands, type AskCommandArgs, type EditCommandArgs } from '../protocol.js';
 import { oneLine } from '../../text.js';
 import { normalizeRange } from './context.js';
 
@@ -43,7 +44,11 @@ export function codeActionsFor(
       arguments: [{ task: text, uri: document.uri, range }],
     });
     const firstLine = document.getText({ start: range.start, end: { line: range.start.line + 1, character: 0 } });
-    const question = commentQuestion(firstLine);
+    const instruction = commentInstruction(firstLine);
+    if (instruction) {
+      commands.push({ title: `Buckley: edit «${oneLine(instruction, 50)}»`, command: Commands.edit, arguments: [{ instruction, uri: document.uri, range } satisfies EditCommandArgs] });
+    }
+    const question = instruction ? undefined : commentQuestion(firstLine);
     if (question) {
       commands.push(ask(`Buckley: ask «${oneLine(question, 50)}»`, question));
       commands.push(task(`Buckley: run task «${oneLine(question, 50)}»`, question));
@@ -70,6 +75,14 @@ const COMMENT_ENDS = /\s*(\*\/|-->|\*\))\s*$/;
  * The question in a comment line: `// why is this slow?`, `# ask: explain the retry loop`.
  * A comment counts as a question when it ends with "?" or starts with "ask:", "buckley:" or "@buckley".
  */
+/** The instruction in a comment line starting with "edit:": `# edit: handle the empty list`. */
+export function commentInstruction(line: string): string | undefined {
+  const marker = COMMENT_MARKERS.find((pattern) => pattern.test(line));
+  if (!marker) return undefined;
+  const text = line.replace(marker, '').replace(COMMENT_ENDS, '').trim();
+  return /^edit\s*:\s*(.+)$/i.exec(text)?.[1]?.trim() || undefined;
+}
+
 export function commentQuestion(line: string): string | undefined {
   const marker = COMMENT_MARKERS.find((pattern) => pattern.test(line));
   if (!marker) return undefined;

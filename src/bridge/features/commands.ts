@@ -6,7 +6,7 @@
  */
 import { ErrorCodes, ResponseError, type ExecuteCommandParams } from 'vscode-languageserver';
 import * as z from '../../schema.js';
-import { approvalCommandArgsSchema, askCommandArgsSchema, cancelTaskCommandArgsSchema, Commands, describeIssues, runTaskCommandArgsSchema, undoTaskEditsArgsSchema } from '../protocol.js';
+import { approvalCommandArgsSchema, askCommandArgsSchema, cancelTaskCommandArgsSchema, Commands, describeIssues, editCommandArgsSchema, runTaskCommandArgsSchema, undoTaskEditsArgsSchema } from '../protocol.js';
 import type { ApprovalService } from './approvals.js';
 import type { AskService } from './ask.js';
 import type { TaskService } from './tasks.js';
@@ -22,6 +22,7 @@ const USAGE: Record<string, string> = {
   [Commands.approve]: 'buckley.approve takes {"executionId": "…", "remember"?: true} or nothing (the newest pending approval)',
   [Commands.deny]: 'buckley.deny takes {"executionId": "…"} or nothing (the newest pending approval)',
   [Commands.showLog]: 'buckley.showLog takes nothing',
+  [Commands.edit]: 'buckley.edit takes {"instruction": "…", "uri": "…", "range": {…}}: the lines to change and how',
   [Commands.undoTaskEdits]: 'buckley.undoTaskEdits takes {"taskId": "…"} or nothing (the newest task that changed files)',
 };
 
@@ -56,6 +57,8 @@ export function executeCommand(params: ExecuteCommandParams, deps: CommandDepend
       return deps.status();
     case Commands.showLog:
       return deps.showLog();
+    case Commands.edit:
+      return deps.tasks.edit(parseArgs(params.command, editCommandArgsSchema, first));
     case Commands.undoTaskEdits: {
       const { taskId } = parseArgs(params.command, undoTaskEditsArgsSchema, typeof first === 'string' ? { taskId: first } : (first ?? {}));
       return deps.tasks.undoEdits(taskId);

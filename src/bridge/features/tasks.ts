@@ -6,7 +6,7 @@
  * (with the reason, timeouts included) or cancelled.
  */
 import { randomUUID } from 'node:crypto';
-import type { Connection } from 'vscode-languageserver';
+import type { Connection, Range } from 'vscode-languageserver';
 import type { Features } from '../capabilities.js';
 import type { Config } from '../../config.js';
 import type { CoordinatorConnection, StreamOutcome } from '../connection.js';
@@ -26,6 +26,8 @@ import type { TaskEdits } from './taskEdits.js';
 
 export interface TaskInput extends TargetInput {
   task: string;
+  /** What the agent is asked, when it says more than the task's title. */
+  query?: string;
   planId?: string;
 }
 
@@ -47,6 +49,7 @@ export interface TaskDependencies {
 interface RunningTask {
   id: string;
   title: string;
+  query: string;
   state: TaskProgress;
   tools: Map<string, ToolExecution>;
   controller: AbortController;
@@ -75,6 +78,7 @@ export class TaskService {
     const task: RunningTask = {
       id: randomUUID(),
       title: input.task,
+      query: input.query ?? input.task,
       state: { taskId: '', status: 'pending', message: 'Starting…' },
       tools: new Map(),
       controller: new AbortController(),
@@ -86,6 +90,14 @@ export class TaskService {
       this.deps.logger.error(`task ${task.id} ended unexpectedly: ${(error as Error).stack ?? error}`);
     });
     return { taskId: task.id };
+  }
+
+  /**
+   * "Buckley: edit «…»" / `buckley.edit`: a task whose agent changes the selected lines as told.
+   * Its write is the proposed edit: the user sees it as a diff and applies it by approving it.
+   */
+  edit(input: { instruction: string; uri: string; range: Range }): { taskId: string } {
+    return this.start({ task: `Edit: ${input.instruction}`, query: editQuery(input.instruction), uri: input.uri, range: input.range });
   }
 
   /** True when the task was running and is now being cancelled; cancelling a finished task is harmless. */
@@ -141,7 +153,7 @@ export class TaskService {
       };
       outcome = await coordinator.runTask({
         taskId: task.id,
-        query: task.title,
+        query: task.query,
         context: target.built.context,
         signal: task.controller.signal,
         timeoutMs: config.task.timeoutMs,
@@ -234,6 +246,11 @@ export class TaskService {
     }
     return { undone: outcome.undone, kept: outcome.kept };
   }
+}
+
+/** What the agent is asked for an edit of the selection (the selection and file follow as context). */
+export function editQuery(instruction: string): string {
+  return `Edit the selected code: ${instruction.trim()}\n(Change the selected lines only, and write the file with your file tools: the user sees the change as a diff and applies it by approving it.)`;
 }
 
 /** Folds one coordinator event into the task's state. Never invents a percentage. */
