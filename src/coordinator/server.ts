@@ -4,7 +4,7 @@
  * without a handler). It runs standalone (`buckley-lsp coordinator`) or embedded in the bridge
  * on a loopback port; either way the bridge reaches it over real gRPC.
  */
-import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { resolve } from 'node:path';
@@ -12,6 +12,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { Logger } from '../logger.js';
 import { AgentError, type AgentDriver, type AgentTurn, type FileEdit, type FileReadRequest, type PermissionDecision, type PermissionRequest, type TurnSink } from './agents/driver.js';
 import { FileAccessError, readForAgent, writeForAgent, type WritePolicy } from './files.js';
+import { CallerRequests, type TurnCaller } from './callerRequests.js';
 import { buildPrompt } from '../wire/prompt.js';
 import { isLoopbackHost } from '../net.js';
 import { assessRisk, type Assessment } from '../risk/assess.js';
@@ -68,13 +69,10 @@ export interface RunningCoordinator {
 
 class CoordinatorService {
   private readonly sessions = new Map<string, SessionState>();
-  /** Approvals waiting for ApproveToolExecution / RejectToolExecution, by execution id. */
-  /** Pending approvals, each bound to the caller and the connection (peer) of the task that asked. */
-  private readonly approvals = new Map<string, { identity: string; peer: string; decide: (decision: PermissionDecision) => void }>();
-  /** File requests waiting for ProvideFile, each bound to the caller and connection of its turn. */
-  private readonly fileRequests = new Map<string, { identity: string; peer: string; answer: (content: FileContent) => void }>();
-  /** Writes waiting for ConfirmFileWrite, bound the same way. */
-  private readonly fileWrites = new Map<string, { identity: string; peer: string; answer: (written: FileWritten) => void }>();
+  /** Questions to the caller of a turn, answered by id from the same connection (callerRequests.ts). */
+  private readonly approvals = new CallerRequests<PermissionDecision>();
+  private readonly fileRequests = new CallerRequests<FileContent>();
+  private readonly fileWrites = new CallerRequests<FileWritten>();
 
   constructor(private readonly options: CoordinatorOptions) {}
 
@@ -288,28 +286,16 @@ class CoordinatorService {
     const logger = this.options.logger;
     return {
       ...events,
-      permission: (request: PermissionRequest, signal: AbortSignal): Promise<PermissionDecision> =>
-        new Promise<PermissionDecision>((resolve) => {
-          const executionId = randomBytes(16).toString('hex');
-          const { risk, reasons } = assessCall(request, task.cwd);
-          const finish = (decision: PermissionDecision, why: string) => {
-            if (!this.approvals.delete(executionId)) return;
-            clearTimeout(timer);
-            signal.removeEventListener('abort', onAbort);
-            logger.info(`approval ${executionId} for ${request.tool} (${risk}): ${decision} ${why}`);
-            task.send({ status: 'in_progress', message: `${decision === 'reject' ? 'Denied' : 'Approved'}: ${request.tool}` });
-            resolve(decision);
-          };
-          const onAbort = () => finish('reject', '(task cancelled)');
-          const timer = setTimeout(() => finish('reject', `(no decision within ${APPROVAL_TIMEOUT_MS / 60_000} minutes)`), APPROVAL_TIMEOUT_MS);
-          timer.unref();
-          signal.addEventListener('abort', onAbort, { once: true });
-          this.approvals.set(executionId, { identity: task.identity, peer: task.peer, decide: (decision) => finish(decision, '(decided by the editor)') });
+      permission: async (request: PermissionRequest, signal: AbortSignal): Promise<PermissionDecision> => {
+        const { risk, reasons } = assessCall(request, task.cwd);
+        let executionId = '';
+        const ending = await this.approvals.ask(task, { timeoutMs: APPROVAL_TIMEOUT_MS, signal }, (id) => {
+          executionId = id;
           task.send({
             status: 'awaiting_approval',
             message: `Waiting for approval: ${request.tool}`,
             approval: {
-              execution_id: executionId,
+              execution_id: id,
               tool: request.tool,
               parameters: request.parameters,
               risk,
@@ -321,7 +307,13 @@ class CoordinatorService {
               ...(request.diff ? { diff: request.diff.text, lines_added: request.diff.added, lines_removed: request.diff.removed } : {}),
             },
           });
-        }),
+        });
+        const decision = 'answered' in ending ? ending.answered : 'reject';
+        const why = 'answered' in ending ? '(decided by the editor)' : 'aborted' in ending ? '(task cancelled)' : `(no decision within ${APPROVAL_TIMEOUT_MS / 60_000} minutes)`;
+        logger.info(`approval ${executionId} for ${request.tool} (${risk}): ${decision} ${why}`);
+        task.send({ status: 'in_progress', message: `${decision === 'reject' ? 'Denied' : 'Approved'}: ${request.tool}` });
+        return decision;
+      },
     };
   }
 
@@ -338,29 +330,12 @@ class CoordinatorService {
    * its text when the file is open there, undefined when it is not, or when no answer comes
    * within FILE_REQUEST_TIMEOUT_MS (the disk is read then).
    */
-  private askEditor(
-    read: FileReadRequest,
-    signal: AbortSignal,
-    turn: { send: (event: Record<string, unknown>) => void; identity: string; peer: string },
-  ): Promise<string | undefined> {
-    return new Promise((resolve) => {
-      const requestId = randomBytes(16).toString('hex');
-      const finish = (text: string | undefined) => {
-        if (!this.fileRequests.delete(requestId)) return;
-        clearTimeout(timer);
-        signal.removeEventListener('abort', onAbort);
-        resolve(text);
-      };
-      const onAbort = () => finish(undefined);
-      const timer = setTimeout(() => {
-        this.options.logger.warn(`the editor did not answer for ${read.path} within ${FILE_REQUEST_TIMEOUT_MS / 1000} s: the agent reads it from disk`);
-        finish(undefined);
-      }, FILE_REQUEST_TIMEOUT_MS);
-      timer.unref();
-      signal.addEventListener('abort', onAbort, { once: true });
-      this.fileRequests.set(requestId, { identity: turn.identity, peer: turn.peer, answer: (content) => finish(content.open ? content.text : undefined) });
-      turn.send({ status: 'in_progress', file_request: { request_id: requestId, path: read.path, line: read.line ?? 0, limit: read.limit ?? 0 } });
-    });
+  private async askEditor(read: FileReadRequest, signal: AbortSignal, turn: TurnCaller & { send: (event: Record<string, unknown>) => void }): Promise<string | undefined> {
+    const ending = await this.fileRequests.ask(turn, { timeoutMs: FILE_REQUEST_TIMEOUT_MS, signal }, (id) =>
+      turn.send({ status: 'in_progress', file_request: { request_id: id, path: read.path, line: read.line ?? 0, limit: read.limit ?? 0 } }),
+    );
+    if ('timedOut' in ending) this.options.logger.warn(`the editor did not answer for ${read.path} within ${FILE_REQUEST_TIMEOUT_MS / 1000} s: the agent reads it from disk`);
+    return 'answered' in ending && ending.answered.open ? ending.answered.text : undefined;
   }
 
   /**
@@ -368,57 +343,28 @@ class CoordinatorService {
    * the file is open there; fails when no answer comes within FILE_WRITE_TIMEOUT_MS — the buffer
    * may or may not have the change then, and the disk must not get it behind the editor's back.
    */
-  private writeInEditor(
+  private async writeInEditor(
     write: { path: string; base: string; content: string },
     signal: AbortSignal,
-    turn: { send: (event: Record<string, unknown>) => void; identity: string; peer: string },
+    turn: TurnCaller & { send: (event: Record<string, unknown>) => void },
   ): Promise<{ open: boolean; applied: boolean; message: string }> {
-    return new Promise((resolve, reject) => {
-      const requestId = randomBytes(16).toString('hex');
-      const finish = (outcome: FileWritten | Error) => {
-        if (!this.fileWrites.delete(requestId)) return;
-        clearTimeout(timer);
-        signal.removeEventListener('abort', onAbort);
-        if (outcome instanceof Error) reject(outcome);
-        else resolve(outcome);
-      };
-      const onAbort = () => finish(new FileAccessError(`${write.path}: the turn ended before the editor made the change`));
-      const timer = setTimeout(() => finish(new FileAccessError(`${write.path}: the editor did not confirm the change within ${FILE_WRITE_TIMEOUT_MS / 1000} s`)), FILE_WRITE_TIMEOUT_MS);
-      timer.unref();
-      signal.addEventListener('abort', onAbort, { once: true });
-      this.fileWrites.set(requestId, { identity: turn.identity, peer: turn.peer, answer: finish });
-      turn.send({ status: 'in_progress', message: `Writing ${write.path}`, file_write: { request_id: requestId, ...write } });
-    });
+    const ending = await this.fileWrites.ask(turn, { timeoutMs: FILE_WRITE_TIMEOUT_MS, signal }, (id) =>
+      turn.send({ status: 'in_progress', message: `Writing ${write.path}`, file_write: { request_id: id, ...write } }),
+    );
+    if ('answered' in ending) return ending.answered;
+    throw new FileAccessError('aborted' in ending ? `${write.path}: the turn ended before the editor made the change` : `${write.path}: the editor did not confirm the change within ${FILE_WRITE_TIMEOUT_MS / 1000} s`);
   }
 
   private confirmFileWrite = (call: grpc.ServerUnaryCall<FileWritten, unknown>, callback: grpc.sendUnaryData<unknown>) => {
-    const pending = this.fileWrites.get(call.request.request_id);
-    if (!pending) return callback(fail(grpc.status.NOT_FOUND, `no pending file write ${call.request.request_id} (unknown, or already confirmed)`));
-    if (identityOf(call, '') !== pending.identity || call.getPeer() !== pending.peer) {
-      return callback(fail(grpc.status.PERMISSION_DENIED, 'only the connection that started the turn can confirm its file writes'));
-    }
-    pending.answer(call.request);
-    callback(null, {});
+    callback(answerOf(this.fileWrites, call, call.request.request_id, call.request, 'file write', 'only the connection that started the turn can confirm its file writes'), {});
   };
 
   private provideFile = (call: grpc.ServerUnaryCall<FileContent, unknown>, callback: grpc.sendUnaryData<unknown>) => {
-    const pending = this.fileRequests.get(call.request.request_id);
-    if (!pending) return callback(fail(grpc.status.NOT_FOUND, `no pending file request ${call.request.request_id} (unknown, or already answered)`));
-    if (identityOf(call, '') !== pending.identity || call.getPeer() !== pending.peer) {
-      return callback(fail(grpc.status.PERMISSION_DENIED, 'only the connection that started the turn can answer its file requests'));
-    }
-    pending.answer(call.request);
-    callback(null, {});
+    callback(answerOf(this.fileRequests, call, call.request.request_id, call.request, 'file request', 'only the connection that started the turn can answer its file requests'), {});
   };
 
   private decideApproval(caller: Caller, executionId: string, decision: PermissionDecision): grpc.ServiceError | null {
-    const pending = this.approvals.get(executionId);
-    if (!pending) return fail(grpc.status.NOT_FOUND, `no pending approval ${executionId} (unknown, or already decided)`);
-    if (identityOf(caller, '') !== pending.identity || caller.getPeer() !== pending.peer) {
-      return fail(grpc.status.PERMISSION_DENIED, 'only the connection that started the task can decide its approvals');
-    }
-    pending.decide(decision);
-    return null;
+    return answerOf(this.approvals, caller, executionId, decision, 'approval', 'only the connection that started the task can decide its approvals');
   }
 
   endAll(): void {
@@ -439,6 +385,14 @@ function assessCall(request: PermissionRequest, cwd: string | undefined): Assess
 /** The turn's workspace: a working directory of `/` or the home directory is none. */
 function workspaceOf(cwd: string | undefined): string | undefined {
   return cwd && cwd !== '/' && resolve(cwd) !== resolve(homedir()) ? cwd : undefined;
+}
+
+/** Gives a pending question its answer; the error to reply with when it cannot be given. */
+function answerOf<T>(requests: CallerRequests<T>, caller: Caller, id: string, answer: T, what: string, refusal: string): grpc.ServiceError | null {
+  const outcome = requests.answer(id, { identity: identityOf(caller, ''), peer: caller.getPeer() }, answer);
+  if (outcome === 'unknown') return fail(grpc.status.NOT_FOUND, `no pending ${what} ${id} (unknown, or already answered)`);
+  if (outcome === 'notTheCaller') return fail(grpc.status.PERMISSION_DENIED, refusal);
+  return null;
 }
 
 /** A sink whose reads and writes follow the turn's policy (files.ts), through the editor where it can. */
