@@ -51,6 +51,16 @@ function expectWellFormed(updates: any[], final: string): void {
 }
 
 describe('tasks', () => {
+  it("ends its progress on the answer's words: a piece of the answer does not bring the last step back", async () => {
+    const client = await start(optedIn());
+    const { taskId } = await client.request('buckley/executeTask', { task: 'SLOW PLAN for the last words' });
+    await ended(client, taskId);
+    await progressEnded(client, 'Buckley: SLOW PLAN for the last words');
+    const reports = progressOf(client, 'Buckley: SLOW PLAN for the last words').filter((value) => value.kind === 'report');
+    expect(reports.map((value) => value.message)).toContain('Run the tests');
+    expect(reports.at(-1).message).toBe('All 3 steps done for: SLOW PLAN for the last words');
+  });
+
   it('reports a planned task to an opted-in client: progress from the plan, then the answer', async () => {
     const client = await start(optedIn());
     const { uri, text } = await client.openFixture('workspace/retry.ts');

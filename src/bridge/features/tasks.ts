@@ -173,8 +173,10 @@ export class TaskService {
             }
           }
           publish();
-          // The final state is the progress's end ("Done", "Failed: …"), not a step before it.
-          if (!FINAL_STATUSES.has(event.status)) progress.report(task.state.message ?? 'Working…', task.state.progress);
+          // The final state is the progress's end ("Done", "Failed: …"), not a step before it; and a
+          // piece of the answer alone says nothing new: its words are shown (onDelta), not the last step again.
+          const saysSomething = event.message !== '' || event.tool_executions.length > 0 || event.progress > 0 || approval !== undefined;
+          if (!FINAL_STATUSES.has(event.status) && saysSomething) progress.report(task.state.message ?? 'Working…', task.state.progress);
           // The editor hears that the task waits before it is asked.
           if (approval) approve(approval);
         },
