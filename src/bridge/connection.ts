@@ -18,6 +18,8 @@ import { identityFor, isRefusal, refusalError, type Identity } from './identity.
 import { CoordinatorError, Status } from '../wire/errors.js';
 import {
   BUFFERS_HEADER,
+  MAX_READ_BYTES,
+  tooBigToRead,
   INTENT_HEADER,
   SESSION_HEADER,
   sendMessageResponseSchema,
@@ -551,7 +553,10 @@ export class CoordinatorConnection {
    */
   private provideFile(client: CoordinatorClient, request: FileRequest): void {
     const buffer = this.options.buffer?.(request.path);
-    const answer: FileContent = { request_id: request.request_id, open: buffer !== undefined, text: buffer ? selectLines(buffer.text, request.line, request.limit) : '', version: buffer?.version ?? 0 };
+    const text = buffer ? selectLines(buffer.text, request.line, request.limit) : '';
+    // Measured cheaply first: a UTF-16 unit is at most 3 bytes of UTF-8.
+    const tooBig = text.length * 3 > MAX_READ_BYTES ? tooBigToRead(request.path, Buffer.byteLength(text, 'utf8'), request.limit) : undefined;
+    const answer: FileContent = { request_id: request.request_id, open: buffer !== undefined, text: tooBig ? '' : text, version: buffer?.version ?? 0, ...(tooBig ? { error: tooBig } : {}) };
     this.options.logger.debug(`the agent reads ${request.path}: ${buffer ? `the editor's buffer, version ${buffer.version}` : 'not open, from disk'}`);
     client.unary('ProvideFile', answer, emptySchema, { timeoutMs: this.callTimeoutMs }).catch((error: unknown) => {
       this.options.logger.warn(`could not give the coordinator the buffer of ${request.path}: ${error instanceof CoordinatorError ? plainDetails(error.details) : String(error)}`);

@@ -14,10 +14,8 @@ import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { changeSummary, describeChange, unifiedDiff } from '../edits.js';
 import { selectLines } from '../text.js';
+import { MAX_READ_BYTES, tooBigToRead } from '../wire/contract.js';
 import type { FileEdit, FileReadRequest, FileWriteRequest, PermissionRequest, PermissionDecision } from './agents/driver.js';
-
-/** Bigger files are read in parts (`line` and `limit`): a whole one would flood the agent and us. */
-export const MAX_READ_BYTES = 16 * 1024 * 1024;
 
 /** A read refused or failed, said so that the agent (and the user reading its answer) knows why. */
 export class FileAccessError extends Error {
@@ -81,8 +79,14 @@ export async function writeForAgent(request: FileWriteRequest, policy: WritePoli
   if (!isAbsolute(request.path)) throw new FileAccessError(`cannot write ${request.path}: ACP paths are absolute`);
   const path = resolve(request.path);
   if (policy.readOnly) throw new FileAccessError(`writing ${path} was refused: an ask is read-only`);
+  if (Buffer.byteLength(request.content, 'utf8') > MAX_READ_BYTES) throw new FileAccessError(`cannot write ${path}: over ${MAX_READ_BYTES / 1024 / 1024} MB, too big to review and write whole`);
   // What the user has now: the change is shown, approved and made against it.
-  const base = (await policy.fromEditor?.({ path }, signal)) ?? (await readIfThere(path)) ?? '';
+  let base: string;
+  try {
+    base = (await policy.fromEditor?.({ path }, signal)) ?? (await readIfThere(path)) ?? '';
+  } catch (error) {
+    throw new FileAccessError(`cannot write ${path}: ${(error as Error).message}`);
+  }
   if (base === request.content) return;
   const shown = insideWorkspace(path, policy.workspaceRoot) ? relative(policy.workspaceRoot!, path) : path;
   const summary = changeSummary(base, request.content);
@@ -143,7 +147,8 @@ async function readIfThere(path: string): Promise<string | undefined> {
 async function readFromDisk({ path, line, limit }: FileReadRequest): Promise<string> {
   try {
     const { size } = await stat(path);
-    if (size > MAX_READ_BYTES && !limit) throw new FileAccessError(`${path} is ${Math.round(size / 1024 / 1024)} MB: read it in parts (line and limit)`);
+    const tooBig = tooBigToRead(path, size, limit);
+    if (tooBig) throw new FileAccessError(tooBig);
     return selectLines(await readFile(path, 'utf8'), line, limit);
   } catch (error) {
     if (error instanceof FileAccessError) throw error;

@@ -335,7 +335,9 @@ class CoordinatorService {
       turn.send({ status: 'in_progress', file_request: { request_id: id, path: read.path, line: read.line ?? 0, limit: read.limit ?? 0 } }),
     );
     if ('timedOut' in ending) this.options.logger.warn(`the editor did not answer for ${read.path} within ${FILE_REQUEST_TIMEOUT_MS / 1000} s: the agent reads it from disk`);
-    return 'answered' in ending && ending.answered.open ? ending.answered.text : undefined;
+    if (!('answered' in ending) || !ending.answered.open) return undefined;
+    if (ending.answered.error) throw new FileAccessError(ending.answered.error);
+    return ending.answered.text;
   }
 
   /**

@@ -132,12 +132,21 @@ const fileRequestSchema = z.object({
 });
 export type FileRequest = z.infer<typeof fileRequestSchema>;
 
-/** The answer to a FileRequest (ProvideFile): the editor's buffer, or `open: false`. */
+/** The answer to a FileRequest (ProvideFile): the editor's buffer, or `open: false`, or why it cannot be given. */
 export interface FileContent {
   request_id: string;
   open: boolean;
   text: string;
   version: number;
+  error?: string;
+}
+
+/** The most a file read gives at once (UTF-8 bytes): bigger files are read in parts (`line`, `limit`). */
+export const MAX_READ_BYTES = 16 * 1024 * 1024;
+
+/** Why a read of `size` bytes is refused, or undefined when it may go ahead. */
+export function tooBigToRead(path: string, size: number, limit: number | undefined): string | undefined {
+  return size > MAX_READ_BYTES && !limit ? `${path} is ${Math.round(size / 1024 / 1024)} MB: read it in parts (line and limit)` : undefined;
 }
 
 const fileWriteSchema = z.object({

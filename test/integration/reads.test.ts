@@ -64,6 +64,15 @@ describe('what the agent reads', () => {
     expect(await ask(client, `READ ${RETRY} 1 1`)).toBe(UNSAVED);
   });
 
+  it('of a buffer too big to read whole (a new file, never saved): refused with how to read it, and read in parts', async () => {
+    const client = await start();
+    const path = `${REPO}fixtures/workspace/big-and-unsaved.ts`;
+    const line = `${'x'.repeat(99)}\n`;
+    await client.open(path, `first line\n${line.repeat(180_000)}`);
+    expect(await ask(client, `READ ${path}`)).toBe(`read failed (-32603): ${path} is 17 MB: read it in parts (line and limit)`);
+    expect(await ask(client, `READ ${path} 1 2`)).toBe(`first line\n${line}`);
+  });
+
   it('is the file on disk when it is not open, and "not found" when there is none', async () => {
     const client = await start();
     expect(await ask(client, `READ ${RETRY}`)).toBe(onDisk);
