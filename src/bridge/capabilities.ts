@@ -60,12 +60,14 @@ export interface CoordinatorFeatures {
   readOnlyAsks: boolean;
   /** An agent's reads see the editor's buffers: it asks the bridge first (ours: `file_request`). */
   editorBuffers: boolean;
+  /** buckley.edit's task is marked as an edit (`x-buckley-intent: edit`): a model's answer becomes the change (ours). */
+  editSelection: boolean;
   /** What it announced that the bridge does not use (yet), e.g. Buckley's `inline_completion`. */
   unused: string[];
 }
 
 /** The coordinator features the bridge acts on, by their wire names. */
-const USED_FEATURES = ['chat', 'stream_task', 'answer_stream', 'tool_approval', 'approval_events', 'editor_context', 'ask_read_only', 'editor_buffers'];
+const USED_FEATURES = ['chat', 'stream_task', 'answer_stream', 'tool_approval', 'approval_events', 'editor_context', 'ask_read_only', 'editor_buffers', 'edit_selection'];
 
 export interface ClientIdentity {
   name: string;
@@ -205,6 +207,7 @@ export function coordinatorFeatures(features: readonly string[] | undefined): Co
     readsContext: has('editor_context'),
     readOnlyAsks: has('ask_read_only'),
     editorBuffers: has('editor_buffers'),
+    editSelection: has('edit_selection'),
     unused: (features ?? []).filter((name) => !USED_FEATURES.includes(name)),
   };
 }

@@ -80,7 +80,8 @@ export interface StreamCall {
   /** The setting that sets `timeoutMs`, named when the task times out. */
   timeoutSetting: string;
   /** `ask`: the coordinator keeps it read-only. */
-  intent: 'ask' | 'task';
+  /** `edit`: a task that changes the selection (buckley.edit); a coordinator that knows (`edit_selection`) makes even a model's answer the change. */
+  intent: 'ask' | 'task' | 'edit';
   onEvent?: (event: TaskEvent) => void;
   onDelta?: (delta: string) => void;
 }
@@ -175,7 +176,7 @@ export class CoordinatorConnection {
    * relative to its workspace), its language, the selection and the related excerpts — within the
    * same byte budget — since the message is all such a coordinator reads.
    */
-  private messageFor(question: string, context: EditorContext | undefined, intent: 'ask' | 'task'): string {
+  private messageFor(question: string, context: EditorContext | undefined, intent: StreamCall['intent']): string {
     if (this.features.includes('editor_context') || !context) return question;
     return buildPrompt(question, context, intent === 'ask');
   }
@@ -476,7 +477,7 @@ export class CoordinatorConnection {
   }
 
   /** Session, intent, and a W3C `traceparent` so the coordinator's logs can be joined with ours. */
-  private callMetadata(intent: 'ask' | 'task'): Record<string, string> {
+  private callMetadata(intent: StreamCall['intent']): Record<string, string> {
     // randomUUID draws from a cached entropy pool; randomBytes is a system call per ask.
     const traceparent = `00-${randomUUID().replaceAll('-', '')}-${randomUUID().slice(19).replace('-', '')}-01`;
     this.options.logger.debug(`${intent} on session ${this.sessionId}: traceparent ${traceparent}`);
@@ -487,6 +488,7 @@ export class CoordinatorConnection {
       // The bridge holds the editor's buffers: an agent's reads ask it first (ProvideFile).
       [BUFFERS_HEADER]: '1',
       ...(intent === 'ask' && this.keepsAsksReadOnly ? { [INTENT_HEADER]: 'ask' } : {}),
+      ...(intent === 'edit' && this.features.includes('edit_selection') ? { [INTENT_HEADER]: 'edit' } : {}),
     };
   }
 

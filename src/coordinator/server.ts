@@ -13,6 +13,7 @@ import type { Logger } from '../logger.js';
 import { AgentError, type AgentDriver, type AgentTurn, type FileEdit, type FileReadRequest, type PermissionDecision, type PermissionRequest, type TurnSink } from './agents/driver.js';
 import { FileAccessError, readForAgent, writeForAgent, type WritePolicy } from './files.js';
 import { CallerRequests, type TurnCaller } from './callerRequests.js';
+import { makeModelEdit, MODEL_EDIT_REPLY, selectionEditOf } from './modelEdits.js';
 import { buildPrompt } from '../wire/prompt.js';
 import { isLoopbackHost } from '../net.js';
 import { assessRisk, type Assessment } from '../risk/assess.js';
@@ -31,9 +32,10 @@ export const PROTOCOL_VERSION = '1.0';
  * `context`), `ask_read_only` (it keeps a StreamTask marked `x-buckley-intent: ask` read-only),
  * `editor_buffers` (an agent's file reads ask the caller for the editor's buffer first: TaskEvent
  * `file_request`, answered with ProvideFile; its approved writes are made there: `file_write`,
- * answered with ConfirmFileWrite).
+ * answered with ConfirmFileWrite), `edit_selection` (a StreamTask marked `x-buckley-intent: edit`
+ * edits the context's selection; with a model, its answer becomes the change: modelEdits.ts).
  */
-export const FEATURES = ['chat', 'stream_task', 'answer_stream', 'tool_approval', 'approval_events', 'editor_context', 'ask_read_only', 'editor_buffers'] as const;
+export const FEATURES = ['chat', 'stream_task', 'answer_stream', 'tool_approval', 'approval_events', 'editor_context', 'ask_read_only', 'editor_buffers', 'edit_selection'] as const;
 
 /** How long the caller may take to answer a file_request before the disk is read instead. */
 export const FILE_REQUEST_TIMEOUT_MS = 10_000;
@@ -166,9 +168,13 @@ class CoordinatorService {
   private streamTask = async (call: grpc.ServerWritableStream<TaskStreamRequest, unknown>) => {
     const request = call.request;
     if (!request.query?.trim()) return call.emit('error', fail(grpc.status.INVALID_ARGUMENT, 'query must not be empty'));
-    const readOnly = call.metadata.get(INTENT_HEADER)[0] === 'ask';
+    const intent = call.metadata.get(INTENT_HEADER)[0]?.toString();
+    const readOnly = intent === 'ask';
     const turn = this.prepareTurn(call, request.agent_id, request.query, request.context, readOnly);
     if (turn.error) return call.emit('error', turn.error);
+    // An edit of the selection by a model that cannot write files: its answer becomes the change.
+    const modelEdit = intent === 'edit' && !turn.driver.writesFiles ? selectionEditOf(request.context, (uri) => (uri.startsWith('file://') ? fileUriToPath(uri) : undefined)) : undefined;
+    if (modelEdit) turn.turn.prompt += `\n\n${MODEL_EDIT_REPLY}`;
     const taskId = request.task_id || randomUUID();
     const traceparent = call.metadata.get('traceparent')[0]?.toString();
     this.options.logger.debug(`StreamTask ${taskId}${readOnly ? ' (ask)' : ''}${traceparent ? ` traceparent ${traceparent}` : ''}`);
@@ -206,6 +212,7 @@ class CoordinatorService {
     });
     try {
       const result = await turn.driver.run(turn.turn, sink, controller.signal);
+      if (modelEdit && result.stopReason === 'end_turn') events.text(`\n\n${await makeModelEdit(modelEdit, result.text, sink, controller.signal)}`);
       batch.flush();
       if (result.stopReason === 'cancelled') {
         if (!call.cancelled) call.write({ task_id: taskId, status: 'cancelled', message: 'Task cancelled', timestamp: timestamp() });

@@ -4,9 +4,9 @@
  * SDK 1.9.0 example ACP agent, an OpenAI-compatible server streaming real SSE, and no agent.
  */
 import { writeFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { sseServer } from '../helpers/openai.js';
 import { startCoordinatorProcess, startFakeBuckley, type CoordinatorProcess, type FakeBuckley, type FakeBuckleyOptions } from '../helpers/coordinators.js';
 import { TestClient } from '../helpers/lspClient.js';
 import { EXAMPLE_AGENT, SCRIPTED_AGENT } from '../helpers/paths.js';
@@ -59,7 +59,7 @@ describe('coordinators', () => {
       mode: 'remote',
       address: coordinator.address,
       state: 'ready',
-      features: ['chat', 'stream_task', 'answer_stream', 'tool_approval', 'approval_events', 'editor_context', 'ask_read_only', 'editor_buffers'],
+      features: ['chat', 'stream_task', 'answer_stream', 'tool_approval', 'approval_events', 'editor_context', 'ask_read_only', 'editor_buffers', 'edit_selection'],
     });
     // It reads the context and keeps asks read-only: the question goes as it is, and no notice.
     const streamed = (await client.request('buckley/status', {})).features;
@@ -237,28 +237,3 @@ describe('coordinators', () => {
 });
 
 /** A local HTTP server speaking the chat completions streaming API for real. */
-async function sseServer(reply: (req: IncomingMessage, body: any) => Promise<string[]>): Promise<{ url: string }> {
-  const server: Server = createServer(async (req, res) => {
-    let raw = '';
-    for await (const chunk of req) raw += chunk;
-    if (req.url === '/v1/models' && req.method === 'GET') {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data: [{ id: 'llama3:8b', object: 'model' }] }));
-      return;
-    }
-    if (req.url !== '/v1/chat/completions' || req.method !== 'POST') {
-      res.writeHead(404).end();
-      return;
-    }
-    const pieces = await reply(req, JSON.parse(raw));
-    res.writeHead(200, { 'content-type': 'text/event-stream' });
-    for (const piece of pieces) {
-      res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] })}\n\n`);
-    }
-    res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\n`);
-    res.end('data: [DONE]\n\n');
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  cleanups.push(() => new Promise((resolve) => server.close(resolve)));
-  const address = server.address() as { port: number };
-  return { url: `http://127.0.0.1:${address.port}` };
-}

@@ -12,6 +12,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startingClients, type TestClient } from '../helpers/lspClient.js';
+import { sseServer } from '../helpers/openai.js';
 import { REPO } from '../helpers/paths.js';
 
 const start = startingClients();
@@ -40,13 +41,16 @@ async function editor(
   root: string,
   approve: (request: any) => boolean | Promise<boolean>,
   workspaceCapabilities: object = { applyEdit: true, workspaceEdit: { documentChanges: true } },
+  initializationOptions?: object,
 ): Promise<{ client: TestClient; buffers: Map<string, TextDocument>; edits: any[] }> {
   const buffers = new Map<string, TextDocument>();
   const edits: any[] = [];
   let client!: TestClient;
   client = await start({
     client: 'neovim-0.10.4',
+    ...(initializationOptions ? { env: { BUCKLEY_AGENT: undefined } } : {}),
     initialize: {
+      ...(initializationOptions ? { initializationOptions } : {}),
       rootUri: pathToFileURL(root).href,
       workspaceFolders: [{ uri: pathToFileURL(root).href, name: 'ws' }],
       capabilities: {
@@ -266,6 +270,32 @@ describe('what the agent writes', () => {
       await expect(session.client.request('workspace/executeCommand', { command: 'buckley.edit', arguments: [{ instruction: ' ', uri, range: { start: { line: 0, character: 0 }, end: { line: 1, character: 0 } } }] })).rejects.toThrow(
         'instruction must not be empty',
       );
+    });
+  });
+
+  describe('edit from a selection, by a model (OpenAI-compatible, no file tools)', () => {
+    it("asks it for the new lines only, and its answer becomes the change, approved with the diff in view", async () => {
+      const { root, file, original } = workspace();
+      const asked: string[] = [];
+      const model = await sseServer(async (_req, body) => {
+        asked.push(body.messages.at(-1).content);
+        return ['Capped:\n', '```ts\n', 'export function backoff(attempt: number): number {\n', '  return Math.min(2 ** attempt * 100, 10_000); // 🚀 grows fast\n', '}\n', '```\n'];
+      });
+      const session = await editor(root, () => true, undefined, { agent: { driver: 'openai', openai: { baseUrl: `${model.url}/v1`, model: 'test-model' } } });
+      const uri = await openIn(session, file, original);
+      const lines = original.split('\n');
+      const first = lines.findIndex((line) => line.startsWith('export function backoff'));
+      await session.client.request('workspace/executeCommand', {
+        command: 'buckley.edit',
+        arguments: [{ instruction: 'cap the delay at ten seconds', uri, range: { start: { line: first, character: 0 }, end: { line: first + 3, character: 0 } } }],
+      });
+      const logged = await session.client.waitFor('window/logMessage', (p) => p.message.startsWith(`Buckley's answer to "Edit: cap the delay at ten seconds"`));
+      expect(logged.message).toContain('The change to retry.ts was made.');
+      expect(asked[0]).toContain('Edit the selected code: cap the delay at ten seconds');
+      expect(asked[0]).toContain('reply with the new text of the selected lines only');
+      const [approval] = session.client.all('buckley/approveTool');
+      expect(approval).toMatchObject({ tool: 'Write retry.ts', change: { linesAdded: 1, linesRemoved: 1 } });
+      expect(session.buffers.get(uri)!.getText()).toBe(original.replace('return 2 ** attempt * 100;', 'return Math.min(2 ** attempt * 100, 10_000);'));
     });
   });
 

@@ -73,6 +73,7 @@ describe('negotiate', () => {
       readsContext: false,
       readOnlyAsks: false,
       editorBuffers: false,
+      editSelection: false,
       unused: [],
     });
   });
@@ -91,6 +92,7 @@ describe('negotiate', () => {
       readsContext: false,
       readOnlyAsks: false,
       editorBuffers: false,
+      editSelection: false,
       unused: ['context_handles', 'inline_completion', 'propose_edits', 'apply_edits', 'editor_state'],
     });
   });

@@ -28,6 +28,8 @@ export interface TaskInput extends TargetInput {
   task: string;
   /** What the agent is asked, when it says more than the task's title. */
   query?: string;
+  /** An edit of the selection (buckley.edit). */
+  edit?: boolean;
   planId?: string;
 }
 
@@ -50,6 +52,7 @@ interface RunningTask {
   id: string;
   title: string;
   query: string;
+  edit: boolean;
   state: TaskProgress;
   tools: Map<string, ToolExecution>;
   controller: AbortController;
@@ -79,6 +82,7 @@ export class TaskService {
       id: randomUUID(),
       title: input.task,
       query: input.query ?? input.task,
+      edit: input.edit ?? false,
       state: { taskId: '', status: 'pending', message: 'Starting…' },
       tools: new Map(),
       controller: new AbortController(),
@@ -97,7 +101,7 @@ export class TaskService {
    * Its write is the proposed edit: the user sees it as a diff and applies it by approving it.
    */
   edit(input: { instruction: string; uri: string; range: Range }): { taskId: string } {
-    return this.start({ task: `Edit: ${input.instruction}`, query: editQuery(input.instruction), uri: input.uri, range: input.range });
+    return this.start({ task: `Edit: ${input.instruction}`, query: editQuery(input.instruction), uri: input.uri, range: input.range, edit: true });
   }
 
   /** True when the task was running and is now being cancelled; cancelling a finished task is harmless. */
@@ -158,7 +162,7 @@ export class TaskService {
         signal: task.controller.signal,
         timeoutMs: config.task.timeoutMs,
         timeoutSetting: 'buckley.task.timeoutMs',
-        intent: 'task',
+        intent: task.edit ? 'edit' : 'task',
         onDelta: (delta) => progress.writing(written.push(delta)),
         onEvent: (event) => {
           if (event.file_changed) return deps.edits.record(task.id, task.title, event.file_changed);

@@ -153,6 +153,7 @@ function parseSessionUpdate(params: unknown): SessionUpdate | undefined {
 const MAX_MESSAGE_BYTES = 32 * 1024 * 1024;
 
 export class AcpDriver implements AgentDriver {
+  readonly writesFiles = true;
   readonly description: string;
   readonly shortName: string;
   private agent: Promise<Agent> | undefined;

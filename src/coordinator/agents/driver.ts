@@ -79,6 +79,8 @@ export interface AgentDriver {
   readonly description: string;
   /** A few words for progress messages, e.g. `agent.js`, `gemini`, `llama3`. */
   readonly shortName: string;
+  /** The agent writes files itself (ACP fs/write_text_file); a model only answers. */
+  readonly writesFiles: boolean;
   run(turn: AgentTurn, sink: TurnSink, signal: AbortSignal): Promise<TurnResult>;
   /** Checks that the agent is reachable (starts it if needed); says what answered. For `doctor`. */
   check(signal: AbortSignal): Promise<string>;

@@ -29,6 +29,7 @@ const SYSTEM_PROMPT =
 export class OpenAiDriver implements AgentDriver {
   readonly description: string;
   readonly shortName: string;
+  readonly writesFiles = false;
   /** Conversation history per session, so follow-up questions have context. */
   private readonly histories = new Map<string, { role: 'user' | 'assistant'; content: string }[]>();
 
