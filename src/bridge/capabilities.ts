@@ -62,12 +62,14 @@ export interface CoordinatorFeatures {
   editorBuffers: boolean;
   /** buckley.edit's task is marked as an edit (`x-buckley-intent: edit`): a model's answer becomes the change (ours). */
   editSelection: boolean;
+  /** It proposes edits itself (ProposeEdits: Buckley); buckley.edit asks it where it does not edit through its agent. */
+  proposesEdits: boolean;
   /** What it announced that the bridge does not use (yet), e.g. Buckley's `inline_completion`. */
   unused: string[];
 }
 
 /** The coordinator features the bridge acts on, by their wire names. */
-const USED_FEATURES = ['chat', 'stream_task', 'answer_stream', 'tool_approval', 'approval_events', 'editor_context', 'ask_read_only', 'editor_buffers', 'edit_selection'];
+const USED_FEATURES = ['chat', 'stream_task', 'answer_stream', 'tool_approval', 'approval_events', 'editor_context', 'ask_read_only', 'editor_buffers', 'edit_selection', 'propose_edits'];
 
 export interface ClientIdentity {
   name: string;
@@ -208,6 +210,7 @@ export function coordinatorFeatures(features: readonly string[] | undefined): Co
     readOnlyAsks: has('ask_read_only'),
     editorBuffers: has('editor_buffers'),
     editSelection: has('edit_selection'),
+    proposesEdits: has('propose_edits'),
     unused: (features ?? []).filter((name) => !USED_FEATURES.includes(name)),
   };
 }

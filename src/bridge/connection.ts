@@ -26,6 +26,8 @@ import {
   serverCapabilitiesSchema,
   sessionSchema,
   taskEventSchema,
+  proposeEditsResponseSchema,
+  type ProposeEditsResponse,
   type EditorContext,
   type FileContent,
   type FileRequest,
@@ -575,6 +577,25 @@ export class CoordinatorConnection {
       .catch((error: unknown) => {
         this.options.logger.warn(`could not tell the coordinator what became of the write of ${write.path}: ${error instanceof CoordinatorError ? plainDetails(error.details) : String(error)}`);
       });
+  }
+
+  /** Buckley's ProposeEdits: edits for the selection in `context`, proposed, not applied. */
+  proposeEdits(call: { instruction: string; context: EditorContext; signal: AbortSignal; timeoutMs: number }): Promise<ProposeEditsResponse> {
+    return this.tracked(async () => {
+      const client = await this.usable(call.signal);
+      try {
+        return await client.unary(
+          'ProposeEdits',
+          { agent_id: this.identity.agentId, session_id: this.sessionId, instruction: call.instruction, context: call.context, apply: false, max_suggestions: 1 },
+          proposeEditsResponseSchema,
+          { timeoutMs: call.timeoutMs, signal: call.signal, metadata: this.callMetadata('edit') },
+        );
+      } catch (error) {
+        if (isRefusal(error)) throw this.refused(error);
+        if (error instanceof CoordinatorError) throw new AskFailedError(plainDetails(error.details));
+        throw error;
+      }
+    });
   }
 
   /** Sends the user's decision on a pending approval; NOT_FOUND means it was already decided. */

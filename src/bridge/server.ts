@@ -21,6 +21,7 @@ import {
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { clientIdentity, negotiate, type ClientIdentity, type Features, type InitializeInput } from './capabilities.js';
 import type { ConfigInput, ConfigProblem } from '../config.js';
+import { AskFailedError } from '../errors.js';
 import { CoordinatorLink } from './link.js';
 import type { CoordinatorConnection } from './connection.js';
 import { ASKS_NOT_READ_ONLY } from './readOnly.js';
@@ -40,6 +41,7 @@ import { Limiter } from './features/limits.js';
 import { Targets } from './features/target.js';
 import { TaskService } from './features/tasks.js';
 import { TaskEdits } from './features/taskEdits.js';
+import { Proposals } from './features/proposals.js';
 import { ApprovalService } from './features/approvals.js';
 import { TrustStore } from './features/trust.js';
 import type { RootLogger } from '../logger.js';
@@ -56,6 +58,7 @@ import {
   FeaturesNotification,
   PROTOCOL_VERSION,
   StatusRequest,
+  type EditCommandArgs,
 } from './protocol.js';
 import { stateDirectory } from '../state.js';
 import { canonicalUri } from '../uri.js';
@@ -362,7 +365,22 @@ export function startServer(connection: Connection, options: ServerOptions): Run
     const path = workspacePath(document?.uri);
     return document ? codeActionsFor(document, range, features.codeActionLiterals, tasks.running(), approvals.commands(), path ? taskEdits.undoable(path) : []) : [];
   }));
-  connection.onExecuteCommand(timed('workspace/executeCommand', (params: ExecuteCommandParams) => executeCommand(params, { asks, tasks, approvals, status, showLog: () => showLog(connection, features, options.logFile) })));
+  const proposals = new Proposals({ connection, approvals, agentEdits, targets, logger: logger.child('edit'), config, documentAt: (uri) => documents.get(canonicalUri(uri)) });
+  /** buckley.edit: Buckley proposes edits itself (`propose_edits`); ours edits through its agent's reviewed writes. */
+  const edit = async (args: EditCommandArgs) => {
+    const coordinator = await link.get();
+    // Which way depends on what the coordinator offers: known once it has answered.
+    await coordinator.whenSettled();
+    const offered = coordinator.features;
+    if (!offered.includes('propose_edits') || offered.includes('edit_selection')) return tasks.edit(args);
+    try {
+      return await proposals.propose(coordinator, args);
+    } catch (error) {
+      messages.error(connection, `edit failed: ${error instanceof AskFailedError && error.summary ? error.summary : (error as Error).message}`);
+      throw error;
+    }
+  };
+  connection.onExecuteCommand(timed('workspace/executeCommand', (params: ExecuteCommandParams) => executeCommand(params, { asks, tasks, approvals, status, edit, showLog: () => showLog(connection, features, options.logFile) })));
   connection.onHover(timed('textDocument/hover', (params) => {
     const { textDocument, position } = validate(textDocumentPositionSchema, params);
     return features.answerHover ? answers.hover(canonicalUri(textDocument.uri), position, features.markdownHover) : null;

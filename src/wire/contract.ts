@@ -168,6 +168,28 @@ export interface FileWritten {
 const fileChangedSchema = z.object({ path: z.string(), before: text(), after: text(), in_editor: z._default(z.boolean(), false) });
 export type FileChanged = z.infer<typeof fileChangedSchema>;
 
+const wireRangeSchema = z.object({
+  start: z.object({ line: z._default(z.int(), 0), character: z._default(z.int(), 0) }),
+  end: z.object({ line: z._default(z.int(), 0), character: z._default(z.int(), 0) }),
+});
+
+/** Buckley's ProposeEdits reply: edits per file, best first by `rank`. */
+export const proposeEditsResponseSchema = z.object({
+  plan_id: text(),
+  task_id: text(),
+  summary: text(),
+  edits: list(
+    z.object({
+      uri: z.string(),
+      edits: list(z.object({ uri: text(), range: wireRangeSchema, new_text: text() })),
+      summary: text(),
+      title: text(),
+      rank: z._default(z.int(), 0),
+    }),
+  ),
+});
+export type ProposeEditsResponse = z.infer<typeof proposeEditsResponseSchema>;
+
 export const taskEventSchema = z.object({
   task_id: text(),
   plan_id: text(),

@@ -186,6 +186,17 @@ export async function startFakeBuckley(options: FakeBuckleyOptions = {}): Promis
       decisions.get(call.request.execution_id)?.('rejected');
       return [null, {}];
     }),
+    // Not seen on the real Buckley (the wire doc has its messages, not its replies): proposes, per the
+    // proto, one edit of the context's document — the instruction as a comment above the selection.
+    ProposeEdits: unary('ProposeEdits', (call) => {
+      const denied = identity(call, call.request.agent_id);
+      if (denied) return [denied];
+      const document = call.request.context?.document;
+      if (!document?.uri || !document.selection) return [null, { edits: [], summary: 'nothing selected' }];
+      const at = { line: document.selection.start.line, character: 0 };
+      const edit = { uri: document.uri, range: { start: at, end: at }, new_text: `// ${call.request.instruction}\n` };
+      return [null, { plan_id: 'plan-edit', edits: [{ uri: document.uri, edits: [edit], summary: 'adds a comment', title: 'Say what it does', rank: 1 }], summary: 'one edit' }];
+    }),
     SendMessage: unary('SendMessage', (call) => {
       const denied = identity(call, call.request.agent_id);
       if (denied) return [denied];

@@ -13,12 +13,15 @@ import { TextDocument } from 'vscode-languageserver-textdocument';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startingClients, type TestClient } from '../helpers/lspClient.js';
 import { sseServer } from '../helpers/openai.js';
+import { startFakeBuckley } from '../helpers/coordinators.js';
 import { REPO } from '../helpers/paths.js';
 
 const start = startingClients();
 const workspaces: string[] = [];
-afterEach(() => {
+const stops: (() => Promise<void>)[] = [];
+afterEach(async () => {
   for (const dir of workspaces.splice(0)) rmSync(dir, { recursive: true, force: true });
+  await Promise.all(stops.splice(0).map((stop) => stop()));
 });
 
 /** A workspace of its own holding a copy of retry.ts: writes land in it, not in the fixtures. */
@@ -296,6 +299,26 @@ describe('what the agent writes', () => {
       const [approval] = session.client.all('buckley/approveTool');
       expect(approval).toMatchObject({ tool: 'Write retry.ts', change: { linesAdded: 1, linesRemoved: 1 } });
       expect(session.buffers.get(uri)!.getText()).toBe(original.replace('return 2 ** attempt * 100;', 'return Math.min(2 ** attempt * 100, 10_000);'));
+    });
+  });
+
+  describe("edit from a selection, with Buckley's coordinator (propose_edits)", () => {
+    it('takes its proposal, shows it as a diff to approve, and applies it in the buffer', async () => {
+      const buckley = await startFakeBuckley();
+      stops.push(() => buckley.stop());
+      const { root, file, original } = workspace();
+      const session = await editor(root, () => true, undefined, { coordinator: { address: buckley.address } });
+      const uri = await openIn(session, file, original);
+      const first = original.split('\n').findIndex((line) => line.startsWith('export function backoff'));
+      const range = { start: { line: first, character: 0 }, end: { line: first + 3, character: 0 } };
+      const result = await session.client.request('workspace/executeCommand', { command: 'buckley.edit', arguments: [{ instruction: 'say what it waits', uri, range }] });
+      expect(result).toEqual({ proposed: 1, applied: [uri] });
+      const proposed = await buckley.waitFor('ProposeEdits');
+      expect(proposed.request).toMatchObject({ instruction: 'say what it waits', apply: false, context: { document: { uri, selection: range } } });
+      const [approval] = session.client.all('buckley/approveTool');
+      expect(approval).toMatchObject({ tool: 'Apply the proposed edit to retry.ts', title: 'Say what it does', risk: 'medium', change: { linesAdded: 1, linesRemoved: 0 } });
+      expect(session.buffers.get(uri)!.getText()).toBe(original.replace('export function backoff', '// say what it waits\nexport function backoff'));
+      expect(readFileSync(file, 'utf8')).toBe(original);
     });
   });
 

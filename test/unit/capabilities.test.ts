@@ -74,6 +74,7 @@ describe('negotiate', () => {
       readOnlyAsks: false,
       editorBuffers: false,
       editSelection: false,
+      proposesEdits: false,
       unused: [],
     });
   });
@@ -93,7 +94,8 @@ describe('negotiate', () => {
       readOnlyAsks: false,
       editorBuffers: false,
       editSelection: false,
-      unused: ['context_handles', 'inline_completion', 'propose_edits', 'apply_edits', 'editor_state'],
+      proposesEdits: true,
+      unused: ['context_handles', 'inline_completion', 'apply_edits', 'editor_state'],
     });
   });
 

@@ -32,6 +32,7 @@ import * as messages from './messages.js';
 import { TrustStoreError, type TrustStore } from './trust.js';
 
 export type WireApproval = NonNullable<TaskEvent['approval']>;
+export type ApprovalDecider = Pick<CoordinatorConnection, 'decideApproval'>;
 
 export interface Decision {
   approved: boolean;
@@ -58,7 +59,8 @@ interface Pending {
   request: ToolApprovalRequest;
   /** Cancels the prompt sent to the editor once the approval is decided another way. */
   prompt: CancellationTokenSource;
-  coordinator: CoordinatorConnection;
+  /** Who hears the decision: the coordinator whose agent asks, or the bridge itself (a proposed edit). */
+  coordinator: ApprovalDecider;
   /** The document the task was started from: where the fallback diagnostic goes. */
   uri?: string;
   range?: Range;
@@ -77,7 +79,7 @@ export class ApprovalService {
   constructor(private readonly deps: ApprovalDependencies) {}
 
   /** Decides one approval announced by the coordinator and sends the decision back. */
-  handle(input: { taskId: string; approval: WireApproval; coordinator: CoordinatorConnection; uri?: string; range?: Range }): Promise<Decision> {
+  handle(input: { taskId: string; approval: WireApproval; coordinator: ApprovalDecider; uri?: string; range?: Range }): Promise<Decision> {
     const { deps } = this;
     const { approval } = input;
     const { risk, reason } = this.assess(approval);

@@ -6,7 +6,7 @@
  */
 import { ErrorCodes, ResponseError, type ExecuteCommandParams } from 'vscode-languageserver';
 import * as z from '../../schema.js';
-import { approvalCommandArgsSchema, askCommandArgsSchema, cancelTaskCommandArgsSchema, Commands, describeIssues, editCommandArgsSchema, runTaskCommandArgsSchema, undoTaskEditsArgsSchema } from '../protocol.js';
+import { approvalCommandArgsSchema, askCommandArgsSchema, cancelTaskCommandArgsSchema, Commands, describeIssues, editCommandArgsSchema, runTaskCommandArgsSchema, undoTaskEditsArgsSchema, type EditCommandArgs } from '../protocol.js';
 import type { ApprovalService } from './approvals.js';
 import type { AskService } from './ask.js';
 import type { TaskService } from './tasks.js';
@@ -32,6 +32,8 @@ export interface CommandDependencies {
   approvals: ApprovalService;
   status(): unknown;
   showLog(): Promise<unknown>;
+  /** buckley.edit: by the coordinator's proposals where it makes them, else as a task. */
+  edit(args: EditCommandArgs): unknown;
 }
 
 export function executeCommand(params: ExecuteCommandParams, deps: CommandDependencies): unknown {
@@ -58,7 +60,7 @@ export function executeCommand(params: ExecuteCommandParams, deps: CommandDepend
     case Commands.showLog:
       return deps.showLog();
     case Commands.edit:
-      return deps.tasks.edit(parseArgs(params.command, editCommandArgsSchema, first));
+      return deps.edit(parseArgs(params.command, editCommandArgsSchema, first));
     case Commands.undoTaskEdits: {
       const { taskId } = parseArgs(params.command, undoTaskEditsArgsSchema, typeof first === 'string' ? { taskId: first } : (first ?? {}));
       return deps.tasks.undoEdits(taskId);

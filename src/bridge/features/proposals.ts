@@ -1,0 +1,113 @@
+/**
+ * Edit from a selection with a coordinator that proposes edits itself (Buckley's ProposeEdits,
+ * feature `propose_edits`) rather than editing through its agent's writes (ours: `edit_selection`):
+ * the best proposal for each file is shown as a diff and asked about like an agent's write, and
+ * applied by the user's choice — in the buffer as an undoable edit, or on disk for a file not open.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFile, writeFile } from 'node:fs/promises';
+import { basename } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Connection, Range } from 'vscode-languageserver';
+import { TextDocument } from 'vscode-languageserver-textdocument';
+import type { Config } from '../../config.js';
+import { changeSummary, describeChange, unifiedDiff } from '../../edits.js';
+import type { Logger } from '../../logger.js';
+import { canonicalUri } from '../../uri.js';
+import type { ProposeEditsResponse } from '../../wire/contract.js';
+import type { CoordinatorConnection } from '../connection.js';
+import type { AgentEdits } from './agentEdits.js';
+import type { ApprovalService } from './approvals.js';
+import * as messages from './messages.js';
+import type { Targets } from './target.js';
+
+export interface ProposalDependencies {
+  connection: Connection;
+  approvals: ApprovalService;
+  agentEdits: AgentEdits;
+  targets: Targets;
+  logger: Logger;
+  config(): Config;
+  /** The open document of a URI, if any. */
+  documentAt(uri: string): TextDocument | undefined;
+}
+
+/** The decision is the bridge's own: there is no coordinator turn waiting for it. */
+const decidedHere = { decideApproval: async () => undefined };
+
+export class Proposals {
+  constructor(private readonly deps: ProposalDependencies) {}
+
+  /** Asks the coordinator for edits, has the user review each file's, applies the approved ones. */
+  async propose(coordinator: CoordinatorConnection, input: { instruction: string; uri: string; range: Range }): Promise<{ proposed: number; applied: string[] }> {
+    const { deps } = this;
+    const config = deps.config();
+    const target = deps.targets.resolve(input, config, input.instruction);
+    const response = await coordinator.proposeEdits({ instruction: input.instruction, context: target.built.context, signal: AbortSignal.timeout(config.task.timeoutMs), timeoutMs: config.task.timeoutMs });
+    const proposals = bestPerFile(response);
+    if (proposals.length === 0) {
+      messages.info(deps.connection, messages.fit('no edit proposed for «', input.instruction, '»'));
+      return { proposed: 0, applied: [] };
+    }
+    const applied: string[] = [];
+    for (const proposal of proposals) {
+      if (await this.review(proposal, input, response.summary)) applied.push(proposal.uri);
+    }
+    messages.info(deps.connection, messages.fit(`${applied.length ? 'applied' : 'discarded'} the edit «`, input.instruction, '»'));
+    return { proposed: proposals.length, applied };
+  }
+
+  /** One file's proposal: shown, decided, applied if approved. */
+  private async review(proposal: ProposeEditsResponse['edits'][number], input: { uri: string; range: Range }, summary: string): Promise<boolean> {
+    const { deps } = this;
+    const uri = canonicalUri(proposal.uri);
+    const path = fileURLToPath(uri);
+    const open = deps.documentAt(uri);
+    const before = open ? open.getText() : await readFile(path, 'utf8').catch(() => '');
+    const after = TextDocument.applyEdits(open ?? TextDocument.create(uri, '', 0, before), proposal.edits.map((edit) => ({ range: edit.range, newText: edit.new_text })));
+    const change = changeSummary(before, after);
+    const name = basename(path);
+    const decision = await deps.approvals.handle({
+      taskId: `proposal-${randomUUID()}`,
+      approval: {
+        execution_id: randomUUID().replaceAll('-', ''),
+        tool: `Apply the proposed edit to ${name}`,
+        parameters: { path, change: `${describeChange(change)} lines` },
+        risk: 'medium',
+        agent_id: 'coordinator',
+        title: proposal.title || proposal.summary || summary,
+        reason: '',
+        kind: 'edit',
+        locations: [path],
+        diff: unifiedDiff(name, before, after),
+        lines_added: change.added,
+        lines_removed: change.removed,
+      },
+      coordinator: decidedHere,
+      uri: input.uri,
+      range: input.range,
+    });
+    if (!decision.approved) return false;
+    if (open) {
+      const outcome = await deps.agentEdits.apply({ path, base: before, content: after });
+      if (outcome.open) {
+        if (!outcome.applied) messages.warn(deps.connection, messages.fit('not applied to ', name, `: ${outcome.message}`));
+        return outcome.applied;
+      }
+    }
+    await writeFile(path, after, 'utf8');
+    return true;
+  }
+}
+
+/** The best-ranked proposal for each file (rank 0 counts as unranked, after ranked ones). */
+function bestPerFile(response: ProposeEditsResponse): ProposeEditsResponse['edits'] {
+  const best = new Map<string, ProposeEditsResponse['edits'][number]>();
+  const order = (rank: number) => (rank > 0 ? rank : Number.MAX_SAFE_INTEGER);
+  for (const proposal of response.edits) {
+    if (!proposal.uri.startsWith('file:') || proposal.edits.length === 0) continue;
+    const known = best.get(proposal.uri);
+    if (!known || order(proposal.rank) < order(known.rank)) best.set(proposal.uri, proposal);
+  }
+  return [...best.values()];
+}
