@@ -221,6 +221,17 @@ describe('what the agent writes', () => {
     ]);
   });
 
+  it('in Zed, which opens no documents, the prompt holds the diff (markdown), and Approve writes it', async () => {
+    const { root, file, original } = workspace();
+    const zed = JSON.parse(readFileSync(`${REPO}fixtures/clients/zed-1.6.0.from-source.json`, 'utf8'));
+    const client = await start({ client: 'zed-1.6.0.from-source', initialize: { rootUri: pathToFileURL(root).href, workspaceFolders: [{ uri: pathToFileURL(root).href, name: 'ws' }], capabilities: zed.capabilities } });
+    expect(await task(client, REPLACE(file))).toContain(`wrote ${file}`);
+    const prompt = client.all('window/showMessageRequest').find((p) => p.message.includes('Write retry.ts'));
+    expect(prompt.message).toMatch(/\n\n```diff\n--- a\/retry\.ts\n\+\+\+ b\/retry\.ts\n@@[\s\S]*-export async function withRetry<T>\(attempt: \(\) => Promise<T>, tries = 3\)[\s\S]*\n```$/);
+    expect(client.all('window/showDocument')).toEqual([]);
+    expect(readFileSync(file, 'utf8')).toBe(original.replace('tries = 3', 'tries = 5'));
+  });
+
   it('never in an ask: refused without asking anyone', async () => {
     const { root, file, original } = workspace();
     const session = await editor(root, () => true);

@@ -4,7 +4,7 @@
  * the rest of the buffer stay; the user's unsaved edits made since the approval are kept, and the
  * change is refused where they touch the same lines. The disk gets it when the user saves.
  */
-import { mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, stat, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ApplyWorkspaceEditRequest, type Connection, type TextEdit, type WorkspaceEdit } from 'vscode-languageserver';
@@ -12,6 +12,9 @@ import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { applyHunks, carryOver, lineHunks, type Hunk } from '../../edits.js';
 import type { Logger } from '../../logger.js';
 import type { Features } from '../capabilities.js';
+
+/** How many diffs of changes under review stay in the state directory. */
+const KEPT_CHANGES = 50;
 
 export interface AgentWrite {
   path: string;
@@ -48,7 +51,17 @@ export class AgentEdits {
     mkdir(this.changesDirectory, { recursive: true, mode: 0o700 })
       .then(() => writeFile(path, diff, { mode: 0o600 }))
       .then(() => this.connection.window.showDocument({ uri: pathToFileURL(path).href, takeFocus: false }))
+      .then(() => this.forgetOldChanges())
       .catch((error: Error) => this.logger.debug(`could not show the change ${executionId}: ${error.message}`));
+  }
+
+  /** The diffs shown for review are kept for a while, not for ever: the newest KEPT_CHANGES. */
+  private async forgetOldChanges(): Promise<void> {
+    const names = (await readdir(this.changesDirectory)).filter((name) => name.endsWith('.diff'));
+    if (names.length <= KEPT_CHANGES) return;
+    const dated = await Promise.all(names.map(async (name) => ({ name, at: (await stat(join(this.changesDirectory, name))).mtimeMs })));
+    dated.sort((a, b) => b.at - a.at);
+    await Promise.all(dated.slice(KEPT_CHANGES).map(({ name }) => unlink(join(this.changesDirectory, name)).catch(() => undefined)));
   }
 
   async apply(write: AgentWrite): Promise<WriteOutcome> {

@@ -230,7 +230,9 @@ export class ApprovalService {
     const { request } = pending;
     if (features.showMessageRequest) {
       const actions = [{ title: APPROVE }, ...(request.risk === 'destructive' ? [] : [{ title: TRUST }]), { title: DENY }];
-      this.deps.connection.sendRequest(ShowMessageRequest.type, { type: MessageType.Warning, message: describeRequest(request), actions }, pending.prompt.token).then(
+      // An editor that renders markdown in prompts (Zed) and opens no documents gets the diff in the prompt.
+      const diff = request.change && features.markdownMessageRequest ? `\n\n${diffBlock(request.change.diff)}` : '';
+      this.deps.connection.sendRequest(ShowMessageRequest.type, { type: MessageType.Warning, message: describeRequest(request) + diff, actions }, pending.prompt.token).then(
         (choice) => {
           const title = choice?.title;
           if (title === APPROVE || title === TRUST) pending.settle({ approved: true, remember: title === TRUST, by: 'the user (prompt)' });
@@ -304,6 +306,17 @@ export class ApprovalService {
     }
     await saving;
   }
+}
+
+/** Lines of a diff shown in a prompt; the rest is in the log. */
+const PROMPT_DIFF_LINES = 60;
+
+/** A unified diff as a markdown block, cut to PROMPT_DIFF_LINES lines (saying so). */
+function diffBlock(diff: string): string {
+  const lines = diff.split('\n').filter((line) => !/^={3,}$/.test(line));
+  const shown = lines.slice(0, PROMPT_DIFF_LINES);
+  const fence = '`'.repeat(Math.max(3, ...[...diff.matchAll(/`{3,}/g)].map((match) => match[0].length + 1)));
+  return `${fence}diff\n${shown.join('\n')}\n${fence}${lines.length > shown.length ? `\n(${lines.length - shown.length} more lines in the log)` : ''}`;
 }
 
 /**
