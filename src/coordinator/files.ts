@@ -2,8 +2,9 @@
  * What an agent reads and writes (ACP `fs/read_text_file`, `fs/write_text_file`).
  *
  * Reads: the editor's buffer when the file is open there — unsaved edits included — else the
- * file on disk. Inside the turn's workspace a read needs no one's leave; outside it, it is a tool
- * call like any other, decided by the turn's policy (an ask declines it, a task asks the user).
+ * file on disk. A low-risk read (inside the turn's workspace, no credentials) needs no one's
+ * leave; any other is a tool call like any other, decided by the turn's policy (an ask declines
+ * it, a task asks the user).
  *
  * Writes: never in an ask. In a task, the user approves the change with it in view (a +/−
  * summary and a unified diff against what they have now: the buffer, else the disk); then an
@@ -13,6 +14,7 @@
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { changeSummary, describeChange, unifiedDiff } from '../edits.js';
+import { assessRisk } from '../risk/assess.js';
 import { selectLines } from '../text.js';
 import { MAX_READ_BYTES, tooBigToRead } from '../wire/contract.js';
 import type { FileEdit, FileReadRequest, FileWriteRequest, PermissionRequest, PermissionDecision } from './agents/driver.js';
@@ -63,12 +65,11 @@ export function insideWorkspace(path: string, workspaceRoot: string | undefined)
 export async function readForAgent(request: FileReadRequest, policy: ReadPolicy, signal: AbortSignal): Promise<string> {
   if (!isAbsolute(request.path)) throw new FileAccessError(`cannot read ${request.path}: ACP paths are absolute`);
   const path = resolve(request.path);
-  if (!insideWorkspace(path, policy.workspaceRoot)) {
-    const title = `Read ${path}`;
-    const decision = await policy.permission({ tool: title, kind: 'read', title, parameters: { path }, input: { path }, locations: [path], writes: [] }, signal);
-    if (decision === 'reject') {
-      throw new FileAccessError(`reading ${path} was refused: it is outside the workspace${policy.workspaceRoot ? ` (${policy.workspaceRoot})` : ''}`);
-    }
+  // Judged as any read tool call is (risk/): links followed, credentials inside the workspace too.
+  const call = { tool: `Read ${path}`, kind: 'read', title: `Read ${path}`, parameters: { path }, input: { path }, locations: [path], writes: [] };
+  const { risk, reasons } = assessRisk(call, { workspaceRoot: policy.workspaceRoot });
+  if (risk !== 'low' && (await policy.permission(call, signal)) === 'reject') {
+    throw new FileAccessError(`reading ${path} was refused: ${reasons.join('; ') || 'it is not a read of the workspace'}`);
   }
   const buffer = await policy.fromEditor?.({ ...request, path }, signal);
   if (buffer !== undefined) return buffer;
@@ -105,7 +106,7 @@ export async function writeForAgent(request: FileWriteRequest, policy: WritePoli
     },
     signal,
   );
-  if (decision === 'reject') throw new FileAccessError(`writing ${path} was refused by the user`);
+  if (decision === 'reject') throw new FileAccessError(`writing ${path} was not approved (denied, or no answer in time)`);
   const inEditor = await policy.toEditor?.({ path, base, content: request.content }, signal);
   if (inEditor?.open) {
     if (!inEditor.applied) throw new FileAccessError(`${path} was not changed: ${inEditor.message}`);

@@ -4,9 +4,10 @@
  * workspace only what the turn's policy allows. Over real stdio, with the embedded coordinator
  * and with a standalone one, and our scripted agent's READ.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startCoordinatorProcess, type CoordinatorProcess } from '../helpers/coordinators.js';
 import { startingClients, type TestClient } from '../helpers/lspClient.js';
@@ -22,7 +23,10 @@ const UNSAVED = '// an unsaved line, only in the editor\n';
 const outsideDir = mkdtempSync(join(tmpdir(), 'buckley-reads-'));
 const OUTSIDE = join(outsideDir, 'notes.txt');
 writeFileSync(OUTSIDE, 'outside the workspace\n');
-afterAll(() => rmSync(outsideDir, { recursive: true, force: true }));
+const workspaces: string[] = [];
+afterAll(() => {
+  for (const dir of [outsideDir, ...workspaces]) rmSync(dir, { recursive: true, force: true });
+});
 
 /** What the agent read, from its answer ("read <path>:" and a ~~~~ fence), or its error line. */
 function readOf(answer: string): string {
@@ -83,8 +87,20 @@ describe('what the agent reads', () => {
 
   it('outside the workspace: refused in an ask, without asking anyone, and the agent reads why', async () => {
     const client = await start({ client: 'neovim-0.10.4', initialize: { capabilities: { experimental: { buckley: { taskProgress: true, approveTool: true } } } }, handlers: { 'buckley/approveTool': () => ({ approved: true }) } });
-    expect(await ask(client, `READ ${OUTSIDE}`)).toBe(`read failed (-32603): reading ${OUTSIDE} was refused: it is outside the workspace (${REPO}fixtures/workspace)`);
+    expect(await ask(client, `READ ${OUTSIDE}`)).toBe(`read failed (-32603): reading ${OUTSIDE} was refused: reads ${OUTSIDE} outside the workspace`);
     expect(client.all('buckley/approveTool')).toEqual([]);
+  });
+
+  it('is judged as any read is: a link in the workspace to a file outside it, and credentials inside it, are not read in an ask', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'buckley-reads-ws-'));
+    workspaces.push(root);
+    symlinkSync(OUTSIDE, join(root, 'innocent.txt'));
+    writeFileSync(join(root, '.env'), 'API_KEY=secret\n');
+    writeFileSync(join(root, 'plain.txt'), 'plain words\n');
+    const client = await start({ initialize: { rootUri: pathToFileURL(root).href, workspaceFolders: [{ uri: pathToFileURL(root).href, name: 'ws' }] } });
+    expect(await ask(client, `READ ${join(root, 'plain.txt')}`)).toBe('plain words\n');
+    expect(await ask(client, `READ ${join(root, 'innocent.txt')}`)).toMatch(/^read failed \(-32603\): reading .*innocent\.txt was refused: reads .*innocent\.txt outside the workspace$/);
+    expect(await ask(client, `READ ${join(root, '.env')}`)).toMatch(/^read failed \(-32603\): reading .*\.env was refused: .*secrets/);
   });
 
   it('outside the workspace in a task: the user decides, and a denial reaches the agent as an error', async () => {
@@ -98,7 +114,7 @@ describe('what the agent reads', () => {
     expect(client.all('buckley/approveTool')).toMatchObject([{ tool: `Read ${OUTSIDE}`, risk: 'medium', parameters: { path: OUTSIDE } }]);
 
     answer = false;
-    expect(await task(client, `READ ${OUTSIDE} 1 1`)).toBe(`read failed (-32603): reading ${OUTSIDE} was refused: it is outside the workspace (${REPO}fixtures/workspace)`);
+    expect(await task(client, `READ ${OUTSIDE} 1 1`)).toBe(`read failed (-32603): reading ${OUTSIDE} was refused: reads ${OUTSIDE} outside the workspace`);
     expect(client.all('buckley/approveTool')).toHaveLength(2);
   });
 

@@ -114,6 +114,8 @@ describe('tasks', () => {
     await client.waitFor('window/showMessage', (p) => p.type === 1 && p.message.startsWith('task failed: ACP agent'));
     // Logged once as the agent's death and once as the task's failure, not again by every place that heard of it.
     await client.waitFor('window/logMessage', (p) => p.message.includes('("CRASH NOW, please") failed: ACP agent'));
+    // The agent's death is logged by the coordinator's worker thread: it may come after the task's end.
+    await client.waitFor('window/logMessage', (p) => p.message.includes('exited with code 3') && !p.message.includes('failed: ACP agent') && !p.message.startsWith('Buckley: CRASH NOW'));
     const logged = client.all('window/logMessage').filter((p) => p.message.includes('exited with code 3') && !p.message.startsWith('Buckley: CRASH NOW'));
     expect(logged).toHaveLength(2);
   });

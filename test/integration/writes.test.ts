@@ -160,7 +160,7 @@ describe('what the agent writes', () => {
     const { root, file, original } = workspace();
     const session = await editor(root, () => false);
     await openIn(session, file, original);
-    expect(await task(session.client, REPLACE(file))).toContain(`write failed (-32603): writing ${file} was refused by the user`);
+    expect(await task(session.client, REPLACE(file))).toContain(`write failed (-32603): writing ${file} was not approved (denied, or no answer in time)`);
     expect(session.edits).toEqual([]);
     expect(readFileSync(file, 'utf8')).toBe(original);
   });
@@ -206,7 +206,7 @@ describe('what the agent writes', () => {
     const { file: outside, original } = workspace();
     let writes = false;
     const session = await editor(root, (request) => request.tool.startsWith('Read') || writes);
-    expect(await task(session.client, REPLACE(outside))).toContain(`write failed (-32603): writing ${outside} was refused by the user`);
+    expect(await task(session.client, REPLACE(outside))).toContain(`write failed (-32603): writing ${outside} was not approved (denied, or no answer in time)`);
     expect(readFileSync(outside, 'utf8')).toBe(original);
     writes = true;
     expect(await task(session.client, `REPLACE ${outside} "tries = 3" "tries = 6"`)).toContain(`wrote ${outside}`);
@@ -278,7 +278,7 @@ describe('what the agent writes', () => {
         arguments: [{ instruction: 'cap the delay', uri, range: { start: { line: first, character: 0 }, end: { line: first + 3, character: 0 } } }],
       });
       const logged = await session.client.waitFor('window/logMessage', (p) => p.message.startsWith(`Buckley's answer to "Edit: cap the delay"`));
-      expect(logged.message).toContain('refused by the user');
+      expect(logged.message).toContain("was not approved (denied, or no answer in time)");
       expect(session.client.all('buckley/approveTool')[0].change.diff).toContain('+// cap the delay\n export function backoff');
       expect(session.buffers.get(uri)!.getText()).toBe(original);
       await expect(session.client.request('workspace/executeCommand', { command: 'buckley.edit', arguments: [{ instruction: ' ', uri, range: { start: { line: 0, character: 0 }, end: { line: 1, character: 0 } } }] })).rejects.toThrow(
