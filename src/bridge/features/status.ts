@@ -48,7 +48,7 @@ export function buildStatus(input: {
 function filesOf(editorBuffers: boolean): { read: string; write: string } {
   return editorBuffers
     ? {
-        read: "the editor's buffer of a file open here (unsaved edits included), else the disk; outside the workspace only if allowed (never in an ask)",
+        read: "the editor's buffer of a file open here (unsaved edits included), else the disk; outside the workspace or of credentials only with leave (never in an ask)",
         write: "in a task, after you approve the change with its diff in view: the editor's buffer of a file open here (undoable; on disk when you save it), else the disk; never in an ask",
       }
     : { read: 'the disk, as the coordinator reads it (not your unsaved edits)', write: 'the disk, as the coordinator decides' };
