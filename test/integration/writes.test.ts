@@ -232,6 +232,22 @@ describe('what the agent writes', () => {
     expect(readFileSync(file, 'utf8')).toBe(original.replace('tries = 3', 'tries = 5'));
   });
 
+  it('to an editor that never applies it: fails within its deadline, and the agent is told', async () => {
+    const { root, file, original } = workspace();
+    const client = await start({
+      client: 'neovim-0.10.4',
+      initialize: {
+        rootUri: pathToFileURL(root).href,
+        workspaceFolders: [{ uri: pathToFileURL(root).href, name: 'ws' }],
+        capabilities: { workspace: { applyEdit: true }, experimental: { buckley: { taskProgress: true, approveTool: true } } },
+      },
+      handlers: { 'buckley/approveTool': () => ({ approved: true }), 'workspace/applyEdit': () => new Promise(() => {}) },
+    });
+    await client.open(file, original);
+    expect(await task(client, REPLACE(file))).toContain(`write failed (-32603): ${file} was not changed: the editor did not apply it: no answer within 20000 ms`);
+    expect(readFileSync(file, 'utf8')).toBe(original);
+  });
+
   it('never in an ask: refused without asking anyone', async () => {
     const { root, file, original } = workspace();
     const session = await editor(root, () => true);

@@ -12,6 +12,10 @@ import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { applyHunks, carryOver, lineHunks, type Hunk } from '../../edits.js';
 import type { Logger } from '../../logger.js';
 import type { Features } from '../capabilities.js';
+import { requestWithin } from './editorRequests.js';
+
+/** How long the editor may take to apply an edit (the coordinator waits 30 s for the outcome). */
+const APPLY_EDIT_TIMEOUT_MS = 20_000;
 
 /** How many diffs of changes under review stay in the state directory. */
 const KEPT_CHANGES = 50;
@@ -81,7 +85,8 @@ export class AgentEdits {
       : { changes: { [document.uri]: edits } };
     const name = write.path.split('/').pop();
     try {
-      const result = await this.connection.sendRequest(ApplyWorkspaceEditRequest.type, { label: `Buckley: the agent's change to ${name}`, edit });
+      // Within the coordinator's wait for it (FILE_WRITE_TIMEOUT_MS): a late edit would land after the agent was told it failed.
+      const result = await requestWithin(this.connection, ApplyWorkspaceEditRequest.type, { label: `Buckley: the agent's change to ${name}`, edit }, APPLY_EDIT_TIMEOUT_MS);
       if (!result.applied) return { open: true, applied: false, message: `the editor did not apply it${result.failureReason ? `: ${result.failureReason}` : ''}` };
     } catch (error) {
       return { open: true, applied: false, message: `the editor did not apply it: ${(error as Error).message}` };
