@@ -150,6 +150,17 @@ describe.each(NEOVIMS.filter((editor) => editor.ok))('$name (real editor)', ({ b
     expect(result.after_undo_has_original).toBe(true);
   });
 
+  it('with the Lua module: :BuckleyEdit on selected lines lands the approved change in the buffer, :BuckleyUndoEdits takes it back', async () => {
+    const workspace = tempDir('buckley-nvim-edit');
+    const file = join(workspace, 'retry.ts');
+    copyFileSync(`${FIXTURES}workspace/retry.ts`, file);
+    const result = await runNvim('module-edit.lua', undefined, { BUCKLEY_FIXTURE: file });
+    expect(result.steps).toEqual(['started by the module', expect.stringMatching(/^selected lines \d+-\d+$/), 'edited', 'undone']);
+    // (the module's workspace is Neovim's working directory here, so the file is outside it)
+    expect(result.approval.prompt).toMatch(/wants to use Write \S*retry\.ts .*change = "\+1 −0 lines"/);
+    expect(result.edited).toBe(result.before.replace('export function backoff', '// say what it waits\nexport function backoff'));
+  });
+
   it('with the Lua module: :BuckleyAsk shows the answer in a split; a task asks approval through vim.ui.select and completes', async () => {
     const result = await runNvim('module.lua');
     expect(result.steps).toEqual([

@@ -4,7 +4,8 @@
 --   require('buckley').setup({ settings = { agent = { command = { 'gemini', '--acp' } } } })
 --
 -- It starts buckley-lsp for every file buffer and opts in to the rich layer: `:BuckleyAsk` on a
--- visual selection (answer in a scratch markdown split), `:BuckleyTask`, task progress through
+-- visual selection (answer in a scratch markdown split), `:BuckleyTask`, `:BuckleyEdit` (the
+-- selected lines changed as told, after the diff is approved), `:BuckleyUndoEdits`, task progress through
 -- vim.notify and `require('buckley').statusline()`, tool approvals through vim.ui.select,
 -- `:BuckleyTasks`, `:BuckleyCancel`, `:BuckleyStatus`, `:BuckleyLog`; `K` for hover on Neovim
 -- before 0.10 (which does not map it), and on request a visual-mode key for the code actions on
@@ -95,6 +96,24 @@ function M.task(text, opts)
     tasks[result.taskId] = tasks[result.taskId] or { taskId = result.taskId, status = 'pending', title = text }
     tasks[result.taskId].title = text
   end, bufnr)
+end
+
+--- Edits the selected lines as told: the agent's change is shown as a diff and made when approved.
+function M.edit(instruction, opts)
+  local bufnr = vim.api.nvim_get_current_buf()
+  local range = range_of(opts)
+  if not range then return notify(':BuckleyEdit needs lines: select them, or give a range') end
+  request('workspace/executeCommand', { command = 'buckley.edit', arguments = { { instruction = instruction, uri = vim.uri_from_bufnr(bufnr), range = range } } }, function(result)
+    if result and result.taskId then
+      tasks[result.taskId] = tasks[result.taskId] or { taskId = result.taskId, status = 'pending', title = 'Edit: ' .. instruction }
+    end
+  end, bufnr)
+end
+
+--- Undoes the edits of the newest task that changed files (or of `task_id`).
+function M.undo_edits(task_id)
+  local args = (task_id and task_id ~= '') and { { taskId = task_id } } or {}
+  request('workspace/executeCommand', { command = 'buckley.undoTaskEdits', arguments = args })
 end
 
 function M.cancel(task_id)
@@ -260,6 +279,8 @@ function M.setup(opts)
 
   vim.api.nvim_create_user_command('BuckleyAsk', function(o) M.ask(o.args, o) end, { nargs = '+', range = true, desc = 'Ask Buckley about the selection' })
   vim.api.nvim_create_user_command('BuckleyTask', function(o) M.task(o.args, o) end, { nargs = '+', range = true, desc = 'Run a Buckley task on the selection' })
+  vim.api.nvim_create_user_command('BuckleyEdit', function(o) M.edit(o.args, o) end, { nargs = '+', range = true, desc = 'Have Buckley edit the selected lines as told' })
+  vim.api.nvim_create_user_command('BuckleyUndoEdits', function(o) M.undo_edits(o.args) end, { nargs = '?', desc = "Undo the newest Buckley task's edits" })
   vim.api.nvim_create_user_command('BuckleyCancel', function(o) M.cancel(o.args) end, { nargs = '?', desc = 'Cancel a Buckley task (default: the newest)' })
   vim.api.nvim_create_user_command('BuckleyTasks', function()
     local lines = M.tasks()
