@@ -69,7 +69,7 @@ export interface CoordinatorFeatures {
 }
 
 /** The coordinator features the bridge acts on, by their wire names. */
-const USED_FEATURES = ['chat', 'stream_task', 'answer_stream', 'tool_approval', 'approval_events', 'editor_context', 'ask_read_only', 'editor_buffers', 'edit_selection', 'propose_edits'];
+const USED_FEATURES = ['chat', 'stream_task', 'answer_stream', 'tool_approval', 'approval_events', 'editor_context', 'ask_read_only', 'editor_buffers', 'edit_selection', 'propose_edits', 'conversations'];
 
 export interface ClientIdentity {
   name: string;

@@ -18,6 +18,7 @@ import { identityFor, isRefusal, refusalError, type Identity } from './identity.
 import { CoordinatorError, Status } from '../wire/errors.js';
 import {
   BUFFERS_HEADER,
+  CONVERSATION_HEADER,
   MAX_READ_BYTES,
   tooBigToRead,
   INTENT_HEADER,
@@ -55,6 +56,8 @@ export interface ConnectionOptions {
 
 export interface AskCall {
   question: string;
+  /** The conversation it belongs to: the coordinator keeps one agent session (history) per conversation. */
+  conversation: string;
   /** Refuse the ask where the coordinator does not keep asks read-only (buckley.ask.requireReadOnly). */
   requireReadOnly?: boolean;
   /** The ask ends as timed out after this long. */
@@ -82,6 +85,8 @@ export interface StreamCall {
   /** The setting that sets `timeoutMs`, named when the task times out. */
   timeoutSetting: string;
   /** `ask`: the coordinator keeps it read-only. */
+  /** The conversation (an ask's, or the task's own): its agent session, never shared with another. */
+  conversation: string;
   /** `edit`: a task that changes the selection (buckley.edit); a coordinator that knows (`edit_selection`) makes even a model's answer the change. */
   intent: 'ask' | 'task' | 'edit';
   onEvent?: (event: TaskEvent) => void;
@@ -449,7 +454,7 @@ export class CoordinatorConnection {
             'SendMessage',
             { agent_id: this.identity.agentId, message: { role: 'user', content }, context: call.context },
             sendMessageResponseSchema,
-            { timeoutMs: call.timeoutMs, signal: call.signal, metadata: this.callMetadata('ask') },
+            { timeoutMs: call.timeoutMs, signal: call.signal, metadata: this.callMetadata('ask', call.conversation) },
           );
         const reply = await send(client).catch(async (error: unknown) => {
           // The coordinator restarted or forgot our session: connect anew and ask once more.
@@ -479,7 +484,7 @@ export class CoordinatorConnection {
   }
 
   /** Session, intent, and a W3C `traceparent` so the coordinator's logs can be joined with ours. */
-  private callMetadata(intent: StreamCall['intent']): Record<string, string> {
+  private callMetadata(intent: StreamCall['intent'], conversation?: string): Record<string, string> {
     // randomUUID draws from a cached entropy pool; randomBytes is a system call per ask.
     const traceparent = `00-${randomUUID().replaceAll('-', '')}-${randomUUID().slice(19).replace('-', '')}-01`;
     this.options.logger.debug(`${intent} on session ${this.sessionId}: traceparent ${traceparent}`);
@@ -491,6 +496,7 @@ export class CoordinatorConnection {
       [BUFFERS_HEADER]: '1',
       ...(intent === 'ask' && this.keepsAsksReadOnly ? { [INTENT_HEADER]: 'ask' } : {}),
       ...(intent === 'edit' && this.features.includes('edit_selection') ? { [INTENT_HEADER]: 'edit' } : {}),
+      ...(conversation && this.features.includes('conversations') ? { [CONVERSATION_HEADER]: conversation } : {}),
     };
   }
 
@@ -505,7 +511,7 @@ export class CoordinatorConnection {
         'StreamTask',
         { task_id: call.taskId, agent_id: this.identity.agentId, query: this.messageFor(call.query, call.context, call.intent), context: call.context },
         taskEventSchema,
-        { timeoutMs: call.timeoutMs, signal: call.signal, metadata: this.callMetadata(call.intent) },
+        { timeoutMs: call.timeoutMs, signal: call.signal, metadata: this.callMetadata(call.intent, call.conversation) },
       );
       for await (const event of events) {
         received++;

@@ -33,6 +33,8 @@ const progressTokenSchema = z.union([z.string(), z.int()]);
 export const askParamsSchema = z.object({
   question: z.string().check(z.trim(), z.minLength(1, 'question must not be empty')),
   context: z.optional(askContextSchema),
+  /** Continues the conversation of an earlier answer (its `conversation`); none: a new one. */
+  conversation: z.optional(z.string().check(z.minLength(1, 'conversation must not be empty'))),
   workDoneToken: z.optional(progressTokenSchema),
   partialResultToken: z.optional(progressTokenSchema),
 });
@@ -48,6 +50,8 @@ export interface AskResult {
   answer: string;
   references?: CodeReference[];
   taskId?: string;
+  /** The conversation this answer belongs to: ask with it to follow up. */
+  conversation: string;
 }
 
 /** Arguments of the `buckley.ask` command: JSON a Helix key binding can write by hand. */

@@ -345,9 +345,9 @@ export function startServer(connection: Connection, options: ServerOptions): Run
     };
 
   connection.onRequest(AskRequest.type, timed(AskRequest.method, (params, token) => {
-    const { question, context, workDoneToken, partialResultToken } = validate(askParamsSchema, params);
+    const { question, context, conversation, workDoneToken, partialResultToken } = validate(askParamsSchema, params);
     return asks.ask(
-      { question, uri: context?.activeFile, range: context?.selection, openFiles: context?.openFiles },
+      { question, conversation, uri: context?.activeFile, range: context?.selection, openFiles: context?.openFiles },
       { token, workDoneToken, partialResultToken },
     );
   }));

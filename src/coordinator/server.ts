@@ -19,7 +19,7 @@ import { isLoopbackHost } from '../net.js';
 import { assessRisk, type Assessment } from '../risk/assess.js';
 import { EventBatcher } from './batcher.js';
 import { agentCommunicationService } from '../wire/protos.js';
-import { AGENT_HEADER, AUTHORIZATION_HEADER, BUFFERS_HEADER, INTENT_HEADER, SESSION_HEADER, type ContextDelta, type FileContent, type FileWritten, type CreateSessionRequest, type EditorContext, type SendMessageRequest, type TaskStreamRequest, type WireToolExecution } from '../wire/contract.js';
+import { AGENT_HEADER, AUTHORIZATION_HEADER, BUFFERS_HEADER, CONVERSATION_HEADER, INTENT_HEADER, SESSION_HEADER, type ContextDelta, type FileContent, type FileWritten, type CreateSessionRequest, type EditorContext, type SendMessageRequest, type TaskStreamRequest, type WireToolExecution } from '../wire/contract.js';
 
 export const PROTOCOL_VERSION = '1.0';
 /**
@@ -33,9 +33,11 @@ export const PROTOCOL_VERSION = '1.0';
  * `editor_buffers` (an agent's file reads ask the caller for the editor's buffer first: TaskEvent
  * `file_request`, answered with ProvideFile; its approved writes are made there: `file_write`,
  * answered with ConfirmFileWrite), `edit_selection` (a StreamTask marked `x-buckley-intent: edit`
- * edits the context's selection; with a model, its answer becomes the change: modelEdits.ts).
+ * edits the context's selection; with a model, its answer becomes the change: modelEdits.ts),
+ * `conversations` (a call marked `x-buckley-conversation` has the agent session of that
+ * conversation, never another's: its history).
  */
-export const FEATURES = ['chat', 'stream_task', 'answer_stream', 'tool_approval', 'approval_events', 'editor_context', 'ask_read_only', 'editor_buffers', 'edit_selection'] as const;
+export const FEATURES = ['chat', 'stream_task', 'answer_stream', 'tool_approval', 'approval_events', 'editor_context', 'ask_read_only', 'editor_buffers', 'edit_selection', 'conversations'] as const;
 
 /** How long the caller may take to answer a file_request before the disk is read instead. */
 export const FILE_REQUEST_TIMEOUT_MS = 10_000;
@@ -244,6 +246,7 @@ class CoordinatorService {
       return { error: fail(grpc.status.FAILED_PRECONDITION, this.options.agentProblem ?? 'no agent is configured') };
     }
     const sessionId = metadata.get(SESSION_HEADER)[0]?.toString();
+    const conversation = metadata.get(CONVERSATION_HEADER)[0]?.toString();
     let cwd: string | undefined;
     if (sessionId) {
       const session = this.sessions.get(sessionId);
@@ -254,7 +257,7 @@ class CoordinatorService {
     return {
       driver,
       turn: {
-        sessionKey: sessionId ?? `agent:${identityOf(call, agentId)}`,
+        sessionKey: `${sessionId ?? `agent:${identityOf(call, agentId)}`}${conversation ? `#${conversation}` : ''}`,
         prompt: buildPrompt(question, context, readOnly),
         // Where the agent works: the editor's workspace, else where this coordinator runs.
         cwd: root ? fileUriToPath(root) : process.cwd(),

@@ -18,6 +18,8 @@ export const INTENT_HEADER = 'x-buckley-intent';
  * ProvideFile (it holds the editor's buffers); without it the coordinator reads the disk.
  */
 export const BUFFERS_HEADER = 'x-buckley-editor-buffers';
+/** Our extension: the conversation a StreamTask belongs to; one agent session (history) each, never shared. */
+export const CONVERSATION_HEADER = 'x-buckley-conversation';
 
 export interface WirePosition {
   line: number;

@@ -6,7 +6,7 @@
  */
 import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AcpDriver, orDeath } from '../../src/coordinator/agents/acp.js';
+import { AcpDriver, MAX_IDLE_SESSIONS, orDeath } from '../../src/coordinator/agents/acp.js';
 import { AgentError } from '../../src/coordinator/agents/driver.js';
 import { RootLogger } from '../../src/logger.js';
 import { SCRIPTED_AGENT } from '../helpers/paths.js';
@@ -53,6 +53,29 @@ function recordingLogger() {
 }
 
 describe('AcpDriver', () => {
+  it('keeps one agent session per conversation, and closes the one idle longest past MAX_IDLE_SESSIONS', async () => {
+    const { logger, waitFor } = recordingLogger();
+    const driver = new AcpDriver({ command: [process.execPath, SCRIPTED_AGENT], logger, clientVersion: 'test' });
+    drivers.push(driver);
+    const sessionOf = async (key: string) => {
+      let text = '';
+      await driver.run({ sessionKey: key, prompt: 'PROMPT SIZE', readOnly: true }, { ...sink, text: (piece: string) => (text += piece) }, new AbortController().signal);
+      return text;
+    };
+    const turnOf = async (key: string) => {
+      let text = '';
+      await driver.run({ sessionKey: key, prompt: 'a question', readOnly: true }, { ...sink, permission: async () => 'allow_once' as const, text: (piece: string) => (text += piece) }, new AbortController().signal);
+      // The agent counts turns per session: a session's second turn is turn 2.
+      return /turn (\d+) of session/.exec(text)![1];
+    };
+    // The same conversation: the same session, its second turn; another: a session of its own.
+    expect([await turnOf('editor-1#a'), await turnOf('editor-1#a'), await turnOf('editor-1#b')]).toEqual(['1', '2', '1']);
+    // Past the bound, the one idle longest (conversation a) is closed.
+    for (let i = 0; i < MAX_IDLE_SESSIONS; i++) await sessionOf(`editor-1#c${i}`);
+    await waitFor(new RegExp(`closing the ACP session \\S+ of editor-1#a: idle longest of ${MAX_IDLE_SESSIONS + 1}`));
+    expect(await turnOf('editor-1#a')).toBe('1');
+  });
+
   it('leaves no listener on the signal of a turn that has ended', async () => {
     const driver = new AcpDriver({ command: [process.execPath, SCRIPTED_AGENT], logger: new RootLogger('error'), clientVersion: 'test' });
     drivers.push(driver);

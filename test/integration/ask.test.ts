@@ -98,6 +98,23 @@ describe('buckley/ask', () => {
     expect(work.at(-1)).toEqual({ kind: 'end', message: 'Answered' });
   });
 
+  it('keeps each ask in a conversation of its own, follows one up with its id, and never lends its history to a task', async () => {
+    const client = await start();
+    const first = await client.request('buckley/ask', { question: 'What is first?' });
+    const other = await client.request('buckley/ask', { question: 'What is other?' });
+    // The scripted agent counts turns per agent session: a fresh session answers its turn 1.
+    expect(first.conversation).not.toBe(other.conversation);
+    expect(first.answer).toMatch(/turn 1 of session/);
+    expect(other.answer).toMatch(/turn 1 of session/);
+    const followUp = await client.request('buckley/ask', { question: 'And then?', conversation: first.conversation });
+    expect(followUp.conversation).toBe(first.conversation);
+    expect(followUp.answer).toMatch(/turn 2 of session/);
+    const { taskId } = await client.request('buckley/executeTask', { task: 'Tidy the config' });
+    const logged = await client.waitFor('window/logMessage', (p) => p.message.startsWith(`Buckley's answer to "Tidy the config"`));
+    expect(taskId).toBeTruthy();
+    expect(logged.message).toMatch(/turn 1 of session/);
+  });
+
   it('shows the answer as it is written: its first words are the progress message before the ask ends', async () => {
     const client = await start({ client: 'neovim-0.10.4' });
     const { CancellationTokenSource, ResponseError: Cancelled } = await import('vscode-jsonrpc');

@@ -106,7 +106,7 @@ describe('our coordinator', () => {
     const c = client(running.address);
     expect(await c.unary('GetServerCapabilities', {}, serverCapabilitiesSchema, { timeoutMs: 5000 })).toEqual({
       protocol_version: '1.0',
-      features: ['chat', 'stream_task', 'answer_stream', 'tool_approval', 'approval_events', 'editor_context', 'ask_read_only', 'editor_buffers', 'edit_selection'],
+      features: ['chat', 'stream_task', 'answer_stream', 'tool_approval', 'approval_events', 'editor_context', 'ask_read_only', 'editor_buffers', 'edit_selection', 'conversations'],
       max_agents: 1,
       supported_auth: ['insecure_local'],
     });

@@ -31,6 +31,8 @@ const FINAL_STATUSES = new Set(['completed', 'failed', 'cancelled']);
 
 export interface AskInput extends TargetInput {
   question: string;
+  /** The conversation to continue; none: a new one (an ask never mixes with another's history). */
+  conversation?: string;
 }
 
 export interface AskOptions {
@@ -65,6 +67,7 @@ export class AskService {
     const release = deps.limiter.acquire(`the ask "${oneLine(input.question, 40)}"`);
 
     const id = randomUUID();
+    const conversation = input.conversation ?? randomUUID();
     const controller = new AbortController();
     this.running.set(id, controller);
     const timeout = setTimeout(() => controller.abort(new Error('timeout')), config.ask.timeoutMs);
@@ -84,6 +87,7 @@ export class AskService {
       const coordinator = await deps.coordinator();
       const outcome = await coordinator.ask({
         question: input.question,
+        conversation,
         timeoutMs: config.ask.timeoutMs,
         context: target.built.context,
         signal: controller.signal,
@@ -119,7 +123,7 @@ export class AskService {
       const references = target.document && target.range ? [{ uri: target.document.uri, range: target.range, title: 'Asked about' }] : undefined;
       // With a partial-result token the answer went out in pieces; the final result repeats none of it.
       const answer = options.partialResultToken !== undefined ? '' : delivered.answer;
-      return { answer, ...(references ? { references } : {}) };
+      return { answer, ...(references ? { references } : {}), conversation };
     } catch (error) {
       if (error instanceof ResponseError) throw error;
       const message = inline(error instanceof AskFailedError ? error.message : `unexpected failure: ${(error as Error).message}`);

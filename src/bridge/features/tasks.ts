@@ -163,6 +163,8 @@ export class TaskService {
         timeoutMs: config.task.timeoutMs,
         timeoutSetting: 'buckley.task.timeoutMs',
         intent: task.edit ? 'edit' : 'task',
+        // A task is a conversation of its own: it never carries an ask's history, nor another task's.
+        conversation: `task-${task.id}`,
         onDelta: (delta) => progress.writing(written.push(delta)),
         onEvent: (event) => {
           if (event.file_changed) return deps.edits.record(task.id, task.title, event.file_changed);

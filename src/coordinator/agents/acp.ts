@@ -149,6 +149,9 @@ function parseSessionUpdate(params: unknown): SessionUpdate | undefined {
   return parsed.success ? parsed.data : undefined;
 }
 
+/** Idle ACP sessions kept for their conversations' next turns; beyond it the one idle longest is closed. */
+export const MAX_IDLE_SESSIONS = 32;
+
 /** The longest line an agent may write (the SDK's own default). */
 const MAX_MESSAGE_BYTES = 32 * 1024 * 1024;
 
@@ -175,9 +178,7 @@ export class AcpDriver implements AgentDriver {
       return await this.prompt(agent, session, turn, sink, signal);
     } finally {
       // Lent again only once its turn has ended (the agent answered session/prompt).
-      if (!session.abandoned && isAlive(agent) && agent.sessions.has(session.id)) {
-        agent.idle.set(session.key, [...(agent.idle.get(session.key) ?? []), session]);
-      }
+      if (!session.abandoned && isAlive(agent) && agent.sessions.has(session.id)) this.keepIdle(agent, session);
     }
   }
 
@@ -240,14 +241,41 @@ export class AcpDriver implements AgentDriver {
     return `${this.description} is running (pid ${agent.child.pid}) and answered ACP initialize`;
   }
 
+  /** Forgets a coordinator session: its idle ACP sessions, its conversations' (`key#conversation`) too. */
   endSession(sessionKey: string): void {
     const agent = this.live;
     if (!agent) return;
-    for (const session of agent.idle.get(sessionKey) ?? []) {
+    for (const key of [...agent.idle.keys()]) {
+      if (key === sessionKey || key.startsWith(`${sessionKey}#`)) this.closeIdle(agent, key);
+    }
+  }
+
+  private closeIdle(agent: Agent, key: string, only?: AcpSession): void {
+    for (const session of agent.idle.get(key) ?? []) {
+      if (only && session !== only) continue;
       agent.sessions.delete(session.id);
       if (agent.canClose) agent.connection.agent.request('session/close', { sessionId: session.id }).catch(() => undefined);
     }
-    agent.idle.delete(sessionKey);
+    const left = only ? (agent.idle.get(key) ?? []).filter((session) => session !== only) : [];
+    if (left.length) agent.idle.set(key, left);
+    else agent.idle.delete(key);
+  }
+
+  /**
+   * Keeps an ended turn's session for the next turn of its conversation; with more than
+   * MAX_IDLE_SESSIONS kept, the one idle longest is closed (its conversation starts afresh).
+   */
+  private keepIdle(agent: Agent, session: AcpSession): void {
+    agent.idle.delete(session.key); // re-inserted: the most recently used key comes last
+    agent.idle.set(session.key, [...(agent.idle.get(session.key) ?? []), session]);
+    let kept = 0;
+    for (const sessions of agent.idle.values()) kept += sessions.length;
+    for (const [key, sessions] of agent.idle) {
+      if (kept <= MAX_IDLE_SESSIONS) break;
+      this.options.logger.debug(`closing the ACP session ${sessions[0]!.id} of ${key}: idle longest of ${kept}`);
+      this.closeIdle(agent, key, sessions[0]);
+      kept--;
+    }
   }
 
   /**
@@ -424,7 +452,9 @@ export class AcpDriver implements AgentDriver {
    * and a slow ask must not hold up the next.
    */
   private async acquireSession(agent: Agent, turn: AgentTurn): Promise<AcpSession> {
-    const reused = agent.idle.get(turn.sessionKey)?.pop();
+    const idle = agent.idle.get(turn.sessionKey);
+    const reused = idle?.pop();
+    if (idle?.length === 0) agent.idle.delete(turn.sessionKey);
     if (reused) return reused;
     const timeoutMs = this.options.requestTimeoutMs ?? 30_000;
     const response = await withDeadline(

@@ -23,6 +23,9 @@ const choiceSchema = z.object({
 });
 const chunkSchema = z.object({ choices: z._default(z.array(choiceSchema), []) });
 
+/** Conversations whose history is kept. */
+const MAX_CONVERSATIONS = 32;
+
 const SYSTEM_PROMPT =
   'You are a coding assistant answering questions about code a developer selected in their editor. Answer in concise, well-formatted markdown. Do not rewrite their files.';
 
@@ -92,7 +95,13 @@ export class OpenAiDriver implements AgentDriver {
       throw error instanceof AgentError ? error : new AgentError(`${this.description}: ${(error as Error).message}`);
     }
     if (signal.aborted) return { text, stopReason: 'cancelled' };
+    this.histories.delete(turn.sessionKey); // re-inserted: the most recent conversation comes last
     this.histories.set(turn.sessionKey, [...history, { role: 'user' as const, content: turn.prompt }, { role: 'assistant' as const, content: text }].slice(-20));
+    // Conversations kept: as many as an ACP agent's idle sessions; the oldest is forgotten.
+    for (const key of this.histories.keys()) {
+      if (this.histories.size <= MAX_CONVERSATIONS) break;
+      this.histories.delete(key);
+    }
     return { text, stopReason: finish === 'length' ? 'max_tokens' : 'end_turn' };
   }
 
@@ -109,7 +118,7 @@ export class OpenAiDriver implements AgentDriver {
   }
 
   endSession(sessionKey: string): void {
-    this.histories.delete(sessionKey);
+    for (const key of [...this.histories.keys()]) if (key === sessionKey || key.startsWith(`${sessionKey}#`)) this.histories.delete(key);
   }
 
   async close(): Promise<void> {
