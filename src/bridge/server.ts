@@ -73,6 +73,8 @@ const CONFIGURATION_TIMEOUT_MS = 2_000;
  * agents still running then are killed as the process exits.
  */
 const STOP_DEADLINE_MS = 900;
+/** How long buckley.edit waits to learn whether the coordinator proposes edits itself. */
+const EDIT_ROUTE_WAIT_MS = 10_000;
 /** How long after starting the server waits for `initialized` before connecting anyway. */
 const INITIALIZED_TIMEOUT_MS = 5_000;
 
@@ -369,8 +371,9 @@ export function startServer(connection: Connection, options: ServerOptions): Run
   /** buckley.edit: Buckley proposes edits itself (`propose_edits`); ours edits through its agent's reviewed writes. */
   const edit = async (args: EditCommandArgs) => {
     const coordinator = await link.get();
-    // Which way depends on what the coordinator offers: known once it has answered.
-    await coordinator.whenSettled();
+    // Which way depends on what the coordinator offers: known once it has answered (a coordinator
+    // still silent after EDIT_ROUTE_WAIT_MS gets the task, which has deadlines of its own).
+    await Promise.race([coordinator.whenSettled(), new Promise((resolve) => setTimeout(resolve, EDIT_ROUTE_WAIT_MS).unref())]);
     const offered = coordinator.features;
     if (!offered.includes('propose_edits') || offered.includes('edit_selection')) return tasks.edit(args);
     try {
