@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import type { Config } from '../config.js';
 import { AskFailedError, SetupError } from '../errors.js';
 import { oneLine, seconds, selectLines } from '../text.js';
-import { buildPrompt } from '../wire/prompt.js';
+import { buildPrompt, withEarlierTurns } from '../wire/prompt.js';
 import { NOT_READ_ONLY } from './readOnly.js';
 import type { Logger } from '../logger.js';
 import { CoordinatorClient } from '../wire/client.js';
@@ -19,6 +19,7 @@ import { CoordinatorError, Status } from '../wire/errors.js';
 import {
   BUFFERS_HEADER,
   CONVERSATION_HEADER,
+  EARLIER_TURNS_KEY,
   MAX_READ_BYTES,
   tooBigToRead,
   INTENT_HEADER,
@@ -58,6 +59,8 @@ export interface AskCall {
   question: string;
   /** The conversation it belongs to: the coordinator keeps one agent session (history) per conversation. */
   conversation: string;
+  /** A follow-up's earlier turns (within the budget): for a coordinator whose agent no longer holds them, or never did. */
+  earlier?: string;
   /** Refuse the ask where the coordinator does not keep asks read-only (buckley.ask.requireReadOnly). */
   requireReadOnly?: boolean;
   /** The ask ends as timed out after this long. */
@@ -441,18 +444,23 @@ export class CoordinatorConnection {
       try {
         const client = await this.usable(call.signal);
         if (call.requireReadOnly && !this.keepsAsksReadOnly) throw new AskFailedError(NOT_READ_ONLY(this.address!), 'asks refused: buckley.ask.requireReadOnly');
+        // A follow-up's earlier turns: beside the context for a coordinator that keeps conversations
+        // (it sends them only where its agent lost the session); in the message for any other.
+        const keepsConversations = this.features.includes('conversations');
+        const context = call.earlier && keepsConversations ? { ...call.context, metadata: { ...call.context.metadata, [EARLIER_TURNS_KEY]: call.earlier } } : call.context;
+        const earlier = keepsConversations ? undefined : call.earlier;
         // Our coordinator streams answers (and progress) through StreamTask; Buckley answers SendMessage.
         if (this.features.includes('answer_stream')) {
-          const outcome = await this.runStream({ ...call, taskId: randomUUID(), query: call.question, intent: 'ask', timeoutSetting: 'buckley.ask.timeoutMs' });
+          const outcome = await this.runStream({ ...call, context, taskId: randomUUID(), query: withEarlierTurns(call.question, earlier), intent: 'ask', timeoutSetting: 'buckley.ask.timeoutMs' });
           if (outcome.status === 'failed') throw new AskFailedError(outcome.reason, outcome.summary);
           if (outcome.status === 'cancelled') return { kind: 'cancelled' };
           return outcome.answer.trim() || !outcome.report?.length ? { kind: 'answer', answer: outcome.answer } : { kind: 'report', lines: outcome.report };
         }
-        const content = this.messageFor(call.question, call.context, 'ask');
+        const content = withEarlierTurns(this.messageFor(call.question, context, 'ask'), earlier);
         const send = (via: CoordinatorClient) =>
           via.unary(
             'SendMessage',
-            { agent_id: this.identity.agentId, message: { role: 'user', content }, context: call.context },
+            { agent_id: this.identity.agentId, message: { role: 'user', content }, context },
             sendMessageResponseSchema,
             { timeoutMs: call.timeoutMs, signal: call.signal, metadata: this.callMetadata('ask', call.conversation) },
           );

@@ -60,8 +60,20 @@ export const askCommandArgsSchema = z.object({
   uri: z.optional(z.string().check(z.minLength(1))),
   range: z.optional(rangeSchema),
   text: z.optional(z.string()),
+  /** Continues this conversation (as `buckley/ask`'s `conversation`). */
+  conversation: z.optional(z.string().check(z.minLength(1, 'conversation must not be empty'))),
 });
 export type AskCommandArgs = z.infer<typeof askCommandArgsSchema>;
+
+/**
+ * Arguments of `buckley.followUp` and `buckley.newConversation`: the conversation, or its answer
+ * document (`uri`); the question, else the one written below the document's follow-up line.
+ */
+export const followUpCommandArgsSchema = z.object({
+  conversation: z.optional(z.string().check(z.minLength(1, 'conversation must not be empty'))),
+  uri: z.optional(z.string().check(z.minLength(1))),
+  question: z.optional(z.string()),
+});
 
 export const executeTaskParamsSchema = z.object({
   task: z.string().check(z.trim(), z.minLength(1, 'task must not be empty')),
@@ -143,6 +155,8 @@ export interface StatusResult {
   features: Record<string, boolean>;
   tasks: TaskProgress[];
   approvals: unknown[];
+  /** The conversations kept (newest first): follow one up with its id, or in its document. */
+  conversations: { id: string; title: string; turns: number; updated: string; document?: string }[];
 }
 
 export namespace AskRequest {
@@ -219,6 +233,9 @@ export const Commands = {
   showLog: 'buckley.showLog',
   undoTaskEdits: 'buckley.undoTaskEdits',
   edit: 'buckley.edit',
+  followUp: 'buckley.followUp',
+  newConversation: 'buckley.newConversation',
+  conversations: 'buckley.conversations',
 } as const;
 
 /** What `InitializeResult.capabilities.experimental.buckley` carries. */

@@ -29,6 +29,7 @@ import { Settings } from './settings.js';
 import { AgentEdits } from './features/agentEdits.js';
 import { Answers } from './features/answers.js';
 import { AskService } from './features/ask.js';
+import { conversationListing, Conversations } from './features/conversations.js';
 import { codeActionsFor } from './features/codeActions.js';
 import { ALL_COMMANDS, executeCommand } from './features/commands.js';
 import * as messages from './features/messages.js';
@@ -103,7 +104,8 @@ export function startServer(connection: Connection, options: ServerOptions): Run
   let shutdownReceived = false;
   const { logger, env } = options;
   const stateDir = stateDirectory(env);
-  const answers = new Answers(connection, stateDir, logger.child('answers'), join(stateDir, 'answers'), () => workspaceRoots);
+  const answers = new Answers(connection, stateDir, logger.child('answers'), join(stateDir, 'answers'), () => workspaceRoots, (uri) => documents.get(canonicalUri(uri)));
+  const conversations = new Conversations(stateDir, logger.child('conversations'));
   const documents = new TextDocuments({
     create: TextDocument.create,
     update(document, changes, version) {
@@ -199,6 +201,8 @@ export function startServer(connection: Connection, options: ServerOptions): Run
     features: () => features,
     coordinator,
     limiter,
+    conversations,
+    openText: (uri) => documents.get(canonicalUri(uri))?.getText(),
   });
   const trust = new TrustStore(join(stateDir, 'trust.json'), logger.child('trust'));
   const approvals = new ApprovalService({
@@ -235,7 +239,17 @@ export function startServer(connection: Connection, options: ServerOptions): Run
       coordinator: link.current,
       tasks: tasks.running().map((task) => task.state),
       approvals: approvals.list(),
+      conversations: conversations.list(),
     });
+  /** buckley.conversations: the list, opened as a document where the editor opens documents, else in the log. */
+  const listConversations = async () => {
+    const list = conversations.list();
+    const listing = conversationListing(list, (uri) => (uri.startsWith('file:') ? fileURLToPath(uri) : uri));
+    connection.console.info(listing);
+    if (features.showDocument) await answers.showListing('conversations.md', listing);
+    else messages.info(connection, `${list.length} conversation(s): listed in the log`);
+    return { conversations: list };
+  };
 
   let initialized = false;
   connection.onInitialize((params: InitializeParams): InitializeResult => {
@@ -299,6 +313,7 @@ export function startServer(connection: Connection, options: ServerOptions): Run
   const saveAnswers = () => {
     try {
       answers.saveSync();
+      conversations.saveSync();
     } catch (error) {
       logger.warn(`could not save the answers: ${(error as Error).message}`);
     }
@@ -365,7 +380,8 @@ export function startServer(connection: Connection, options: ServerOptions): Run
     const { textDocument, range } = validate(codeActionParamsSchema, params);
     const document = documents.get(canonicalUri(textDocument.uri));
     const path = workspacePath(document?.uri);
-    return document ? codeActionsFor(document, range, features.codeActionLiterals, tasks.running(), approvals.commands(), path ? taskEdits.undoable(path) : []) : [];
+    if (!document) return [];
+    return codeActionsFor(document, range, features.codeActionLiterals, tasks.running(), approvals.commands(), path ? taskEdits.undoable(path) : [], conversations.ofDocument(document.uri));
   }));
   const proposals = new Proposals({ connection, approvals, agentEdits, targets, logger: logger.child('edit'), config, documentAt: (uri) => documents.get(canonicalUri(uri)) });
   /** buckley.edit: Buckley proposes edits itself (`propose_edits`); ours edits through its agent's reviewed writes. */
@@ -383,7 +399,7 @@ export function startServer(connection: Connection, options: ServerOptions): Run
       throw error;
     }
   };
-  connection.onExecuteCommand(timed('workspace/executeCommand', (params: ExecuteCommandParams) => executeCommand(params, { asks, tasks, approvals, status, edit, showLog: () => showLog(connection, features, options.logFile) })));
+  connection.onExecuteCommand(timed('workspace/executeCommand', (params: ExecuteCommandParams) => executeCommand(params, { asks, tasks, approvals, status, edit, conversations: listConversations, showLog: () => showLog(connection, features, options.logFile) })));
   connection.onHover(timed('textDocument/hover', (params) => {
     const { textDocument, position } = validate(textDocumentPositionSchema, params);
     return features.answerHover ? answers.hover(canonicalUri(textDocument.uri), position, features.markdownHover) : null;

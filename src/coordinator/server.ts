@@ -19,7 +19,7 @@ import { isLoopbackHost } from '../net.js';
 import { assessRisk, type Assessment } from '../risk/assess.js';
 import { EventBatcher } from './batcher.js';
 import { agentCommunicationService } from '../wire/protos.js';
-import { AGENT_HEADER, AUTHORIZATION_HEADER, BUFFERS_HEADER, CONVERSATION_HEADER, INTENT_HEADER, SESSION_HEADER, type ContextDelta, type FileContent, type FileWritten, type CreateSessionRequest, type EditorContext, type SendMessageRequest, type TaskStreamRequest, type WireToolExecution } from '../wire/contract.js';
+import { AGENT_HEADER, AUTHORIZATION_HEADER, BUFFERS_HEADER, CONVERSATION_HEADER, EARLIER_TURNS_KEY, INTENT_HEADER, SESSION_HEADER, type ContextDelta, type FileContent, type FileWritten, type CreateSessionRequest, type EditorContext, type SendMessageRequest, type TaskStreamRequest, type WireToolExecution } from '../wire/contract.js';
 
 export const PROTOCOL_VERSION = '1.0';
 /**
@@ -259,6 +259,11 @@ class CoordinatorService {
       turn: {
         sessionKey: `${sessionId ?? `agent:${identityOf(call, agentId)}`}${conversation ? `#${conversation}` : ''}`,
         prompt: buildPrompt(question, context, readOnly),
+        // The same across restarts (the session id is not): how an agent's saved session is found again.
+        // The conversation id is a random UUID held by its caller; a certificate's name, which cannot be
+        // claimed falsely, binds it further (an agent-id header can, and instance ids change per start).
+        ...(conversation ? { conversationKey: `${certifiedIdentity(call) ?? ''}#${conversation}` } : {}),
+        ...(conversation && context?.metadata?.[EARLIER_TURNS_KEY] ? { earlier: context.metadata[EARLIER_TURNS_KEY] } : {}),
         // Where the agent works: the editor's workspace, else where this coordinator runs.
         cwd: root ? fileUriToPath(root) : process.cwd(),
         readOnly,
@@ -438,8 +443,12 @@ type Caller = Pick<grpc.ServerUnaryCall<unknown, unknown>, 'metadata' | 'getAuth
  * plaintext, the `x-buckley-agent-id` header, else the request's agent_id, else "local".
  */
 function claimedIdentity(caller: Caller): string | undefined {
+  return certifiedIdentity(caller) || caller.metadata.get(AGENT_HEADER)[0]?.toString() || undefined;
+}
+
+function certifiedIdentity(caller: Caller): string | undefined {
   const cn = caller.getAuthContext?.()?.sslPeerCertificate?.subject?.CN;
-  return (Array.isArray(cn) ? cn[0] : cn) || caller.metadata.get(AGENT_HEADER)[0]?.toString() || undefined;
+  return (Array.isArray(cn) ? cn[0] : cn) || undefined;
 }
 
 function identityOf(caller: Caller, fallback: string): string {

@@ -20,6 +20,11 @@ export const INTENT_HEADER = 'x-buckley-intent';
 export const BUFFERS_HEADER = 'x-buckley-editor-buffers';
 /** Our extension: the conversation a StreamTask belongs to; one agent session (history) each, never shared. */
 export const CONVERSATION_HEADER = 'x-buckley-conversation';
+/**
+ * Our extension: in `EditorContext.metadata`, a follow-up's earlier turns (within the budget), for
+ * a coordinator with `conversations` to send where its agent no longer holds them.
+ */
+export const EARLIER_TURNS_KEY = 'conversation_earlier';
 
 export interface WirePosition {
   line: number;

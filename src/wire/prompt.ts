@@ -70,3 +70,8 @@ function fence(text: string, language = ''): string {
   const ticks = '`'.repeat(longest + 1);
   return `${ticks}${language}\n${text}${text.endsWith('\n') ? '' : '\n'}${ticks}`;
 }
+
+/** The prompt with the conversation's earlier turns after it, for an agent that does not hold them. */
+export function withEarlierTurns(prompt: string, earlier: string | undefined): string {
+  return earlier ? `${prompt}\n\nEarlier in this conversation (the question above follows up on it):\n\n${earlier}` : prompt;
+}

@@ -31,6 +31,9 @@ interface Result {
   diagnosticsAfter?: number;
   diff?: string | null;
   buffer?: string;
+  /** follow-up.el: the answer document's major mode, and whether the code's server manages it. */
+  mode?: string;
+  same_server?: boolean;
   afterUndo?: string;
   messages: string;
 }
@@ -83,6 +86,17 @@ if (available) describe('Emacs 30.1 with eglot 1.17 (real editor)', () => {
     expect(result.modified).toBeFalsy();
     // Nothing eglot had to warn the user about (e.g. a registration it does not support).
     expect(result.messages).not.toMatch(/unsupported capability|\((warning|error)\)|^Error/im);
+  });
+
+  it("with the README's eglot init, follows up in the answer document: the question written below its last line, \"Buckley: follow up\", the answer appended there", () => {
+    const result = runEmacs('follow-up.el', 'emacs-eglot');
+    expect(result.error, `${result.mode} ${result.messages}`).toBeUndefined();
+    // The same server manages the answer document (the README's block covers text-mode).
+    expect(result.same_server).toBe(true);
+    const text = String(result.documentText).replace(/\s+/g, ' ');
+    expect(text).toMatch(/^# Explain what this code does and why\. /);
+    expect(text).toMatch(/ ## RECALL what came before \*[^*]+\* recall: turn 2 of this session; earlier questions: \[Explain what this code does and why\.\] --- \*Follow up: /);
+    expect(result.modified).toBe(true);
   });
 
   it('runs a task: the approval arrives as a flymake diagnostic, a code action approves, the task ends', () => {

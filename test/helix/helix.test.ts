@@ -82,7 +82,8 @@ async function codeAction(session: string, title: string): Promise<void> {
   }
   if (!menu) menu = await waitForScreen(session, title, 1);
   const lines = menu.split('\n');
-  const entries = lines.filter((line) => /Buckley: /.test(line));
+  // The menu's entries (not a document's text that names an action in quotes, as an answer's last line does).
+  const entries = lines.filter((line) => /(?<!")Buckley: /.test(line));
   const index = entries.findIndex((line) => line.includes(title));
   for (let i = 0; i < index; i++) tmux(session, 'send-keys', '-t', session, 'Down');
   tmux(session, 'send-keys', '-t', session, 'Enter');
@@ -102,6 +103,23 @@ if (available) describe('Helix 25.01 (real editor)', () => {
     expect(shown).toMatch(/starts with `export function backoff/);
     // ...and the status line shows the one-line summary.
     await waitForScreen(session, 'answered «Explain what this code does and w…»: answer opened');
+  });
+
+  it('follows up in the answer document: a question written below its last line and "Buckley: follow up" append the answer there', async () => {
+    const { session } = startHelix('follow');
+    await waitForScreen(session, 'export function backoff');
+    selectBackoff(session);
+    await codeAction(session, 'Buckley: explain this');
+    await waitForScreen(session, '# Explain what this code does and why.');
+    await waitForScreen(session, 'answer opened');
+    // Helix focuses the document it opens: the question goes below its last line.
+    tmux(session, 'send-keys', '-t', session, 'g', 'e', 'o', 'RECALL what came before', 'Escape');
+    await waitForScreen(session, 'RECALL what came before');
+    await codeAction(session, 'Buckley: follow up «RECALL what came before»');
+    const shown = await waitForScreen(session, /recall: turn 2 of this session; earlier questions: \[Explain what/);
+    // Under its question, now a heading, in the same document (still two panes).
+    expect(shown).toMatch(/## RECALL what came before/);
+    expect(shown).toMatch(/export function backoff.*│/);
   });
 
   it('runs a task: the approval arrives as a diagnostic with code actions, and the task ends', async () => {

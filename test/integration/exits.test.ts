@@ -63,13 +63,15 @@ describe('the end of a session', () => {
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     cleanups.push(() => silent.close());
     const port = (silent.address() as { port: number }).port;
+    // Listened for before the server starts: it may connect before `start` returns.
+    const connected = new Promise<void>((resolve) => silent.once('connection', () => resolve()));
     const client = await start({
       args: ['--coordinator', `127.0.0.1:${port}`],
       // A deadline far beyond the test's own timeout: waiting for it would fail the test.
       initialize: { initializationOptions: { coordinator: { callTimeoutMs: 600_000 } } },
       env: { BUCKLEY_LOG: 'debug' },
     });
-    await new Promise<void>((resolve) => silent.once('connection', () => resolve()));
+    await connected;
     expect(await client.request('shutdown', null)).toBeNull();
     await client.notify('exit', null);
     expect(await client.exit()).toBe(0);

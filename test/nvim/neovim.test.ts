@@ -161,6 +161,32 @@ describe.each(NEOVIMS.filter((editor) => editor.ok))('$name (real editor)', ({ b
     expect(result.edited).toBe(result.before.replace('export function backoff', '// say what it waits\nexport function backoff'));
   });
 
+  it('follows up in the answer document (0.10: opened with window/showDocument): the question written below its last line, "Buckley: follow up", the answer appended to the buffer', async () => {
+    if (version.test('NVIM v0.7.2')) return; // no window/showDocument: the module's answer split is its conversation (next test)
+    const result = await runNvim('follow-up.lua');
+    expect(result.steps).toEqual(['initialized', expect.stringMatching(/^selected lines \d+-\d+$/), 'chose Buckley: explain this', 'answer document opened', 'chose Buckley: follow up «RECALL what came before»', 'answer appended']);
+    expect(result.text.startsWith('# Explain what this code does and why.\n')).toBe(true);
+    // (the answer wrapped, as documents are for editors that do not wrap)
+    expect(result.text.replace(/\s+/g, ' ').trim()).toMatch(/ ## RECALL what came before \*[^*]+\* recall: turn 2 of this session; earlier questions: \[Explain what this code does and why\.\] --- \*Follow up: write your question below this line[^*]+\*$/);
+    // In the buffer, for the user to keep or not; the disk has the first answer only; no new window.
+    expect(result.modified).toBe(true);
+    expect(result.on_disk).not.toContain('RECALL');
+    expect(result.windows).toBe(2);
+    expect(result.code_unchanged).toBe(true);
+  });
+
+  it('with the Lua module: :BuckleyAsk in the answer split follows the conversation up, in the same agent session, and appends the answer there; :BuckleyConversations lists it', async () => {
+    const result = await runNvim('module-conversation.lua');
+    expect(result.steps).toEqual(['started by the module', expect.stringMatching(/^selected lines \d+-\d+$/), 'answered in a split', 'followed up in the split']);
+    expect(result.text.startsWith('# What does backoff do?\n')).toBe(true);
+    expect(result.text).toContain('\n---\n\n## RECALL what came before\n\nrecall: turn 2 of this session; earlier questions: [What does backoff do?]');
+    expect(result.same_buffer).toBe(true);
+    // The follow-up opened no window of its own: the code and the one answer split.
+    expect(result.windows).toBe(2);
+    expect(result.conversations).toEqual([expect.objectContaining({ title: 'What does backoff do?', turns: 2 })]);
+    expect(result.listing).toContain('- What does backoff do? — 2 turn(s)');
+  });
+
   it('with the Lua module: :BuckleyAsk shows the answer in a split; a task asks approval through vim.ui.select and completes', async () => {
     const result = await runNvim('module.lua');
     expect(result.steps).toEqual([

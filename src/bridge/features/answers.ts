@@ -5,11 +5,11 @@
  * window/logMessage. Answers are remembered for hover and saved across restarts.
  */
 import { writeFile } from 'node:fs';
-import { mkdir, readdir, unlink } from 'node:fs/promises';
+import { mkdir, readdir, readFile, unlink, writeFile as writeFileAsync } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { MarkupKind, type Connection, type Hover, type Position, type Range, type TextDocumentContentChangeEvent } from 'vscode-languageserver';
+import { ApplyWorkspaceEditRequest, MarkupKind, type Connection, type Hover, type Position, type Range, type TextDocumentContentChangeEvent } from 'vscode-languageserver';
 import * as z from '../../schema.js';
 import type { Features } from '../capabilities.js';
 import type { Logger } from '../../logger.js';
@@ -21,6 +21,20 @@ import { wrapMarkdown } from './wrap.js';
 import { inert } from '../../text.js';
 import { canonicalUri } from '../../uri.js';
 import * as messages from './messages.js';
+import { FOLLOW_UP_MARKER } from './conversations.js';
+import { requestWithin } from './editorRequests.js';
+import type { TextDocument } from 'vscode-languageserver-textdocument';
+
+/** How long the editor may take to append a follow-up's answer to an open answer document. */
+const APPEND_TIMEOUT_MS = 10_000;
+
+/** Where a delivered answer goes: a conversation's document to append to, and who wants its URI. */
+export interface Delivery {
+  /** The conversation's answer document: the answer is appended to it (a new document otherwise). */
+  appendTo?: string;
+  /** Told the answer document's URI once it is written. */
+  documented?: (uri: string) => void;
+}
 
 const answerSchema = z.object({
   question: z.string(),
@@ -31,6 +45,8 @@ const answerSchema = z.object({
   at: z.string(),
   /** The coordinator sent no answer, only a report of what it did (see reportOnly). */
   report: z.optional(z.boolean()),
+  /** The conversation it belongs to (its document ends with a place to follow up). */
+  conversation: z.optional(z.string()),
 });
 export type Answer = z.infer<typeof answerSchema>;
 
@@ -81,6 +97,8 @@ export class Answers {
     private answersDir: string,
     /** The workspace folders (URIs): documents are named relative to them. */
     private readonly workspaceRoots: () => string[] = () => [],
+    /** The document the editor has open at a URI: a follow-up's answer is appended there, not on disk. */
+    private readonly openDocument: (uri: string) => TextDocument | undefined = () => undefined,
   ) {}
 
   /** A document as a person names it: its path in the workspace, else its path, else its URI. */
@@ -181,13 +199,13 @@ export class Answers {
    * the request that asked has its result (the requester is waiting on that, not on them), and the
    * document is written in the background, without holding anything up.
    */
-  deliver(answer: Omit<Answer, 'at' | 'documentUri'>, features: Features, verb: 'answered' | 'done' = 'answered'): Answer {
+  deliver(answer: Omit<Answer, 'at' | 'documentUri'>, features: Features, verb: 'answered' | 'done' = 'answered', delivery: Delivery = {}): Answer {
     // The agent's text is shown as written, never interpreted (no escapes, no bidi tricks).
     const record: Answer = { ...answer, question: inert(answer.question), answer: inert(answer.answer), at: new Date().toISOString() };
     this.answers.push(record);
     this.dirty = true;
     if (this.answers.length > KEPT_ANSWERS * 2) this.answers = this.answers.slice(-KEPT_ANSWERS);
-    setImmediate(() => this.announce(record, features, verb));
+    setImmediate(() => this.announce(record, features, verb, delivery));
     return record;
   }
 
@@ -195,7 +213,7 @@ export class Answers {
    * The one-line message says what happened and where the answer is — "answered «why…»: answer
    * opened", "done «task»: hover the code" — not the answer's first words.
    */
-  private announce(record: Answer, features: Features, verb: 'answered' | 'done'): void {
+  private announce(record: Answer, features: Features, verb: 'answered' | 'done', delivery: Delivery): void {
     this.connection.console.info(`Buckley's ${record.report ? 'report on' : 'answer to'} "${record.question}":\n${record.answer}`);
     if (features.answerMessage) {
       // "no answer to «…»: report opened": a report is never announced as an answer.
@@ -209,10 +227,13 @@ export class Answers {
         () => undefined,
       );
     }
-    this.writeDocument(record).then(
-      (uri) => {
+    const appended = delivery.appendTo ? this.appendToDocument(delivery.appendTo, record, features) : undefined;
+    (appended ?? this.writeDocument(record).then((uri) => ({ uri, open: false }))).then(
+      ({ uri, open }) => {
         record.documentUri = uri;
-        if (!features.showDocument) return;
+        delivery.documented?.(uri);
+        // Already in the editor: the answer appears where the user is reading.
+        if (!features.showDocument || open) return;
         // Beside the code, which keeps the focus: Neovim and Emacs open another window, Helix a split.
         this.connection.window.showDocument({ uri, takeFocus: false }).then(
           (result) => result.success || this.logger.debug('the editor did not open the answer document'),
@@ -230,7 +251,7 @@ export class Answers {
       ? `*About ${this.displayName(answer.uri)}${answer.range ? `, ${describeLines(answer.range)}` : ''} — ${when}*\n\n`
       : `*${when}*\n\n`;
     // Wrapped, so it reads in an editor that does not wrap long lines.
-    const content = `# ${answer.question}\n\n${source}${wrapMarkdown(answer.answer)}\n`;
+    const content = `# ${answer.question}\n\n${source}${wrapMarkdown(answer.answer)}\n${answer.conversation ? `\n---\n\n${FOLLOW_UP_MARKER}\n\n` : ''}`;
     // A new file each time, opened only once written: no temporary file and rename needed.
     for (let attempt = 1; ; attempt++) {
       const path = join(this.answersDir, `${stamp}-${slug(answer.question)}${attempt > 1 ? `-${attempt}` : ''}.md`);
@@ -251,11 +272,79 @@ export class Answers {
     }
   }
 
+  /**
+   * A follow-up's answer, added to its conversation's document where the user wrote the question:
+   * below the last follow-up line, which moves below the answer. Open in the editor, it is an edit
+   * of the buffer (made against the version read; tried again if the user typed meanwhile);
+   * otherwise the file on disk. A document that is gone is written anew.
+   */
+  private async appendToDocument(uri: string, answer: Answer, features: Features): Promise<{ uri: string; open: boolean }> {
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      const open = this.openDocument(uri);
+      if (!open || !features.applyEdit) break;
+      const text = open.getText();
+      const { from, to, newText } = followUpEdit(text, answer);
+      const edits = [{ range: { start: open.positionAt(from), end: open.positionAt(to) }, newText }];
+      const edit = features.documentChanges ? { documentChanges: [{ textDocument: { uri: open.uri, version: open.version }, edits }] } : { changes: { [open.uri]: edits } };
+      try {
+        const result = await requestWithin(this.connection, ApplyWorkspaceEditRequest.type, { label: 'Buckley: the answer', edit }, APPEND_TIMEOUT_MS);
+        if (result.applied) return { uri, open: true };
+        this.logger.debug(`the editor did not append the answer (${result.failureReason ?? 'no reason given'}); attempt ${attempt}`);
+      } catch (error) {
+        this.logger.debug(`appending the answer: ${(error as Error).message}`);
+        break;
+      }
+    }
+    let path: string;
+    try {
+      path = fileURLToPath(uri);
+    } catch {
+      return { uri: await this.writeDocument(answer), open: false };
+    }
+    let text: string;
+    try {
+      text = await readFile(path, 'utf8');
+    } catch {
+      return { uri: await this.writeDocument(answer), open: false };
+    }
+    const { from, to, newText } = followUpEdit(text, answer);
+    await writeFileAsync(path, text.slice(0, from) + newText + text.slice(to), { mode: 0o600 });
+    return { uri, open: false };
+  }
+
+  /** Writes a document of ours (a listing) to the answer directory, replacing the last one, and opens it. */
+  async showListing(name: string, markdown: string): Promise<string> {
+    await mkdir(this.answersDir, { recursive: true, mode: 0o700 });
+    const path = join(this.answersDir, name);
+    await writeFileAsync(path, markdown, { mode: 0o600 });
+    const uri = pathToFileURL(path).href;
+    await this.connection.window.showDocument({ uri, takeFocus: true }).catch(() => undefined);
+    return uri;
+  }
+
   /** Keeps the newest KEPT_DOCUMENTS answer documents (their names start with the time). */
   private async prune(): Promise<void> {
-    const names = (await readdir(this.answersDir)).filter((name) => name.endsWith('.md')).sort();
+    // Answer documents start with their time (a digit); listings of ours do not, and stay.
+    const names = (await readdir(this.answersDir)).filter((name) => /^\d.*\.md$/.test(name)).sort();
     await Promise.all(names.slice(0, Math.max(0, names.length - KEPT_DOCUMENTS)).map((name) => unlink(join(this.answersDir, name)).catch(() => undefined)));
   }
+}
+
+/**
+ * Where a follow-up's answer goes in its document's `text`: it replaces the question the user
+ * wrote below the follow-up line (as a heading, with the answer, and a new follow-up line after
+ * it); a question written since the follow-up was asked is left below the new line.
+ */
+export function followUpEdit(text: string, answer: Pick<Answer, 'question' | 'answer' | 'at'>): { from: number; to: number; newText: string } {
+  const when = answer.at.replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+  const turn = `## ${answer.question}\n\n*${when}*\n\n${wrapMarkdown(answer.answer)}\n\n---\n\n${FOLLOW_UP_MARKER}\n\n`;
+  const at = text.lastIndexOf(FOLLOW_UP_MARKER);
+  if (at === -1) return { from: text.length, to: text.length, newText: `${text.endsWith('\n') ? '' : '\n'}\n---\n\n${turn}` };
+  const typed = text.slice(at + FOLLOW_UP_MARKER.length).trim();
+  // The asked question (or nothing) below the line: replaced by the turn.
+  if (!typed || typed === answer.question.trim()) return { from: at, to: text.length, newText: turn };
+  // Something else written there meanwhile: the turn goes above the line, the writing stays below it.
+  return { from: at, to: at, newText: turn.slice(0, -(FOLLOW_UP_MARKER.length + 2)) };
 }
 
 function contains(range: Range, position: Position): boolean {

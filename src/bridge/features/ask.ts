@@ -24,8 +24,9 @@ import type { Limiter } from './limits.js';
 import type { Targets, TargetInput } from './target.js';
 import * as messages from './messages.js';
 import { oneLine } from './messages.js';
-import { inert, inline } from '../../text.js';
+import { inert, inline, utf8Length } from '../../text.js';
 import { AnswerTail, type ProgressFactory } from './progress.js';
+import { earlierTurns, typedFollowUp, type Conversations } from './conversations.js';
 
 const FINAL_STATUSES = new Set(['completed', 'failed', 'cancelled']);
 
@@ -51,6 +52,16 @@ export interface AskDependencies {
   coordinator(): Promise<CoordinatorConnection>;
   targets: Targets;
   limiter: Limiter;
+  conversations: Conversations;
+  /** The text of a document open in the editor. */
+  openText(uri: string): string | undefined;
+}
+
+/** What `buckley.followUp` and `buckley.newConversation` take: the conversation (or its answer document), and the question. */
+export interface FollowUpInput {
+  conversation?: string;
+  uri?: string;
+  question?: string;
 }
 
 export class AskService {
@@ -59,11 +70,15 @@ export class AskService {
   constructor(private readonly deps: AskDependencies) {}
 
   /** Runs an ask to its end: an answer, a ResponseError the user can act on, or cancellation. */
-  async ask(input: AskInput, options: AskOptions = {}): Promise<AskResult> {
+  async ask(request: AskInput, options: AskOptions = {}): Promise<AskResult> {
     const { deps } = this;
     const config = deps.config();
     const features = deps.features();
-    const target = deps.targets.resolve(input, config, input.question);
+    const input = this.continuing(request);
+    const thread = input.conversation ? deps.conversations.get(input.conversation) : undefined;
+    // Earlier turns get at most half the budget; the code and the question the rest.
+    const earlier = thread ? earlierTurns(thread.turns, Math.floor(config.context.maxBytes / 2)) || undefined : undefined;
+    const target = deps.targets.resolve(input, config, input.question, earlier ? utf8Length(earlier) + 100 : 0);
     const release = deps.limiter.acquire(`the ask "${oneLine(input.question, 40)}"`);
 
     const id = randomUUID();
@@ -88,6 +103,7 @@ export class AskService {
       const outcome = await coordinator.ask({
         question: input.question,
         conversation,
+        ...(earlier ? { earlier } : {}),
         timeoutMs: config.ask.timeoutMs,
         context: target.built.context,
         signal: controller.signal,
@@ -114,16 +130,19 @@ export class AskService {
       }
       progress.done(outcome.kind === 'report' ? 'No answer: see its report' : 'Answered');
       releasePending();
+      const answer = outcome.kind === 'report' ? reportOnly(outcome.lines) : outcome.answer;
+      const document = thread?.document;
       const delivered = deps.answers.deliver(
-        outcome.kind === 'report'
-          ? { question: input.question, answer: reportOnly(outcome.lines), report: true, uri: target.document?.uri, range: target.range }
-          : { question: input.question, answer: outcome.answer, uri: target.document?.uri, range: target.range },
+        { question: input.question, answer, ...(outcome.kind === 'report' ? { report: true } : {}), uri: target.document?.uri, range: target.range, conversation },
         features,
+        'answered',
+        // A follow-up's answer goes below its question in the conversation's document.
+        { appendTo: document, documented: (uri) => deps.conversations.setDocument(conversation, uri) },
       );
+      deps.conversations.record(conversation, { question: delivered.question, answer: delivered.answer }, { uri: target.document?.uri, range: target.range });
       const references = target.document && target.range ? [{ uri: target.document.uri, range: target.range, title: 'Asked about' }] : undefined;
       // With a partial-result token the answer went out in pieces; the final result repeats none of it.
-      const answer = options.partialResultToken !== undefined ? '' : delivered.answer;
-      return { answer, ...(references ? { references } : {}), conversation };
+      return { answer: options.partialResultToken !== undefined ? '' : delivered.answer, ...(references ? { references } : {}), conversation };
     } catch (error) {
       if (error instanceof ResponseError) throw error;
       const message = inline(error instanceof AskFailedError ? error.message : `unexpected failure: ${(error as Error).message}`);
@@ -138,6 +157,51 @@ export class AskService {
       onCancel?.dispose();
       this.running.delete(id);
     }
+  }
+
+  /**
+   * An ask made in a conversation's answer document (a code action there, `buckley.ask` with its
+   * URI) continues that conversation, about the code it started from: the answer document is not
+   * the code asked about.
+   */
+  private continuing(input: AskInput): AskInput {
+    const { conversations, targets } = this.deps;
+    const thread = input.conversation ? conversations.get(input.conversation) : input.uri ? conversations.ofDocument(input.uri) : undefined;
+    if (!thread) return input;
+    const asked = input.uri && !conversations.ofDocument(input.uri) ? input : { ...input, uri: undefined, range: undefined, text: undefined };
+    // The code it started from, where the editor still has it open (the agent may not hold the first turn any more).
+    const code = !asked.uri && thread.uri && targets.isOpen(thread.uri) ? { uri: thread.uri, range: thread.range } : {};
+    return { ...asked, ...code, conversation: thread.id };
+  }
+
+  /**
+   * `buckley.followUp`: the question (else the one written below the follow-up line of the answer
+   * document) asked in the conversation; `fresh`: in a new one about the same code ("Buckley: new
+   * conversation"). Answers at once; the answer is appended to the document (fresh: a new one).
+   */
+  followUp(input: FollowUpInput, fresh = false): { started: boolean; conversation?: string } {
+    const { conversations } = this.deps;
+    const thread = input.conversation ? conversations.get(input.conversation) : input.uri ? conversations.ofDocument(input.uri) : undefined;
+    if (!thread) {
+      throw new ResponseError(
+        ErrorCodes.InvalidParams,
+        input.conversation
+          ? `no conversation ${input.conversation}: it is not one of the conversations kept (buckley.conversations lists them); ask again from the code`
+          : `${input.uri ?? 'this document'} is not a Buckley answer document: follow up in the document an answer opened, or ask from the code`,
+      );
+    }
+    const text = thread.document ? this.deps.openText(thread.document) : undefined;
+    const question = input.question?.trim() || (text !== undefined ? typedFollowUp(text) : undefined);
+    if (!question) {
+      throw new ResponseError(ErrorCodes.InvalidParams, 'no question: write it below the last line of the answer document ("Follow up: …"), then run "Buckley: follow up" again');
+    }
+    if (fresh) {
+      const code = thread.uri && this.deps.targets.isOpen(thread.uri) ? { uri: thread.uri, range: thread.range } : {};
+      this.askInBackground({ question, ...code });
+      return { started: true };
+    }
+    this.askInBackground({ question, conversation: thread.id });
+    return { started: true, conversation: thread.id };
   }
 
   /**

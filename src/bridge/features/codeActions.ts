@@ -1,7 +1,8 @@
 /**
  * Code actions on a selection: "Buckley: explain this", "Buckley: find problems", and
  * "Buckley: ask «…»" when the selection's first line is a comment holding a question, "Buckley:
- * edit «…»" when it holds an instruction (`# edit: …`). Each
+ * edit «…»" when it holds an instruction (`# edit: …`); in an answer document, "Buckley: follow
+ * up «…»" and "Buckley: new conversation «…»" on the question written below its last line. Each
  * carries its `command` directly, with no edit and no resolve step: Zed never runs the command
  * of an action that has an edit, and Helix 25.01 ignores commands that arrive only through
  * codeAction/resolve.
@@ -11,6 +12,7 @@ import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { Commands, type AskCommandArgs, type EditCommandArgs } from '../protocol.js';
 import { oneLine } from '../../text.js';
 import { normalizeRange } from './context.js';
+import { typedFollowUp } from './conversations.js';
 
 export const EXPLAIN_QUESTION = 'Explain what this code does and why.';
 export const PROBLEMS_QUESTION = 'Find problems in this code: bugs, edge cases, performance and security issues. Be specific.';
@@ -29,10 +31,22 @@ export function codeActionsFor(
   approvals: readonly Command[] = [],
   /** Finished tasks that changed this document, newest first: their edits can be undone. */
   undoable: readonly { id: string; title: string }[] = [],
+  /** The conversation this document is the answer document of: following it up replaces asking about it. */
+  conversation?: { id: string },
 ): (CodeAction | Command)[] {
   const range = normalizeRange(document, requested);
   const commands: Command[] = [];
-  if (!isEmpty(range)) {
+  if (conversation) {
+    const question = typedFollowUp(document.getText());
+    if (question) {
+      const args = [{ uri: document.uri }];
+      commands.push(
+        { title: `Buckley: follow up «${oneLine(question, 50)}»`, command: Commands.followUp, arguments: args },
+        { title: `Buckley: new conversation «${oneLine(question, 40)}»`, command: Commands.newConversation, arguments: args },
+      );
+    }
+    commands.push({ title: 'Buckley: list conversations', command: Commands.conversations, arguments: [] });
+  } else if (!isEmpty(range)) {
     const ask = (title: string, question: string): Command => ({
       title,
       command: Commands.ask,

@@ -6,7 +6,7 @@
  */
 import { ErrorCodes, ResponseError, type ExecuteCommandParams } from 'vscode-languageserver';
 import * as z from '../../schema.js';
-import { approvalCommandArgsSchema, askCommandArgsSchema, cancelTaskCommandArgsSchema, Commands, describeIssues, editCommandArgsSchema, runTaskCommandArgsSchema, undoTaskEditsArgsSchema, type EditCommandArgs } from '../protocol.js';
+import { approvalCommandArgsSchema, askCommandArgsSchema, cancelTaskCommandArgsSchema, Commands, describeIssues, editCommandArgsSchema, followUpCommandArgsSchema, runTaskCommandArgsSchema, undoTaskEditsArgsSchema, type EditCommandArgs } from '../protocol.js';
 import type { ApprovalService } from './approvals.js';
 import type { AskService } from './ask.js';
 import type { TaskService } from './tasks.js';
@@ -24,6 +24,10 @@ const USAGE: Record<string, string> = {
   [Commands.showLog]: 'buckley.showLog takes nothing',
   [Commands.edit]: 'buckley.edit takes {"instruction": "…", "uri": "…", "range": {…}}: the lines to change and how',
   [Commands.undoTaskEdits]: 'buckley.undoTaskEdits takes {"taskId": "…"} or nothing (the newest task that changed files)',
+  [Commands.followUp]:
+    'buckley.followUp takes {"uri": "<answer document>"} or {"conversation": "…"}, and "question"? (default: the one written below the document\'s last line)',
+  [Commands.newConversation]: 'buckley.newConversation takes {"uri": "<answer document>"} or {"conversation": "…"}, and "question"? — asked afresh about the same code',
+  [Commands.conversations]: 'buckley.conversations takes nothing',
 };
 
 export interface CommandDependencies {
@@ -34,6 +38,8 @@ export interface CommandDependencies {
   showLog(): Promise<unknown>;
   /** buckley.edit: by the coordinator's proposals where it makes them, else as a task. */
   edit(args: EditCommandArgs): unknown;
+  /** buckley.conversations: lists them (and shows the list where the editor opens documents). */
+  conversations(): unknown;
 }
 
 export function executeCommand(params: ExecuteCommandParams, deps: CommandDependencies): unknown {
@@ -61,6 +67,13 @@ export function executeCommand(params: ExecuteCommandParams, deps: CommandDepend
       return deps.showLog();
     case Commands.edit:
       return deps.edit(parseArgs(params.command, editCommandArgsSchema, first));
+    case Commands.followUp:
+    case Commands.newConversation: {
+      const args = parseArgs(params.command, followUpCommandArgsSchema, typeof first === 'string' ? { uri: first } : (first ?? {}));
+      return deps.asks.followUp(args, params.command === Commands.newConversation);
+    }
+    case Commands.conversations:
+      return deps.conversations();
     case Commands.undoTaskEdits: {
       const { taskId } = parseArgs(params.command, undoTaskEditsArgsSchema, typeof first === 'string' ? { taskId: first } : (first ?? {}));
       return deps.tasks.undoEdits(taskId);

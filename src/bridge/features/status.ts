@@ -14,6 +14,7 @@ export function buildStatus(input: {
   coordinator: CoordinatorConnection | undefined;
   tasks: TaskProgress[];
   approvals: ToolApprovalRequest[];
+  conversations: StatusResult['conversations'];
 }): StatusResult {
   const { coordinator, config, features } = input;
   const { coordinator: coordinatorFeatures, ...clientFeatures } = features;
@@ -41,6 +42,7 @@ export function buildStatus(input: {
     },
     tasks: input.tasks,
     approvals: input.approvals,
+    conversations: input.conversations,
   };
 }
 

@@ -40,11 +40,11 @@ export class Targets {
   ) {}
 
   /** Resolves the input and builds its context; a URI that is not open is an InvalidParams error. */
-  resolve(input: TargetInput, config: Config, what: string): Target {
+  resolve(input: TargetInput, config: Config, what: string, otherBytes = 0): Target {
     const { document, range } = this.locate(input);
     const built = buildContext({
-      // The question and the instructions around it are part of what the agent receives.
-      reservedBytes: utf8Length(what) + PROMPT_INSTRUCTIONS_BYTES,
+      // The question, the instructions around it (and a follow-up's earlier turns) are part of what the agent receives.
+      reservedBytes: utf8Length(what) + PROMPT_INSTRUCTIONS_BYTES + otherBytes,
       active: document,
       selection: range,
       selectedText: document ? undefined : input.text,
@@ -54,6 +54,11 @@ export class Targets {
     });
     if (built.leftOut.length) this.logger.info(`context for "${what}": ${built.leftOut.join('; ')}`);
     return { document, range, built };
+  }
+
+  /** The open document at a URI or path, if the editor has it open. */
+  isOpen(uriOrPath: string): boolean {
+    return this.find(uriOrPath) !== undefined;
   }
 
   private locate(input: TargetInput): { document?: TextDocument; range?: Range } {

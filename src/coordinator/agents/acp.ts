@@ -19,12 +19,14 @@ import type * as acp from '@agentclientprotocol/sdk';
 import * as z from '../../schema.js';
 import type { Logger } from '../../logger.js';
 import type { WireToolExecution } from '../../wire/contract.js';
+import { withEarlierTurns } from '../../wire/prompt.js';
 import { AgentError, type AgentDriver, type AgentTurn, type FileEdit, type PermissionDecision, type TurnResult, type TurnSink } from './driver.js';
 import { changeSummary, unifiedDiff } from '../../edits.js';
 import { spawnGroup, stopGroup } from './processes.js';
 import { takeSessionUpdates } from './updateStream.js';
 import { seconds } from '../../text.js';
 import { FileAccessError } from '../files.js';
+import type { SessionStore } from './sessionStore.js';
 
 export interface AcpDriverOptions {
   command: string[];
@@ -36,6 +38,8 @@ export interface AcpDriverOptions {
   cancelGraceMs?: number;
   logger: Logger;
   clientVersion: string;
+  /** Where conversations' ACP sessions are remembered across restarts (for agents that can load them). */
+  sessionStore?: SessionStore;
 }
 
 interface Agent {
@@ -53,6 +57,8 @@ interface Agent {
   readonly idle: Map<string, AcpSession[]>;
   /** The agent offers `session/close`. */
   canClose: boolean;
+  /** The agent offers `session/load`: a conversation's session comes back after a restart. */
+  canLoad: boolean;
   /** We are stopping it: its exit is expected, not news. */
   stopping?: boolean;
 }
@@ -67,6 +73,8 @@ interface AcpSession {
   abandoned?: boolean;
   /** Updates and permission requests that arrived with no turn of ours running on it. */
   dropped: number;
+  /** Being loaded (`session/load`): the agent replays its history, which is not a turn's answer. */
+  loading?: boolean;
 }
 
 interface ActiveTurn {
@@ -173,9 +181,9 @@ export class AcpDriver implements AgentDriver {
   async run(turn: AgentTurn, sink: TurnSink, signal: AbortSignal): Promise<TurnResult> {
     if (signal.aborted) return { text: '', stopReason: 'cancelled' };
     const agent = await this.ensureAgent();
-    const session = await this.acquireSession(agent, turn);
+    const { session, prompt } = await this.acquireSession(agent, turn);
     try {
-      return await this.prompt(agent, session, turn, sink, signal);
+      return await this.prompt(agent, session, prompt, sink, signal);
     } finally {
       // Lent again only once its turn has ended (the agent answered session/prompt).
       if (!session.abandoned && isAlive(agent) && agent.sessions.has(session.id)) this.keepIdle(agent, session);
@@ -400,7 +408,7 @@ export class AcpDriver implements AgentDriver {
       .connect(stream);
 
     const timeoutMs = this.options.requestTimeoutMs ?? 30_000;
-    const agent: Agent = { child, connection, died, sessions, idle: new Map(), canClose: false, deathListeners: new Set() };
+    const agent: Agent = { child, connection, died, sessions, idle: new Map(), canClose: false, canLoad: false, deathListeners: new Set() };
     died.catch((error: AgentError) => {
       agent.death = error;
       for (const listener of agent.deathListeners) listener(error);
@@ -429,6 +437,7 @@ export class AcpDriver implements AgentDriver {
         () => `${this.description} did not answer ACP initialize within ${timeoutMs} ms (setting buckley.agent.requestTimeoutMs).${notAcp()}`,
       );
       agent.canClose = Boolean(init.agentCapabilities?.sessionCapabilities?.close);
+      agent.canLoad = Boolean(init.agentCapabilities?.loadSession);
       logger.info(`${this.description} speaks ACP v${init.protocolVersion}`);
     } catch (error) {
       if (error instanceof AgentError) {
@@ -449,13 +458,22 @@ export class AcpDriver implements AgentDriver {
   /**
    * An ACP session for this coordinator session: its idle one, so a conversation keeps its
    * history; a new one when all are busy, because an ACP session runs one prompt at a time
-   * and a slow ask must not hold up the next.
+   * and a slow ask must not hold up the next. A conversation followed up with no session of it
+   * here (a restart, one closed idle) gets its session back where the agent can load sessions,
+   * else a new one, and the prompt carries the earlier turns.
    */
-  private async acquireSession(agent: Agent, turn: AgentTurn): Promise<AcpSession> {
+  private async acquireSession(agent: Agent, turn: AgentTurn): Promise<{ session: AcpSession; prompt: AgentTurn }> {
     const idle = agent.idle.get(turn.sessionKey);
     const reused = idle?.pop();
     if (idle?.length === 0) agent.idle.delete(turn.sessionKey);
-    if (reused) return reused;
+    if (reused) return { session: reused, prompt: turn };
+    const { sessionStore } = this.options;
+    const agentName = this.options.command.join(' ');
+    const remembered = turn.conversationKey && turn.earlier && agent.canLoad ? sessionStore?.get(agentName, turn.conversationKey) : undefined;
+    if (remembered && !agent.sessions.has(remembered)) {
+      const loaded = await this.loadSession(agent, turn, remembered);
+      if (loaded) return { session: loaded, prompt: turn };
+    }
     const timeoutMs = this.options.requestTimeoutMs ?? 30_000;
     const response = await withDeadline(
       orDeath(agent, agent.connection.agent.request('session/new', { cwd: turn.cwd || this.options.cwd || process.cwd(), mcpServers: [] })),
@@ -468,7 +486,31 @@ export class AcpDriver implements AgentDriver {
     }
     const session: AcpSession = { id: response.sessionId, key: turn.sessionKey, dropped: 0 };
     agent.sessions.set(session.id, session);
-    return session;
+    if (turn.conversationKey && agent.canLoad) sessionStore?.set(agentName, turn.conversationKey, session.id);
+    return { session, prompt: { ...turn, prompt: withEarlierTurns(turn.prompt, turn.earlier) } };
+  }
+
+  /** `session/load` of a conversation's remembered session; undefined (logged) where the agent cannot. */
+  private async loadSession(agent: Agent, turn: AgentTurn, sessionId: string): Promise<AcpSession | undefined> {
+    const session: AcpSession = { id: sessionId, key: turn.sessionKey, dropped: 0, loading: true };
+    agent.sessions.set(sessionId, session);
+    const timeoutMs = this.options.requestTimeoutMs ?? 30_000;
+    try {
+      await withDeadline(
+        orDeath(agent, agent.connection.agent.request('session/load', { sessionId, cwd: turn.cwd || this.options.cwd || process.cwd(), mcpServers: [] })),
+        timeoutMs,
+        `${this.description} did not answer ACP session/load within ${timeoutMs} ms`,
+      );
+      this.options.logger.info(`loaded the ACP session ${sessionId} of a conversation followed up (${session.dropped} update(s) of its history replayed)`);
+      session.loading = false;
+      session.dropped = 0;
+      return session;
+    } catch (error) {
+      if (error instanceof AgentError && !isAlive(agent)) throw error;
+      agent.sessions.delete(sessionId);
+      this.options.logger.info(`${this.description} could not load the ACP session ${sessionId} (${errorText(error)}): a new one gets the conversation's earlier turns`);
+      return undefined;
+    }
   }
 
   /** The turn an update or request of `sessionId` belongs to; none (and it is logged) when no turn of ours runs there. */
@@ -476,6 +518,8 @@ export class AcpDriver implements AgentDriver {
     const session = sessions.get(sessionId);
     if (session?.turn) return session.turn;
     if (session) session.dropped++;
+    // A session being loaded replays its history: expected, and not a turn's answer.
+    if (session?.loading) return undefined;
     if (!session || session.dropped === 1) {
       const why = !session ? 'a session that is not ours (or was given up)' : session.abandoned ? 'a session whose turn was given up' : 'a session whose turn has ended';
       this.options.logger.info(`dropped ${what} from ${why} (ACP session ${sessionId}); later ones from it are counted, not logged`);

@@ -11,6 +11,8 @@ import { isLoopbackHost } from '../../net.js';
 import { AcpDriver } from './acp.js';
 import type { AgentDriver } from './driver.js';
 import { OpenAiDriver } from './openai.js';
+import { SessionStore } from './sessionStore.js';
+import { stateDirectory } from '../../state.js';
 
 export type Detection = { driver: AgentDriver; problem?: undefined } | { driver?: undefined; problem: string };
 
@@ -41,6 +43,7 @@ export async function detectAgent(options: DetectOptions): Promise<Detection> {
       clientVersion: options.clientVersion,
       requestTimeoutMs: agent.requestTimeoutMs,
       cancelGraceMs: agent.cancelGraceMs,
+      sessionStore: new SessionStore(join(stateDirectory(env), 'agent-sessions.json'), logger.child('sessions')),
     });
   const openAiDriver = (model: string) =>
     new OpenAiDriver({

@@ -13,7 +13,18 @@ export interface AgentTurn {
   cwd?: string;
   /** An ask: the agent may read but must not edit files or run commands. */
   readOnly: boolean;
+  /**
+   * The conversation, named the same across restarts (the caller's identity and its conversation
+   * id): an agent that can load sessions gets its session back under it.
+   */
+  conversationKey?: string;
+  /**
+   * The conversation's earlier turns as the caller kept them (within its budget): sent along, after
+   * the prompt, where the agent has no session holding them (a restart, a session closed idle).
+   */
+  earlier?: string;
 }
+
 
 export interface PermissionRequest {
   tool: string;

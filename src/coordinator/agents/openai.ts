@@ -6,6 +6,7 @@
  */
 import * as z from '../../schema.js';
 import type { Logger } from '../../logger.js';
+import { withEarlierTurns } from '../../wire/prompt.js';
 import { AgentError, type AgentDriver, type AgentTurn, type TurnResult, type TurnSink } from './driver.js';
 
 export interface OpenAiDriverOptions {
@@ -43,7 +44,9 @@ export class OpenAiDriver implements AgentDriver {
 
   async run(turn: AgentTurn, sink: TurnSink, signal: AbortSignal): Promise<TurnResult> {
     const history = this.histories.get(turn.sessionKey) ?? [];
-    const messages = [{ role: 'system', content: SYSTEM_PROMPT }, ...history, { role: 'user', content: turn.prompt }];
+    // A conversation this process does not hold (a restart, one forgotten): its earlier turns come along.
+    const prompt = history.length ? turn.prompt : withEarlierTurns(turn.prompt, turn.earlier);
+    const messages = [{ role: 'system', content: SYSTEM_PROMPT }, ...history, { role: 'user', content: prompt }];
     const url = `${this.options.baseUrl.replace(/\/+$/, '')}/chat/completions`;
     const connectTimeout = AbortSignal.timeout(this.options.connectTimeoutMs ?? 30_000);
     let response: Response;
@@ -96,7 +99,7 @@ export class OpenAiDriver implements AgentDriver {
     }
     if (signal.aborted) return { text, stopReason: 'cancelled' };
     this.histories.delete(turn.sessionKey); // re-inserted: the most recent conversation comes last
-    this.histories.set(turn.sessionKey, [...history, { role: 'user' as const, content: turn.prompt }, { role: 'assistant' as const, content: text }].slice(-20));
+    this.histories.set(turn.sessionKey, [...history, { role: 'user' as const, content: prompt }, { role: 'assistant' as const, content: text }].slice(-20));
     // Conversations kept: as many as an ACP agent's idle sessions; the oldest is forgotten.
     for (const key of this.histories.keys()) {
       if (this.histories.size <= MAX_CONVERSATIONS) break;

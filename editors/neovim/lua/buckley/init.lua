@@ -4,7 +4,8 @@
 --   require('buckley').setup({ settings = { agent = { command = { 'gemini', '--acp' } } } })
 --
 -- It starts buckley-lsp for every file buffer and opts in to the rich layer: `:BuckleyAsk` on a
--- visual selection (answer in a scratch markdown split), `:BuckleyTask`, `:BuckleyEdit` (the
+-- visual selection (answer in a scratch markdown split; `:BuckleyAsk` in that split follows the
+-- conversation up, the answer appended), `:BuckleyConversations`, `:BuckleyTask`, `:BuckleyEdit` (the
 -- selected lines changed as told, after the diff is approved), `:BuckleyUndoEdits`, task progress through
 -- vim.notify and `require('buckley').statusline()`, tool approvals through vim.ui.select,
 -- `:BuckleyTasks`, `:BuckleyCancel`, `:BuckleyStatus`, `:BuckleyLog`; `K` for hover on Neovim
@@ -64,29 +65,71 @@ local function range_of(opts)
   return { start = { line = opts.line1 - 1, character = 0 }, ['end'] = { line = opts.line2, character = 0 } }
 end
 
--- A scratch markdown split holding `text`.
-local function show_answer(title, text)
+-- A scratch markdown split holding `text`: a conversation (`:BuckleyAsk` in it follows it up).
+local function show_answer(title, text, conversation)
   vim.cmd('botright new')
   local buf = vim.api.nvim_get_current_buf()
   vim.bo[buf].buftype = 'nofile'
-  vim.bo[buf].bufhidden = 'wipe'
+  vim.bo[buf].bufhidden = 'hide'
   vim.bo[buf].swapfile = false
   vim.bo[buf].filetype = 'markdown'
   local lines = vim.split('# ' .. title .. '\n\n' .. text, '\n', { plain = true })
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.bo[buf].modifiable = false
   pcall(vim.api.nvim_buf_set_name, buf, 'buckley://answer/' .. buf)
-  M.last_answer = { title = title, text = text, bufnr = buf }
+  vim.b[buf].buckley_conversation = conversation
+  M.last_answer = { title = title, text = text, bufnr = buf, conversation = conversation }
   return buf
 end
 
+-- A follow-up's answer, added to the end of its conversation's split.
+local function append_answer(buf, question, text)
+  if not vim.api.nvim_buf_is_valid(buf) then return show_answer(question, text) end
+  local lines = vim.split('\n---\n\n## ' .. question .. '\n\n' .. text, '\n', { plain = true })
+  vim.bo[buf].modifiable = true
+  vim.api.nvim_buf_set_lines(buf, -1, -1, false, lines)
+  vim.bo[buf].modifiable = false
+  for _, win in ipairs(vim.api.nvim_list_wins()) do
+    if vim.api.nvim_win_get_buf(win) == buf then vim.api.nvim_win_set_cursor(win, { vim.api.nvim_buf_line_count(buf), 0 }) end
+  end
+  M.last_answer = { title = question, text = text, bufnr = buf, conversation = vim.b[buf].buckley_conversation }
+  return buf
+end
+
+--- Asks about the selection; in an answer split, follows up its conversation (the agent keeps
+--- the history) and appends the answer there.
 function M.ask(question, opts)
   local bufnr = vim.api.nvim_get_current_buf()
+  local conversation = vim.b[bufnr].buckley_conversation
+  if conversation then
+    notify('following up: ' .. question)
+    request('buckley/ask', { question = question, conversation = conversation }, function(result)
+      append_answer(bufnr, question, result.answer)
+    end)
+    return
+  end
   local context = { activeFile = vim.uri_from_bufnr(bufnr), selection = range_of(opts) }
   notify('asking: ' .. question)
   request('buckley/ask', { question = question, context = context }, function(result)
-    show_answer(question, result.answer)
+    show_answer(question, result.answer, result.conversation)
   end, bufnr)
+end
+
+--- The conversations kept (newest first), in a scratch split: `:BuckleyAsk` there needs an answer split.
+function M.conversations()
+  request('workspace/executeCommand', { command = 'buckley.conversations', arguments = {} }, function(result)
+    local lines = { '# Buckley conversations', '' }
+    for _, c in ipairs(result.conversations or {}) do
+      table.insert(lines, ('- %s — %d turn(s), %s%s'):format(c.title, c.turns, c.updated, c.document and ('\n  ' .. vim.uri_to_fname(c.document)) or ''))
+    end
+    vim.cmd('botright new')
+    local buf = vim.api.nvim_get_current_buf()
+    vim.bo[buf].buftype = 'nofile'
+    vim.bo[buf].bufhidden = 'wipe'
+    vim.api.nvim_buf_set_lines(buf, 0, -1, false, vim.split(table.concat(lines, '\n'), '\n', { plain = true }))
+    vim.bo[buf].modifiable = false
+    M.last_conversations = result.conversations
+  end)
 end
 
 function M.task(text, opts)
@@ -277,7 +320,8 @@ function M.setup(opts)
     if vim.api.nvim_buf_is_loaded(bufnr) then attach(bufnr) end
   end
 
-  vim.api.nvim_create_user_command('BuckleyAsk', function(o) M.ask(o.args, o) end, { nargs = '+', range = true, desc = 'Ask Buckley about the selection' })
+  vim.api.nvim_create_user_command('BuckleyAsk', function(o) M.ask(o.args, o) end, { nargs = '+', range = true, desc = 'Ask Buckley about the selection (in an answer split: follow it up)' })
+  vim.api.nvim_create_user_command('BuckleyConversations', function() M.conversations() end, { nargs = 0, desc = "List Buckley's conversations" })
   vim.api.nvim_create_user_command('BuckleyTask', function(o) M.task(o.args, o) end, { nargs = '+', range = true, desc = 'Run a Buckley task on the selection' })
   vim.api.nvim_create_user_command('BuckleyEdit', function(o) M.edit(o.args, o) end, { nargs = '+', range = true, desc = 'Have Buckley edit the selected lines as told' })
   vim.api.nvim_create_user_command('BuckleyUndoEdits', function(o) M.undo_edits(o.args) end, { nargs = '?', desc = "Undo the newest Buckley task's edits" })

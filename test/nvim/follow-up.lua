@@ -1,0 +1,40 @@
+-- A conversation in plain vim.lsp (0.10: window/showDocument): "Buckley: explain this" opens the
+-- answer document beside the code; the user writes a question below its last line and picks
+-- "Buckley: follow up «…»" there; the answer is appended to that buffer (unsaved, undoable).
+package.path = os.getenv('BUCKLEY_NVIM_DIR') .. '/?.lua;' .. package.path
+local t = require('common')
+
+t.run(function()
+  local bufnr, client_id = t.start()
+  local first, last = t.select_lines('export function backoff', 'return 2 \\*\\* attempt')
+  t.choose_code_action('Buckley: explain this', first, last)
+
+  local function answer_buffer()
+    for _, b in ipairs(vim.api.nvim_list_bufs()) do
+      if vim.api.nvim_buf_get_name(b):find('buckley%-lsp/answers/.*%.md$') and vim.api.nvim_buf_line_count(b) > 1 then return b end
+    end
+  end
+  assert(vim.wait(30000, function() return answer_buffer() ~= nil end, 50), 'the answer document was not opened')
+  local doc = answer_buffer()
+  t.step('answer document opened')
+  -- As a user's config that starts buckley-lsp for markdown buffers too would do.
+  vim.lsp.buf_attach_client(doc, client_id)
+
+  -- Into the answer's window, below the last line: the question.
+  for _, win in ipairs(vim.api.nvim_list_wins()) do
+    if vim.api.nvim_win_get_buf(win) == doc then vim.api.nvim_set_current_win(win) end
+  end
+  vim.api.nvim_buf_set_lines(doc, -1, -1, false, { 'RECALL what came before' })
+  local line = vim.api.nvim_buf_line_count(doc)
+  vim.api.nvim_win_set_cursor(0, { line, 0 })
+  t.choose_code_action('Buckley: follow up «RECALL what came before»', line, line)
+
+  local function text() return table.concat(vim.api.nvim_buf_get_lines(doc, 0, -1, false), '\n') end
+  assert(vim.wait(30000, function() return text():find('recall:', 1, true) ~= nil end, 50), 'the answer was not appended')
+  t.step('answer appended')
+  t.result.text = text()
+  t.result.modified = vim.bo[doc].modified
+  t.result.windows = #vim.api.nvim_list_wins()
+  t.result.on_disk = table.concat(vim.fn.readfile(vim.api.nvim_buf_get_name(doc)), '\n')
+  t.result.code_unchanged = not vim.bo[bufnr].modified
+end)
