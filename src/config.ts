@@ -109,6 +109,16 @@ export const configSchema = z.object({
     maxBytes: wholeNumber(250_000, 1024),
     includeOpenDocuments: flag(true),
   }),
+  completions: section({
+    /** Inline completions (LSP 3.18 textDocument/inlineCompletion) where the editor asks for them. */
+    enabled: flag(true),
+    /** Wait this long after the last keystroke before asking the model (a keystroke meanwhile cancels). */
+    debounceMs: wholeNumber(60, 0),
+    /** The code around the cursor sent with a completion (UTF-8 bytes; never more than context.maxBytes). */
+    maxBytes: wholeNumber(8_000, 256),
+    /** A completion that takes longer is given up (the model's request is aborted). */
+    timeoutMs: wholeNumber(10_000),
+  }),
   answers: section({
     /** Open each answer as a markdown document (window/showDocument) where the editor can. */
     showDocument: flag(true),

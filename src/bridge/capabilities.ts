@@ -37,6 +37,8 @@ export interface ClientFeatures {
   taskProgress: boolean;
   /** Opted in to `buckley/approveTool`. */
   approveTool: boolean;
+  /** Asks for inline completions (LSP 3.18 `textDocument/inlineCompletion`: Neovim 0.12). */
+  inlineCompletion: boolean;
 }
 
 /**
@@ -64,12 +66,14 @@ export interface CoordinatorFeatures {
   editSelection: boolean;
   /** It proposes edits itself (ProposeEdits: Buckley); buckley.edit asks it where it does not edit through its agent. */
   proposesEdits: boolean;
+  /** It completes code at the cursor (`StreamInlineCompletions`: Buckley, and ours with a model). */
+  inlineCompletion: boolean;
   /** What it announced that the bridge does not use (yet), e.g. Buckley's `inline_completion`. */
   unused: string[];
 }
 
 /** The coordinator features the bridge acts on, by their wire names. */
-const USED_FEATURES = ['chat', 'stream_task', 'answer_stream', 'tool_approval', 'approval_events', 'editor_context', 'ask_read_only', 'editor_buffers', 'edit_selection', 'propose_edits', 'conversations'];
+const USED_FEATURES = ['chat', 'stream_task', 'answer_stream', 'tool_approval', 'approval_events', 'editor_context', 'ask_read_only', 'editor_buffers', 'edit_selection', 'propose_edits', 'conversations', 'inline_completion'];
 
 export interface ClientIdentity {
   name: string;
@@ -141,6 +145,7 @@ function negotiateClientFeatures(params: InitializeInput): ClientFeatures {
     documentChanges: caps.workspace?.workspaceEdit?.documentChanges === true,
     taskProgress: optIn.taskProgress === true,
     approveTool: optIn.approveTool === true,
+    inlineCompletion: caps.textDocument?.inlineCompletion !== undefined,
   };
   const identity = clientIdentity(params);
   const features = { ...advertised };
@@ -211,6 +216,7 @@ export function coordinatorFeatures(features: readonly string[] | undefined): Co
     editorBuffers: has('editor_buffers'),
     editSelection: has('edit_selection'),
     proposesEdits: has('propose_edits'),
+    inlineCompletion: has('inline_completion'),
     unused: (features ?? []).filter((name) => !USED_FEATURES.includes(name)),
   };
 }
@@ -246,6 +252,7 @@ export function negotiate(input: {
     showDocument: client.showDocument && answers.showDocument,
     answerHover: answers.hover,
     answerMessage: answers.showMessage,
+    inlineCompletion: client.inlineCompletion && input.config.completions.enabled,
     coordinator: coordinatorFeatures(input.coordinator),
   };
 }

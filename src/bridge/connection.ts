@@ -29,6 +29,8 @@ import {
   sessionSchema,
   taskEventSchema,
   proposeEditsResponseSchema,
+  inlineCompletionEventSchema,
+  type InlineCompletionRequest,
   type ProposeEditsResponse,
   type EditorContext,
   type FileContent,
@@ -609,6 +611,32 @@ export class CoordinatorConnection {
         if (error instanceof CoordinatorError) throw new AskFailedError(plainDetails(error.details));
         throw error;
       }
+    });
+  }
+
+  /**
+   * Completions at the cursor (StreamInlineCompletions): the text of each, streamed pieces joined.
+   * Aborting `signal` cancels the call (our coordinator then aborts the model's HTTP request).
+   */
+  inlineCompletions(call: { prompt: string; context: EditorContext; signal: AbortSignal; timeoutMs: number }): Promise<string[]> {
+    return this.tracked(async () => {
+      const client = await this.usable(call.signal);
+      const texts = new Map<string, string>();
+      try {
+        const events = client.stream(
+          'StreamInlineCompletions',
+          { agent_id: this.identity.agentId, session_id: this.sessionId ?? '', context: call.context, prompt: call.prompt, max_suggestions: 1 } satisfies InlineCompletionRequest,
+          inlineCompletionEventSchema,
+          { timeoutMs: call.timeoutMs, signal: call.signal, metadata: this.callMetadata('ask') },
+        );
+        for await (const event of events) texts.set(event.completion_id, (texts.get(event.completion_id) ?? '') + event.text);
+      } catch (error) {
+        if (error instanceof CoordinatorError && error.cancelled && call.signal.aborted) return [];
+        if (isRefusal(error)) throw this.refused(error);
+        if (error instanceof CoordinatorError) throw new AskFailedError(plainDetails(error.details));
+        throw error;
+      }
+      return [...texts.values()].filter((text) => text.length > 0);
     });
   }
 

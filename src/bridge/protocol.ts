@@ -157,6 +157,8 @@ export interface StatusResult {
   approvals: unknown[];
   /** The conversations kept (newest first): follow one up with its id, or in its document. */
   conversations: { id: string; title: string; turns: number; updated: string; document?: string }[];
+  /** Inline completions (textDocument/inlineCompletion): available, or why not. */
+  completions: { available: boolean; why?: string };
 }
 
 export namespace AskRequest {

@@ -11,6 +11,7 @@ import {
   ResponseError,
   TextDocuments,
   TextDocumentSyncKind,
+  InlineCompletionRequest,
   WorkDoneProgressCancelNotification,
   CancellationToken,
   type Connection,
@@ -30,6 +31,7 @@ import { AgentEdits } from './features/agentEdits.js';
 import { Answers } from './features/answers.js';
 import { AskService } from './features/ask.js';
 import { conversationListing, Conversations } from './features/conversations.js';
+import { completionsUnavailable, InlineCompletions } from './features/completions.js';
 import { codeActionsFor } from './features/codeActions.js';
 import { ALL_COMMANDS, executeCommand } from './features/commands.js';
 import * as messages from './features/messages.js';
@@ -240,6 +242,7 @@ export function startServer(connection: Connection, options: ServerOptions): Run
       tasks: tasks.running().map((task) => task.state),
       approvals: approvals.list(),
       conversations: conversations.list(),
+      completions: completionsUnavailable(features, config()),
     });
   /** buckley.conversations: the list, opened as a document where the editor opens documents, else in the log. */
   const listConversations = async () => {
@@ -268,6 +271,8 @@ export function startServer(connection: Connection, options: ServerOptions): Run
         hoverProvider: true,
         codeActionProvider: { codeActionKinds: [CodeActionKind.Empty], resolveProvider: false },
         executeCommandProvider: { commands: ALL_COMMANDS },
+        // Only for editors that ask (LSP 3.18); whether the coordinator can is known later (buckley/status says).
+        ...(features.inlineCompletion ? { inlineCompletionProvider: {} } : {}),
         experimental: { buckley: { protocolVersion: PROTOCOL_VERSION, features } },
       },
       serverInfo: { name: 'buckley-lsp', version: options.version },
@@ -325,6 +330,7 @@ export function startServer(connection: Connection, options: ServerOptions): Run
     (stopping ??= (async () => {
       asks.cancelAll();
       tasks.cancelAll();
+      completions.cancelAll();
       saveAnswers();
       await Promise.race([link.close(), new Promise((resolve) => setTimeout(resolve, STOP_DEADLINE_MS).unref())]);
     })());
@@ -400,6 +406,11 @@ export function startServer(connection: Connection, options: ServerOptions): Run
     }
   };
   connection.onExecuteCommand(timed('workspace/executeCommand', (params: ExecuteCommandParams) => executeCommand(params, { asks, tasks, approvals, status, edit, conversations: listConversations, showLog: () => showLog(connection, features, options.logFile) })));
+  const completions = new InlineCompletions({ documents, config, features: () => features, coordinator, logger: logger.child('completions') });
+  connection.onRequest(InlineCompletionRequest.type, timed(InlineCompletionRequest.method, (params, token) => {
+    validate(textDocumentPositionSchema, params);
+    return completions.complete(params, token);
+  }));
   connection.onHover(timed('textDocument/hover', (params) => {
     const { textDocument, position } = validate(textDocumentPositionSchema, params);
     return features.answerHover ? answers.hover(canonicalUri(textDocument.uri), position, features.markdownHover) : null;

@@ -134,6 +134,13 @@ async function checkCoordinator(config: Config, report: Report): Promise<void> {
     if (!caps.features.includes('ask_read_only')) {
       report.warn(`${ASKS_NOT_READ_ONLY(address)}${config.ask.requireReadOnly ? ' (it is true: asks will be refused there)' : ''}`);
     }
+    report.note(
+      !config.completions.enabled
+        ? 'inline completions: turned off (buckley.completions.enabled)'
+        : caps.features.includes('inline_completion')
+          ? 'inline completions: available (it lists inline_completion), for editors that ask for them (LSP 3.18: Neovim 0.12)'
+          : 'inline completions: none — it does not list inline_completion',
+    );
     if (!caps.features.includes('editor_context')) {
       report.note('it does not read the editor context (no editor_context): buckley-lsp puts the question, the file, its language and the selection in the message it reads');
     }
@@ -231,6 +238,14 @@ async function checkAgent(config: Config, options: DoctorOptions, report: Report
         'as none of buckley-lsp\'s BUCKLEY_* variables are; if it is the profile for `buckley acp`, give it with buckley.agent.env: {"BUCKLEY_AGENT": "…"}',
     );
   }
+  // What inline completions this agent gives (a model completes code; an ACP agent has no such call).
+  report.note(
+    !config.completions.enabled
+      ? 'inline completions: turned off (buckley.completions.enabled)'
+      : detection.driver.complete
+        ? `inline completions: available from ${detection.driver.description}, for editors that ask for them (LSP 3.18: Neovim 0.12)`
+        : `inline completions: none — ${detection.driver.description} cannot complete code inline; a model can (buckley.agent.driver "openai")`,
+  );
   try {
     report.ok(await detection.driver.check(AbortSignal.timeout(30_000)));
   } catch (error) {

@@ -19,7 +19,7 @@ import { isLoopbackHost } from '../net.js';
 import { assessRisk, type Assessment } from '../risk/assess.js';
 import { EventBatcher } from './batcher.js';
 import { agentCommunicationService } from '../wire/protos.js';
-import { AGENT_HEADER, AUTHORIZATION_HEADER, BUFFERS_HEADER, CONVERSATION_HEADER, EARLIER_TURNS_KEY, INTENT_HEADER, SESSION_HEADER, type ContextDelta, type FileContent, type FileWritten, type CreateSessionRequest, type EditorContext, type SendMessageRequest, type TaskStreamRequest, type WireToolExecution } from '../wire/contract.js';
+import { AGENT_HEADER, AUTHORIZATION_HEADER, BUFFERS_HEADER, CONVERSATION_HEADER, EARLIER_TURNS_KEY, INTENT_HEADER, SESSION_HEADER, type ContextDelta, type FileContent, type FileWritten, type CreateSessionRequest, type EditorContext, type SendMessageRequest, type TaskStreamRequest, type WireToolExecution, type InlineCompletionRequest } from '../wire/contract.js';
 
 export const PROTOCOL_VERSION = '1.0';
 /**
@@ -95,6 +95,10 @@ class CoordinatorService {
         const refused = this.refuse(call);
         return refused ? call.emit('error', refused) : this.streamTask(call);
       },
+      StreamInlineCompletions: (call: grpc.ServerWritableStream<InlineCompletionRequest, unknown>) => {
+        const refused = this.refuse(call);
+        return refused ? call.emit('error', refused) : this.streamInlineCompletions(call);
+      },
       ApproveToolExecution: unary(this.approveToolExecution),
       RejectToolExecution: unary(this.rejectToolExecution),
       ProvideFile: unary(this.provideFile),
@@ -118,7 +122,8 @@ class CoordinatorService {
   private getServerCapabilities = (_call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
     callback(null, {
       protocol_version: PROTOCOL_VERSION,
-      features: [...FEATURES],
+      // Completions where the agent can make them (a model: fill-in-the-middle; an ACP agent has no such call).
+      features: [...FEATURES, ...(this.options.driver?.complete ? ['inline_completion'] : [])],
       max_agents: 1,
       supported_auth: this.options.tls ? [this.options.tls.clientCa ? 'mtls' : 'tls'] : ['insecure_local'],
     });
@@ -164,6 +169,35 @@ class CoordinatorService {
       callback(null, { response: { role: 'assistant', content: result.text } });
     } catch (error) {
       callback(agentFailure(error));
+    }
+  };
+
+  /**
+   * Code at the cursor: the document's text before and after the empty selection in `context`
+   * (else `prompt` as the text before it), completed by the model; cancelling the call aborts its
+   * HTTP request.
+   */
+  private streamInlineCompletions = async (call: grpc.ServerWritableStream<InlineCompletionRequest, unknown>) => {
+    const request = call.request;
+    const denied = request.agent_id ? checkIdentity(call, request.agent_id) : undefined;
+    if (denied) return call.emit('error', denied);
+    const complete = this.options.driver?.complete?.bind(this.options.driver);
+    if (!complete) {
+      return call.emit('error', fail(grpc.status.UNIMPLEMENTED, `${this.options.driver?.description ?? 'no agent'} does not complete code inline; a model does (buckley.agent.driver "openai")`));
+    }
+    const document = request.context?.document;
+    const cursor = document?.selection?.start;
+    const { prefix, suffix } = document && cursor ? splitAt(document.content, cursor) : { prefix: request.prompt ?? '', suffix: '' };
+    const controller = new AbortController();
+    call.on('cancelled', () => controller.abort());
+    try {
+      const completion = await complete({ prefix, suffix, language: document?.language_id }, controller.signal);
+      if (controller.signal.aborted) return;
+      call.write({ completion_id: randomUUID(), text: completion.text, is_final: true, finish_reason: completion.finishReason, score: 0 });
+      call.end();
+    } catch (error) {
+      if (controller.signal.aborted) return;
+      call.emit('error', agentFailure(error));
     }
   };
 
@@ -444,6 +478,19 @@ type Caller = Pick<grpc.ServerUnaryCall<unknown, unknown>, 'metadata' | 'getAuth
  */
 function claimedIdentity(caller: Caller): string | undefined {
   return certifiedIdentity(caller) || caller.metadata.get(AGENT_HEADER)[0]?.toString() || undefined;
+}
+
+/** A document's text before and after a position (LSP: line, UTF-16 character). */
+function splitAt(content: string, position: { line: number; character: number }): { prefix: string; suffix: string } {
+  let offset = 0;
+  for (let line = 0; line < position.line; line++) {
+    const next = content.indexOf('\n', offset);
+    if (next === -1) return { prefix: content, suffix: '' };
+    offset = next + 1;
+  }
+  const lineEnd = content.indexOf('\n', offset);
+  offset = Math.min(offset + position.character, lineEnd === -1 ? content.length : lineEnd);
+  return { prefix: content.slice(0, offset), suffix: content.slice(offset) };
 }
 
 function certifiedIdentity(caller: Caller): string | undefined {

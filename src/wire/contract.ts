@@ -197,6 +197,24 @@ export const proposeEditsResponseSchema = z.object({
 });
 export type ProposeEditsResponse = z.infer<typeof proposeEditsResponseSchema>;
 
+/** One piece (or all) of a completion at the cursor; `is_final` ends that completion. */
+export const inlineCompletionEventSchema = z.object({
+  completion_id: text(),
+  text: text(),
+  is_final: z._default(z.boolean(), false),
+  finish_reason: text(),
+});
+export type InlineCompletionEvent = z.infer<typeof inlineCompletionEventSchema>;
+
+/** StreamInlineCompletions: the document around the cursor (an empty selection there) in `context`, its text before the cursor as `prompt`. */
+export interface InlineCompletionRequest {
+  agent_id: string;
+  session_id: string;
+  context?: EditorContext;
+  prompt: string;
+  max_suggestions: number;
+}
+
 export const taskEventSchema = z.object({
   task_id: text(),
   plan_id: text(),

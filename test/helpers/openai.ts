@@ -36,3 +36,62 @@ export async function sseServer(reply: (req: IncomingMessage, body: any) => Prom
   const address = server.address() as { port: number };
   return { url: `http://127.0.0.1:${address.port}` };
 }
+
+export interface CompletionCall {
+  path: string;
+  body: any;
+  /** The client went away before the answer (its request was aborted). */
+  aborted: boolean;
+}
+
+/**
+ * A local HTTP server that completes code the ways OpenAI-compatible servers do — POST
+ * /v1/completions with `suffix`, llama.cpp's POST /infill, POST /v1/chat/completions — offering
+ * only the `ways` given (404 for the others). `reply` gives the completion; `hold` keeps the
+ * answer back until the client goes away (a request in flight, to cancel).
+ */
+export async function completionServer(options: {
+  ways: ('completions' | 'infill' | 'chat')[];
+  reply: (body: any) => string;
+  hold?: (body: any) => boolean;
+}): Promise<{ url: string; calls: CompletionCall[]; nextCall(): Promise<CompletionCall> }> {
+  const calls: CompletionCall[] = [];
+  const waiting: ((call: CompletionCall) => void)[] = [];
+  const paths = { completions: '/v1/completions', infill: '/infill', chat: '/v1/chat/completions' } as const;
+  const server: Server = createServer(async (req, res) => {
+    let raw = '';
+    for await (const chunk of req) raw += chunk;
+    if (req.url === '/v1/models' && req.method === 'GET') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data: [{ id: 'coder', object: 'model' }] }));
+      return;
+    }
+    const way = options.ways.find((candidate) => paths[candidate] === req.url);
+    if (!way || req.method !== 'POST') {
+      res.writeHead(404).end();
+      return;
+    }
+    const body = JSON.parse(raw);
+    const call: CompletionCall = { path: req.url!, body, aborted: false };
+    calls.push(call);
+    waiting.splice(0).forEach((resolve) => resolve(call));
+    if (options.hold?.(body)) {
+      res.once('close', () => (call.aborted = !res.writableEnded));
+      return;
+    }
+    const text = options.reply(body);
+    const json =
+      way === 'completions'
+        ? { choices: [{ index: 0, text, finish_reason: 'stop' }] }
+        : way === 'infill'
+          ? { content: text, stop_type: 'eos' }
+          : { choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }] };
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(json));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanups.push(() => {
+    server.closeAllConnections();
+    return new Promise((resolve) => server.close(resolve));
+  });
+  const address = server.address() as { port: number };
+  return { url: `http://127.0.0.1:${address.port}`, calls, nextCall: () => new Promise((resolve) => waiting.push(resolve)) };
+}

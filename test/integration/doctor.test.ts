@@ -8,6 +8,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeCerts, type TestCerts } from '../helpers/certs.js';
+import { completionServer } from '../helpers/openai.js';
 import { startFakeBuckley, type FakeBuckley } from '../helpers/coordinators.js';
 import { BIN, SCRIPTED_AGENT } from '../helpers/paths.js';
 import { tempDir } from '../helpers/temp.js';
@@ -54,6 +55,20 @@ describe('doctor', () => {
     const run = await doctor([], { BUCKLEY_AGENT: agent });
     expect(run).toMatchObject({ status: 0, failures: [] });
     expect(run.lines.join('\n')).toContain('answered ACP initialize');
+  });
+
+  it('says whether inline completions are available, and why not', async () => {
+    const acp = await doctor([], { BUCKLEY_AGENT: agent });
+    expect(acp.lines).toContainEqual(expect.stringMatching(/inline completions: none — ACP agent .* cannot complete code inline; a model can \(buckley\.agent\.driver "openai"\)/));
+    const model = await completionServer({ ways: ['completions'], reply: () => '' });
+    const withModel = await doctor(['--settings', settingsFile({ agent: { driver: 'openai', openai: { baseUrl: `${model.url}/v1`, model: 'coder' } } })]);
+    expect(withModel).toMatchObject({ status: 0, failures: [] });
+    expect(withModel.lines).toContainEqual(expect.stringContaining('inline completions: available from OpenAI-compatible model `coder`'));
+    const off = await doctor(['--settings', settingsFile({ agent: { command: agent }, completions: { enabled: false } })]);
+    expect(off.lines).toContainEqual(expect.stringContaining('inline completions: turned off (buckley.completions.enabled)'));
+    // Buckley lists inline_completion.
+    const remote = await doctor(['--settings', settingsFile({ coordinator: { address: buckley.address } })]);
+    expect(remote.lines).toContainEqual(expect.stringContaining('inline completions: available (it lists inline_completion)'));
   });
 
   it('reads the settings file an editor sends, as initializationOptions or as its "buckley" section', async () => {

@@ -75,6 +75,7 @@ describe('negotiate', () => {
       editorBuffers: false,
       editSelection: false,
       proposesEdits: false,
+      inlineCompletion: false,
       unused: [],
     });
   });
@@ -95,7 +96,8 @@ describe('negotiate', () => {
       editorBuffers: false,
       editSelection: false,
       proposesEdits: true,
-      unused: ['context_handles', 'inline_completion', 'apply_edits', 'editor_state'],
+      inlineCompletion: true,
+      unused: ['context_handles', 'apply_edits', 'editor_state'],
     });
   });
 

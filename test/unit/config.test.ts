@@ -27,6 +27,12 @@ describe('config', () => {
           "requireReadOnly": false,
           "timeoutMs": 180000,
         },
+        "completions": {
+          "debounceMs": 60,
+          "enabled": true,
+          "maxBytes": 8000,
+          "timeoutMs": 10000,
+        },
         "context": {
           "includeOpenDocuments": true,
           "maxBytes": 250000,

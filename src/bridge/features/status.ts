@@ -15,6 +15,8 @@ export function buildStatus(input: {
   tasks: TaskProgress[];
   approvals: ToolApprovalRequest[];
   conversations: StatusResult['conversations'];
+  /** Why there are no inline completions; undefined: there are. */
+  completions: string | undefined;
 }): StatusResult {
   const { coordinator, config, features } = input;
   const { coordinator: coordinatorFeatures, ...clientFeatures } = features;
@@ -43,6 +45,7 @@ export function buildStatus(input: {
     tasks: input.tasks,
     approvals: input.approvals,
     conversations: input.conversations,
+    completions: input.completions ? { available: false, why: input.completions } : { available: true },
   };
 }
 

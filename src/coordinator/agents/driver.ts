@@ -3,6 +3,7 @@
  * happens to a sink. Drivers: ACP (an agent subprocess) and OpenAI-compatible HTTP.
  */
 import type { WireToolExecution } from '../../wire/contract.js';
+import type { Completion, CompletionRequest } from './fillInTheMiddle.js';
 
 export interface AgentTurn {
   /** Conversation key: one agent session per coordinator session. */
@@ -97,6 +98,8 @@ export interface AgentDriver {
   check(signal: AbortSignal): Promise<string>;
   /** Forget a conversation (its coordinator session ended). */
   endSession?(sessionKey: string): void;
+  /** Completes code at the cursor (a model does; an ACP agent has no such call). */
+  complete?(request: CompletionRequest, signal: AbortSignal): Promise<Completion>;
   close(): Promise<void>;
 }
 

@@ -7,6 +7,7 @@
 import * as z from '../../schema.js';
 import type { Logger } from '../../logger.js';
 import { withEarlierTurns } from '../../wire/prompt.js';
+import { FillInTheMiddle, type Completion, type CompletionRequest } from './fillInTheMiddle.js';
 import { AgentError, type AgentDriver, type AgentTurn, type TurnResult, type TurnSink } from './driver.js';
 
 export interface OpenAiDriverOptions {
@@ -37,9 +38,16 @@ export class OpenAiDriver implements AgentDriver {
   /** Conversation history per session, so follow-up questions have context. */
   private readonly histories = new Map<string, { role: 'user' | 'assistant'; content: string }[]>();
 
+  private readonly fim: FillInTheMiddle;
+
   constructor(private readonly options: OpenAiDriverOptions) {
     this.description = `OpenAI-compatible model \`${options.model}\` at ${options.baseUrl}`;
     this.shortName = options.model;
+    this.fim = new FillInTheMiddle({ ...options, description: this.description });
+  }
+
+  complete(request: CompletionRequest, signal: AbortSignal): Promise<Completion> {
+    return this.fim.complete(request, signal);
   }
 
   async run(turn: AgentTurn, sink: TurnSink, signal: AbortSignal): Promise<TurnResult> {
