@@ -3,18 +3,21 @@
 // the project's own (default `.editors/`, where the tests look), without touching the system
 // beyond Debian 12's own neovim:
 //
-//   node scripts/install-editors.mjs [--dest DIR] [nvim-0.7] [nvim-0.10] [helix-25.01] [emacs-30.1]
+//   node scripts/install-editors.mjs [--dest DIR] [nvim-0.7] [nvim-0.10] [helix-25.01] [emacs-30.1] [nvim-0.12]
 //
 //   nvim-0.7     Debian 12's neovim, installed with apt-get (root or sudo -n)   → DIR/bin/nvim-0.7
 //   nvim-0.10    Debian 13's neovim 0.10                                        → DIR/bin/nvim-0.10
 //   helix-25.01  Debian 13's hx 25.01 (and Debian 12's tmux, to drive it)        → DIR/bin/hx-25.01
 //   emacs-30.1   Debian 13's emacs-nox 30.1, whose built-in eglot is 1.17       → DIR/bin/emacs-30.1
+//   nvim-0.12    Debian sid's neovim 0.12 (LSP 3.18: inline completions)         → DIR/bin/nvim-0.12
 //
 // The Debian 13 editors come from a private apt configuration under DIR/apt (the machine's own
 // Debian mirror, suite trixie, its own lists and cache): each editor's packages are unpacked
 // into DIR/<editor>, the libraries they need (with trixie's C library) into DIR/sysroot, and the
 // editor binary is patched (patchelf, also from trixie) to load through that C library. A
-// wrapper in DIR/bin sets the editor's runtime paths. Running it again skips what is done.
+// wrapper in DIR/bin sets the editor's runtime paths. Debian sid's (nvim-0.12) the same way, with
+// its own apt-sid, sysroot-sid and tools-sid: sid's C library is newer than trixie's, and the
+// trixie editors must keep theirs. Running it again skips what is done.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -23,6 +26,7 @@ const EDITORS = {
   'nvim-0.7': { system: true },
   'nvim-0.10': { version: /^0\.10\./, packages: ['neovim', 'neovim-runtime'], binary: 'usr/bin/nvim', wrapper: 'nvim-0.10', env: (root) => ({ VIMRUNTIME: `${root}/usr/share/nvim/runtime`, VIM: `${root}/usr/share/nvim` }) },
   'helix-25.01': { version: /^25\.01/, packages: ['hx'], binary: 'usr/bin/hx', wrapper: 'hx-25.01', env: (root) => ({ HELIX_RUNTIME: `${root}/usr/lib/hx/runtime` }) },
+  'nvim-0.12': { suite: 'sid', version: /^0\.12\./, packages: ['neovim', 'neovim-runtime'], binary: 'usr/bin/nvim', wrapper: 'nvim-0.12', env: (root) => ({ VIMRUNTIME: `${root}/usr/share/nvim/runtime`, VIM: `${root}/usr/share/nvim` }) },
   'emacs-30.1': {
     version: /^1:30\.1/,
     packages: ['emacs-nox', 'emacs-bin-common', 'emacs-common'],
@@ -34,7 +38,8 @@ const EDITORS = {
     },
   },
 };
-const SUITE = 'trixie';
+/** Where the editors of most of them come from; an editor may name another (`suite`). */
+const TRIXIE = 'trixie';
 
 const args = process.argv.slice(2);
 const destAt = args.indexOf('--dest');
@@ -42,11 +47,14 @@ const dest = resolve(destAt === -1 ? '.editors' : args.splice(destAt, 2)[1]);
 const wanted = args.length ? args : Object.keys(EDITORS);
 for (const name of wanted) if (!(name in EDITORS)) fail(`unknown editor ${name}; known: ${Object.keys(EDITORS).join(', ')}`);
 
-const sysroot = join(dest, 'sysroot');
-const libdir = join(sysroot, 'usr/lib/x86_64-linux-gnu');
-const loader = join(libdir, 'ld-linux-x86-64.so.2');
-const aptDir = join(dest, 'apt');
-const aptConf = join(aptDir, 'apt.conf');
+/** A suite's private folders: apt, the sysroot of its libraries, its tools (patchelf). */
+function release(suite) {
+  const suffix = suite === TRIXIE ? '' : `-${suite}`;
+  const sysroot = join(dest, `sysroot${suffix}`);
+  const libdir = join(sysroot, 'usr/lib/x86_64-linux-gnu');
+  const aptDir = join(dest, `apt${suffix}`);
+  return { suite, sysroot, libdir, loader: join(libdir, 'ld-linux-x86-64.so.2'), aptDir, aptConf: join(aptDir, 'apt.conf'), tools: join(dest, `tools${suffix}`) };
+}
 mkdirSync(join(dest, 'bin'), { recursive: true });
 
 function fail(message) {
@@ -114,15 +122,15 @@ function debianMirror(codename) {
   fail(`no Debian source for ${codename} with component main in /etc/apt`);
 }
 
-let aptReady = false;
-function privateApt() {
-  if (aptReady) return;
+const aptReady = new Set();
+function privateApt({ suite, aptDir, aptConf }) {
+  if (aptReady.has(suite)) return;
   const codename = /^VERSION_CODENAME=(.*)$/m.exec(readFileSync('/etc/os-release', 'utf8'))?.[1]?.replace(/"/g, '');
   if (!codename) fail('cannot tell the Debian release from /etc/os-release');
   const mirror = debianMirror(codename);
   for (const sub of ['lists/partial', 'cache/archives/partial', 'sources.list.d', 'preferences.d']) mkdirSync(join(aptDir, sub), { recursive: true });
   if (!existsSync(join(aptDir, 'status'))) writeFileSync(join(aptDir, 'status'), '');
-  writeFileSync(join(aptDir, 'sources.list'), `deb ${mirror.options ? `${mirror.options} ` : ''}${mirror.uri} ${SUITE} main\n`);
+  writeFileSync(join(aptDir, 'sources.list'), `deb ${mirror.options ? `${mirror.options} ` : ''}${mirror.uri} ${suite} main\n`);
   writeFileSync(
     aptConf,
     [
@@ -150,20 +158,20 @@ function privateApt() {
   const stamp = join(aptDir, 'updated');
   const fresh = existsSync(stamp) && Date.now() - Number(readFileSync(stamp, 'utf8')) < 24 * 3600 * 1000;
   if (!fresh) {
-    run(`reading the ${SUITE} package lists`, 'apt-get', ['-c', aptConf, '-q', 'update']);
+    run(`reading the ${suite} package lists`, 'apt-get', ['-c', aptConf, '-q', 'update']);
     writeFileSync(stamp, String(Date.now()));
   }
-  aptReady = true;
+  aptReady.add(suite);
 }
 
-const aptCache = (...commandArgs) => run('apt-cache', 'apt-cache', ['-c', aptConf, ...commandArgs]);
+const aptCache = ({ aptConf }, ...commandArgs) => run('apt-cache', 'apt-cache', ['-c', aptConf, ...commandArgs]);
 
 /** The packages and the runtime libraries they depend on (not compilers or tools: lib*, lua-*, zlib*). */
-function withLibraries(packages) {
+function withLibraries(from, packages) {
   const seen = new Set(packages);
   let frontier = [...packages];
   while (frontier.length) {
-    const output = aptCache('depends', '--no-recommends', '--no-suggests', '--no-conflicts', '--no-breaks', '--no-replaces', '--no-enhances', ...frontier);
+    const output = aptCache(from, 'depends', '--no-recommends', '--no-suggests', '--no-conflicts', '--no-breaks', '--no-replaces', '--no-enhances', ...frontier);
     frontier = [];
     for (const match of output.matchAll(/^\s*\|?(?:Pre)?Depends:\s+([^\s<]+)/gm)) {
       const name = match[1];
@@ -176,7 +184,7 @@ function withLibraries(packages) {
 }
 
 /** Downloads the packages into the private cache; their .deb paths. */
-function download(packages) {
+function download({ aptDir, aptConf }, packages) {
   const archives = join(aptDir, 'cache/archives');
   const uris = run('resolving the packages', 'apt-get', ['-c', aptConf, '-q', '--print-uris', 'download', ...packages]);
   const files = [...uris.matchAll(/^'[^']+'\s+(\S+\.deb)\s/gm)].map((match) => match[1]);
@@ -190,21 +198,22 @@ function unpack(debs, into) {
   for (const deb of debs) run(`unpacking ${deb}`, 'dpkg-deb', ['-x', deb, into]);
 }
 
-/** Unpacks packages from the private trixie: the named ones into `root`, their libraries into the sysroot. */
-function installFromTrixie(packages, root) {
-  privateApt();
-  const all = withLibraries(packages);
-  const debs = download(all);
+/** Unpacks packages from a private suite: the named ones into `root`, their libraries into its sysroot. */
+function installFrom(from, packages, root) {
+  privateApt(from);
+  const all = withLibraries(from, packages);
+  const debs = download(from, all);
   const own = (deb) => packages.some((name) => deb.split('/').pop().startsWith(`${name}_`));
   unpack(debs.filter(own), root);
-  unpack(debs.filter((deb) => !own(deb)), sysroot);
-  if (!existsSync(loader)) fail(`no C library loader at ${loader} after unpacking`);
+  unpack(debs.filter((deb) => !own(deb)), from.sysroot);
+  if (!existsSync(from.loader)) fail(`no C library loader at ${from.loader} after unpacking`);
 }
 
-/** Has the binary load through the sysroot's C library and find its libraries there. */
-function patch(binary) {
-  const patchelf = join(dest, 'tools/usr/bin/patchelf');
-  if (!existsSync(patchelf)) installFromTrixie(['patchelf'], join(dest, 'tools'));
+/** Has the binary load through its suite's C library and find its libraries there. */
+function patch(from, binary) {
+  const { loader, libdir } = from;
+  const patchelf = join(from.tools, 'usr/bin/patchelf');
+  if (!existsSync(patchelf)) installFrom(from, ['patchelf'], from.tools);
   run('patchelf', loader, ['--library-path', libdir, patchelf, '--set-interpreter', loader, '--set-rpath', libdir, '--force-rpath', binary]);
   const linked = run(`loading ${binary}`, loader, ['--list', binary]);
   if (/not found/.test(linked)) fail(`libraries missing for ${binary}:\n${linked}`);
@@ -216,13 +225,14 @@ function installEditor(name) {
   // The Helix tests drive it in tmux.
   if (name === 'helix-25.01') installSystemPackage('tmux');
   const root = join(dest, name);
+  const from = release(editor.suite ?? TRIXIE);
   if (!existsSync(join(root, '.done'))) {
-    privateApt();
-    const candidate = /Candidate:\s*(\S+)/.exec(aptCache('policy', editor.packages[0]))?.[1] ?? 'none';
-    if (!editor.version.test(candidate)) fail(`${SUITE}'s ${editor.packages[0]} is ${candidate}, not the version this script installs`);
+    privateApt(from);
+    const candidate = /Candidate:\s*(\S+)/.exec(aptCache(from, 'policy', editor.packages[0]))?.[1] ?? 'none';
+    if (!editor.version.test(candidate)) fail(`${from.suite}'s ${editor.packages[0]} is ${candidate}, not the version this script installs`);
     rmSync(root, { recursive: true, force: true });
-    installFromTrixie(editor.packages, root);
-    patch(join(root, editor.binary));
+    installFrom(from, editor.packages, root);
+    patch(from, join(root, editor.binary));
     if (name === 'emacs-30.1') {
       // Emacs finds its dump file next to the executable.
       const exec = editor.env(root).EMACSPATH;

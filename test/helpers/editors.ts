@@ -29,6 +29,7 @@ const neovim07 = existsSync(installed('nvim-0.7')) ? installed('nvim-0.7') : 'nv
 export const EDITORS = {
   nvim07: { name: 'Neovim 0.7', install: 'nvim-0.7', bin: process.env.BUCKLEY_NVIM ?? neovim07, version: /NVIM v0\.7\./ },
   nvim010: { name: 'Neovim 0.10', install: 'nvim-0.10', bin: process.env.BUCKLEY_NVIM_010 ?? installed('nvim-0.10'), version: /NVIM v0\.10\./ },
+  nvim012: { name: 'Neovim 0.12', install: 'nvim-0.12', bin: process.env.BUCKLEY_NVIM_012 ?? installed('nvim-0.12'), version: /NVIM v0\.12\./ },
   helix: { name: 'Helix 25.01', install: 'helix-25.01', bin: process.env.BUCKLEY_HX ?? installed('hx-25.01'), needs: ['tmux'], version: /helix 25\.01/ },
   emacs: { name: 'Emacs 30.1 (eglot 1.17)', install: 'emacs-30.1', bin: process.env.BUCKLEY_EMACS ?? installed('emacs-30.1'), version: /^30\.1/, probe: ['-Q', '--batch', '--eval', '(princ emacs-version)'] },
 } satisfies Record<string, Editor>;

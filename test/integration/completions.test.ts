@@ -54,6 +54,14 @@ describe('inline completions', () => {
     expect(status.completions).toEqual({ available: true });
   });
 
+  it('answer the first request even when it comes before the coordinator has said what it offers (as Neovim asks on entering insert mode)', async () => {
+    const model = await completionServer({ ways: ['completions'], reply: () => 'a + b;' });
+    const client = await editorWithModel(model.url);
+    const uri = await client.open(`${REPO}fixtures/workspace/add.ts`, CODE);
+    // No waiting for $/buckley/features: asked at once.
+    expect((await complete(client, uri, CODE, CURSOR)).map((item: any) => item.insertText)).toEqual(['a + b;']);
+  });
+
   it('answer from the last completion while the user types what it offered: no new request', async () => {
     const model = await completionServer({ ways: ['completions'], reply: () => 'a + b;' });
     const client = await editorWithModel(model.url);

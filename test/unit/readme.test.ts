@@ -18,6 +18,7 @@ const RUN_BY: Record<string, string> = {
   'doctor-settings': 'test/integration/install.test.ts',
   'neovim-module': 'test/nvim/neovim.test.ts',
   'neovim-plain': 'test/nvim/neovim.test.ts',
+  'neovim-inline-completion': 'test/nvim/neovim012.test.ts',
   'helix-languages': 'test/helix/helix.test.ts',
   'helix-config': 'test/helix/helix.test.ts',
   'zed-settings': 'test/integration/zedSettings.test.ts',

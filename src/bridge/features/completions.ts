@@ -51,6 +51,13 @@ export class InlineCompletions {
   async complete(params: InlineCompletionParams, token: CancellationToken): Promise<InlineCompletionItem[] | null> {
     const { deps } = this;
     const config = deps.config();
+    // The first request may come before the coordinator has said what it offers (it is started with
+    // the editor): wait for that, within the completion's deadline, rather than show nothing.
+    if (config.completions.enabled && deps.features().inlineCompletion && !deps.features().coordinator.known) {
+      const coordinator = await deps.coordinator();
+      await Promise.race([coordinator.whenSettled(), delay(config.completions.timeoutMs)]);
+      if (token.isCancellationRequested) throw cancelled();
+    }
     const why = completionsUnavailable(deps.features(), config);
     if (why) {
       if (why !== this.saidWhy) deps.logger.info(`no inline completions: ${why}`);
@@ -147,6 +154,10 @@ function contextAround(document: TextDocument, prefix: string, suffix: string, p
     symbols: [],
     metadata: { budget_bytes: String(utf8Length(prefix) + utf8Length(suffix)) },
   };
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
 function debounce(ms: number, signal: AbortSignal): Promise<void> {
