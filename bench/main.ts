@@ -4,6 +4,7 @@
  * bench/results/latest.json and two SVG charts. `--quick` is the smoke run CI does.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:http';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -706,6 +707,67 @@ async function team(): Promise<void> {
   coordinator.kill();
 }
 
+/**
+ * Inline completions: the editor's request → the completion, against the same model answering the
+ * same request straight over HTTP. The model answers at once, so what is measured is what the
+ * bridge and the coordinator add (with `completions.debounceMs: 0`: the debounce is a wait the
+ * user chooses, not work). Every request is at a new prefix, so none is answered from the last.
+ */
+async function completions(): Promise<void> {
+  const model = createServer(async (req, res) => {
+    for await (const _chunk of req);
+    if (req.url === '/v1/completions') res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ choices: [{ index: 0, text: 'a + b;', finish_reason: 'stop' }] }));
+    else res.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => model.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(model.address() as { port: number }).port}`;
+  const samples = quick ? 30 : 300;
+  const body = JSON.stringify({ model: 'coder', prompt: 'const x = ', suffix: '\n', max_tokens: 128, temperature: 0, stream: false });
+  const direct: number[] = [];
+  for (let i = 0; i < samples; i++) {
+    const started = performance.now();
+    await (await fetch(`${url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })).text();
+    direct.push(performance.now() - started);
+  }
+  const lsp = spawnLsp([BIN, '--stdio'], { BUCKLEY_AGENT: undefined });
+  await lsp.connection.sendRequest('initialize', {
+    processId: process.pid,
+    rootUri: pathToFileURL(join(REPO, 'fixtures/workspace')).href,
+    capabilities: { textDocument: { inlineCompletion: {} } },
+    initializationOptions: { agent: { driver: 'openai', openai: { baseUrl: `${url}/v1`, model: 'coder' } }, completions: { debounceMs: 0 } },
+  });
+  await lsp.connection.sendNotification('initialized', {});
+  await untilReady(lsp);
+  const uri = pathToFileURL(join(REPO, 'fixtures/workspace/bench-completion.ts')).href;
+  let text = 'export function add(a: number, b: number): number {\n  return \n}\n';
+  await lsp.connection.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: 'typescript', version: 1, text } });
+  const bridge: number[] = [];
+  for (let i = 0; i < samples; i++) {
+    // A keystroke before the cursor: a new prefix each time.
+    const at = text.indexOf('return ') + 'return '.length;
+    text = `${text.slice(0, at)}x${text.slice(at)}`;
+    const position = { line: 1, character: at + 1 - (text.indexOf('\n') + 1) };
+    await lsp.connection.sendNotification('textDocument/didChange', { textDocument: { uri, version: i + 2 }, contentChanges: [{ text }] });
+    const started = performance.now();
+    const items = await lsp.connection.sendRequest<{ insertText: string }[] | null>('textDocument/inlineCompletion', { textDocument: { uri }, position, context: { triggerKind: 2 } });
+    bridge.push(performance.now() - started);
+    if (items?.[0]?.insertText !== 'a + b;') throw new Error(`no completion: ${JSON.stringify(items)}`);
+  }
+  await lsp.stop();
+  model.close();
+  for (const p of [50, 99]) {
+    record({
+      figure: `completion: editor → completion p${p} (the model answering at once)`,
+      value: pct(bridge, p),
+      unit: 'ms',
+      baseline: `the model over HTTP directly p${p}`,
+      baselineValue: pct(direct, p),
+      goal: p === 50 ? '≤ +20 ms' : 'report',
+      met: p === 50 ? pct(bridge, p) - pct(direct, p) <= 20 : null,
+    });
+  }
+}
+
 function histogramSvg(series: Record<string, number[]>): string {
   const colors = ['#1f77b4', '#ff7f0e', '#2ca02c', '#9467bd'];
   const all = Object.values(series).flat();
@@ -743,6 +805,7 @@ async function main(): Promise<void> {
   if (runs('team')) await team();
   if (runs('context')) context();
   if (runs('reading')) await reading();
+  if (runs('completions')) await completions();
 
   const rows = figures.map((f) => [f.figure, `${f.value.toFixed(f.unit === 'events/s' ? 0 : 2)} ${f.unit}`, `${f.baseline}: ${f.baselineValue.toFixed(2)}`, `${f.ratio.toFixed(2)}×`, f.goal, f.met === null ? '—' : f.met ? 'met' : 'NOT met']);
   const header = ['figure', 'value', 'baseline', 'ratio', 'goal', 'result'];
