@@ -21,6 +21,9 @@ export const codeActionParamsSchema = z.object({
   range: z.object({ start: position, end: position }),
 });
 
+/** A conversation's id as buckley-lsp makes them (a UUID, `task-<UUID>`): it travels as a gRPC header. */
+const conversationIdSchema = z.string().check(z.regex(/^[A-Za-z0-9._:-]{1,128}$/, 'conversation must be the id of a conversation (letters, digits, ".", "_", ":", "-"; at most 128)'));
+
 export const askContextSchema = z.object({
   activeFile: z.optional(z.string().check(z.minLength(1))),
   selection: z.optional(rangeSchema),
@@ -34,7 +37,7 @@ export const askParamsSchema = z.object({
   question: z.string().check(z.trim(), z.minLength(1, 'question must not be empty')),
   context: z.optional(askContextSchema),
   /** Continues the conversation of an earlier answer (its `conversation`); none: a new one. */
-  conversation: z.optional(z.string().check(z.minLength(1, 'conversation must not be empty'))),
+  conversation: z.optional(conversationIdSchema),
   workDoneToken: z.optional(progressTokenSchema),
   partialResultToken: z.optional(progressTokenSchema),
 });
@@ -61,7 +64,7 @@ export const askCommandArgsSchema = z.object({
   range: z.optional(rangeSchema),
   text: z.optional(z.string()),
   /** Continues this conversation (as `buckley/ask`'s `conversation`). */
-  conversation: z.optional(z.string().check(z.minLength(1, 'conversation must not be empty'))),
+  conversation: z.optional(conversationIdSchema),
 });
 export type AskCommandArgs = z.infer<typeof askCommandArgsSchema>;
 
@@ -70,7 +73,7 @@ export type AskCommandArgs = z.infer<typeof askCommandArgsSchema>;
  * document (`uri`); the question, else the one written below the document's follow-up line.
  */
 export const followUpCommandArgsSchema = z.object({
-  conversation: z.optional(z.string().check(z.minLength(1, 'conversation must not be empty'))),
+  conversation: z.optional(conversationIdSchema),
   uri: z.optional(z.string().check(z.minLength(1))),
   question: z.optional(z.string()),
 });

@@ -178,6 +178,15 @@ export async function startFakeBuckley(options: FakeBuckleyOptions = {}): Promis
       if (options.taskError) call.emit('error', { code: grpc.status.INTERNAL, details: options.taskError });
       else call.end();
     },
+    // Not seen on the real Buckley either: completes, per the proto, with two pieces of one completion.
+    StreamInlineCompletions: (call: grpc.ServerWritableStream<any, any>) => {
+      record('StreamInlineCompletions', call);
+      const denied = identity(call, call.request.agent_id);
+      if (denied) return call.destroy(Object.assign(new Error(denied.details), denied));
+      call.write({ completion_id: 'c1', text: 'a + ', is_final: false });
+      call.write({ completion_id: 'c1', text: 'b;', is_final: true, finish_reason: 'stop' });
+      call.end();
+    },
     ApproveToolExecution: unary('ApproveToolExecution', (call) => {
       decisions.get(call.request.execution_id)?.('approved');
       return [null, {}];

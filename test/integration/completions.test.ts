@@ -6,6 +6,7 @@
 import { CancellationTokenSource, ErrorCodes, ResponseError } from 'vscode-jsonrpc';
 import { describe, expect, it } from 'vitest';
 import { completionServer } from '../helpers/openai.js';
+import { startFakeBuckley } from '../helpers/coordinators.js';
 import { startingClients, type TestClient } from '../helpers/lspClient.js';
 import { REPO } from '../helpers/paths.js';
 import { positionAt } from '../helpers/text.js';
@@ -140,6 +141,21 @@ describe('inline completions', () => {
     expect(Buffer.byteLength(prompt) + Buffer.byteLength(suffix)).toBeLessThanOrEqual(1000);
     expect(prompt.endsWith('const x = ')).toBe(true);
     expect(suffix.startsWith('\n// after')).toBe(true);
+  });
+
+  it("go to Buckley's StreamInlineCompletions: the cursor an empty selection in the context's document, the code before it as prompt; streamed pieces joined", async () => {
+    const buckley = await startFakeBuckley();
+    const client = await start({ client: 'neovim-0.12.4', env: { BUCKLEY_COORDINATOR: buckley.address, BUCKLEY_AGENT: undefined } });
+    try {
+      const uri = await client.open(`${REPO}fixtures/workspace/add.ts`, CODE);
+      expect((await complete(client, uri, CODE, CURSOR)).map((item: any) => item.insertText)).toEqual(['a + b;']);
+      const { request } = await buckley.waitFor('StreamInlineCompletions');
+      const at = positionAt(CODE, CURSOR);
+      expect(request).toMatchObject({ prompt: CODE.slice(0, CURSOR), max_suggestions: 1, context: { document: { uri, content: CODE, selection: { start: at, end: at } } } });
+    } finally {
+      await client.shutdown();
+      await buckley.stop();
+    }
   });
 
   it('are none, with the reason in buckley/status, where the agent cannot complete code (an ACP agent)', async () => {

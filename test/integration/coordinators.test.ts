@@ -74,8 +74,8 @@ describe('coordinators', () => {
     // At initialize its features are not known yet; once it has answered, the editor is told.
     expect(client.buckley.features.coordinator).toMatchObject({ known: false, chat: false });
     const known = await client.waitFor('$/buckley/features', (p) => p.coordinator.known);
-    expect(known.coordinator).toMatchObject({ chat: true, toolApproval: true, readsContext: false, readOnlyAsks: false, unused: ['context_handles', 'inline_completion', 'apply_edits', 'editor_state'] });
-    await client.waitFor('window/logMessage', (p) => p.message.includes("the coordinator's features are known: the bridge uses chat, streamTask, toolApproval, proposesEdits; not (yet): context_handles, inline_completion, apply_edits, editor_state"));
+    expect(known.coordinator).toMatchObject({ chat: true, toolApproval: true, readsContext: false, readOnlyAsks: false, inlineCompletion: true, unused: ['context_handles', 'apply_edits', 'editor_state'] });
+    await client.waitFor('window/logMessage', (p) => p.message.includes("the coordinator's features are known: the bridge uses chat, streamTask, toolApproval, proposesEdits, inlineCompletion; not (yet): context_handles, apply_edits, editor_state"));
     const session = await buckley.waitFor('CreateSession');
     // Buckley keys sessions by agent id: each editor has its own unless the settings say otherwise.
     expect(session.request.agent_id).toMatch(/^buckley-lsp-[0-9a-f]{8}$/);
@@ -123,7 +123,7 @@ describe('coordinators', () => {
       'coordinator.readOnlyAsks': false,
       'coordinator.editorBuffers': false,
     });
-    expect(status.coordinator.unusedFeatures).toEqual(['context_handles', 'inline_completion', 'apply_edits', 'editor_state']);
+    expect(status.coordinator.unusedFeatures).toEqual(['context_handles', 'apply_edits', 'editor_state']);
     // Its agent reads the disk: the user is told that unsaved edits are not what it sees.
     expect(status.coordinator.files.read).toContain('not your unsaved edits');
     expect(client.all('window/showMessage').filter((p) => p.message === notice.message)).toHaveLength(1);
