@@ -48,6 +48,20 @@ function M.start()
   return bufnr, client_id
 end
 
+-- Starts the Lua module of editors/neovim on the fixture; returns the module and the fixture's bufnr.
+function M.start_module()
+  vim.opt.runtimepath:append(os.getenv('BUCKLEY_REPO') .. '/editors/neovim')
+  local buckley = require('buckley')
+  buckley.setup({ cmd = { os.getenv('BUCKLEY_NODE'), os.getenv('BUCKLEY_BIN'), '--stdio' } })
+  vim.cmd('edit ' .. vim.fn.fnameescape(os.getenv('BUCKLEY_FIXTURE')))
+  assert(vim.wait(10000, function()
+    local c = buckley.client_id() and vim.lsp.get_client_by_id(buckley.client_id())
+    return c ~= nil and c.initialized
+  end, 20), 'the module did not start the server')
+  M.step('started by the module')
+  return buckley, vim.api.nvim_get_current_buf()
+end
+
 -- Selects whole lines (visual line mode) from the one matching `first` to the one matching `last`.
 function M.select_lines(first_pattern, last_pattern)
   local first = vim.fn.search(first_pattern, 'w')

@@ -5,15 +5,7 @@ package.path = os.getenv('BUCKLEY_NVIM_DIR') .. '/?.lua;' .. package.path
 local t = require('common')
 
 t.run(function()
-  vim.opt.runtimepath:append(os.getenv('BUCKLEY_REPO') .. '/editors/neovim')
-  local buckley = require('buckley')
-  buckley.setup({ cmd = { os.getenv('BUCKLEY_NODE'), os.getenv('BUCKLEY_BIN'), '--stdio' } })
-  vim.cmd('edit ' .. vim.fn.fnameescape(os.getenv('BUCKLEY_FIXTURE')))
-  assert(vim.wait(10000, function()
-    local c = buckley.client_id() and vim.lsp.get_client_by_id(buckley.client_id())
-    return c ~= nil and c.initialized
-  end, 20), 'the module did not start the server')
-  t.step('started by the module')
+  local buckley = t.start_module()
 
   local first, last = t.select_lines('export function backoff', 'return 2 \\*\\* attempt')
   vim.cmd("'<,'>BuckleyAsk What does backoff do?")

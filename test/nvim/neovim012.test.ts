@@ -4,13 +4,12 @@
  * server speaking the OpenAI completions API appears as virtual text in insert mode and is
  * accepted into the buffer.
  */
-import { spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EDITORS, missingLine, requireEditor } from '../helpers/editors.js';
 import { completionServer } from '../helpers/openai.js';
-import { BIN, REPO } from '../helpers/paths.js';
+import { runNvimIn } from '../helpers/nvim.js';
 import { readmeSnippet } from '../helpers/readme.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -23,33 +22,9 @@ if (available) describe('Neovim 0.12 (real editor)', () => {
     const dir = tempDir('buckley-nvim012');
     const file = join(dir, 'add.ts');
     writeFileSync(file, 'export function add(a: number, b: number): number {\n  return \n}\n');
-    const resultFile = join(dir, 'result.json');
     const init = join(dir, 'inline-completion.lua');
     writeFileSync(init, readmeSnippet('neovim-inline-completion'));
-    const nvim = spawn(EDITORS.nvim012.bin, ['--headless', '-n', '-i', 'NONE', '-u', 'NONE', '-c', `luafile ${REPO}test/nvim/inline-completion.lua`], {
-      cwd: dir,
-      env: {
-        PATH: process.env.PATH,
-        HOME: dir,
-        XDG_STATE_HOME: dir,
-        XDG_CONFIG_HOME: dir,
-        XDG_DATA_HOME: dir,
-        BUCKLEY_NODE: process.execPath,
-        BUCKLEY_BIN: BIN,
-        BUCKLEY_FIXTURE: file,
-        BUCKLEY_NVIM_DIR: `${REPO}test/nvim`,
-        BUCKLEY_MODEL_URL: model.url,
-        BUCKLEY_NVIM_RESULT: resultFile,
-        BUCKLEY_README_INIT: init,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    nvim.stdout.on('data', (chunk) => (output += chunk));
-    nvim.stderr.on('data', (chunk) => (output += chunk));
-    const code = await new Promise<number | null>((resolve) => nvim.once('exit', resolve));
-    const result = JSON.parse(readFileSync(resultFile, 'utf8'));
-    expect({ code, error: result.error, output: code === 0 ? '' : output }).toEqual({ code: 0, error: undefined, output: '' });
+    const result = await runNvimIn(EDITORS.nvim012.bin, 'inline-completion.lua', undefined, { BUCKLEY_FIXTURE: file, BUCKLEY_MODEL_URL: model.url, BUCKLEY_README_INIT: init });
     expect(result.nvim).toMatch(/^0\.12\./);
     expect(result.steps).toEqual(['initialized', 'shown as virtual text', 'accepted']);
     expect(result.provider).toBe(true);
