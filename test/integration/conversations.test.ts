@@ -125,6 +125,9 @@ describe('conversations', () => {
     const code = await openIn(session, `${REPO}fixtures/workspace/retry.ts`, 'let x = 1;\n');
     await expect(client.request('workspace/executeCommand', { command: 'buckley.followUp', arguments: [{ uri: code, question: 'and?' }] })).rejects.toThrow(/is not a Buckley answer document/);
     await expect(client.request('workspace/executeCommand', { command: 'buckley.followUp', arguments: [{ conversation: 'no-such-one', question: 'and?' }] })).rejects.toThrow(/no conversation no-such-one/);
+    // A task is not a conversation to continue: its agent session stays its own.
+    const { taskId } = await client.request('buckley/executeTask', { task: 'INSTANT' });
+    await expect(client.request('buckley/ask', { question: 'RECALL', conversation: `task-${taskId}` })).rejects.toThrow(/no conversation task-.*a task is not one/);
   });
 
   it('lists the conversations with buckley.conversations, as a document the editor opens', async () => {

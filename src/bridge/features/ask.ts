@@ -167,6 +167,8 @@ export class AskService {
   private continuing(input: AskInput): AskInput {
     const { conversations, targets } = this.deps;
     const thread = input.conversation ? conversations.get(input.conversation) : input.uri ? conversations.ofDocument(input.uri) : undefined;
+    // Only a conversation of ours is continued: an id it never gave (a task's, made up) would share an agent session unasked.
+    if (input.conversation && !thread) throw unknownConversation(input.conversation);
     if (!thread) return input;
     const asked = input.uri && !conversations.ofDocument(input.uri) ? input : { ...input, uri: undefined, range: undefined, text: undefined };
     // The code it started from, where the editor still has it open (the agent may not hold the first turn any more).
@@ -183,12 +185,8 @@ export class AskService {
     const { conversations } = this.deps;
     const thread = input.conversation ? conversations.get(input.conversation) : input.uri ? conversations.ofDocument(input.uri) : undefined;
     if (!thread) {
-      throw new ResponseError(
-        ErrorCodes.InvalidParams,
-        input.conversation
-          ? `no conversation ${input.conversation}: it is not one of the conversations kept (buckley.conversations lists them); ask again from the code`
-          : `${input.uri ?? 'this document'} is not a Buckley answer document: follow up in the document an answer opened, or ask from the code`,
-      );
+      if (input.conversation) throw unknownConversation(input.conversation);
+      throw new ResponseError(ErrorCodes.InvalidParams, `${input.uri ?? 'this document'} is not a Buckley answer document: follow up in the document an answer opened, or ask from the code`);
     }
     const text = thread.document ? this.deps.openText(thread.document) : undefined;
     const question = input.question?.trim() || (text !== undefined ? typedFollowUp(text) : undefined);
@@ -228,4 +226,8 @@ export class AskService {
   get inFlight(): number {
     return this.running.size;
   }
+}
+
+function unknownConversation(id: string): ResponseError<void> {
+  return new ResponseError(ErrorCodes.InvalidParams, `no conversation ${id}: it is not one of the conversations kept (buckley.conversations lists them; a task is not one); ask again from the code`);
 }

@@ -85,7 +85,7 @@ export class Conversations {
       json = undefined;
     }
     const parsed = savedSchema.safeParse(json);
-    if (parsed.success) return parsed.data.conversations;
+    if (parsed.success) return parsed.data.conversations.map((conversation) => (conversation.document ? { ...conversation, document: canonicalUri(conversation.document) } : conversation));
     this.logger.warn(`ignoring ${this.stateFile}: it is not a saved conversation list`);
     return [];
   }
@@ -128,8 +128,9 @@ export class Conversations {
   /** The conversation an answer document holds. */
   ofDocument(uri: string): Conversation | undefined {
     this.ensureLoaded();
+    // Asked for every code action: documents are kept canonical, so this is one comparison each.
     const wanted = canonicalUri(uri);
-    for (const conversation of this.all.values()) if (conversation.document && canonicalUri(conversation.document) === wanted) return conversation;
+    for (const conversation of this.all.values()) if (conversation.document === wanted) return conversation;
     return undefined;
   }
 
@@ -151,8 +152,9 @@ export class Conversations {
 
   setDocument(id: string, document: string): void {
     const conversation = this.all.get(id);
-    if (!conversation || conversation.document === document) return;
-    conversation.document = document;
+    const canonical = canonicalUri(document);
+    if (!conversation || conversation.document === canonical) return;
+    conversation.document = canonical;
     this.scheduleSave();
   }
 
