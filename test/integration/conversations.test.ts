@@ -93,6 +93,24 @@ describe('conversations', () => {
     expect(new Set(client.all('window/showDocument').map((p) => p.uri))).toEqual(new Set([shown.uri]));
   });
 
+  it('leaves an open answer document alone when the editor does not apply the answer to it: the answer gets a document of its own', async () => {
+    const client = await start({
+      client: 'neovim-0.10.4',
+      initialize: { capabilities: { window: { showDocument: { support: true } }, workspace: { applyEdit: true, workspaceEdit: { documentChanges: true } } } },
+      handlers: { 'workspace/applyEdit': () => ({ applied: false, failureReason: 'the user is typing' }) },
+    });
+    const first = await client.request('buckley/ask', { question: 'What is first?' });
+    const shown = await client.waitFor('window/showDocument', (p) => p.uri.endsWith('.md'));
+    const written = readFileSync(fileURLToPath(shown.uri), 'utf8');
+    await client.open(fileURLToPath(shown.uri), written, 'markdown');
+    await client.request('buckley/ask', { question: 'RECALL', conversation: first.conversation });
+    const elsewhere = await client.waitFor('window/showDocument', (p) => p.uri !== shown.uri && p.uri.endsWith('-recall.md'));
+    expect(readFileSync(fileURLToPath(elsewhere.uri), 'utf8')).toContain('recall: turn 2 of this session');
+    // Tried in the buffer; the file under it never changed behind the editor's back.
+    expect(client.all('workspace/applyEdit').length).toBeGreaterThan(0);
+    expect(readFileSync(fileURLToPath(shown.uri), 'utf8')).toBe(written);
+  });
+
   it('starts over with "Buckley: new conversation": the question, about the same code, in a new agent session and a new document', async () => {
     const session = await editorWithBuffers(start, `${REPO}fixtures/workspace`, () => true);
     const { client } = session;

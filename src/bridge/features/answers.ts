@@ -295,6 +295,12 @@ export class Answers {
         break;
       }
     }
+    // Open but not appended: the file under the user's buffer is not changed behind its back; a
+    // document of its own holds the answer instead.
+    if (this.openDocument(uri) && features.applyEdit) {
+      this.logger.warn(`the editor did not add the answer to ${uri}: it is in a document of its own`);
+      return { uri: await this.writeDocument(answer), open: false };
+    }
     let path: string;
     try {
       path = fileURLToPath(uri);
