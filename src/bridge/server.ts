@@ -31,6 +31,7 @@ import { AgentEdits } from './features/agentEdits.js';
 import { Answers } from './features/answers.js';
 import { AskService } from './features/ask.js';
 import { conversationListing, Conversations } from './features/conversations.js';
+import { documentEvents } from './documentSync.js';
 import { completionsUnavailable, InlineCompletions } from './features/completions.js';
 import { codeActionsFor } from './features/codeActions.js';
 import { ALL_COMMANDS, executeCommand } from './features/commands.js';
@@ -106,7 +107,7 @@ export function startServer(connection: Connection, options: ServerOptions): Run
   let shutdownReceived = false;
   const { logger, env } = options;
   const stateDir = stateDirectory(env);
-  const answers = new Answers(connection, stateDir, logger.child('answers'), join(stateDir, 'answers'), () => workspaceRoots, (uri) => documents.get(canonicalUri(uri)));
+  const answers = new Answers(connection, stateDir, logger.child('answers'), join(stateDir, 'answers'), () => workspaceRoots, (uri) => openDocument(uri));
   const conversations = new Conversations(stateDir, logger.child('conversations'));
   const documents = new TextDocuments({
     create: TextDocument.create,
@@ -116,8 +117,14 @@ export function startServer(connection: Connection, options: ServerOptions): Run
     },
   });
   const progress = new ProgressFactory(connection, logger.child('progress'));
+  const documentSync = documentEvents(connection, logger.child('documents'));
+  /** The open document at a URI, with every change the editor sent applied. */
+  function openDocument(uri: string): TextDocument | undefined {
+    documentSync.flush();
+    return documents.get(canonicalUri(uri));
+  }
   /** The open document of a file, by its absolute path. */
-  const documentAt = (path: string) => documents.get(canonicalUri(pathToFileURL(path).href));
+  const documentAt = (path: string) => openDocument(pathToFileURL(path).href);
   const agentEdits = new AgentEdits(connection, documentAt, () => features, logger.child('edits'), join(stateDir, 'changes'));
 
   let initialize: InitializeInput = { capabilities: {} };
@@ -358,6 +365,8 @@ export function startServer(connection: Connection, options: ServerOptions): Run
       try {
         if (!initialized) throw new ResponseError(ErrorCodes.ServerNotInitialized, `${method} before initialize`);
         if (shutdownReceived) throw new ResponseError(ErrorCodes.InvalidRequest, `${method} after shutdown: the server is shutting down`);
+        // Changes held for their turn are in before anything reads a document.
+        documentSync.flush();
         return await handler(params, token);
       } catch (error) {
         outcome = error instanceof ResponseError ? `error ${error.code}: ${error.message}` : `failed: ${(error as Error).message}`;
@@ -389,7 +398,7 @@ export function startServer(connection: Connection, options: ServerOptions): Run
     if (!document) return [];
     return codeActionsFor(document, range, features.codeActionLiterals, tasks.running(), approvals.commands(), path ? taskEdits.undoable(path) : [], conversations.ofDocument(document.uri));
   }));
-  const proposals = new Proposals({ connection, approvals, agentEdits, targets, logger: logger.child('edit'), config, documentAt: (uri) => documents.get(canonicalUri(uri)) });
+  const proposals = new Proposals({ connection, approvals, agentEdits, targets, logger: logger.child('edit'), config, documentAt: (uri) => openDocument(uri) });
   /** buckley.edit: Buckley proposes edits itself (`propose_edits`); ours edits through its agent's reviewed writes. */
   const edit = async (args: EditCommandArgs) => {
     const coordinator = await link.get();
@@ -415,7 +424,7 @@ export function startServer(connection: Connection, options: ServerOptions): Run
     const { textDocument, position } = validate(textDocumentPositionSchema, params);
     return features.answerHover ? answers.hover(canonicalUri(textDocument.uri), position, features.markdownHover) : null;
   }));
-  documents.listen(withCanonicalUris(connection));
+  documents.listen(documentSync.events);
   connection.listen();
   return { shutdownReceived: () => shutdownReceived, stop };
 }
@@ -435,21 +444,6 @@ function workspaceRootsOf(params: InitializeParams): string[] {
 }
 
 /** The connection as the document store sees it: every document URI canonical (see uri.ts). */
-function withCanonicalUris(connection: Connection): Parameters<TextDocuments<TextDocument>['listen']>[0] {
-  const canonical = <Event extends { textDocument: { uri: string } }>(event: Event): Event => ({
-    ...event,
-    textDocument: { ...event.textDocument, uri: canonicalUri(event.textDocument.uri) },
-  });
-  return {
-    onDidOpenTextDocument: (handler) => connection.onDidOpenTextDocument((event) => handler(canonical(event))),
-    onDidChangeTextDocument: (handler) => connection.onDidChangeTextDocument((event) => handler(canonical(event))),
-    onDidCloseTextDocument: (handler) => connection.onDidCloseTextDocument((event) => handler(canonical(event))),
-    onWillSaveTextDocument: (handler) => connection.onWillSaveTextDocument((event) => handler(canonical(event))),
-    onWillSaveTextDocumentWaitUntil: (handler) => connection.onWillSaveTextDocumentWaitUntil((event, token) => handler(canonical(event), token)),
-    onDidSaveTextDocument: (handler) => connection.onDidSaveTextDocument((event) => handler(canonical(event))),
-  };
-}
-
 /** Custom request params, validated: bad ones are InvalidParams saying what is wrong. */
 function validate<T>(schema: z.core.$ZodType<T>, params: unknown): T {
   const parsed = z.safeParse(schema, params);

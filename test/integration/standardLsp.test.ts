@@ -48,6 +48,21 @@ describe('asking through code actions and commands', () => {
     expect(empty).toEqual([]);
   });
 
+  it("keeps the editor's text when a burst of keystrokes arrives out of order, as Helix 25.01 sends it: changes are applied in version order", async () => {
+    const client = await start({ client: 'helix-25.01.1' });
+    const uri = await client.open(`${process.cwd()}/fixtures/workspace/typed.ts`, '// \nlet x = 1;\n');
+    // "RECALL what?" typed after "// ": version 2 + i for the i-th character, each change right for its own
+    // version, sent in the order Helix's log showed for such a burst.
+    const typed = 'RECALL what?';
+    const key = (i: number) => ({
+      textDocument: { uri, version: 2 + i },
+      contentChanges: [{ range: { start: { line: 0, character: 3 + i }, end: { line: 0, character: 3 + i } }, text: typed[i] }],
+    });
+    for (const i of [0, 6, 7, 10, 8, 9, 11, 2, 1, 4, 3, 5]) await client.notify('textDocument/didChange', key(i));
+    const actions = await client.request('textDocument/codeAction', { textDocument: { uri }, range: { start: { line: 0, character: 0 }, end: { line: 1, character: 0 } }, context: { diagnostics: [] } });
+    expect(actions.map((action: any) => action.title)).toContain('Buckley: ask «RECALL what?»');
+  });
+
   it('runs "explain this" from a code action: the command answers at once, progress runs on a server-created token, hover shows the answer', async () => {
     const client = await start({ client: 'helix-25.01.1' });
     const { uri, text } = await client.openFixture('workspace/retry.ts');

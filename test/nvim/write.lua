@@ -43,10 +43,16 @@ t.run(function()
   t.result.same_as_disk_but_the_two_lines = text() == '// mine, unsaved\n' .. on_disk:gsub('tries = 3', 'tries = 5', 1)
   t.result.modified = vim.bo[bufnr].modified
   t.result.disk_unchanged = table.concat(vim.fn.readfile(path), '\n') == on_disk
-  -- The diff opened for review (0.10: window/showDocument), if any.
-  for _, b in ipairs(vim.api.nvim_list_bufs()) do
-    if vim.api.nvim_buf_get_name(b):match('%.diff$') then t.result.diff_opened = table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), '\n') end
+  -- The diff opened for review (0.10: window/showDocument, written and shown beside the prompt,
+  -- so it may come a moment after the approval was answered).
+  local function diff_buffer()
+    for _, b in ipairs(vim.api.nvim_list_bufs()) do
+      if vim.api.nvim_buf_get_name(b):match('%.diff$') and vim.api.nvim_buf_line_count(b) > 1 then return b end
+    end
   end
+  if vim.fn.has('nvim-0.10') == 1 then vim.wait(10000, function() return diff_buffer() ~= nil end, 20) end
+  local diff = diff_buffer()
+  if diff then t.result.diff_opened = table.concat(vim.api.nvim_buf_get_lines(diff, 0, -1, false), '\n') end
 
   -- Undo in the editor takes back the agent's change, and only it.
   vim.api.nvim_buf_call(bufnr, function() vim.cmd('silent undo') end)
