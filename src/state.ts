@@ -18,6 +18,15 @@ export function stateDirectory(env: NodeJS.ProcessEnv): string {
   return join(base, 'buckley-lsp');
 }
 
+/** A state file's JSON, or undefined when it is not JSON (the caller's schema then says what is wrong). */
+export function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
 /** A state file that cannot be used, with what is wrong and how to fix it. */
 export class StateFileError extends Error {
   override readonly name = 'StateFileError';

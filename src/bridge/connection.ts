@@ -362,9 +362,14 @@ export class CoordinatorConnection {
     void this.reestablish();
   }
 
-  /** Resolves once the connection is up or has failed; never rejects. */
-  whenSettled(): Promise<void> {
-    return this.settled;
+  /**
+   * Resolves once the connection is up or has failed — or after `ms`, for a caller that must go on
+   * without knowing what the coordinator offers; never rejects.
+   */
+  whenSettled(ms: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms).unref()));
+    return Promise.race([this.settled, waited]).finally(() => clearTimeout(timer));
   }
 
   documentOpened(uri: string): void {
@@ -627,6 +632,7 @@ export class CoordinatorConnection {
           'StreamInlineCompletions',
           { agent_id: this.identity.agentId, session_id: this.sessionId ?? '', context: call.context, prompt: call.prompt, max_suggestions: 1 } satisfies InlineCompletionRequest,
           inlineCompletionEventSchema,
+          // Read-only, as an ask is (a coordinator that keeps asks so is told it is one).
           { timeoutMs: call.timeoutMs, signal: call.signal, metadata: this.callMetadata('ask') },
         );
         for await (const event of events) texts.set(event.completion_id, (texts.get(event.completion_id) ?? '') + event.text);

@@ -404,7 +404,7 @@ export function startServer(connection: Connection, options: ServerOptions): Run
     const coordinator = await link.get();
     // Which way depends on what the coordinator offers: known once it has answered (a coordinator
     // still silent after EDIT_ROUTE_WAIT_MS gets the task, which has deadlines of its own).
-    await Promise.race([coordinator.whenSettled(), new Promise((resolve) => setTimeout(resolve, EDIT_ROUTE_WAIT_MS).unref())]);
+    await coordinator.whenSettled(EDIT_ROUTE_WAIT_MS);
     const offered = coordinator.features;
     if (!offered.includes('propose_edits') || offered.includes('edit_selection')) return tasks.edit(args);
     try {

@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { resolve } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
+import { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Logger } from '../logger.js';
 import { AgentError, type AgentDriver, type AgentTurn, type FileEdit, type FileReadRequest, type PermissionDecision, type PermissionRequest, type TurnSink } from './agents/driver.js';
 import { FileAccessError, readForAgent, writeForAgent, type WritePolicy } from './files.js';
@@ -480,16 +481,9 @@ function claimedIdentity(caller: Caller): string | undefined {
   return certifiedIdentity(caller) || caller.metadata.get(AGENT_HEADER)[0]?.toString() || undefined;
 }
 
-/** A document's text before and after a position (LSP: line, UTF-16 character). */
+/** A document's text before and after a position (LSP: line, UTF-16 character; clamped to the text). */
 function splitAt(content: string, position: { line: number; character: number }): { prefix: string; suffix: string } {
-  let offset = 0;
-  for (let line = 0; line < position.line; line++) {
-    const next = content.indexOf('\n', offset);
-    if (next === -1) return { prefix: content, suffix: '' };
-    offset = next + 1;
-  }
-  const lineEnd = content.indexOf('\n', offset);
-  offset = Math.min(offset + position.character, lineEnd === -1 ? content.length : lineEnd);
+  const offset = TextDocument.create('', '', 0, content).offsetAt(position);
   return { prefix: content.slice(0, offset), suffix: content.slice(offset) };
 }
 

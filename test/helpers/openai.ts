@@ -3,7 +3,7 @@
  * /v1/chat/completions streamed as server-sent events): the stand-in for an LLM service, which
  * cannot run here. `reply` gives the pieces of each answer.
  */
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { afterEach } from 'vitest';
 
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -11,14 +11,23 @@ afterEach(async () => {
   await Promise.all(cleanups.splice(0).map((cleanup) => cleanup()));
 });
 
+async function bodyOf(req: IncomingMessage): Promise<string> {
+  let raw = '';
+  for await (const chunk of req) raw += chunk;
+  return raw;
+}
+
+/** GET /v1/models, answered with the one model `id`; false for any other request. */
+function listedModels(req: IncomingMessage, res: ServerResponse, id: string): boolean {
+  if (req.url !== '/v1/models' || req.method !== 'GET') return false;
+  res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data: [{ id, object: 'model' }] }));
+  return true;
+}
+
 export async function sseServer(reply: (req: IncomingMessage, body: any) => Promise<string[]>): Promise<{ url: string }> {
   const server: Server = createServer(async (req, res) => {
-    let raw = '';
-    for await (const chunk of req) raw += chunk;
-    if (req.url === '/v1/models' && req.method === 'GET') {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data: [{ id: 'llama3:8b', object: 'model' }] }));
-      return;
-    }
+    const raw = await bodyOf(req);
+    if (listedModels(req, res, 'llama3:8b')) return;
     if (req.url !== '/v1/chat/completions' || req.method !== 'POST') {
       res.writeHead(404).end();
       return;
@@ -40,8 +49,8 @@ export async function sseServer(reply: (req: IncomingMessage, body: any) => Prom
 export interface CompletionCall {
   path: string;
   body: any;
-  /** The client went away before the answer (its request was aborted). */
-  aborted: boolean;
+  /** Resolves when the exchange is over: true if the client went away before the answer (its request was aborted). */
+  aborted: Promise<boolean>;
 }
 
 /**
@@ -59,25 +68,19 @@ export async function completionServer(options: {
   const waiting: ((call: CompletionCall) => void)[] = [];
   const paths = { completions: '/v1/completions', infill: '/infill', chat: '/v1/chat/completions' } as const;
   const server: Server = createServer(async (req, res) => {
-    let raw = '';
-    for await (const chunk of req) raw += chunk;
-    if (req.url === '/v1/models' && req.method === 'GET') {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data: [{ id: 'coder', object: 'model' }] }));
-      return;
-    }
+    const raw = await bodyOf(req);
+    if (listedModels(req, res, 'coder')) return;
     const way = options.ways.find((candidate) => paths[candidate] === req.url);
     if (!way || req.method !== 'POST') {
       res.writeHead(404).end();
       return;
     }
     const body = JSON.parse(raw);
-    const call: CompletionCall = { path: req.url!, body, aborted: false };
+    const aborted = new Promise<boolean>((resolve) => res.once('close', () => resolve(!res.writableEnded)));
+    const call: CompletionCall = { path: req.url!, body, aborted };
     calls.push(call);
     waiting.splice(0).forEach((resolve) => resolve(call));
-    if (options.hold?.(body)) {
-      res.once('close', () => (call.aborted = !res.writableEnded));
-      return;
-    }
+    if (options.hold?.(body)) return;
     const text = options.reply(body);
     const json =
       way === 'completions'

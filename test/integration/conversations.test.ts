@@ -84,12 +84,12 @@ describe('conversations', () => {
     const shown = await client.waitFor('window/showDocument', (p) => p.uri.endsWith('.md'));
     const followUp = await client.request('buckley/ask', { question: 'RECALL', conversation: first.conversation });
     expect(followUp.answer).toBe('recall: turn 2 of this session; earlier questions: [What is first?]');
-    await expect.poll(() => readFileSync(fileURLToPath(shown.uri), 'utf8')).toContain('## RECALL');
+    // One document, shown again once the answer is in it: the follow-up has none of its own.
+    await client.waitFor('window/showDocument', (p) => p !== shown && p.uri === shown.uri);
     const text = readFileSync(fileURLToPath(shown.uri), 'utf8');
+    expect(text).toContain('## RECALL');
     expect(text).toContain(followUp.answer);
     expect(text.trimEnd().endsWith(FOLLOW_UP_LINE)).toBe(true);
-    // One document, shown again with the answer: the follow-up has none of its own.
-    await client.waitFor('window/showDocument', (p) => p !== shown && p.uri === shown.uri);
     expect(new Set(client.all('window/showDocument').map((p) => p.uri))).toEqual(new Set([shown.uri]));
   });
 

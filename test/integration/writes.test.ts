@@ -39,6 +39,15 @@ function workspace(): { root: string; file: string; original: string } {
 const editor = (root: string, approve: (request: any) => boolean | Promise<boolean>, workspaceCapabilities?: object, initializationOptions?: object) =>
   editorWithBuffers(start, root, approve, workspaceCapabilities, initializationOptions);
 
+/** buckley.edit on the three lines of `backoff` in `text`, as told. */
+async function editBackoff(client: TestClient, uri: string, text: string, instruction: string): Promise<void> {
+  const first = text.split('\n').findIndex((line) => line.startsWith('export function backoff'));
+  await client.request('workspace/executeCommand', {
+    command: 'buckley.edit',
+    arguments: [{ instruction, uri, range: { start: { line: first, character: 0 }, end: { line: first + 3, character: 0 } } }],
+  });
+}
+
 /** Runs a task to its end: the agent's answer as logged. */
 async function task(client: TestClient, query: string): Promise<string> {
   await client.request('buckley/executeTask', { task: query });
@@ -231,12 +240,7 @@ describe('what the agent writes', () => {
       const { root, file, original } = workspace();
       const session = await editor(root, () => false);
       const uri = await openIn(session, file, original);
-      const lines = original.split('\n');
-      const first = lines.findIndex((line) => line.startsWith('export function backoff'));
-      await session.client.request('workspace/executeCommand', {
-        command: 'buckley.edit',
-        arguments: [{ instruction: 'cap the delay', uri, range: { start: { line: first, character: 0 }, end: { line: first + 3, character: 0 } } }],
-      });
+      await editBackoff(session.client, uri, original, 'cap the delay');
       const logged = await session.client.waitFor('window/logMessage', (p) => p.message.startsWith(`Buckley's answer to "Edit: cap the delay"`));
       expect(logged.message).toContain("was not approved (denied, or no answer in time)");
       expect(session.client.all('buckley/approveTool')[0].change.diff).toContain('+// cap the delay\n export function backoff');
@@ -257,12 +261,7 @@ describe('what the agent writes', () => {
       });
       const session = await editor(root, () => true, undefined, { agent: { driver: 'openai', openai: { baseUrl: `${model.url}/v1`, model: 'test-model' } } });
       const uri = await openIn(session, file, original);
-      const lines = original.split('\n');
-      const first = lines.findIndex((line) => line.startsWith('export function backoff'));
-      await session.client.request('workspace/executeCommand', {
-        command: 'buckley.edit',
-        arguments: [{ instruction: 'cap the delay at ten seconds', uri, range: { start: { line: first, character: 0 }, end: { line: first + 3, character: 0 } } }],
-      });
+      await editBackoff(session.client, uri, original, 'cap the delay at ten seconds');
       const logged = await session.client.waitFor('window/logMessage', (p) => p.message.startsWith(`Buckley's answer to "Edit: cap the delay at ten seconds"`));
       expect(logged.message).toContain('The change to retry.ts was made.');
       expect(asked[0]).toContain('Edit the selected code: cap the delay at ten seconds');

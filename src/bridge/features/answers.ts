@@ -14,7 +14,7 @@ import * as z from '../../schema.js';
 import type { Features } from '../capabilities.js';
 import type { Logger } from '../../logger.js';
 import { rangeSchema } from '../protocol.js';
-import { readStateFile, readStateFileSync, writeFileAtomicSync } from '../../state.js';
+import { parseJson, readStateFile, readStateFileSync, writeFileAtomicSync } from '../../state.js';
 import { describeLines } from '../../text.js';
 import { shiftRange } from './ranges.js';
 import { wrapMarkdown } from './wrap.js';
@@ -132,7 +132,7 @@ export class Answers {
 
   private parse(text: string | undefined): Answer[] {
     if (text === undefined) return [];
-    const parsed = savedSchema.safeParse(safeJson(text));
+    const parsed = savedSchema.safeParse(parseJson(text));
     if (parsed.success) return parsed.data.answers.map((answer) => (answer.uri ? { ...answer, uri: canonicalUri(answer.uri) } : answer));
     this.logger.warn(`ignoring ${this.stateFile}: it is not a saved answer list`);
     return [];
@@ -383,12 +383,4 @@ function slug(text: string): string {
       .replace(/^-+|-+$/g, '')
       .slice(0, 40) || 'answer'
   );
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }

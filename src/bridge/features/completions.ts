@@ -54,8 +54,7 @@ export class InlineCompletions {
     // The first request may come before the coordinator has said what it offers (it is started with
     // the editor): wait for that, within the completion's deadline, rather than show nothing.
     if (config.completions.enabled && deps.features().inlineCompletion && !deps.features().coordinator.known) {
-      const coordinator = await deps.coordinator();
-      await Promise.race([coordinator.whenSettled(), delay(config.completions.timeoutMs)]);
+      await (await deps.coordinator()).whenSettled(config.completions.timeoutMs);
       if (token.isCancellationRequested) throw cancelled();
     }
     const why = completionsUnavailable(deps.features(), config);
@@ -68,16 +67,16 @@ export class InlineCompletions {
     if (!document) return null;
     const text = document.getText();
     const offset = document.offsetAt(params.position);
-    const budget = Math.min(config.completions.maxBytes, config.context.maxBytes);
-    // Three quarters of the budget before the cursor, the rest after it.
-    const prefix = utf8Suffix(text.slice(0, offset), Math.floor((budget * 3) / 4));
-    const suffix = utf8Prefix(text.slice(offset), budget - utf8Length(prefix));
     const position = params.position;
-
     const before = text.slice(0, offset);
     const after = text.slice(offset);
     const remembered = this.fromOffered(document.uri, before, after);
     if (remembered !== undefined) return remembered ? [item(remembered, position)] : null;
+
+    const budget = Math.min(config.completions.maxBytes, config.context.maxBytes);
+    // Three quarters of the budget before the cursor, the rest after it.
+    const prefix = utf8Suffix(before, Math.floor((budget * 3) / 4));
+    const suffix = utf8Prefix(after, budget - utf8Length(prefix));
 
     this.inFlight.get(document.uri)?.abort();
     const controller = new AbortController();
@@ -154,10 +153,6 @@ function contextAround(document: TextDocument, prefix: string, suffix: string, p
     symbols: [],
     metadata: { budget_bytes: String(utf8Length(prefix) + utf8Length(suffix)) },
   };
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
 function debounce(ms: number, signal: AbortSignal): Promise<void> {

@@ -10,8 +10,8 @@ import type { Range } from 'vscode-languageserver';
 import * as z from '../../schema.js';
 import type { Logger } from '../../logger.js';
 import { rangeSchema } from '../protocol.js';
-import { readStateFileSync, writeFileAtomicSync } from '../../state.js';
-import { oneLine, utf8Length, utf8Suffix } from '../../text.js';
+import { parseJson, readStateFileSync, writeFileAtomicSync } from '../../state.js';
+import { oneLine, utf8Length, utf8Prefix, utf8Suffix } from '../../text.js';
 import { canonicalUri } from '../../uri.js';
 
 /** The line of an answer document below which a follow-up question is written. */
@@ -78,13 +78,7 @@ export class Conversations {
 
   private parse(text: string | undefined): Conversation[] {
     if (text === undefined) return [];
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
-    const parsed = savedSchema.safeParse(json);
+    const parsed = savedSchema.safeParse(parseJson(text));
     if (parsed.success) return parsed.data.conversations.map((conversation) => (conversation.document ? { ...conversation, document: canonicalUri(conversation.document) } : conversation));
     this.logger.warn(`ignoring ${this.stateFile}: it is not a saved conversation list`);
     return [];
@@ -178,8 +172,11 @@ export function earlierTurns(turns: readonly Turn[], maxBytes: number): string {
     const part = `The user asked: ${turn.question}\n\nYou answered:\n${turn.answer}`;
     const size = utf8Length(part) + 2;
     if (size > room) {
-      // The newest turn is the one a follow-up most likely refers to: its end is kept.
-      if (kept === 0 && room > 200) parts.unshift(`The user asked: ${oneLine(turn.question, 200)}\n\nYou answered (its end):\n…${utf8Suffix(turn.answer, room - 300)}`), kept++;
+      // The newest turn is the one a follow-up most likely refers to: too big, its answer's end is kept.
+      if (kept === 0 && room > 400) {
+        parts.unshift(`The user asked: ${utf8Prefix(oneLine(turn.question, 150), 150)}\n\nYou answered (its end):\n…${utf8Suffix(turn.answer, room - 250)}`);
+        kept = 1;
+      }
       break;
     }
     parts.unshift(part);

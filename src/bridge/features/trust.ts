@@ -10,7 +10,7 @@ import { basename } from 'node:path';
 import { lstat, open, rm } from 'node:fs/promises';
 import * as z from '../../schema.js';
 import type { Logger } from '../../logger.js';
-import { kindOf, readStateFile, StateFileError, writeFileAtomic } from '../../state.js';
+import { kindOf, parseJson, readStateFile, StateFileError, writeFileAtomic } from '../../state.js';
 
 const fileSchema = z.object({
   version: z.literal(1),
@@ -93,13 +93,7 @@ export class TrustStore {
       return { entries: [], problem: new TrustStoreError(message, error instanceof StateFileError ? `${name} ${shortProblem(error.message)}` : `cannot read ${name}`) };
     }
     if (text === undefined) return { entries: [] };
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
-    const parsed = fileSchema.safeParse(json);
+    const parsed = fileSchema.safeParse(parseJson(text));
     if (!parsed.success) {
       return {
         entries: [],

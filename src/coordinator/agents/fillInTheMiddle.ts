@@ -36,7 +36,7 @@ export class FillInTheMiddle {
   private way: Way | undefined;
 
   constructor(
-    private readonly options: { baseUrl: string; model: string; apiKey?: string; logger: Logger; description: string },
+    private readonly options: { baseUrl: string; model: string; apiKey?: string; logger: Logger; description: string; connectTimeoutMs?: number },
   ) {}
 
   async complete(request: CompletionRequest, signal: AbortSignal): Promise<Completion> {
@@ -82,23 +82,27 @@ export class FillInTheMiddle {
   }
 
   private async post(url: string, body: object, signal: AbortSignal): Promise<unknown> {
+    // Bounded even for a caller that set no deadline: a model that never answers must not hold the call.
+    const deadline = AbortSignal.timeout(this.options.connectTimeoutMs ?? 30_000);
     let response: Response;
+    let text: string;
     try {
       response = await fetch(url, {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...(this.options.apiKey ? { authorization: `Bearer ${this.options.apiKey}` } : {}) },
         body: JSON.stringify(body),
-        signal,
+        signal: AbortSignal.any([signal, deadline]),
       });
+      if (response.status === 404 || response.status === 405 || response.status === 501) {
+        await response.body?.cancel();
+        throw new NotOffered(`${url} answered HTTP ${response.status}`);
+      }
+      text = await response.text();
     } catch (error) {
-      if (signal.aborted) throw error;
-      throw new AgentError(`${this.options.description}: ${(error as Error).message}. Is the server running? (setting buckley.agent.openai.baseUrl)`);
+      if (signal.aborted || error instanceof NotOffered) throw error;
+      const why = deadline.aborted ? `no answer from ${url} in ${(this.options.connectTimeoutMs ?? 30_000) / 1000} s` : (error as Error).message;
+      throw new AgentError(`${this.options.description}: ${why}. Is the server running? (setting buckley.agent.openai.baseUrl)`);
     }
-    if (response.status === 404 || response.status === 405 || response.status === 501) {
-      await response.body?.cancel();
-      throw new NotOffered(`${url} answered HTTP ${response.status}`);
-    }
-    const text = await response.text();
     if (!response.ok) {
       // A server without FIM for this model says so in a 400 ("suffix not supported").
       if (response.status === 400 && /suffix|infill|not supported|fim/i.test(text)) throw new NotOffered(`${url} answered HTTP 400: ${text.slice(0, 200)}`);

@@ -7,7 +7,7 @@
  */
 import * as z from '../../schema.js';
 import type { Logger } from '../../logger.js';
-import { readStateFileSync, writeFileAtomicSync } from '../../state.js';
+import { parseJson, readStateFileSync, writeFileAtomicSync } from '../../state.js';
 
 const savedSchema = z.object({ version: z.literal(1), sessions: z.record(z.string(), z.string()) });
 /** Conversations remembered; the oldest is forgotten first (it is replayed instead, if followed up). */
@@ -23,7 +23,7 @@ export class SessionStore {
     try {
       const text = readStateFileSync(this.file);
       if (text === undefined) return new Map();
-      const parsed = savedSchema.safeParse(JSON.parse(text));
+      const parsed = savedSchema.safeParse(parseJson(text));
       if (parsed.success) return new Map(Object.entries(parsed.data.sessions));
       this.logger.warn(`ignoring ${this.file}: it is not a list of agent sessions`);
     } catch (error) {
