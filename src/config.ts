@@ -74,6 +74,22 @@ export const configSchema = z.object({
      * its ACP session is given up (closed, never reused); what the agent still sends is dropped.
      */
     cancelGraceMs: wholeNumber(5_000),
+    /**
+     * The agent's modes: an ask runs in `ask` (default: the agent's read-only mode), a task in
+     * `task` (default: the mode where it asks before changes and commands). By id or name.
+     */
+    modes: section({ ask: optionalText(), task: optionalText() }),
+    /** Idle agent sessions kept for their conversations; more are closed (or the agent restarted). */
+    maxIdleSessions: wholeNumber(4),
+    /**
+     * The sandbox agents run in (Linux, bubblewrap): asks write nothing of yours, tasks only the
+     * workspace, credentials are unreadable. `writable`: more paths the agent may write (its own
+     * state, for agents buckley-lsp does not know).
+     */
+    sandbox: section({
+      enabled: flag(true),
+      writable: z._default(z.array(nonEmpty()), []),
+    }),
     openai: section({
       baseUrl: z._default(z.url({ protocol: /^https?$/ }), 'http://127.0.0.1:11434/v1'),
       model: optionalText(),

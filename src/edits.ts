@@ -61,7 +61,9 @@ export function describeChange({ added, removed }: { added: number; removed: num
 
 /** A unified diff of the change, with a few lines of context, as `diff -u` prints it. */
 export function unifiedDiff(path: string, before: string, after: string): string {
-  return createTwoFilesPatch(`a/${path}`, `b/${path}`, before, after, undefined, undefined, { context: 3 });
+  // An absolute path is `a/tmp/x`, as git writes one, not `a//tmp/x`.
+  const shown = path.replace(/^\/+/, '');
+  return createTwoFilesPatch(`a/${shown}`, `b/${shown}`, before, after, undefined, undefined, { context: 3 });
 }
 
 /**

@@ -182,6 +182,11 @@ export class CoordinatorConnection {
     return this.features.includes('ask_read_only');
   }
 
+  /** What the coordinator says it cannot promise here (ours: why its agent runs without a sandbox). */
+  get notes(): string | undefined {
+    return this.capabilities?.notes.join('; ') || undefined;
+  }
+
   /**
    * What goes in `message.content` / `query`: the bare question where the coordinator reads the
    * request's `context` (it says so: `editor_context`); else the question with the file (named
@@ -450,7 +455,7 @@ export class CoordinatorConnection {
     return this.tracked(async () => {
       try {
         const client = await this.usable(call.signal);
-        if (call.requireReadOnly && !this.keepsAsksReadOnly) throw new AskFailedError(NOT_READ_ONLY(this.address!), 'asks refused: buckley.ask.requireReadOnly');
+        if (call.requireReadOnly && !this.keepsAsksReadOnly) throw new AskFailedError(NOT_READ_ONLY(this.address!, this.notes), 'asks refused: buckley.ask.requireReadOnly');
         // A follow-up's earlier turns: beside the context for a coordinator that keeps conversations
         // (it sends them only where its agent lost the session); in the message for any other.
         const keepsConversations = this.features.includes('conversations');

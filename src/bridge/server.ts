@@ -164,7 +164,7 @@ export function startServer(connection: Connection, options: ServerOptions): Run
       // Before the first ask: a coordinator that does not keep asks read-only is named once.
       if (coordinator.state === 'ready' && !coordinator.keepsAsksReadOnly && !warnedNotReadOnly.has(coordinator)) {
         warnedNotReadOnly.add(coordinator);
-        logger.warn(ASKS_NOT_READ_ONLY(coordinator.address ?? 'the configured address'));
+        logger.warn(ASKS_NOT_READ_ONLY(coordinator.address ?? 'the configured address', coordinator.notes));
         messages.warn(connection, config().ask.requireReadOnly ? 'asks refused here: buckley.ask.requireReadOnly' : 'asks may edit files here: see buckley.ask.requireReadOnly');
       }
       // Said once per change, not at every retry; and a bad agent setting is not covered by "set it".

@@ -132,7 +132,7 @@ async function checkCoordinator(config: Config, report: Report): Promise<void> {
     report.ok(`the coordinator at ${address} answers (protocol ${caps.protocol_version || '?'}; features: ${caps.features.join(', ') || 'none'})`);
     // What it does with an ask, from what it announces (see bridge/connection.ts).
     if (!caps.features.includes('ask_read_only')) {
-      report.warn(`${ASKS_NOT_READ_ONLY(address)}${config.ask.requireReadOnly ? ' (it is true: asks will be refused there)' : ''}`);
+      report.warn(`${ASKS_NOT_READ_ONLY(address, caps.notes.join('; ') || undefined)}${config.ask.requireReadOnly ? ' (it is true: asks will be refused there)' : ''}`);
     }
     report.note(
       !config.completions.enabled

@@ -89,7 +89,7 @@ export async function writeForAgent(request: FileWriteRequest, policy: WritePoli
     throw new FileAccessError(`cannot write ${path}: ${(error as Error).message}`);
   }
   if (base === request.content) return;
-  const shown = insideWorkspace(path, policy.workspaceRoot) ? relative(policy.workspaceRoot!, path) : path;
+  const shown = shownPath(path, policy.workspaceRoot);
   const summary = changeSummary(base, request.content);
   const title = `Write ${shown} (${describeChange(summary)})`;
   const approved = takeApproved(policy.approvedEdits, path, base, request.content);
@@ -122,6 +122,47 @@ export async function writeForAgent(request: FileWriteRequest, policy: WritePoli
     throw new FileAccessError(`cannot write ${path}: ${(error as Error).message}`);
   }
   policy.changed?.({ path, before: base, after: request.content, inEditor: false });
+}
+
+/**
+ * A tool call's changes as the user reviews them: each one to the whole file — real line numbers,
+ * context, the path relative to the workspace — against what the user has now (the editor's
+ * buffer, else the disk). An agent that shows a snippet replaced (Claude Code's Edit: its
+ * old_string and new_string) is shown what that replacement does to the file; one whose snippet is
+ * not in the file, the snippet alone.
+ */
+export async function reviewEdits(edits: FileEdit[], policy: Pick<ReadPolicy, 'workspaceRoot' | 'fromEditor'>, signal: AbortSignal): Promise<{ text: string; added: number; removed: number }> {
+  let added = 0;
+  let removed = 0;
+  const diffs: string[] = [];
+  for (const edit of edits) {
+    const path = resolve(edit.path);
+    let base: string;
+    try {
+      base = (await policy.fromEditor?.({ path }, signal)) ?? (await readIfThere(path)) ?? '';
+    } catch {
+      base = edit.oldText ?? '';
+    }
+    const [before, after] = wholeFile(base, edit);
+    const change = changeSummary(before, after);
+    added += change.added;
+    removed += change.removed;
+    diffs.push(unifiedDiff(shownPath(path, policy.workspaceRoot), before, after));
+  }
+  return { text: diffs.join(''), added, removed };
+}
+
+/** The file before and after an edit: the whole file where the edit's snippet is found in it (or it is the whole file). */
+function wholeFile(base: string, edit: FileEdit): [string, string] {
+  if (edit.oldText === undefined) return [base, edit.newText];
+  if (edit.oldText === base) return [base, edit.newText];
+  if (edit.oldText && base.includes(edit.oldText)) return [base, base.replace(edit.oldText, edit.newText)];
+  return [edit.oldText, edit.newText];
+}
+
+/** A path as the user reads it: relative to the workspace inside it, else absolute. */
+export function shownPath(path: string, workspaceRoot: string | undefined): string {
+  return insideWorkspace(path, workspaceRoot) ? relative(workspaceRoot!, path) : path;
 }
 
 /** The approved edit this write makes exactly, taken off the list; undefined when there is none. */

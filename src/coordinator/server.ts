@@ -11,8 +11,8 @@ import { resolve } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Logger } from '../logger.js';
-import { AgentError, type AgentDriver, type AgentTurn, type FileEdit, type FileReadRequest, type PermissionDecision, type PermissionRequest, type TurnSink } from './agents/driver.js';
-import { FileAccessError, readForAgent, writeForAgent, type WritePolicy } from './files.js';
+import { AgentError, type AgentDriver, type AgentTurn, type FileEdit, type FileReadRequest, type PermissionDecision, type PermissionRequest, type TurnResult, type TurnSink } from './agents/driver.js';
+import { FileAccessError, readForAgent, reviewEdits, writeForAgent, type WritePolicy } from './files.js';
 import { CallerRequests, type TurnCaller } from './callerRequests.js';
 import { makeModelEdit, MODEL_EDIT_REPLY, selectionEditOf } from './modelEdits.js';
 import { buildPrompt } from '../wire/prompt.js';
@@ -121,10 +121,13 @@ class CoordinatorService {
   }
 
   private getServerCapabilities = (_call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+    const unsafeAsks = this.options.driver?.unsafeAsks;
     callback(null, {
       protocol_version: PROTOCOL_VERSION,
-      // Completions where the agent can make them (a model: fill-in-the-middle; an ACP agent has no such call).
-      features: [...FEATURES, ...(this.options.driver?.complete ? ['inline_completion'] : [])],
+      // Completions where the agent can make them (a model: fill-in-the-middle; an ACP agent has no
+      // such call); asks read-only only where the agent runs in its sandbox.
+      features: [...FEATURES.filter((feature) => !(unsafeAsks && feature === 'ask_read_only')), ...(this.options.driver?.complete ? ['inline_completion'] : [])],
+      notes: unsafeAsks ? [unsafeAsks] : [],
       max_agents: 1,
       supported_auth: this.options.tls ? [this.options.tls.clientCa ? 'mtls' : 'tls'] : ['insecure_local'],
     });
@@ -164,10 +167,11 @@ class CoordinatorService {
     const controller = new AbortController();
     call.on('cancelled', () => controller.abort());
     try {
-      const sink = this.askSink({ text() {}, tool() {}, plan() {} }, turn.turn.cwd);
+      const sink = this.askSink({ text() {}, tool() {}, plan() {}, notice() {} }, turn.turn.cwd);
       const result = await turn.driver.run(turn.turn, withFiles(sink, turn.turn.cwd, { readOnly: true }), controller.signal);
-      if (result.stopReason === 'cancelled') return callback(fail(grpc.status.CANCELLED, 'the ask was cancelled'));
-      callback(null, { response: { role: 'assistant', content: result.text } });
+      const refusal = refusalNote(result, controller.signal, turn.driver.shortName, true);
+      if (result.stopReason === 'cancelled' && !refusal) return callback(fail(grpc.status.CANCELLED, 'the ask was cancelled'));
+      callback(null, { response: { role: 'assistant', content: `${result.text}${refusal ?? ''}` } });
     } catch (error) {
       callback(agentFailure(error));
     }
@@ -227,6 +231,7 @@ class CoordinatorService {
       tool: (execution: WireToolExecution) => batch.tool(execution),
       plan: (done: number, total: number, current?: string) =>
         batch.step(total ? Math.round((done / total) * 100) : 0, current ?? `${done} of ${total} steps done`),
+      notice: (message: string) => sendNow({ status: 'in_progress', message }),
     };
     // Whatever is batched goes out before an approval or the final event, in order.
     const sendNow = (event: Record<string, unknown>) => {
@@ -250,8 +255,11 @@ class CoordinatorService {
     try {
       const result = await turn.driver.run(turn.turn, sink, controller.signal);
       if (modelEdit && result.stopReason === 'end_turn') events.text(`\n\n${await makeModelEdit(modelEdit, result.text, sink, controller.signal)}`);
+      // An agent that can only end its turn when refused (Codex) was refused, not cancelled.
+      const refusal = refusalNote(result, controller.signal, turn.driver.shortName, readOnly);
+      if (refusal) events.text(refusal);
       batch.flush();
-      if (result.stopReason === 'cancelled') {
+      if (result.stopReason === 'cancelled' && !refusal) {
         if (!call.cancelled) call.write({ task_id: taskId, status: 'cancelled', message: 'Task cancelled', timestamp: timestamp() });
       } else {
         send({ status: 'completed', progress: 100, message: 'Done' });
@@ -302,6 +310,8 @@ class CoordinatorService {
         // Where the agent works: the editor's workspace, else where this coordinator runs.
         cwd: root ? fileUriToPath(root) : process.cwd(),
         readOnly,
+        // Maybe one of the agent's commands (`/review`): the driver knows which it lists.
+        ...(question.trimStart().startsWith('/') ? { command: question.trim() } : {}),
       },
     };
   }
@@ -450,9 +460,11 @@ function answerOf<T>(requests: CallerRequests<T>, caller: Caller, id: string, an
 /** A sink whose reads and writes follow the turn's policy (files.ts), through the editor where it can. */
 function withFiles(sink: Omit<TurnSink, 'readFile' | 'writeFile'>, cwd: string | undefined, editor: Pick<WritePolicy, 'readOnly' | 'fromEditor' | 'toEditor' | 'changed'>): TurnSink {
   const approvedEdits: FileEdit[] = [];
-  // A tool call's changes the user approved: the agent's write of one of them is not asked again.
+  // A tool call's changes are reviewed as changes to the whole file; once the user approved them,
+  // the agent's write of one of them is not asked again.
   const permission = async (call: PermissionRequest, signal: AbortSignal): Promise<PermissionDecision> => {
-    const decision = await sink.permission(call, signal);
+    const reviewed = call.edits?.length && !call.diff ? { ...call, diff: await reviewEdits(call.edits, policy, signal) } : call;
+    const decision = await sink.permission(reviewed, signal);
     if (decision !== 'reject' && call.edits) approvedEdits.push(...call.edits);
     return decision;
   };
@@ -509,6 +521,17 @@ function fail(code: grpc.status, details: string): grpc.ServiceError {
   return Object.assign(new Error(details), { code, details, metadata: new grpc.Metadata() }) as grpc.ServiceError;
 }
 
+/**
+ * What to add to the answer of a turn the agent ended after a tool call of it was declined
+ * without being cancelled by anyone (Codex ends its turn as cancelled when refused): that it
+ * stopped, and why. Undefined for any other turn.
+ */
+function refusalNote(result: TurnResult, signal: AbortSignal, agent: string, readOnly: boolean): string | undefined {
+  if (result.stopReason !== 'cancelled' || signal.aborted || !result.refused?.length) return undefined;
+  const what = result.refused.map((tool) => `“${tool}”`).join(', ');
+  return `\n\n${agent} stopped when ${what} was declined${readOnly ? ': an ask is read-only (it may read the workspace, not change it or run commands); run it as a task to let it act' : ' (not approved)'}.`;
+}
+
 function agentFailure(error: unknown): grpc.ServiceError {
   if (error instanceof AgentError) return fail(grpc.status.UNAVAILABLE, error.message);
   return fail(grpc.status.INTERNAL, error instanceof Error ? error.message : String(error));
@@ -542,6 +565,8 @@ export async function startCoordinator(listen: string, options: CoordinatorOptio
         options.tls.clientCa !== undefined,
       )
     : grpc.ServerCredentials.createInsecure();
+  // What the agent can promise is known before the first caller asks (GetServerCapabilities).
+  await options.driver?.prepare?.();
   const server = new grpc.Server({ 'grpc.max_receive_message_length': 64 * 1024 * 1024 });
   const service = new CoordinatorService(options);
   server.addService(agentCommunicationService().service, service.handlers());

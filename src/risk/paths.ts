@@ -127,6 +127,17 @@ const PERSISTENT: [RegExp, string][] = [
   [/(^|\/)\.(bashrc|bash_profile|profile|zshrc|zprofile|zshenv|login)$/, 'the shell runs it'],
 ];
 
+/** What secret a file holds by its name alone (`.env`, `id_ed25519`, `key.pem`, …); undefined for other names. */
+export function credentialByName(name: string): string | undefined {
+  if (NOT_CREDENTIALS.test(name)) return undefined;
+  return CREDENTIAL_NAMES.find(([pattern]) => pattern.test(name))?.[1];
+}
+
+/** The credential files and directories of the user and the system, where they would be: absolute paths and what they hold. */
+export function credentialPlaces(home: string): { path: string; what: string }[] {
+  return [...HOME_CREDENTIALS.map(([relative, what]) => ({ path: join(home, relative), what })), ...SYSTEM_CREDENTIALS.map(([path, what]) => ({ path, what }))];
+}
+
 export function describePath(written: string, place: Place): PathFacts {
   const resolved = resolvePath(written, place);
   if (!resolved) return { written, inside: false };
@@ -140,9 +151,7 @@ export function describePath(written: string, place: Place): PathFacts {
   for (const [prefix, what] of SYSTEM_CREDENTIALS) {
     if (resolved === prefix || resolved.startsWith(`${prefix}/`)) facts.credential = what;
   }
-  if (!NOT_CREDENTIALS.test(name)) {
-    for (const [pattern, what] of CREDENTIAL_NAMES) if (pattern.test(name)) facts.credential ??= what;
-  }
+  facts.credential ??= credentialByName(name);
   for (const [pattern, what] of PERSISTENT) if (pattern.test(resolved)) facts.persistent = what;
   return facts;
 }

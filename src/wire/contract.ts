@@ -93,6 +93,8 @@ export const serverCapabilitiesSchema = z.object({
   features: list(z.string()),
   max_agents: z._default(z.number(), 0),
   supported_auth: list(z.string()),
+  /** Ours: what the coordinator cannot promise here, in words for the user. */
+  notes: list(z.string()),
 });
 export type ServerCapabilities = z.infer<typeof serverCapabilitiesSchema>;
 

@@ -184,11 +184,13 @@ describe('conversations', () => {
   it('survives a restart: an agent that can load sessions gets its session back (ACP session/load), not a replay', async () => {
     const stateDir = tempDir('buckley-conv-');
     const env = { SCRIPTED_AGENT_SESSIONS: tempDir('scripted-sessions-') };
-    const before = await TestClient.start({ stateDir, env });
+    // Where the agent keeps its sessions is its own state: writable in its sandbox, as a user says.
+    const initialize = { initializationOptions: { agent: { sandbox: { writable: [env.SCRIPTED_AGENT_SESSIONS] } } } };
+    const before = await TestClient.start({ stateDir, env, initialize });
     const first = await before.request('buckley/ask', { question: 'What is first?' });
     expect(await before.shutdown()).toBe(0);
 
-    const after = await TestClient.start({ stateDir, env });
+    const after = await TestClient.start({ stateDir, env, initialize });
     cleanups.push(() => after.shutdown());
     const followUp = await after.request('buckley/ask', { question: 'RECALL', conversation: first.conversation });
     expect(followUp.answer).toBe('recall: turn 2 of this session; earlier questions: [What is first?]');

@@ -177,7 +177,7 @@ describe('doctor', () => {
     it("gives the agent's own error line, not the tail of its stack trace", async () => {
       const run = await doctor([], { BUCKLEY_AGENT: `${process.execPath} ${join(dir, 'missing-agent.js')}` });
       expect(run.failures).toEqual([
-        `ACP agent \`${process.execPath} ${join(dir, 'missing-agent.js')}\` exited with code 1. Its last output: Error: Cannot find module '${join(dir, 'missing-agent.js')}'`,
+        `missing-agent.js exited with code 1. Its last output: Error: Cannot find module '${join(dir, 'missing-agent.js')}'`,
       ]);
     });
 

@@ -6,7 +6,8 @@
  * their children, busy, deaf to stdin EOF and SIGTERM, stopped — is gone when it ends, however
  * the editor goes away.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -92,6 +93,30 @@ function gone(pid: number): boolean {
   }
 }
 
+/**
+ * The processes whose command line holds `tag`, as this machine numbers them (in the agent's
+ * sandbox the agent sees other numbers): the agent itself, the child it spawned, the sandbox.
+ */
+function tagged(tag: string): { agent: number; child: number; all: number[] } {
+  const all: number[] = [];
+  let agent = 0;
+  let child = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || gone(Number(entry))) continue;
+    let words: string[];
+    try {
+      words = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+    } catch {
+      continue;
+    }
+    if (!words.includes(tag)) continue;
+    all.push(Number(entry));
+    if (words[0] === process.execPath && words[1] === SCRIPTED_AGENT) agent = Number(entry);
+    if (words[0] === process.execPath && words[1] === '-e') child = Number(entry);
+  }
+  return { agent, child, all };
+}
+
 /** Resolves once every pid is gone (the test's timeout bounds the wait). */
 async function allGone(pids: number[]): Promise<void> {
   while (!pids.every(gone)) await new Promise((resolve) => setTimeout(resolve, 20));
@@ -104,36 +129,40 @@ describe('processes the server started', () => {
     ['the server gets SIGTERM', (_client: TestClient, server: number) => process.kill(server, 'SIGTERM')],
     ['the server gets SIGHUP', (_client: TestClient, server: number) => process.kill(server, 'SIGHUP')],
   ])('are all gone when %s: a busy agent deaf to EOF and SIGTERM, stopped, and its child', async (_how, endIt) => {
+    const tag = `--tag=${randomUUID()}`;
     const client = await TestClient.start({
       wrapper: `${REPO}test/helpers/relay.mjs`,
-      env: { BUCKLEY_AGENT: `${process.execPath} ${SCRIPTED_AGENT} --ignore-sigterm --ignore-eof` },
+      env: { BUCKLEY_AGENT: `${process.execPath} ${SCRIPTED_AGENT} --ignore-sigterm --ignore-eof ${tag}` },
       initialize: { capabilities: { experimental: { buckley: { taskProgress: true } } } },
     });
     cleanups.push(() => client.kill());
     const server = Number(/server pid (\d+)/.exec(client.stderr)?.[1]);
-    const { answer } = await client.request('buckley/ask', { question: 'SPAWN a helper' });
-    const [, agent, child] = /pids: agent=(\d+) child=(\d+)/.exec(answer)!.map(Number);
-    // Busy with a task that never ends by itself, then frozen.
+    expect((await client.request('buckley/ask', { question: 'SPAWN a helper' })).answer).toMatch(/pids: agent=\d+ child=\d+/);
+    // Busy with a task that never ends by itself (the task's agent, in a sandbox of its own), then frozen.
     const { taskId } = await client.request('buckley/executeTask', { task: 'HANG on to this' });
     await client.waitFor('$/buckley/taskProgress', (p) => p.taskId === taskId && p.status === 'in_progress');
-    process.kill(agent!, 'SIGSTOP');
+    const { agent, child, all } = tagged(tag);
+    expect(agent && child).toBeTruthy();
+    for (const pid of all) if (pid !== child) process.kill(pid, 'SIGSTOP');
 
     endIt(client, server);
-    await allGone([server, agent!, child!]);
-    expect([server, agent, child].every((pid) => gone(pid!))).toBe(true);
+    await allGone([server, ...all]);
+    expect([server, ...all].every((pid) => gone(pid))).toBe(true);
   });
 
   it.each(['SIGHUP', 'SIGTERM'] as const)('are all gone when the standalone coordinator gets %s: its agent and the agent\'s child', async (signal) => {
-    const coordinator = await startCoordinatorProcess(['--agent', process.execPath, SCRIPTED_AGENT, '--ignore-sigterm', '--ignore-eof']);
+    const tag = `--tag=${randomUUID()}`;
+    const coordinator = await startCoordinatorProcess(['--agent', process.execPath, SCRIPTED_AGENT, '--ignore-sigterm', '--ignore-eof', tag]);
     cleanups.push(() => void coordinator.stop());
     const client = await start({ args: ['--coordinator', coordinator.address], env: { BUCKLEY_AGENT: undefined } });
-    const { answer } = await client.request('buckley/ask', { question: 'SPAWN a helper' });
-    const [, agent, child] = /pids: agent=(\d+) child=(\d+)/.exec(answer)!.map(Number);
+    expect((await client.request('buckley/ask', { question: 'SPAWN a helper' })).answer).toMatch(/pids: agent=\d+ child=\d+/);
+    const { agent, child, all } = tagged(tag);
+    expect(agent && child).toBeTruthy();
     const exited = new Promise((resolve) => coordinator.process.once('exit', resolve));
     coordinator.process.kill(signal);
     await exited;
-    await allGone([agent!, child!]);
-    expect([agent, child].every((pid) => gone(pid!))).toBe(true);
+    await allGone(all);
+    expect(all.every((pid) => gone(pid))).toBe(true);
   });
 
   it('leaves no answers file behind when there was nothing to save', async () => {

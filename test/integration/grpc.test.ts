@@ -106,9 +106,11 @@ describe('our coordinator', () => {
     const c = client(running.address);
     expect(await c.unary('GetServerCapabilities', {}, serverCapabilitiesSchema, { timeoutMs: 5000 })).toEqual({
       protocol_version: '1.0',
-      features: ['chat', 'stream_task', 'answer_stream', 'tool_approval', 'approval_events', 'editor_context', 'ask_read_only', 'editor_buffers', 'edit_selection', 'conversations'],
+      // An agent not started in a sandbox cannot keep an ask read-only: not announced, and said why.
+      features: ['chat', 'stream_task', 'answer_stream', 'tool_approval', 'approval_events', 'editor_context', 'editor_buffers', 'edit_selection', 'conversations'],
       max_agents: 1,
       supported_auth: ['insecure_local'],
+      notes: ['the agent runs without a sandbox (it is not started in one)'],
     });
     await expect(c.unary('DiscoverAgents', {}, z.object({}), { timeoutMs: 5000 })).rejects.toMatchObject({ code: grpc.status.UNIMPLEMENTED });
     await expect(c.unary('ApplyEdits', {}, z.object({}), { timeoutMs: 5000 })).rejects.toMatchObject({ code: grpc.status.UNIMPLEMENTED });

@@ -111,11 +111,11 @@ describe('tasks', () => {
     await client.waitFor('window/showMessage', (p) => p.message === 'cancelled «HANG about»');
 
     await client.request('workspace/executeCommand', { command: 'buckley.runTask', arguments: [{ task: 'CRASH NOW, please' }] });
-    await client.waitFor('window/showMessage', (p) => p.type === 1 && p.message.startsWith('task failed: ACP agent'));
+    await client.waitFor('window/showMessage', (p) => p.type === 1 && p.message.startsWith('task failed: scripted-agent.mjs exited'));
     // Logged once as the agent's death and once as the task's failure, not again by every place that heard of it.
-    await client.waitFor('window/logMessage', (p) => p.message.includes('("CRASH NOW, please") failed: ACP agent'));
+    await client.waitFor('window/logMessage', (p) => p.message.includes('("CRASH NOW, please") failed: scripted-agent.mjs exited'));
     // The agent's death is logged by the coordinator's worker thread: it may come after the task's end.
-    await client.waitFor('window/logMessage', (p) => p.message.includes('exited with code 3') && !p.message.includes('failed: ACP agent') && !p.message.startsWith('Buckley: CRASH NOW'));
+    await client.waitFor('window/logMessage', (p) => p.message.includes('exited with code 3') && !p.message.includes('failed: scripted-agent.mjs') && !p.message.startsWith('Buckley: CRASH NOW'));
     const logged = client.all('window/logMessage').filter((p) => p.message.includes('exited with code 3') && !p.message.startsWith('Buckley: CRASH NOW'));
     expect(logged).toHaveLength(2);
   });
@@ -211,8 +211,8 @@ describe('tasks', () => {
     const { taskId } = await client.request('buckley/executeTask', { task: 'CRASH NOW' });
     const final = await ended(client, taskId);
     expect(final.status).toBe('failed');
-    expect(final.message).toMatch(/ACP agent `.*scripted-agent\.mjs` exited with code 3/);
-    await client.waitFor('window/showMessage', (p) => p.type === 1 && p.message.startsWith('task failed: ACP agent'));
+    expect(final.message).toMatch(/^scripted-agent\.mjs exited with code 3/);
+    await client.waitFor('window/showMessage', (p) => p.type === 1 && p.message.startsWith('task failed: scripted-agent.mjs exited'));
     // The next task starts the agent again.
     const next = await client.request('buckley/executeTask', { task: 'PLAN again' });
     expect(await ended(client, next.taskId)).toMatchObject({ status: 'completed' });

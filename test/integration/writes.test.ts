@@ -134,7 +134,14 @@ describe('what the agent writes', () => {
     const approvals = session.client.all('buckley/approveTool');
     expect(approvals).toHaveLength(1);
     expect(approvals[0]).toMatchObject({ tool: `Edit ${file}`, change: { linesAdded: 1, linesRemoved: 1 } });
-    expect(approvals[0].change.diff).toMatch(/^-tries = 3$[\s\S]*^\+tries = 4$/m);
+    // The change to the whole file, not the snippet the agent showed: the real line, its number,
+    // context around it, the path as the user reads it.
+    const line = original.split('\n').findIndex((text) => text.includes('tries = 3'));
+    const diff: string = approvals[0].change.diff;
+    expect(diff).toContain('--- a/retry.ts\n+++ b/retry.ts\n');
+    const from = Math.max(1, line + 1 - 3);
+    expect(diff).toMatch(new RegExp(`^@@ -${from},\\d+ \\+${from},\\d+ @@$`, 'm'));
+    expect(diff).toContain(`\n-${original.split('\n')[line]}\n+${original.split('\n')[line]!.replace('tries = 3', 'tries = 4')}\n`);
     expect(session.buffers.get(uri)!.getText()).toBe(original.replace('tries = 3', 'tries = 4'));
   });
 

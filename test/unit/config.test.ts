@@ -8,11 +8,17 @@ describe('config', () => {
         "agent": {
           "cancelGraceMs": 5000,
           "driver": "auto",
+          "maxIdleSessions": 4,
+          "modes": {},
           "openai": {
             "apiKeyEnv": "OPENAI_API_KEY",
             "baseUrl": "http://127.0.0.1:11434/v1",
           },
           "requestTimeoutMs": 30000,
+          "sandbox": {
+            "enabled": true,
+            "writable": [],
+          },
         },
         "answers": {
           "hover": true,

@@ -1,35 +1,45 @@
 /**
- * The ACP driver: spawns an Agent Client Protocol agent (`buckley acp`, `gemini --acp`,
- * codex-acp, …) and talks JSON-RPC over its stdio with @agentclientprotocol/sdk. One ACP
- * session per coordinator session; message chunks become the answer, tool calls and plans
- * become progress, permission requests go to the coordinator to decide. If the agent crashes
- * or exits, the running turn fails with a clear error and the next turn starts it again.
+ * The ACP driver: runs an Agent Client Protocol agent (`buckley acp`, `gemini --acp`, codex-acp,
+ * claude-agent-acp, …) as a process (acpProcess.ts; in its sandbox: pool.ts) and its turns in
+ * ACP sessions. Message chunks become the answer, tool calls and plans become progress,
+ * permission requests go to the coordinator to decide, and so do its file reads and writes
+ * (fs/*) and its commands (terminal/*). If the agent crashes or exits, the running turn fails
+ * with a clear error and the next turn starts it again.
+ *
+ * Every session runs in the mode of its intent (modes.ts): an ask in the agent's read-only mode,
+ * a task in the one that asks before changes — set when the session is made, and again before a
+ * turn if the agent left it.
  *
  * A session belongs to one turn at a time, from `session/prompt` until the agent answers it:
  * updates and permission requests reach that turn and no other. A session whose turn has not
  * ended is never lent to another turn; one whose agent ignores `session/cancel` past the grace
  * period is given up for good (closed where the agent can close sessions) and replaced, and
- * whatever it still sends is dropped and logged.
+ * whatever it still sends is dropped and logged. Idle sessions are bounded: beyond
+ * `maxIdleSessions` the one idle longest is closed — and an agent that cannot close sessions is
+ * restarted, once no turn runs, when it holds more than that many we no longer use.
  */
-import type { ChildProcess } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { basename } from 'node:path';
-import { Readable, Writable } from 'node:stream';
 import type * as acp from '@agentclientprotocol/sdk';
 import * as z from '../../schema.js';
 import type { Logger } from '../../logger.js';
 import type { WireToolExecution } from '../../wire/contract.js';
 import { withEarlierTurns } from '../../wire/prompt.js';
-import { AgentError, type AgentDriver, type AgentTurn, type FileEdit, type PermissionDecision, type TurnResult, type TurnSink } from './driver.js';
-import { changeSummary, unifiedDiff } from '../../edits.js';
-import { spawnGroup, stopGroup } from './processes.js';
-import { takeSessionUpdates } from './updateStream.js';
 import { seconds } from '../../text.js';
 import { FileAccessError } from '../files.js';
+import { AgentError, type AgentDriver, type AgentTurn, type TurnResult, type TurnSink } from './driver.js';
+import { errorText, inWords, knownOf, oneLine, type AgentIdentity } from './acpErrors.js';
+import { chooseOption, describeValue, flattenParameters, mapStopReason, permissionToolCall, readTextFileParams, rememberCall, toolKind, writeTextFileParams, type CallFacts, type SessionUpdate } from './acpMessages.js';
+import { delay, isAlive, orDeath, startAgentProcess, withDeadline, type AgentProcess } from './acpProcess.js';
+import { chooseMode, modesOf, type SessionModes } from './modes.js';
+import { stopGroup } from './processes.js';
 import type { SessionStore } from './sessionStore.js';
+import { Terminals } from './terminals.js';
 
 export interface AcpDriverOptions {
   command: string[];
+  /** What runs: the command (the default), or bubblewrap with it (pool.ts): `sandbox` says which. */
+  launch?: { program: string; args: string[]; sandbox?: 'ask' | 'task'; sandboxed?: boolean };
   cwd?: string;
   env?: NodeJS.ProcessEnv;
   /** Deadline of ACP setup requests (initialize, session/new). */
@@ -40,27 +50,25 @@ export interface AcpDriverOptions {
   clientVersion: string;
   /** Where conversations' ACP sessions are remembered across restarts (for agents that can load them). */
   sessionStore?: SessionStore;
+  /** The modes asks and tasks run in, by id or name (buckley.agent.modes); else modes.ts decides. */
+  modes?: { ask?: string; task?: string };
+  /** Idle sessions kept for their conversations (buckley.agent.maxIdleSessions). */
+  maxIdleSessions?: number;
+  /** No word from the agent this long during a turn, and the user is told (and again each time). */
+  silenceMs?: number;
+  /** Runs an agent's command (terminal/create) the way the agent itself runs: in its sandbox. */
+  wrapCommand?: (command: string[], cwd: string) => { program: string; args: string[]; sandboxed?: boolean };
 }
 
-interface Agent {
-  child: ChildProcess;
-  connection: acp.ClientConnection;
-  /** Rejects when the process exits or the connection breaks. */
-  died: Promise<never>;
-  /** Why it died, once it has. */
-  death?: AgentError;
-  /** Calls waiting on it that its death must fail (see `orDeath`). */
-  readonly deathListeners: Set<(error: AgentError) => void>;
+interface Agent extends AgentProcess {
   /** Every ACP session of ours, by id, until its last turn has ended. */
   readonly sessions: Map<string, AcpSession>;
   /** Sessions whose turn has ended, free for the next turn of their coordinator session. */
   readonly idle: Map<string, AcpSession[]>;
-  /** The agent offers `session/close`. */
-  canClose: boolean;
-  /** The agent offers `session/load`: a conversation's session comes back after a restart. */
-  canLoad: boolean;
-  /** We are stopping it: its exit is expected, not news. */
-  stopping?: boolean;
+  /** The commands it lists (`available_commands_update`), by name. */
+  readonly commands: Set<string>;
+  /** Sessions we let go that it could not close: it holds them still. */
+  heldUnused: number;
 }
 
 interface AcpSession {
@@ -75,6 +83,9 @@ interface AcpSession {
   dropped: number;
   /** Being loaded (`session/load`): the agent replays its history, which is not a turn's answer. */
   loading?: boolean;
+  modes?: SessionModes;
+  /** The mode its turns run in (chosen for its intent when it was made). */
+  wantedMode?: string;
 }
 
 interface ActiveTurn {
@@ -82,100 +93,53 @@ interface ActiveTurn {
   readOnly: boolean;
   signal: AbortSignal;
   text: string;
+  /** A new tool call (or the agent's thinking) came since the last piece of the answer: the next piece starts a paragraph. */
+  textInterrupted: boolean;
   tools: Map<string, WireToolExecution>;
   /** What the agent said about each tool call so far, for judging its permission request. */
   calls: Map<string, CallFacts>;
+  /** Tool calls declined during the turn, in a few words each. */
+  refused: string[];
+  /** When the agent last said anything in this turn. */
+  lastWord: number;
+  /** Permission requests being decided: silence then is the user's, not the agent's. */
+  deciding: number;
 }
 
-interface CallFacts {
-  title?: string;
-  kind?: string;
-  input?: unknown;
-  locations: string[];
-  writes: string[];
-  /** The changes it shows (ACP `diff` content), latest per file. */
-  diffs: FileEdit[];
-}
-
-const STDERR_LINES_KEPT = 50;
 const CANCEL_GRACE_MS = 5_000;
-/** How long an agent whose first output was not JSON-RPC still has to answer initialize. */
-const NOT_ACP_GRACE_MS = 5_000;
-
-/**
- * session/update as this driver reads it, one plain object schema per kind it uses: updates are
- * checked with these at the boundary, before the SDK sees the agent's output (updateStream.ts),
- * since parsing the whole ACP union for every update was most of a chatty agent's cost.
- */
-const notificationOf = <Update extends z.core.$ZodShape>(update: Update) => z.object({ sessionId: z.string(), update: z.object(update) });
-const toolCallFields = {
-  toolCallId: z.string(),
-  title: z.nullish(z.string()),
-  status: z.nullish(z.string()),
-  kind: z.nullish(z.string()),
-  rawInput: z.optional(z.unknown()),
-  locations: z.nullish(z.array(z.object({ path: z.string() }))),
-  content: z.nullish(z.array(z.object({ type: z.string(), path: z.optional(z.string()), oldText: z.nullish(z.string()), newText: z.optional(z.string()) }))),
-};
-const toolUpdate = notificationOf({
-  sessionUpdate: z.enum(['tool_call', 'tool_call_update']),
-  ...toolCallFields,
-  rawOutput: z.optional(z.unknown()),
-});
-/** The tool call of a permission request, read the same way (the SDK checked it against ACP). */
-const permissionToolCall = z.object(toolCallFields);
-
-/** ACP fs/write_text_file, as far as we read it. */
-const writeTextFileParams = z.object({ sessionId: z.string(), path: z.string().check(z.minLength(1)), content: z.string() });
-
-/** JSON-RPC error codes for a read: ACP's "resource not found", and any other failure. */
-const RESOURCE_NOT_FOUND = -32002;
-const INTERNAL_ERROR = -32603;
-
-/** ACP fs/read_text_file, as far as we read it. */
-const readTextFileParams = z.object({
-  sessionId: z.string(),
-  path: z.string().check(z.minLength(1)),
-  line: z.optional(z.nullable(z.int().check(z.minimum(1)))),
-  limit: z.optional(z.nullable(z.int().check(z.minimum(1)))),
-});
-type ToolCallFields = z.infer<typeof permissionToolCall>;
-const updateSchemas = {
-  agent_message_chunk: notificationOf({ sessionUpdate: z.literal('agent_message_chunk'), content: z.object({ type: z.string(), text: z.optional(z.string()) }) }),
-  tool_call: toolUpdate,
-  tool_call_update: toolUpdate,
-  plan: notificationOf({ sessionUpdate: z.literal('plan'), entries: z.array(z.object({ content: z.string(), status: z.string() })) }),
-};
-const otherUpdate = z.pipe(z.object({ sessionId: z.string() }), z.transform((notification) => ({ ...notification, update: { sessionUpdate: 'other' as const } })));
-type SessionUpdate = z.infer<(typeof updateSchemas)[keyof typeof updateSchemas]> | z.infer<typeof otherUpdate>;
-
-/** What is read of an update, checked; undefined (and ignored) when it is not what ACP says. */
-function parseSessionUpdate(params: unknown): SessionUpdate | undefined {
-  const kind = (params as { update?: { sessionUpdate?: unknown } } | null)?.update?.sessionUpdate;
-  const schema = typeof kind === 'string' && Object.hasOwn(updateSchemas, kind) ? updateSchemas[kind as keyof typeof updateSchemas] : otherUpdate;
-  const parsed = schema.safeParse(params);
-  return parsed.success ? parsed.data : undefined;
-}
-
 /** Idle ACP sessions kept for their conversations' next turns; beyond it the one idle longest is closed. */
-export const MAX_IDLE_SESSIONS = 32;
-
-/** The longest line an agent may write (the SDK's own default). */
-const MAX_MESSAGE_BYTES = 32 * 1024 * 1024;
+export const MAX_IDLE_SESSIONS = 4;
+export const SILENCE_MS = 30_000;
+/** How long a question that may be a command waits for the agent to list its commands. */
+const COMMANDS_WAIT_MS = 1_000;
 
 export class AcpDriver implements AgentDriver {
   readonly writesFiles = true;
   readonly description: string;
-  readonly shortName: string;
   private agent: Promise<Agent> | undefined;
   private live: Agent | undefined;
-  /** The process of the latest start, until it has answered initialize or died. */
-  private starting: ChildProcess | undefined;
-  private readonly stderrTail: string[] = [];
+  /** The name it gave itself (agentInfo), once known. */
+  private agentName: string | undefined;
+  private acpName: string | undefined;
+  private readonly terminals: Terminals;
 
   constructor(private readonly options: AcpDriverOptions) {
     this.description = `ACP agent \`${options.command.join(' ')}\``;
-    this.shortName = shortCommandName(options.command);
+    this.terminals = new Terminals({ logger: options.logger, wrap: options.wrapCommand, env: options.env });
+  }
+
+  /** Started as it is, not in a sandbox (pool.ts starts it in one): an ask cannot be kept read-only. */
+  get unsafeAsks(): string | undefined {
+    return this.options.launch?.sandbox ? undefined : 'the agent runs without a sandbox (it is not started in one)';
+  }
+
+  /** How the user knows the agent: its agentInfo title once it said it, else its program's name. */
+  get shortName(): string {
+    return this.agentName ?? knownOf({ command: this.options.command, title: '' })?.title ?? shortCommandName(this.options.command);
+  }
+
+  private get identity(): AgentIdentity {
+    return { acpName: this.acpName, command: this.options.command, title: this.shortName };
   }
 
   async run(turn: AgentTurn, sink: TurnSink, signal: AbortSignal): Promise<TurnResult> {
@@ -187,38 +151,76 @@ export class AcpDriver implements AgentDriver {
     } finally {
       // Lent again only once its turn has ended (the agent answered session/prompt).
       if (!session.abandoned && isAlive(agent) && agent.sessions.has(session.id)) this.keepIdle(agent, session);
+      this.restartIfHoldingTooMany(agent);
     }
   }
 
   private async prompt(agent: Agent, session: AcpSession, turn: AgentTurn, sink: TurnSink, signal: AbortSignal): Promise<TurnResult> {
-    const active: ActiveTurn = { sink, readOnly: turn.readOnly, signal, text: '', tools: new Map(), calls: new Map() };
+    await this.keepMode(agent, session);
+    const active: ActiveTurn = { sink, readOnly: turn.readOnly, signal, text: '', textInterrupted: false, tools: new Map(), calls: new Map(), refused: [], lastWord: Date.now(), deciding: 0 };
     session.turn = active;
     const onAbort = () => {
       agent.connection.agent.notify('session/cancel', { sessionId: session.id }).catch(() => undefined);
+      this.terminals.endTurn(session.id);
     };
     signal.addEventListener('abort', onAbort, { once: true });
+    const silence = this.watchSilence(agent, active);
     // An agent that ignores session/cancel must not hold the turn forever.
     const gaveUp = abortedAfter(signal, this.options.cancelGraceMs ?? CANCEL_GRACE_MS);
-    const answered = orDeath(agent, agent.connection.agent.request('session/prompt', { sessionId: session.id, prompt: [{ type: 'text', text: turn.prompt }] }));
+    const text = await this.promptText(agent, turn);
+    const answered = orDeath(agent, agent.connection.agent.request('session/prompt', { sessionId: session.id, prompt: [{ type: 'text', text }] }));
+    const result = (stopReason: TurnResult['stopReason']): TurnResult => ({ text: active.text, stopReason, ...(active.refused.length ? { refused: active.refused } : {}) });
     try {
       const response = await Promise.race([answered, gaveUp.promise]);
       if (response === GAVE_UP) {
         this.abandon(agent, session, answered);
-        return { text: active.text, stopReason: 'cancelled' };
+        return result('cancelled');
       }
-      const stopReason = signal.aborted ? 'cancelled' : mapStopReason(response.stopReason);
-      return { text: active.text, stopReason };
+      return result(signal.aborted ? 'cancelled' : mapStopReason(response.stopReason));
     } catch (error) {
-      if (signal.aborted) return { text: active.text, stopReason: 'cancelled' };
+      if (signal.aborted) return result('cancelled');
       if (error instanceof AgentError) throw error;
       // A closed connection usually means the process is exiting: report its exit status.
       const death = await orDeath(agent, delay(1_000)).catch((reason: unknown) => reason);
-      throw death instanceof AgentError ? death : new AgentError(`${this.description} failed: ${errorText(error)}`);
+      throw death instanceof AgentError ? death : new AgentError(inWords(`${this.shortName} failed`, error, this.identity));
     } finally {
+      clearInterval(silence);
       gaveUp.dispose();
       signal.removeEventListener('abort', onAbort);
+      this.terminals.endTurn(session.id);
       session.turn = undefined;
     }
+  }
+
+  /**
+   * The prompt: the question with its context; a command the agent lists (`/review …`) alone, as
+   * ACP has commands sent. A fresh session's commands come just after it is made: a question that
+   * looks like one waits for them a moment.
+   */
+  private async promptText(agent: Agent, turn: AgentTurn): Promise<string> {
+    const name = /^\/([\w:.-]+)/.exec(turn.command ?? '')?.[1];
+    if (!name) return turn.prompt;
+    for (let waited = 0; !agent.commands.has(name) && waited < COMMANDS_WAIT_MS; waited += 100) await delay(100);
+    return agent.commands.has(name) ? turn.command! : turn.prompt;
+  }
+
+  /**
+   * Tells the user when the agent says nothing for `silenceMs` while no permission is being
+   * decided (it may be retrying a refused key in silence, as Claude Code does), with its last log line.
+   */
+  private watchSilence(agent: Agent, turn: ActiveTurn): NodeJS.Timeout {
+    const silenceMs = this.options.silenceMs ?? SILENCE_MS;
+    const timer = setInterval(
+      () => {
+        if (turn.deciding > 0 || Date.now() - turn.lastWord < silenceMs) return;
+        const said = agent.stderrTail.at(-1);
+        turn.sink.notice(`no word from ${this.shortName} for ${seconds(Date.now() - turn.lastWord)}; it may be retrying${said ? ` — its last log line: ${oneLine(said, 160)}` : ''}`);
+        turn.lastWord = Date.now();
+      },
+      Math.min(silenceMs, 1_000),
+    );
+    timer.unref();
+    return timer;
   }
 
   /**
@@ -229,24 +231,20 @@ export class AcpDriver implements AgentDriver {
     const { logger } = this.options;
     session.abandoned = true;
     logger.warn(
-      `${this.description} did not end a cancelled turn within ${seconds(this.options.cancelGraceMs ?? CANCEL_GRACE_MS)}: its ACP session ${session.id} is given up${agent.canClose ? ' and closed' : ''}; what it still sends is dropped`,
+      `${this.shortName} did not end a cancelled turn within ${seconds(this.options.cancelGraceMs ?? CANCEL_GRACE_MS)}: its ACP session ${session.id} is given up${agent.canClose ? ' and closed' : ''}; what it still sends is dropped`,
     );
-    if (agent.canClose) {
-      withDeadline(agent.connection.agent.request('session/close', { sessionId: session.id }), this.options.requestTimeoutMs ?? 30_000, 'session/close timed out').catch(
-        (error: unknown) => logger.debug(`session/close ${session.id}: ${errorText(error)}`),
-      );
-    }
+    this.closeSession(agent, session.id);
     void answered
       .catch(() => undefined)
       .finally(() => {
         agent.sessions.delete(session.id);
-        logger.info(`${this.description} ended the abandoned turn of ACP session ${session.id} (${session.dropped} late update(s) dropped)`);
+        logger.info(`${this.shortName} ended the abandoned turn of ACP session ${session.id} (${session.dropped} late update(s) dropped)`);
       });
   }
 
   async check(): Promise<string> {
     const agent = await this.ensureAgent();
-    return `${this.description} is running (pid ${agent.child.pid}) and answered ACP initialize`;
+    return `${this.description}${agent.info?.title ? ` (${agent.info.title}${agent.info.version ? ` ${agent.info.version}` : ''})` : ''} is running (pid ${agent.child.pid}) and answered ACP initialize`;
   }
 
   /** Forgets a coordinator session: its idle ACP sessions, its conversations' (`key#conversation`) too. */
@@ -256,34 +254,67 @@ export class AcpDriver implements AgentDriver {
     for (const key of [...agent.idle.keys()]) {
       if (key === sessionKey || key.startsWith(`${sessionKey}#`)) this.closeIdle(agent, key);
     }
+    this.restartIfHoldingTooMany(agent);
   }
 
   private closeIdle(agent: Agent, key: string, only?: AcpSession): void {
     for (const session of agent.idle.get(key) ?? []) {
       if (only && session !== only) continue;
       agent.sessions.delete(session.id);
-      if (agent.canClose) agent.connection.agent.request('session/close', { sessionId: session.id }).catch(() => undefined);
+      this.closeSession(agent, session.id);
     }
     const left = only ? (agent.idle.get(key) ?? []).filter((session) => session !== only) : [];
     if (left.length) agent.idle.set(key, left);
     else agent.idle.delete(key);
   }
 
+  /** `session/close` where the agent offers it; else the agent holds the session on (counted). */
+  private closeSession(agent: Agent, sessionId: string): void {
+    if (!agent.canClose) {
+      agent.heldUnused++;
+      return;
+    }
+    const timeoutMs = this.options.requestTimeoutMs ?? 30_000;
+    withDeadline(agent.connection.agent.request('session/close', { sessionId }), timeoutMs, 'session/close timed out').catch((error: unknown) =>
+      this.options.logger.debug(`session/close ${sessionId}: ${errorText(error)}`),
+    );
+  }
+
   /**
    * Keeps an ended turn's session for the next turn of its conversation; with more than
-   * MAX_IDLE_SESSIONS kept, the one idle longest is closed (its conversation starts afresh).
+   * maxIdleSessions kept, the one idle longest is closed (its conversation starts afresh).
    */
   private keepIdle(agent: Agent, session: AcpSession): void {
     agent.idle.delete(session.key); // re-inserted: the most recently used key comes last
     agent.idle.set(session.key, [...(agent.idle.get(session.key) ?? []), session]);
     let kept = 0;
     for (const sessions of agent.idle.values()) kept += sessions.length;
+    const max = this.options.maxIdleSessions ?? MAX_IDLE_SESSIONS;
     for (const [key, sessions] of agent.idle) {
-      if (kept <= MAX_IDLE_SESSIONS) break;
+      if (kept <= max) break;
       this.options.logger.debug(`closing the ACP session ${sessions[0]!.id} of ${key}: idle longest of ${kept}`);
       this.closeIdle(agent, key, sessions[0]);
       kept--;
     }
+  }
+
+  /**
+   * An agent that cannot close sessions keeps every one it made (Claude Code's older adapter, a
+   * process each): once it holds more unused ones than idle ones are kept, and no turn runs on it,
+   * it is restarted. Conversations come back with session/load or their earlier turns.
+   */
+  private restartIfHoldingTooMany(agent: Agent): void {
+    if (agent.heldUnused <= (this.options.maxIdleSessions ?? MAX_IDLE_SESSIONS)) return;
+    if ([...agent.sessions.values()].some((session) => session.turn)) return;
+    this.options.logger.info(`restarting ${this.shortName}: it cannot close ACP sessions and holds ${agent.heldUnused} that are no longer used`);
+    if (this.live === agent) {
+      this.live = undefined;
+      this.agent = undefined;
+    }
+    agent.stopping = true;
+    agent.connection.close();
+    agent.child.stdin?.end();
+    void stopGroup(agent.child);
   }
 
   /**
@@ -292,16 +323,23 @@ export class AcpDriver implements AgentDriver {
    */
   async close(): Promise<void> {
     const agent = this.live;
-    const starting = this.starting;
+    const starting = this.agent;
     this.agent = undefined;
     this.live = undefined;
+    this.terminals.closeAll();
     if (agent) {
       agent.stopping = true;
       agent.connection.close();
       agent.child.stdin?.end();
     }
-    await Promise.all([...new Set([agent?.child, starting])].map((child) => child && stopGroup(child)));
+    const children = new Set([agent?.child, this.startingChild]);
+    this.startingChild = undefined;
+    await Promise.all([...children].map((child) => child && stopGroup(child)));
+    await starting?.catch(() => undefined);
   }
+
+  /** The process of the latest start, until it has answered initialize or died. */
+  private startingChild: AgentProcess['child'] | undefined;
 
   private ensureAgent(): Promise<Agent> {
     if (this.live && !isAlive(this.live)) {
@@ -319,140 +357,43 @@ export class AcpDriver implements AgentDriver {
   }
 
   private async start(): Promise<Agent> {
-    // The SDK loads with the first agent, not with the coordinator: an idle server stays small.
-    const sdk = await import('@agentclientprotocol/sdk');
     const { command, logger } = this.options;
-    const [program, ...args] = command as [string, ...string[]];
-    logger.info(`starting ${this.description}`);
+    const launch = this.options.launch ?? { program: command[0]!, args: command.slice(1) };
+    logger.info(`starting ${this.description}${launch.program !== command[0] ? ` (in a sandbox: ${launch.program})` : ''}`);
     // A workspace folder that is gone (or an editor's made-up root) must not read as "no such agent".
     let cwd = this.options.cwd;
     if (cwd !== undefined && !isDirectory(cwd)) {
       logger.warn(`the workspace folder ${cwd} is not a directory here: starting ${this.description} in ${process.cwd()}`);
       cwd = undefined;
     }
-    const child = spawnGroup(program, args, {
-      cwd,
-      env: this.options.env ?? process.env,
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    this.starting = child;
-    this.stderrTail.length = 0;
-    child.stderr?.setEncoding('utf8');
-    child.stderr?.on('data', (chunk: string) => {
-      for (const line of chunk.split('\n')) {
-        if (!line.trim()) continue;
-        logger.debug(`agent stderr: ${line}`);
-        this.stderrTail.push(line);
-        if (this.stderrTail.length > STDERR_LINES_KEPT) this.stderrTail.shift();
-      }
-    });
-
-    const died = new Promise<never>((_, reject) => {
-      child.once('error', (error) => {
-        reject(new AgentError(`cannot start ${this.description}: ${error.message}. Check that the command exists and is executable (setting buckley.agent.command or BUCKLEY_AGENT).`));
-      });
-      child.once('exit', (code, signal) => {
-        const why = signal ? `was killed by ${signal}` : `exited with code ${code}`;
-        const said = errorLine(this.stderrTail);
-        reject(new AgentError(`${this.description} ${why}.${said ? ` Its last output: ${said}` : ''}${notAcp()}`));
-      });
-    });
-    // An agent must speak ACP (JSON-RPC, one message per line) on stdout: anything else first says
-    // it is not an ACP agent, or not started as one (a usage text, a banner). Some agents print a
-    // banner and then speak ACP after all: they get NOT_ACP_GRACE_MS to answer initialize.
-    let firstOutput: string | undefined;
-    let notAcpTimer: NodeJS.Timeout | undefined;
-    let giveUpNotAcp: (error: AgentError) => void = () => undefined;
-    const notSpeakingAcp = new Promise<never>((_, reject) => (giveUpNotAcp = reject));
-    notSpeakingAcp.catch(() => undefined);
-    const watchOutput = (chunk: Buffer) => {
-      const line = chunk.toString('utf8').split('\n').find((text) => text.trim());
-      if (line === undefined) return;
-      child.stdout?.off('data', watchOutput);
-      firstOutput = line.trim();
-      if (notAcp()) notAcpTimer = setTimeout(() => giveUpNotAcp(new AgentError(`${this.description} did not answer ACP initialize.${notAcp()}`)), NOT_ACP_GRACE_MS);
-    };
-    child.stdout?.on('data', watchOutput);
-    const notAcp = () =>
-      firstOutput !== undefined && !firstOutput.startsWith('{')
-        ? ` It is not speaking ACP: it wrote \`${firstOutput.slice(0, 80)}\` where ACP has JSON-RPC — is this an ACP agent, started in its ACP mode (\`gemini --acp\`, \`buckley acp\`)? Check buckley.agent.command (or BUCKLEY_AGENT).`
-        : '';
-
     const sessions = new Map<string, AcpSession>();
-    // Updates are read here, with our schema, before the SDK (see updateStream.ts).
-    const onUpdate = (params: unknown) => {
-      const update = parseSessionUpdate(params);
-      if (update) this.onUpdate(sessions, update);
-      else logger.debug(`ignored a session/update that is not ACP: ${JSON.stringify(params)?.slice(0, 200)}`);
-    };
-    const stream = sdk.ndJsonStream(
-      Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>,
-      takeSessionUpdates(Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>, onUpdate, MAX_MESSAGE_BYTES),
-      { maxMessageBytes: MAX_MESSAGE_BYTES },
+    const commands = new Set<string>();
+    let started: Agent | undefined;
+    const process_ = await startAgentProcess(
+      { command, program: launch.program, args: launch.args, sandboxed: launch.sandboxed, cwd, env: this.options.env, logger, clientVersion: this.options.clientVersion, requestTimeoutMs: this.options.requestTimeoutMs ?? 30_000, name: this.shortName },
+      {
+        update: (update) => this.onUpdate(sessions, commands, update),
+        permission: (params) => this.onPermission(sessions, params),
+        readTextFile: (params) => this.onReadTextFile(sessions, params),
+        writeTextFile: (params) => this.onWriteTextFile(sessions, params),
+        terminal: (method, params) => this.terminals.handle(method, params, (sessionId) => this.turnOf(sessions, sessionId, 'a terminal request')),
+        died: (agent) => {
+          // The next turn starts a fresh agent.
+          if (started === agent && this.live === agent) {
+            this.live = undefined;
+            this.agent = undefined;
+          }
+        },
+      },
+      (error) => error instanceof FileAccessError && error.notFound,
+      (child) => (this.startingChild = child),
     );
-    child.stdin?.on('error', () => undefined); // EPIPE after a crash is reported through `died`
-    const connection = sdk
-      .client({ name: 'buckley-lsp' })
-      .onRequest('session/request_permission', (ctx) => this.onPermission(sessions, ctx.params))
-      // A refused or failed read is an error the agent can read: JSON-RPC's, with our words.
-      .onRequest('fs/read_text_file', (ctx) =>
-        this.onReadTextFile(sessions, ctx.params).catch((error: unknown) => {
-          throw new sdk.RequestError(error instanceof FileAccessError && error.notFound ? RESOURCE_NOT_FOUND : INTERNAL_ERROR, errorText(error));
-        }),
-      )
-      .onRequest('fs/write_text_file', (ctx) =>
-        this.onWriteTextFile(sessions, ctx.params).catch((error: unknown) => {
-          throw new sdk.RequestError(INTERNAL_ERROR, errorText(error));
-        }),
-      )
-      .connect(stream);
-
-    const timeoutMs = this.options.requestTimeoutMs ?? 30_000;
-    const agent: Agent = { child, connection, died, sessions, idle: new Map(), canClose: false, canLoad: false, deathListeners: new Set() };
-    died.catch((error: AgentError) => {
-      agent.death = error;
-      for (const listener of agent.deathListeners) listener(error);
-      if (agent.stopping) logger.debug(error.message);
-      else logger.warn(error.message);
-      connection.close(error);
-      // The next turn starts a fresh agent.
-      if (this.live === agent) {
-        this.live = undefined;
-        this.agent = undefined;
-      }
-    });
-    try {
-      const init = await withDeadline(
-        Promise.race([
-          connection.agent.request('initialize', {
-            protocolVersion: sdk.PROTOCOL_VERSION,
-            // Reads and writes go through the coordinator: the editor's buffers first, writes approved (../files.ts).
-            clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: false },
-            clientInfo: { name: 'buckley-lsp', version: this.options.clientVersion },
-          }),
-          died,
-          notSpeakingAcp,
-        ]),
-        timeoutMs,
-        () => `${this.description} did not answer ACP initialize within ${timeoutMs} ms (setting buckley.agent.requestTimeoutMs).${notAcp()}`,
-      );
-      agent.canClose = Boolean(init.agentCapabilities?.sessionCapabilities?.close);
-      agent.canLoad = Boolean(init.agentCapabilities?.loadSession);
-      logger.info(`${this.description} speaks ACP v${init.protocolVersion}`);
-    } catch (error) {
-      if (error instanceof AgentError) {
-        void stopGroup(child, 0);
-        throw error;
-      }
-      // The connection closed under us: say why the process went away, if it did.
-      const death = await Promise.race([died.catch((reason: unknown) => reason), delay(1_000)]);
-      void stopGroup(child, 0);
-      throw death instanceof AgentError ? death : new AgentError(`${this.description} failed to start: ${errorText(error)}`);
-    } finally {
-      clearTimeout(notAcpTimer);
-    }
-    this.live = agent;
-    return agent;
+    this.startingChild = undefined;
+    started = Object.assign(process_, { sessions, idle: new Map<string, AcpSession[]>(), commands, heldUnused: 0 });
+    this.agentName = process_.info?.title ?? process_.info?.name ?? this.agentName;
+    this.acpName = process_.info?.name ?? this.acpName;
+    this.live = started;
+    return started;
   }
 
   /**
@@ -474,20 +415,63 @@ export class AcpDriver implements AgentDriver {
       const loaded = await this.loadSession(agent, turn, remembered);
       if (loaded) return { session: loaded, prompt: turn };
     }
-    const timeoutMs = this.options.requestTimeoutMs ?? 30_000;
-    const response = await withDeadline(
-      orDeath(agent, agent.connection.agent.request('session/new', { cwd: turn.cwd || this.options.cwd || process.cwd(), mcpServers: [] })),
-      timeoutMs,
-      `${this.description} did not answer ACP session/new within ${timeoutMs} ms`,
-    );
+    const response = await this.newSession(agent, turn);
     if (agent.sessions.has(response.sessionId)) {
       // Updates are told apart by session id alone: two turns must never share one.
-      throw new AgentError(`${this.description} answered session/new with the id of a session still in use (${response.sessionId})`);
+      throw new AgentError(`${this.shortName} answered session/new with the id of a session still in use (${response.sessionId})`);
     }
     const session: AcpSession = { id: response.sessionId, key: turn.sessionKey, dropped: 0 };
     agent.sessions.set(session.id, session);
+    await this.chooseMode(agent, session, modesOf(response), turn.readOnly);
     if (turn.conversationKey && agent.canLoad) sessionStore?.set(agentName, turn.conversationKey, session.id);
     return { session, prompt: { ...turn, prompt: withEarlierTurns(turn.prompt, turn.earlier) } };
+  }
+
+  /**
+   * `session/new`; an agent that answers it needs authentication (ACP `auth_required`) is
+   * authenticated with a way it offers whose variables are set (Codex's OPENAI_API_KEY), else the
+   * user is told how.
+   */
+  private async newSession(agent: Agent, turn: AgentTurn): Promise<acp.NewSessionResponse> {
+    const timeoutMs = this.options.requestTimeoutMs ?? 30_000;
+    const request = () =>
+      withDeadline(
+        orDeath(agent, agent.connection.agent.request('session/new', { cwd: turn.cwd || this.options.cwd || process.cwd(), mcpServers: [] })),
+        timeoutMs,
+        `${this.shortName} did not answer ACP session/new within ${timeoutMs} ms`,
+      );
+    try {
+      return await request();
+    } catch (error) {
+      if (error instanceof AgentError) throw error;
+      if (!isAuthRequired(error)) throw new AgentError(this.failedAt('session/new', error, agent));
+      const env = this.options.env ?? process.env;
+      const method = agent.authMethods.find((candidate) => candidate.vars?.length && candidate.vars.every((name) => env[name]));
+      if (!method) throw new AgentError(this.needsLogin(agent));
+      this.options.logger.info(`${this.shortName} needs authentication: with "${method.name}" (${method.vars!.join(', ')} is set)`);
+      try {
+        await withDeadline(orDeath(agent, agent.connection.agent.request('authenticate', { methodId: method.id })), timeoutMs, `${this.shortName} did not answer ACP authenticate within ${timeoutMs} ms`);
+        return await request();
+      } catch (retry) {
+        if (retry instanceof AgentError) throw retry;
+        throw new AgentError(isAuthRequired(retry) ? this.needsLogin(agent) : this.failedAt('session/new', retry, agent));
+      }
+    }
+  }
+
+  /** An agent's failure at a setup request: its reason (the error's data, else its stderr), and what to do. */
+  private failedAt(what: string, error: unknown, agent: Agent): string {
+    const said = errorText(error);
+    const stderr = agent.stderrTail.at(-1);
+    const generic = /^(internal error|query closed before response received)$/i.test(said.trim());
+    return inWords(`${this.shortName} failed at ${what}`, generic && stderr ? `${said} — its last output: ${stderr}` : said, this.identity);
+  }
+
+  private needsLogin(agent: Agent): string {
+    const known = knownOf(this.identity);
+    const ways = agent.authMethods.map((method) => (method.vars?.length ? `${method.name} (set ${method.vars.join(' or ')})` : method.name));
+    const key = known?.keys.length ? `set ${known.keys[0]} with buckley.agent.env` : 'give it its key with buckley.agent.env';
+    return `${this.shortName} needs you to log in before it answers: ${key}${known?.login ? `, or ${known.login}` : ''}${ways.length ? ` (the ways it offers: ${ways.join('; ')})` : ''}. \`buckley-lsp doctor\` checks it.`;
   }
 
   /** `session/load` of a conversation's remembered session; undefined (logged) where the agent cannot. */
@@ -496,27 +480,63 @@ export class AcpDriver implements AgentDriver {
     agent.sessions.set(sessionId, session);
     const timeoutMs = this.options.requestTimeoutMs ?? 30_000;
     try {
-      await withDeadline(
+      const response = await withDeadline(
         orDeath(agent, agent.connection.agent.request('session/load', { sessionId, cwd: turn.cwd || this.options.cwd || process.cwd(), mcpServers: [] })),
         timeoutMs,
-        `${this.description} did not answer ACP session/load within ${timeoutMs} ms`,
+        `${this.shortName} did not answer ACP session/load within ${timeoutMs} ms`,
       );
       this.options.logger.info(`loaded the ACP session ${sessionId} of a conversation followed up (${session.dropped} update(s) of its history replayed)`);
       session.loading = false;
       session.dropped = 0;
+      await this.chooseMode(agent, session, modesOf(response), turn.readOnly);
       return session;
     } catch (error) {
       if (error instanceof AgentError && !isAlive(agent)) throw error;
       agent.sessions.delete(sessionId);
-      this.options.logger.info(`${this.description} could not load the ACP session ${sessionId} (${errorText(error)}): a new one gets the conversation's earlier turns`);
+      this.options.logger.info(`${this.shortName} could not load the ACP session ${sessionId} (${errorText(error)}): a new one gets the conversation's earlier turns`);
       return undefined;
+    }
+  }
+
+  /** Chooses the session's mode for its intent (modes.ts) and sets it. */
+  private async chooseMode(agent: Agent, session: AcpSession, modes: SessionModes | undefined, readOnly: boolean): Promise<void> {
+    if (!modes) return;
+    session.modes = modes;
+    const setting = readOnly ? this.options.modes?.ask : this.options.modes?.task;
+    const choice = chooseMode(modes, readOnly, { acpName: this.acpName, command: this.options.command }, setting);
+    if (!choice.mode) {
+      this.options.logger.warn(`${this.shortName}: ${choice.why}; its session stays in mode ${modes.current ?? '(none said)'} — the sandbox still holds`);
+      return;
+    }
+    session.wantedMode = choice.mode.id;
+    this.options.logger.info(`${this.shortName} runs ${readOnly ? 'asks' : 'tasks'} in its mode "${choice.mode.id}" (${choice.why})`);
+    await this.keepMode(agent, session);
+  }
+
+  /** Sets the session's mode where it is not the one wanted (the agent may have left it). */
+  private async keepMode(agent: Agent, session: AcpSession): Promise<void> {
+    const wanted = session.wantedMode;
+    if (!wanted || !session.modes || session.modes.current === wanted) return;
+    const timeoutMs = this.options.requestTimeoutMs ?? 30_000;
+    const request = session.modes.configId
+      ? agent.connection.agent.request('session/set_config_option', { sessionId: session.id, configId: session.modes.configId, value: wanted } as acp.SetSessionConfigOptionRequest)
+      : agent.connection.agent.request('session/set_mode', { sessionId: session.id, modeId: wanted });
+    try {
+      await withDeadline(orDeath(agent, request), timeoutMs, `${this.shortName} did not answer within ${timeoutMs} ms`);
+      session.modes.current = wanted;
+    } catch (error) {
+      if (error instanceof AgentError && !isAlive(agent)) throw error;
+      this.options.logger.warn(`${this.shortName} did not take its mode "${wanted}": ${errorText(error)} — the sandbox still holds`);
     }
   }
 
   /** The turn an update or request of `sessionId` belongs to; none (and it is logged) when no turn of ours runs there. */
   private turnOf(sessions: Map<string, AcpSession>, sessionId: string, what: string): ActiveTurn | undefined {
     const session = sessions.get(sessionId);
-    if (session?.turn) return session.turn;
+    if (session?.turn) {
+      session.turn.lastWord = Date.now();
+      return session.turn;
+    }
     if (session) session.dropped++;
     // A session being loaded replays its history: expected, and not a turn's answer.
     if (session?.loading) return undefined;
@@ -527,30 +547,43 @@ export class AcpDriver implements AgentDriver {
     return undefined;
   }
 
-  private onUpdate(sessions: Map<string, AcpSession>, notification: SessionUpdate): void {
+  private onUpdate(sessions: Map<string, AcpSession>, commands: Set<string>, notification: SessionUpdate): void {
+    const update = notification.update;
+    // What the session is, whether or not a turn runs on it.
+    if (update.sessionUpdate === 'available_commands_update') {
+      for (const command of update.availableCommands) commands.add(command.name);
+      return;
+    }
+    const session = sessions.get(notification.sessionId);
+    if (update.sessionUpdate === 'current_mode_update' && session?.modes) session.modes.current = update.currentModeId;
+    if (update.sessionUpdate === 'config_option_update' && session?.modes) session.modes.current = modesOf({ configOptions: update.configOptions })?.current ?? session.modes.current;
     const turn = this.turnOf(sessions, notification.sessionId, 'an update');
     if (!turn) return;
-    const update = notification.update;
     switch (update.sessionUpdate) {
-      case 'agent_message_chunk':
-        if (update.content.type === 'text' && update.content.text) {
-          turn.text += update.content.text;
-          turn.sink.text(update.content.text);
-        }
+      case 'agent_message_chunk': {
+        if (update.content.type !== 'text' || !update.content.text) break;
+        // Successive turns of the agent's text, with tool calls between them, are paragraphs.
+        const separator = turn.textInterrupted && turn.text && !turn.text.endsWith('\n\n') ? (turn.text.endsWith('\n') ? '\n' : '\n\n') : '';
+        turn.textInterrupted = false;
+        turn.text += separator + update.content.text;
+        turn.sink.text(separator + update.content.text);
         break;
+      }
       case 'tool_call':
       case 'tool_call_update': {
         const previous = turn.tools.get(update.toolCallId);
+        // A new tool call ends the agent's message: its next words are a message of their own.
+        if (!previous) turn.textInterrupted = true;
         const execution: WireToolExecution = {
           id: update.toolCallId,
           tool: update.title ?? previous?.tool ?? update.kind ?? 'tool',
           status: update.status ?? previous?.status ?? 'pending',
           kind: update.kind ? toolKind(update.kind) : (previous?.kind ?? 'other'),
           input: update.rawInput !== undefined ? describeValue(update.rawInput) : (previous?.input ?? ''),
-          output: update.rawOutput !== undefined ? describeValue(update.rawOutput) : (previous?.output ?? ''),
+          output: update.rawOutput !== undefined ? describeValue(update.rawOutput) : (previous?.output ?? this.terminals.outputOf(rememberCall(turn.calls, update).terminals) ?? ''),
         };
         turn.tools.set(update.toolCallId, execution);
-        rememberCall(turn, update);
+        rememberCall(turn.calls, update);
         turn.sink.tool(execution);
         break;
       }
@@ -560,6 +593,9 @@ export class AcpDriver implements AgentDriver {
         turn.sink.plan(done, update.entries.length, current);
         break;
       }
+      case 'agent_thought_chunk':
+        turn.textInterrupted = true;
+        break;
       default:
         break;
     }
@@ -571,7 +607,7 @@ export class AcpDriver implements AgentDriver {
     const { sessionId, path, line, limit } = parsed.data;
     const turn = this.turnOf(sessions, sessionId, 'a file read');
     if (!turn || turn.signal.aborted) throw new FileAccessError(`cannot read ${path}: the session has no turn running`);
-    return { content: await turn.sink.readFile({ path, line: line ?? undefined, limit: limit ?? undefined }, turn.signal) };
+    return { content: await this.deciding(turn, () => turn.sink.readFile({ path, line: line ?? undefined, limit: limit ?? undefined }, turn.signal)) };
   }
 
   private async onWriteTextFile(sessions: Map<string, AcpSession>, params: unknown): Promise<acp.WriteTextFileResponse> {
@@ -580,8 +616,19 @@ export class AcpDriver implements AgentDriver {
     const { sessionId, path, content } = parsed.data;
     const turn = this.turnOf(sessions, sessionId, 'a file write');
     if (!turn || turn.signal.aborted) throw new FileAccessError(`cannot write ${path}: the session has no turn running`);
-    await turn.sink.writeFile({ path, content }, turn.signal);
+    await this.deciding(turn, () => turn.sink.writeFile({ path, content }, turn.signal));
     return {};
+  }
+
+  /** Something the user may be deciding: the agent's silence meanwhile is not news. */
+  private async deciding<T>(turn: ActiveTurn, work: () => Promise<T>): Promise<T> {
+    turn.deciding++;
+    try {
+      return await work();
+    } finally {
+      turn.deciding--;
+      turn.lastWord = Date.now();
+    }
   }
 
   private async onPermission(sessions: Map<string, AcpSession>, params: acp.RequestPermissionRequest): Promise<acp.RequestPermissionResponse> {
@@ -589,51 +636,34 @@ export class AcpDriver implements AgentDriver {
     if (!turn || turn.signal.aborted) return { outcome: { outcome: 'cancelled' } };
     const parsed = permissionToolCall.safeParse(params.toolCall);
     // Everything the agent said about the call counts: the request may repeat only its id.
-    const call = parsed.success ? rememberCall(turn, parsed.data) : (turn.calls.get(params.toolCall.toolCallId) ?? { locations: [], writes: [], diffs: [] });
-    const decision = await turn.sink.permission(
-      {
-        tool: call.title ?? turn.tools.get(params.toolCall.toolCallId)?.tool ?? 'tool',
-        kind: call.kind ?? 'other',
-        title: call.title ?? '',
-        parameters: flattenParameters(call.input),
-        input: call.input,
-        locations: call.locations,
-        writes: call.writes,
-        ...(call.diffs.length ? { diff: reviewOf(call.diffs), edits: call.diffs } : {}),
-      },
-      turn.signal,
+    const call = parsed.success ? rememberCall(turn.calls, parsed.data) : (turn.calls.get(params.toolCall.toolCallId) ?? { locations: [], writes: [], diffs: [], terminals: [] });
+    const tool = call.title ?? turn.tools.get(params.toolCall.toolCallId)?.tool ?? 'tool';
+    const decision = await this.deciding(turn, () =>
+      turn.sink.permission(
+        {
+          tool,
+          kind: call.kind ?? 'other',
+          title: call.title ?? '',
+          parameters: flattenParameters(call.input),
+          input: call.input,
+          locations: call.locations,
+          writes: call.writes,
+          ...(call.diffs.length ? { edits: call.diffs } : {}),
+        },
+        turn.signal,
+      ),
     );
+    if (decision === 'reject') turn.refused.push(oneLine(tool, 120));
+    else this.terminals.approved(params.sessionId, call.input);
     const option = chooseOption(params.options, decision);
     return option ? { outcome: { outcome: 'selected', optionId: option.optionId } } : { outcome: { outcome: 'cancelled' } };
   }
 }
 
-/** Adds what an update says about a tool call to what the turn knows of it; returns the whole. */
-function rememberCall(turn: ActiveTurn, update: ToolCallFields): CallFacts {
-  const known = turn.calls.get(update.toolCallId) ?? { locations: [], writes: [], diffs: [] };
-  const diffs = (update.content ?? []).flatMap((item) => (item.type === 'diff' && item.path && item.newText !== undefined ? [{ path: item.path, oldText: item.oldText ?? undefined, newText: item.newText }] : []));
-  const facts: CallFacts = {
-    title: update.title ?? known.title,
-    kind: update.kind ?? known.kind,
-    input: update.rawInput !== undefined ? update.rawInput : known.input,
-    locations: update.locations?.length ? [...new Set([...known.locations, ...update.locations.map((location) => location.path)])] : known.locations,
-    writes: update.content?.length ? [...new Set([...known.writes, ...update.content.flatMap((item) => (item.type === 'diff' && item.path ? [item.path] : []))])] : known.writes,
-    diffs: diffs.length ? [...known.diffs.filter((known) => !diffs.some((diff) => diff.path === known.path)), ...diffs] : known.diffs,
-  };
-  turn.calls.set(update.toolCallId, facts);
-  return facts;
-}
-
-/** The changes of a tool call, as the user reviews them: one unified diff, lines added and removed. */
-function reviewOf(edits: FileEdit[]): { text: string; added: number; removed: number } {
-  let added = 0;
-  let removed = 0;
-  for (const edit of edits) {
-    const change = changeSummary(edit.oldText ?? '', edit.newText);
-    added += change.added;
-    removed += change.removed;
-  }
-  return { text: edits.map((edit) => unifiedDiff(edit.path, edit.oldText ?? '', edit.newText)).join(''), added, removed };
+/** ACP's `auth_required` (-32000), or an error that says authentication is required. */
+function isAuthRequired(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === -32000 || /authenticat(ion|e) (is )?required/i.test(errorText(error));
 }
 
 function isDirectory(path: string): boolean {
@@ -644,32 +674,6 @@ function isDirectory(path: string): boolean {
   }
 }
 
-/**
- * The line of an agent's stderr that says what went wrong: the error itself (`Error: Cannot find
- * module …`, `ModuleNotFoundError: …`, `panic: …`), not the stack trace below it or the runtime's
- * version after it; else the last line that is not part of a trace.
- */
-export function errorLine(lines: readonly string[]): string | undefined {
-  const error = /^\s*(?:Uncaught\s+)?(?:[A-Z]\w*(?:Error|Exception)\b(?:\s*\[[\w-]+\])?:|panic:|fatal:|error:|Error:)\s*\S/i;
-  const errors = lines.filter((line) => error.test(line));
-  if (errors.length) return errors.at(-1)!.trim();
-  const noise = /^\s+at\s|^\s*File "|^Node\.js v|^\s*[{}\]^]+\s*$|^\s*\w+: .*,$|^\s*(throw|raise)\b|^node:internal|^Require stack|^- /;
-  return lines.filter((line) => line.trim() && !noise.test(line)).at(-1)?.trim();
-}
-
-/** The option matching the decision; "always" falls back to "once" when the agent offers only that. */
-export function chooseOption(options: acp.PermissionOption[], decision: PermissionDecision): acp.PermissionOption | undefined {
-  const byKind = (kind: acp.PermissionOptionKind) => options.find((option) => option.kind === kind);
-  switch (decision) {
-    case 'allow_always':
-      return byKind('allow_always') ?? byKind('allow_once');
-    case 'allow_once':
-      return byKind('allow_once') ?? byKind('allow_always');
-    case 'reject':
-      return byKind('reject_once') ?? byKind('reject_always');
-  }
-}
-
 const INTERPRETERS = new Set(['node', 'nodejs', 'npx', 'bun', 'bunx', 'deno', 'python', 'python3', 'uvx', 'sh', 'bash', 'env']);
 
 /** `node /x/agent.js` → `agent.js`; `/usr/bin/gemini --acp` → `gemini`. */
@@ -677,76 +681,6 @@ export function shortCommandName(command: string[]): string {
   const words = command.map((word) => basename(word));
   const program = words.find((word) => !INTERPRETERS.has(word) && !word.startsWith('-'));
   return program ?? words[0] ?? 'agent';
-}
-
-function isAlive(agent: Agent): boolean {
-  return !agent.connection.signal.aborted && agent.child.exitCode === null && agent.child.signalCode === null;
-}
-
-/**
- * `work`, failed by the agent's death should that come first. Unlike a Promise.race with the
- * long-lived `died` promise, this leaves nothing attached to it once the work has settled
- * (a race per turn kept a reaction per turn for the agent's whole life).
- */
-export function orDeath<T>(agent: Pick<Agent, 'death' | 'deathListeners'>, work: Promise<T>): Promise<T> {
-  if (agent.death) return Promise.reject(agent.death);
-  return new Promise<T>((resolve, reject) => {
-    agent.deathListeners.add(reject);
-    work.then(resolve, reject).finally(() => agent.deathListeners.delete(reject));
-  });
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
-}
-
-function toolKind(kind: string): string {
-  switch (kind) {
-    case 'delete':
-    case 'move':
-      return 'edit';
-    case 'switch_mode':
-      return 'other';
-    default:
-      return kind;
-  }
-}
-
-function mapStopReason(reason: acp.StopReason): TurnResult['stopReason'] {
-  switch (reason) {
-    case 'end_turn':
-    case 'cancelled':
-    case 'max_tokens':
-    case 'refusal':
-      return reason;
-    default:
-      return 'other';
-  }
-}
-
-function describeValue(value: unknown): string {
-  return typeof value === 'string' ? value : JSON.stringify(value) ?? '';
-}
-
-/** Tool input as the flat string map the wire carries (`command`, `path`, …). */
-export function flattenParameters(input: unknown): Record<string, string> {
-  if (input === undefined || input === null) return {};
-  if (typeof input !== 'object' || Array.isArray(input)) return { input: describeValue(input) };
-  return Object.fromEntries(Object.entries(input).map(([key, value]) => [key, describeValue(value)]));
-}
-
-function errorText(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  if (typeof error === 'object' && error !== null && 'message' in error) return String((error as { message: unknown }).message);
-  return String(error);
-}
-
-function withDeadline<T>(promise: Promise<T>, ms: number, message: string | (() => string)): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new AgentError(typeof message === 'string' ? message : message())), ms);
-  });
-  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
 }
 
 const GAVE_UP = Symbol('gave up');
@@ -774,3 +708,7 @@ function abortedAfter(signal: AbortSignal, graceMs: number): { promise: Promise<
     },
   };
 }
+
+export { errorLine } from './acpErrors.js';
+export { chooseOption, flattenParameters } from './acpMessages.js';
+export { orDeath } from './acpProcess.js';

@@ -4,11 +4,13 @@
  * none, with a message telling the user exactly how to configure one.
  */
 import { accessSync, constants } from 'node:fs';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { OUR_ENVIRONMENT, splitCommandLine, type Config } from '../../config.js';
 import type { Logger } from '../../logger.js';
 import { isLoopbackHost } from '../../net.js';
 import { AcpDriver } from './acp.js';
+import { AgentPool } from './pool.js';
+import { findOnPath } from './which.js';
 import type { AgentDriver } from './driver.js';
 import { OpenAiDriver } from './openai.js';
 import { SessionStore } from './sessionStore.js';
@@ -34,17 +36,33 @@ export interface DetectOptions {
 export async function detectAgent(options: DetectOptions): Promise<Detection> {
   const { config, env, logger } = options;
   const agent = config.agent;
-  const acpDriver = (command: string[]) =>
-    new AcpDriver({
+  const acpDriver = (command: string[]) => {
+    const agentEnv = agentEnvironment(env, agent.env);
+    const sessionStore = new SessionStore(join(stateDirectory(env), 'agent-sessions.json'), logger.child('sessions'));
+    // One process per sandbox (asks, tasks; each workspace): pool.ts.
+    return new AgentPool({
       command,
-      cwd: options.cwd,
-      env: agentEnvironment(env, agent.env),
+      env: agentEnv,
       logger: logger.child('acp'),
-      clientVersion: options.clientVersion,
-      requestTimeoutMs: agent.requestTimeoutMs,
-      cancelGraceMs: agent.cancelGraceMs,
-      sessionStore: new SessionStore(join(stateDirectory(env), 'agent-sessions.json'), logger.child('sessions')),
+      cwd: options.cwd,
+      sandbox: agent.sandbox,
+      driver: (launch, cwd) =>
+        new AcpDriver({
+          command,
+          launch,
+          cwd,
+          env: agentEnv,
+          logger: logger.child('acp'),
+          clientVersion: options.clientVersion,
+          requestTimeoutMs: agent.requestTimeoutMs,
+          cancelGraceMs: agent.cancelGraceMs,
+          sessionStore,
+          modes: agent.modes,
+          maxIdleSessions: agent.maxIdleSessions,
+          wrapCommand: launch.wrap,
+        }),
     });
+  };
   const openAiDriver = (model: string) =>
     new OpenAiDriver({
       baseUrl: agent.openai.baseUrl,
@@ -80,13 +98,21 @@ export async function detectAgent(options: DetectOptions): Promise<Detection> {
 
 /**
  * The agent's environment: the server's, without the variables buckley-lsp reads (they are ours:
- * `buckley acp` takes a BUCKLEY_AGENT of its own for its profile), plus buckley.agent.env.
+ * `buckley acp` takes a BUCKLEY_AGENT of its own for its profile) and IS_SANDBOX, plus
+ * buckley.agent.env.
  */
 export function agentEnvironment(env: NodeJS.ProcessEnv, extra: Record<string, string> | undefined): NodeJS.ProcessEnv {
   const result: NodeJS.ProcessEnv = { ...env };
   for (const name of OUR_ENVIRONMENT) delete result[name];
+  // A machine's claim to be a sandbox is not the agent's sandbox: IS_SANDBOX makes Claude Code
+  // offer "bypass permissions" even to root — and refuse to start as root unless it is "1".
+  // The user can still give it to the agent (buckley.agent.env).
+  for (const name of NOT_PASSED) delete result[name];
   return { ...result, ...extra };
 }
+
+/** Variables of the server's environment that are not the agent's business. */
+const NOT_PASSED = ['IS_SANDBOX'];
 
 /**
  * BUCKLEY_AGENT holding what looks like `buckley acp`'s agent profile (a YAML/JSON/TOML file, or
@@ -138,19 +164,6 @@ export function ollamaBaseUrl(env: NodeJS.ProcessEnv): string | undefined {
   return `${url.protocol}//${host}:${url.port || '11434'}/v1`;
 }
 
-export function findOnPath(program: string, path: string): string | undefined {
-  for (const dir of path.split(delimiter)) {
-    if (!dir) continue;
-    const candidate = join(dir, program);
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
-}
 
 async function firstModel(baseUrl: string, apiKey: string | undefined, timeoutMs: number): Promise<string | undefined> {
   try {

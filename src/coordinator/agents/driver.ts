@@ -24,6 +24,11 @@ export interface AgentTurn {
    * the prompt, where the agent has no session holding them (a restart, a session closed idle).
    */
   earlier?: string;
+  /**
+   * The question as the user typed it, when it may be one of the agent's commands (`/review`): an
+   * agent that lists the command gets it as ACP says, alone, not under the context's heading.
+   */
+  command?: string;
 }
 
 
@@ -79,17 +84,25 @@ export interface TurnSink {
   readFile(request: FileReadRequest, signal: AbortSignal): Promise<string>;
   /** The agent writes a file: done once it is written (in the editor's buffer where the file is open), or an error saying why not. */
   writeFile(request: FileWriteRequest, signal: AbortSignal): Promise<void>;
+  /** A line about the turn for the user, not part of the answer ("no word from the agent for 30 s…"). */
+  notice(message: string): void;
 }
 
 export interface TurnResult {
   text: string;
   stopReason: 'end_turn' | 'cancelled' | 'max_tokens' | 'refusal' | 'other';
+  /**
+   * The tool calls declined during the turn (by the user, or because an ask is read-only), in a few
+   * words each: an agent whose only way to take a refusal is to end its turn as cancelled (Codex)
+   * was refused, not cancelled.
+   */
+  refused?: string[];
 }
 
 export interface AgentDriver {
   /** One line for status and logs, e.g. `ACP agent "node agent.js"`. */
   readonly description: string;
-  /** A few words for progress messages, e.g. `agent.js`, `gemini`, `llama3`. */
+  /** A few words for progress messages and errors: the agent's own name once it said it (ACP agentInfo: `Claude Agent`, `Gemini CLI`), else its program's (`agent.js`), or the model (`llama3`). */
   readonly shortName: string;
   /** The agent writes files itself (ACP fs/write_text_file); a model only answers. */
   readonly writesFiles: boolean;
@@ -98,6 +111,10 @@ export interface AgentDriver {
   check(signal: AbortSignal): Promise<string>;
   /** Forget a conversation (its coordinator session ended). */
   endSession?(sessionKey: string): void;
+  /** Gets ready before the coordinator serves (the ACP pool finds out whether agents can be sandboxed here). */
+  prepare?(): Promise<void>;
+  /** Why an ask may change things with this driver (its agent runs without a sandbox); undefined when asks are read-only. */
+  readonly unsafeAsks?: string;
   /** Completes code at the cursor (a model does; an ACP agent has no such call). */
   complete?(request: CompletionRequest, signal: AbortSignal): Promise<Completion>;
   close(): Promise<void>;

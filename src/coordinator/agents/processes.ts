@@ -6,6 +6,7 @@
  * still running when this process exits — however it exits — is killed then.
  */
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { closeSync } from 'node:fs';
 
 /** How long an agent may take to exit after SIGTERM before its group is killed. */
 export const STOP_GRACE_MS = 1_000;
@@ -47,6 +48,11 @@ export function spawnGroup(program: string, args: string[], options: Omit<SpawnO
     });
   }
   return child;
+}
+
+/** Closes the descriptors of ours that a spawn's stdio held (the child has its own copies now). */
+export function closeOwnDescriptors(stdio: readonly unknown[]): void {
+  for (const item of stdio) if (typeof item === 'number' && item > 2) closeSync(item);
 }
 
 /** Stops the group led by `child`: SIGTERM, then SIGKILL after `graceMs` or once the leader exited. */

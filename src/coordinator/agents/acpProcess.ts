@@ -1,0 +1,256 @@
+/**
+ * One ACP agent process: started (in its sandbox, as pool.ts launches it), spoken to with the ACP
+ * SDK over its stdio, initialized — what it is (`agentInfo`), what it can do (close and load
+ * sessions), how it authenticates — and watched: its death fails whatever waits on it, with its
+ * exit status and the line of its stderr that says why.
+ *
+ * What the client offers the agent: file reads and writes through us (the editor's buffers first,
+ * writes approved: ../files.ts), and terminals (commands run through us: terminals.ts).
+ */
+import type { ChildProcess } from 'node:child_process';
+import { Readable, Writable } from 'node:stream';
+import type * as acp from '@agentclientprotocol/sdk';
+import type { Logger } from '../../logger.js';
+import { errorLine, errorText } from './acpErrors.js';
+import { parseSessionUpdate, type SessionUpdate } from './acpMessages.js';
+import { AgentError } from './driver.js';
+import { closeOwnDescriptors, spawnGroup, stopGroup } from './processes.js';
+import { sandboxStdio } from './sandbox.js';
+import { takeSessionUpdates } from './updateStream.js';
+
+export interface AuthMethod {
+  id: string;
+  name: string;
+  description?: string;
+  /** `env_var` methods: the variables that must be set. */
+  vars?: string[];
+}
+
+export interface AgentProcess {
+  child: ChildProcess;
+  connection: acp.ClientConnection;
+  /** Why it died, once it has. */
+  death?: AgentError;
+  /** Calls waiting on it that its death must fail (see `orDeath`). */
+  readonly deathListeners: Set<(error: AgentError) => void>;
+  /** Its ACP `agentInfo`. */
+  info?: { name?: string; title?: string; version?: string };
+  authMethods: AuthMethod[];
+  /** It offers `session/close`. */
+  canClose: boolean;
+  /** It offers `session/load`: a conversation's session comes back after a restart. */
+  canLoad: boolean;
+  /** We are stopping it: its exit is expected, not news. */
+  stopping?: boolean;
+  /** The last lines it wrote on stderr. */
+  readonly stderrTail: string[];
+}
+
+/** What the process answers the agent's requests and updates with. */
+export interface ClientHandlers {
+  update(update: SessionUpdate): void;
+  permission(params: acp.RequestPermissionRequest): Promise<acp.RequestPermissionResponse>;
+  readTextFile(params: unknown): Promise<acp.ReadTextFileResponse>;
+  writeTextFile(params: unknown): Promise<acp.WriteTextFileResponse>;
+  /** `terminal/*`: the method and its params. */
+  terminal(method: string, params: unknown): Promise<unknown>;
+  died(agent: AgentProcess, error: AgentError): void;
+}
+
+export interface ProcessSpec {
+  /** The agent's command, as configured (for messages: a missing program is named). */
+  command: string[];
+  /** What runs: the command, or bubblewrap with it (`sandboxed`). */
+  program: string;
+  args: string[];
+  sandboxed?: boolean;
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  logger: Logger;
+  clientVersion: string;
+  requestTimeoutMs: number;
+  /** How the agent is called in messages, before it says its name. */
+  name: string;
+}
+
+const STDERR_LINES_KEPT = 50;
+/** How long an agent whose first output was not JSON-RPC still has to answer initialize. */
+const NOT_ACP_GRACE_MS = 5_000;
+/** The longest line an agent may write (the SDK's own default). */
+const MAX_MESSAGE_BYTES = 32 * 1024 * 1024;
+/** JSON-RPC error codes: ACP's "resource not found", and any other failure. */
+export const RESOURCE_NOT_FOUND = -32002;
+export const INTERNAL_ERROR = -32603;
+
+/**
+ * Starts the agent and initializes it. `onSpawn` gets the process at once, so that a close while
+ * it starts can stop it without waiting for its initialize deadline.
+ */
+export async function startAgentProcess(
+  spec: ProcessSpec,
+  handlers: ClientHandlers,
+  isNotFound: (error: unknown) => boolean,
+  onSpawn: (child: ChildProcess) => void,
+): Promise<AgentProcess> {
+  // The SDK loads with the first agent, not with the coordinator: an idle server stays small.
+  const sdk = await import('@agentclientprotocol/sdk');
+  const { logger, name } = spec;
+  const stdio = spec.sandboxed ? sandboxStdio(['pipe', 'pipe', 'pipe'] as const) : (['pipe', 'pipe', 'pipe'] as const);
+  const child = spawnGroup(spec.program, spec.args, { cwd: spec.cwd, env: spec.env ?? process.env, stdio: [...stdio] });
+  closeOwnDescriptors(stdio);
+  onSpawn(child);
+  const stderrTail: string[] = [];
+  /** What it calls itself, once it said (agentInfo): messages use it from then on. */
+  let title: string | undefined;
+  child.stderr?.setEncoding('utf8');
+  child.stderr?.on('data', (chunk: string) => {
+    for (const line of chunk.split('\n')) {
+      if (!line.trim()) continue;
+      logger.debug(`agent stderr: ${line}`);
+      stderrTail.push(line);
+      if (stderrTail.length > STDERR_LINES_KEPT) stderrTail.shift();
+    }
+  });
+
+  // An agent must speak ACP (JSON-RPC, one message per line) on stdout: anything else first says
+  // it is not an ACP agent, or not started as one (a usage text, a banner). Some agents print a
+  // banner and then speak ACP after all: they get NOT_ACP_GRACE_MS to answer initialize.
+  let firstOutput: string | undefined;
+  const notAcp = () =>
+    firstOutput !== undefined && !firstOutput.startsWith('{')
+      ? ` It is not speaking ACP: it wrote \`${firstOutput.slice(0, 80)}\` where ACP has JSON-RPC — is this an ACP agent, started in its ACP mode (\`gemini --acp\`, \`buckley acp\`)? Check buckley.agent.command (or BUCKLEY_AGENT).`
+      : '';
+  const died = new Promise<never>((_, reject) => {
+    child.once('error', (error) => {
+      reject(new AgentError(`cannot start ACP agent \`${spec.command.join(' ')}\`: ${error.message}. Check that the command exists and is executable (setting buckley.agent.command or BUCKLEY_AGENT).`));
+    });
+    child.once('exit', (code, signal) => {
+      const why = signal ? `was killed by ${signal}` : `exited with code ${code}`;
+      const said = errorLine(stderrTail);
+      reject(new AgentError(`${title ?? name} ${why}.${said ? ` Its last output: ${said}` : ''}${notAcp()}`));
+    });
+  });
+  let notAcpTimer: NodeJS.Timeout | undefined;
+  let giveUpNotAcp: (error: AgentError) => void = () => undefined;
+  const notSpeakingAcp = new Promise<never>((_, reject) => (giveUpNotAcp = reject));
+  notSpeakingAcp.catch(() => undefined);
+  const watchOutput = (chunk: Buffer) => {
+    const line = chunk.toString('utf8').split('\n').find((text) => text.trim());
+    if (line === undefined) return;
+    child.stdout?.off('data', watchOutput);
+    firstOutput = line.trim();
+    if (notAcp()) notAcpTimer = setTimeout(() => giveUpNotAcp(new AgentError(`${name} did not answer ACP initialize.${notAcp()}`)), NOT_ACP_GRACE_MS);
+  };
+  child.stdout?.on('data', watchOutput);
+
+  // Updates are read here, with our schema, before the SDK (see updateStream.ts).
+  const onUpdate = (params: unknown) => {
+    const update = parseSessionUpdate(params);
+    if (update) handlers.update(update);
+    else logger.debug(`ignored a session/update that is not ACP: ${JSON.stringify(params)?.slice(0, 200)}`);
+  };
+  const stream = sdk.ndJsonStream(
+    Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>,
+    takeSessionUpdates(Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>, onUpdate, MAX_MESSAGE_BYTES),
+    { maxMessageBytes: MAX_MESSAGE_BYTES },
+  );
+  child.stdin?.on('error', () => undefined); // EPIPE after a crash is reported through `died`
+  // A refused or failed request is an error the agent can read: JSON-RPC's, with our words.
+  const asRequestError = (error: unknown) => new sdk.RequestError(isNotFound(error) ? RESOURCE_NOT_FOUND : INTERNAL_ERROR, errorText(error));
+  const terminal = (method: string) => (ctx: { params: unknown }) => handlers.terminal(method, ctx.params).catch((error: unknown) => Promise.reject(asRequestError(error))) as Promise<never>;
+  const connection = sdk
+    .client({ name: 'buckley-lsp' })
+    .onRequest('session/request_permission', (ctx) => handlers.permission(ctx.params))
+    .onRequest('fs/read_text_file', (ctx) => handlers.readTextFile(ctx.params).catch((error: unknown) => Promise.reject(asRequestError(error))))
+    .onRequest('fs/write_text_file', (ctx) => handlers.writeTextFile(ctx.params).catch((error: unknown) => Promise.reject(asRequestError(error))))
+    .onRequest('terminal/create', terminal('terminal/create'))
+    .onRequest('terminal/output', terminal('terminal/output'))
+    .onRequest('terminal/wait_for_exit', terminal('terminal/wait_for_exit'))
+    .onRequest('terminal/kill', terminal('terminal/kill'))
+    .onRequest('terminal/release', terminal('terminal/release'))
+    .connect(stream);
+
+  const agent: AgentProcess = { child, connection, deathListeners: new Set(), authMethods: [], canClose: false, canLoad: false, stderrTail };
+  died.catch((error: AgentError) => {
+    agent.death = error;
+    for (const listener of agent.deathListeners) listener(error);
+    if (agent.stopping) logger.debug(error.message);
+    else logger.warn(error.message);
+    connection.close(error);
+    handlers.died(agent, error);
+  });
+  try {
+    const init = await withDeadline(
+      Promise.race([
+        connection.agent.request('initialize', {
+          protocolVersion: sdk.PROTOCOL_VERSION,
+          // Reads and writes go through the coordinator: the editor's buffers first, writes approved
+          // (../files.ts); commands too, judged and approved (terminals.ts).
+          clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: true },
+          clientInfo: { name: 'buckley-lsp', version: spec.clientVersion },
+        }),
+        died,
+        notSpeakingAcp,
+      ]),
+      spec.requestTimeoutMs,
+      () => `${name} did not answer ACP initialize within ${spec.requestTimeoutMs} ms (setting buckley.agent.requestTimeoutMs).${notAcp()}`,
+    );
+    agent.canClose = Boolean(init.agentCapabilities?.sessionCapabilities?.close);
+    agent.canLoad = Boolean(init.agentCapabilities?.loadSession);
+    agent.info = init.agentInfo ? { name: init.agentInfo.name, title: init.agentInfo.title ?? undefined, version: init.agentInfo.version } : undefined;
+    agent.authMethods = (init.authMethods ?? []).map((method) => readAuthMethod(method));
+    title = agent.info?.title ?? agent.info?.name;
+    logger.info(`${agent.info?.title ?? name}${agent.info?.version ? ` ${agent.info.version}` : ''} speaks ACP v${init.protocolVersion}`);
+  } catch (error) {
+    if (error instanceof AgentError) {
+      void stopGroup(child, 0);
+      throw error;
+    }
+    // The connection closed under us: say why the process went away, if it did.
+    const death = await Promise.race([died.catch((reason: unknown) => reason), delay(1_000)]);
+    void stopGroup(child, 0);
+    throw death instanceof AgentError ? death : new AgentError(`${name} failed to start: ${errorText(error)}`);
+  } finally {
+    clearTimeout(notAcpTimer);
+  }
+  return agent;
+}
+
+function readAuthMethod(method: unknown): AuthMethod {
+  const { id, name, description, type, vars } = method as { id: string; name: string; description?: string | null; type?: string; vars?: { name?: unknown }[] };
+  return {
+    id,
+    name,
+    ...(description ? { description } : {}),
+    ...(type === 'env_var' && Array.isArray(vars) ? { vars: vars.flatMap((variable) => (typeof variable?.name === 'string' ? [variable.name] : [])) } : {}),
+  };
+}
+
+export function isAlive(agent: AgentProcess): boolean {
+  return !agent.connection.signal.aborted && agent.child.exitCode === null && agent.child.signalCode === null;
+}
+
+/**
+ * `work`, failed by the agent's death should that come first. Unlike a Promise.race with a
+ * long-lived "died" promise, this leaves nothing attached once the work has settled (a race per
+ * turn kept a reaction per turn for the agent's whole life).
+ */
+export function orDeath<T>(agent: Pick<AgentProcess, 'death' | 'deathListeners'>, work: Promise<T>): Promise<T> {
+  if (agent.death) return Promise.reject(agent.death);
+  return new Promise<T>((resolve, reject) => {
+    agent.deathListeners.add(reject);
+    work.then(resolve, reject).finally(() => agent.deathListeners.delete(reject));
+  });
+}
+
+export function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+export function withDeadline<T>(promise: Promise<T>, ms: number, message: string | (() => string)): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new AgentError(typeof message === 'string' ? message : message())), ms);
+  });
+  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
+}

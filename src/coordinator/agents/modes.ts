@@ -1,0 +1,93 @@
+/**
+ * The mode an agent's session runs in: an ask in the agent's read-only mode, a task in the mode
+ * where it asks before changes and commands — never a mode that lets tools run unasked (Qwen Code
+ * starts in `auto`, where its own classifier decides). ACP agents list their modes in
+ * `session/new`: as `modes` (set with `session/set_mode`) or as a config option of category `mode`
+ * (set with `session/set_config_option`). Known agents' modes are named in known.ts; any other
+ * agent's are chosen by what they are called; `buckley.agent.modes.ask` / `.task` choose others.
+ */
+import * as z from '../../schema.js';
+import { knownByAcpName, knownByCommand } from './known.js';
+
+export interface AgentMode {
+  id: string;
+  name?: string;
+  description?: string;
+}
+
+/** Where a session's modes come from, and how to change them. */
+export interface SessionModes {
+  current?: string;
+  available: AgentMode[];
+  /** Set with `session/set_config_option` on this option; else with `session/set_mode`. */
+  configId?: string;
+}
+
+const modeSchema = z.object({ id: z.string(), name: z.optional(z.nullable(z.string())), description: z.optional(z.nullable(z.string())) });
+const optionSchema = z.object({ value: z.string(), name: z.optional(z.nullable(z.string())), description: z.optional(z.nullable(z.string())) });
+/** What `session/new` (or `session/load`) answers about modes, as far as we read it. */
+const newSessionModes = z.object({
+  modes: z.optional(z.nullable(z.object({ currentModeId: z.optional(z.string()), availableModes: z._default(z.array(modeSchema), []) }))),
+  configOptions: z.optional(
+    z.nullable(
+      z.array(
+        z.object({
+          id: z.string(),
+          category: z.optional(z.nullable(z.string())),
+          currentValue: z.optional(z.unknown()),
+          // Options may come in groups ({group, options}): flattened below.
+          options: z.optional(z.array(z.union([optionSchema, z.object({ options: z.array(optionSchema) })]))),
+        }),
+      ),
+    ),
+  ),
+});
+
+/** The session's modes from the agent's answer to session/new; undefined when it has none. */
+export function modesOf(response: unknown): SessionModes | undefined {
+  const parsed = newSessionModes.safeParse(response);
+  if (!parsed.success) return undefined;
+  const option = parsed.data.configOptions?.find((candidate) => candidate.category === 'mode' || candidate.id === 'mode');
+  if (option?.options?.length) {
+    const flat = option.options.flatMap((item) => ('value' in item ? [item] : item.options));
+    return {
+      configId: option.id,
+      current: typeof option.currentValue === 'string' ? option.currentValue : undefined,
+      available: flat.map((item) => ({ id: item.value, name: item.name ?? undefined, description: item.description ?? undefined })),
+    };
+  }
+  const modes = parsed.data.modes;
+  if (!modes?.availableModes.length) return undefined;
+  return { current: modes.currentModeId, available: modes.availableModes.map((mode) => ({ id: mode.id, name: mode.name ?? undefined, description: mode.description ?? undefined })) };
+}
+
+/** Modes that let tools run unasked: never chosen by the general rules. */
+const UNASKED = /yolo|bypass|full[-_ ]?access|auto|accept|dont[-_ ]?ask|never|trust|danger|skip/i;
+const READ_ONLY = [/^read[-_ ]?only$/i, /^plan(ning)?$/i, /read[-_ ]?only/i, /\bplan\b/i, /^(ask|chat|question)$/i];
+const ASKS_FIRST = [/^(default|normal|manual|ask|suggest|on[-_ ]?request|untrusted)$/i, /(prompt|ask|approv|confirm)/i];
+
+export type ModeChoice = { mode: AgentMode; why: string } | { mode?: undefined; why: string };
+
+/**
+ * The mode for an ask (`readOnly`) or a task: the user's setting (by id or name), else the known
+ * agent's, else the first whose id, name or description says it is read-only (ask) or asks first
+ * (task), never one that lets tools run unasked.
+ */
+export function chooseMode(modes: SessionModes, readOnly: boolean, agent: { acpName?: string; command: readonly string[] }, setting?: string): ModeChoice {
+  const intent = readOnly ? 'ask' : 'task';
+  const find = (wanted: string) => modes.available.find((mode) => mode.id === wanted) ?? modes.available.find((mode) => mode.id.toLowerCase() === wanted.toLowerCase() || mode.name?.toLowerCase() === wanted.toLowerCase());
+  if (setting) {
+    const mode = find(setting);
+    if (mode) return { mode, why: `buckley.agent.modes.${intent}` };
+    return { why: `buckley.agent.modes.${intent} is "${setting}", which the agent does not offer (it offers ${modes.available.map((mode) => mode.id).join(', ')})` };
+  }
+  const known = knownByAcpName(agent.acpName) ?? knownByCommand(agent.command);
+  const knownMode = known && find(known.modes[intent]);
+  if (knownMode) return { mode: knownMode, why: `${known.title}'s ${readOnly ? 'read-only mode' : 'mode that asks before changes'}` };
+  const safe = modes.available.filter((mode) => !UNASKED.test(`${mode.id} ${mode.name ?? ''}`));
+  for (const pattern of readOnly ? [...READ_ONLY, ...ASKS_FIRST] : ASKS_FIRST) {
+    const mode = safe.find((candidate) => pattern.test(candidate.id) || pattern.test(candidate.name ?? '') || (pattern.flags.includes('i') && !pattern.source.startsWith('^') && pattern.test(candidate.description ?? '')));
+    if (mode) return { mode, why: readOnly ? 'the mode that reads as read-only' : 'the mode that reads as asking first' };
+  }
+  return { why: `none of the agent's modes (${modes.available.map((mode) => mode.id).join(', ')}) reads as ${readOnly ? 'read-only' : 'asking before changes'}` };
+}

@@ -1,0 +1,147 @@
+/**
+ * The operating-system sandbox our coordinator runs agents in, so that what an ask or a task may
+ * touch is enforced, whatever the agent does (its own tools, shell commands it judges harmless,
+ * modes that never ask): bubblewrap on Linux.
+ *
+ * - The whole filesystem is read-only; `/tmp` and `/run` are private and empty (other programs'
+ *   sockets and temporary files are not the agent's), with the workspace and the agent's own
+ *   program put back where they live there.
+ * - Writable: in a **task**, the workspace; in both, the agent's own state (its sessions and
+ *   settings: `~/.claude`, `~/.codex`, … — known.ts) and what `buckley.agent.sandbox.writable` adds.
+ *   In an **ask** nothing of the user's can be written.
+ * - **Credentials** cannot be read: the user's (`~/.ssh`, cloud keys, …), the system's, and the
+ *   workspace's by name (`.env`, keys) are covered by an empty, unreadable file or folder (a
+ *   read says "Permission denied"). Their reads go through `fs/read_text_file`, which asks the
+ *   user (files.ts).
+ * - No capabilities (root in the sandbox cannot undo its mounts), its own process namespace (its
+ *   processes end with it), and it dies with its parent. The agent keeps the network.
+ *
+ * Where bubblewrap cannot run (another OS, no user namespaces), `probeSandbox` says why: the user
+ * is told once, `doctor` says so, and `buckley.ask.requireReadOnly` refuses asks.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, openSync, realpathSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
+import { credentialPlaces } from '../../risk/paths.js';
+
+export interface SandboxPlan {
+  /** The workspace: writable in a task, read-only in an ask. */
+  workspace?: string;
+  /** A task may write the workspace; an ask nothing of the user's. */
+  writesWorkspace: boolean;
+  /** Paths the agent may write whatever the intent: its own state, and the user's additions. */
+  stateDirs: string[];
+  /** State files of the agent's own (written in place when they exist). */
+  stateFiles: string[];
+  /** Credential files and folders found in the workspace (credentialScan.ts). */
+  workspaceCredentials: string[];
+  /** The user's home, for its credential folders. */
+  home: string;
+  /** The agent's program and the files its command names: their top folder is put back when it is under `/tmp` or `/run`. */
+  programPaths: string[];
+  /** The agent's working directory. */
+  cwd: string;
+}
+
+export type SandboxProbe = { ok: true; bwrap: string } | { ok: false; reason: string };
+
+const PRIVATE_ROOTS = ['/tmp', '/run'];
+
+let probed: Promise<SandboxProbe> | undefined;
+
+/** Whether bubblewrap runs here (cached): it must start a sandbox as `sandboxArgs` builds one. */
+export function probeSandbox(bwrap = 'bwrap'): Promise<SandboxProbe> {
+  if (process.platform !== 'linux') return Promise.resolve({ ok: false, reason: `no sandbox on ${process.platform}: buckley-lsp sandboxes agents with bubblewrap, which runs on Linux only` });
+  probed ??= new Promise<SandboxProbe>((done) => {
+    const child = spawn(bwrap, ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--unshare-pid', '--die-with-parent', '--cap-drop', 'ALL', 'true'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr = (stderr + chunk).slice(-4096);
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    child.once('error', (error: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      done({ ok: false, reason: error.code === 'ENOENT' ? 'bubblewrap (bwrap) is not installed: install it (Debian, Ubuntu: `apt install bubblewrap`; Fedora: `dnf install bubblewrap`)' : `bubblewrap cannot start: ${error.message}` });
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      if (code === 0) done({ ok: true, bwrap });
+      else done({ ok: false, reason: `bubblewrap cannot set up a sandbox here: ${stderr.trim().split('\n').at(-1) || `exit ${code}`} (user namespaces may be turned off: kernel.unprivileged_userns_clone, or an AppArmor rule)` });
+    });
+  });
+  return probed;
+}
+
+/**
+ * The descriptor a sandbox reads its hidden files' (empty) content from: /dev/null, given to
+ * bubblewrap as descriptor 3 (`sandboxStdio`), so that nothing is left on disk.
+ */
+const EMPTY_FD = 3;
+
+/** The stdio of a process started with `sandboxArgs`: the three given, and /dev/null as descriptor 3. Close the last once spawned. */
+export function sandboxStdio<T>(stdio: T[]): (T | number)[] {
+  return [...stdio, openSync('/dev/null', 'r')];
+}
+
+function isDirectory(path: string): boolean | undefined {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return undefined;
+  }
+}
+
+function real(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return resolve(path);
+  }
+}
+
+const under = (path: string, root: string) => path === root || path.startsWith(root.endsWith(sep) ? root : `${root}${sep}`);
+
+/** The bwrap arguments that run `command` under the plan (to be spawned as `bwrap …args`). */
+export function sandboxArgs(plan: SandboxPlan, command: readonly string[]): string[] {
+  const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc'];
+  for (const root of PRIVATE_ROOTS) if (existsSync(root)) args.push('--tmpfs', root);
+  // What must stay visible under the private roots: the program (its whole top folder: a package
+  // reads its dependencies beside it), the workspace and the working directory, what DNS reads.
+  const keep = [...plan.programPaths.map(topFolder), ...(plan.workspace ? [plan.workspace] : []), plan.cwd, ...resolverPaths()];
+  for (const path of new Set(keep.filter((path): path is string => Boolean(path) && isAbsolute(path!) && existsSync(path!)).map(real))) {
+    if (PRIVATE_ROOTS.some((root) => under(path, root))) args.push('--ro-bind', path, path);
+  }
+  if (plan.workspace && plan.writesWorkspace) args.push('--bind', real(plan.workspace), real(plan.workspace));
+  for (const path of [...plan.stateDirs, ...plan.stateFiles]) if (existsSync(path)) args.push('--bind', real(path), real(path));
+  // Credentials last: on top of everything, writable places included.
+  for (const path of hiddenPaths(plan)) {
+    const directory = isDirectory(path);
+    if (directory === undefined) continue;
+    if (directory) args.push('--perms', '0000', '--tmpfs', path);
+    else args.push('--perms', '0000', '--ro-bind-data', String(EMPTY_FD), path);
+  }
+  args.push('--unshare-pid', '--die-with-parent', '--cap-drop', 'ALL', '--chdir', plan.cwd, '--', ...command);
+  return args;
+}
+
+/** The credentials to hide: the user's and the system's that exist, and the workspace's. */
+export function hiddenPaths(plan: Pick<SandboxPlan, 'home' | 'workspaceCredentials' | 'stateDirs' | 'workspace'>): string[] {
+  const places = credentialPlaces(plan.home)
+    .map((place) => place.path)
+    // `/root` is a credential as someone else's home; as the agent's own (root's) home, its state lives there.
+    .filter((path) => !under(real(plan.home), real(path)) && !(plan.workspace && under(real(plan.workspace), real(path))));
+  return [...new Set([...places, ...plan.workspaceCredentials].filter((path) => existsSync(path)).map(real))];
+}
+
+/** `/tmp/agents/node_modules/x/bin.js` → `/tmp/agents`; undefined for a path under no private root. */
+function topFolder(path: string): string | undefined {
+  const resolved = real(path);
+  const root = PRIVATE_ROOTS.find((candidate) => under(resolved, candidate) && resolved !== candidate);
+  return root ? join(root, resolved.slice(root.length + 1).split(sep)[0]!) : undefined;
+}
+
+/** Where name resolution reads from when /etc/resolv.conf points into /run (systemd-resolved). */
+function resolverPaths(): string[] {
+  const resolvConf = real('/etc/resolv.conf');
+  return resolvConf === '/etc/resolv.conf' ? [] : [dirname(resolvConf)];
+}

@@ -1,0 +1,197 @@
+/**
+ * ACP terminals (`terminal/create`, `output`, `wait_for_exit`, `kill`, `release`): commands an
+ * agent runs through us rather than by itself, so that none runs unseen. A command is judged and
+ * decided like any tool call (an ask declines it, a task asks above the auto-approve level) —
+ * unless the user just approved that very command in the tool call that asked for it (Claude
+ * Code's older adapter asks first, then creates the terminal). It runs where the agent runs (its
+ * sandbox), in a process group of its own; its output is kept up to the agent's byte limit (the
+ * end of it) and shown as the tool's output. A turn's terminals are killed when it is cancelled
+ * or ends.
+ */
+import type { ChildProcess } from 'node:child_process';
+import type { Logger } from '../../logger.js';
+import * as z from '../../schema.js';
+import { FileAccessError } from '../files.js';
+import type { TurnSink } from './driver.js';
+import { closeOwnDescriptors, spawnGroup, stopGroup } from './processes.js';
+import { sandboxStdio } from './sandbox.js';
+
+export interface TerminalTurn {
+  sink: Pick<TurnSink, 'permission'>;
+  signal: AbortSignal;
+}
+
+interface Terminal {
+  id: string;
+  sessionId: string;
+  child: ChildProcess;
+  output: string;
+  truncated: boolean;
+  limit: number;
+  exit?: { exitCode: number | null; signal: string | null };
+  exited: Promise<{ exitCode: number | null; signal: string | null }>;
+}
+
+const createParams = z.object({
+  sessionId: z.string(),
+  command: z.string().check(z.minLength(1)),
+  args: z.optional(z.nullable(z.array(z.string()))),
+  env: z.optional(z.nullable(z.array(z.object({ name: z.string(), value: z.string() })))),
+  cwd: z.optional(z.nullable(z.string())),
+  outputByteLimit: z.optional(z.nullable(z.int().check(z.minimum(0)))),
+});
+const terminalParams = z.object({ sessionId: z.string(), terminalId: z.string() });
+
+/** Output kept when the agent sets no limit. */
+const DEFAULT_OUTPUT_BYTES = 1024 * 1024;
+/** The most output kept whatever the agent asks for. */
+const MAX_OUTPUT_BYTES = 16 * 1024 * 1024;
+
+export class Terminals {
+  private readonly terminals = new Map<string, Terminal>();
+  /** Commands the user approved in a tool call of a session's turn, not yet run. */
+  private readonly approvedCommands = new Map<string, string[]>();
+  private next = 0;
+
+  constructor(
+    private readonly options: {
+      logger: Logger;
+      /** Wraps a command to run where the agent runs (its sandbox); none: as it is. */
+      wrap?: (command: string[], cwd: string) => { program: string; args: string[]; sandboxed?: boolean };
+      env?: NodeJS.ProcessEnv;
+    },
+  ) {}
+
+  /** A tool call was approved: a terminal that runs its command is not asked again. */
+  approved(sessionId: string, input: unknown): void {
+    const command = commandOf(input);
+    if (command) this.approvedCommands.set(sessionId, [...(this.approvedCommands.get(sessionId) ?? []), command]);
+  }
+
+  async handle(method: string, params: unknown, turnOf: (sessionId: string) => TerminalTurn | undefined): Promise<unknown> {
+    if (method === 'terminal/create') return this.create(params, turnOf);
+    const parsed = terminalParams.safeParse(params);
+    if (!parsed.success) throw new FileAccessError(`${method} needs sessionId and terminalId: ${z.prettifyError(parsed.error)}`);
+    const terminal = this.terminals.get(parsed.data.terminalId);
+    if (!terminal || terminal.sessionId !== parsed.data.sessionId) throw new FileAccessError(`no terminal ${parsed.data.terminalId} in this session (released, or its turn ended)`, true);
+    switch (method) {
+      case 'terminal/output':
+        return { output: terminal.output, truncated: terminal.truncated, ...(terminal.exit ? { exitStatus: terminal.exit } : {}) };
+      case 'terminal/wait_for_exit':
+        return await terminal.exited;
+      case 'terminal/kill':
+        await stopGroup(terminal.child);
+        return {};
+      case 'terminal/release':
+        this.terminals.delete(terminal.id);
+        void stopGroup(terminal.child);
+        return {};
+      default:
+        throw new FileAccessError(`${method} is not a terminal method`);
+    }
+  }
+
+  private async create(params: unknown, turnOf: (sessionId: string) => TerminalTurn | undefined): Promise<{ terminalId: string }> {
+    const parsed = createParams.safeParse(params);
+    if (!parsed.success) throw new FileAccessError(`terminal/create needs a command: ${z.prettifyError(parsed.error)}`);
+    const { sessionId, command, args, env, cwd, outputByteLimit } = parsed.data;
+    const turn = turnOf(sessionId);
+    if (!turn || turn.signal.aborted) throw new FileAccessError(`cannot run \`${command}\`: the session has no turn running`);
+    const line = [command, ...(args ?? [])].join(' ');
+    if (!this.takeApproved(sessionId, line)) {
+      const input = { command: args?.length ? [command, ...args] : command, ...(cwd ? { cwd } : {}) };
+      const decision = await turn.sink.permission({ tool: line, kind: 'execute', title: line, parameters: { command: line, ...(cwd ? { cwd } : {}) }, input, locations: [], writes: [] }, turn.signal);
+      if (decision === 'reject') throw new FileAccessError(`running \`${line}\` was not approved (denied, an ask is read-only, or no answer in time)`);
+    }
+    // No arguments: a command line for the shell, as agents write them (`npm test && git status`).
+    const argv = args?.length ? [command, ...args] : ['/bin/sh', '-c', command];
+    const workdir = cwd ?? process.cwd();
+    const launch = this.options.wrap?.(argv, workdir) ?? { program: argv[0]!, args: argv.slice(1) };
+    const stdio = launch.sandboxed ? sandboxStdio(['ignore', 'pipe', 'pipe'] as const) : (['ignore', 'pipe', 'pipe'] as const);
+    const child = spawnGroup(launch.program, launch.args, {
+      cwd: workdir,
+      env: { ...(this.options.env ?? process.env), ...Object.fromEntries((env ?? []).map((variable) => [variable.name, variable.value])) },
+      stdio: [...stdio],
+    });
+    closeOwnDescriptors(stdio);
+    const id = `term-${++this.next}`;
+    const terminal: Terminal = {
+      id,
+      sessionId,
+      child,
+      output: '',
+      truncated: false,
+      limit: Math.min(outputByteLimit ?? DEFAULT_OUTPUT_BYTES, MAX_OUTPUT_BYTES),
+      exited: new Promise((resolve) => {
+        child.once('error', (error) => {
+          terminal.output += `${error.message}\n`;
+          terminal.exit = { exitCode: 127, signal: null };
+          resolve(terminal.exit);
+        });
+        child.once('close', (exitCode, signal) => {
+          terminal.exit = { exitCode, signal };
+          resolve(terminal.exit);
+        });
+      }),
+    };
+    const append = (chunk: Buffer) => this.append(terminal, chunk.toString('utf8'));
+    child.stdout?.on('data', append);
+    child.stderr?.on('data', append);
+    this.terminals.set(id, terminal);
+    this.options.logger.info(`running \`${line}\` for the agent (terminal ${id})`);
+    return { terminalId: id };
+  }
+
+  /** Adds output, keeping its end within the terminal's byte limit (cut at a character). */
+  private append(terminal: Terminal, text: string): void {
+    terminal.output += text;
+    if (Buffer.byteLength(terminal.output, 'utf8') <= terminal.limit) return;
+    const bytes = Buffer.from(terminal.output, 'utf8');
+    let start = bytes.length - terminal.limit;
+    while (start < bytes.length && (bytes[start]! & 0xc0) === 0x80) start++;
+    terminal.output = bytes.subarray(start).toString('utf8');
+    terminal.truncated = true;
+  }
+
+  private takeApproved(sessionId: string, line: string): boolean {
+    const approved = this.approvedCommands.get(sessionId) ?? [];
+    const index = approved.findIndex((command) => command.trim() === line.trim());
+    if (index < 0) return false;
+    approved.splice(index, 1);
+    return true;
+  }
+
+  /** The output of the first of these terminals, for the tool call that shows them. */
+  outputOf(terminalIds: string[]): string | undefined {
+    for (const id of terminalIds) {
+      const terminal = this.terminals.get(id);
+      if (terminal) return terminal.output;
+    }
+    return undefined;
+  }
+
+  /** Kills and forgets the terminals of a session's turn (cancelled, or ended). */
+  endTurn(sessionId: string): void {
+    this.approvedCommands.delete(sessionId);
+    for (const terminal of [...this.terminals.values()]) {
+      if (terminal.sessionId !== sessionId) continue;
+      this.terminals.delete(terminal.id);
+      void stopGroup(terminal.child);
+    }
+  }
+
+  closeAll(): void {
+    this.approvedCommands.clear();
+    for (const terminal of this.terminals.values()) void stopGroup(terminal.child);
+    this.terminals.clear();
+  }
+}
+
+/** The command line a tool call's input holds (`command` as a string or an argv array). */
+function commandOf(input: unknown): string | undefined {
+  if (typeof input !== 'object' || input === null) return undefined;
+  const command = (input as { command?: unknown; cmd?: unknown }).command ?? (input as { cmd?: unknown }).cmd;
+  if (typeof command === 'string') return command;
+  if (Array.isArray(command) && command.every((word) => typeof word === 'string')) return command.join(' ');
+  return undefined;
+}

@@ -1,0 +1,76 @@
+/**
+ * The credential files in a workspace (`.env`, keys, certificates: what the risk rules call
+ * credentials by name), found before every turn so the agent's sandbox can hide them — also the
+ * ones created since the last turn. Directories whose modification time has not changed since the
+ * last look are not read again, so a look at an unchanged workspace is one `stat` per directory.
+ * Bounded: at most `maxDirectories` directories are looked at; dependency folders and version
+ * control are skipped (what agents read there is not the user's secret).
+ */
+import { readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { credentialByName } from '../risk/paths.js';
+
+const SKIPPED = new Set(['node_modules', '.git', '.hg', '.svn', '.jj']);
+
+interface Seen {
+  mtimeMs: number;
+  credentials: string[];
+  subdirectories: string[];
+}
+
+export interface CredentialFiles {
+  paths: string[];
+  /** False when the bound was reached: files in the directories not looked at are not known. */
+  complete: boolean;
+}
+
+export class CredentialScan {
+  private readonly seen = new Map<string, Seen>();
+
+  constructor(
+    readonly root: string,
+    private readonly maxDirectories = 20_000,
+  ) {}
+
+  async find(): Promise<CredentialFiles> {
+    const paths: string[] = [];
+    const queue = [this.root];
+    const visited = new Set<string>();
+    while (queue.length > 0 && visited.size < this.maxDirectories) {
+      const directory = queue.shift()!;
+      visited.add(directory);
+      const seen = await this.look(directory);
+      if (!seen) continue;
+      paths.push(...seen.credentials);
+      queue.push(...seen.subdirectories);
+    }
+    // Forget directories that are gone, so the cache stays the size of the workspace.
+    for (const directory of this.seen.keys()) if (!visited.has(directory)) this.seen.delete(directory);
+    return { paths: paths.sort(), complete: queue.length === 0 };
+  }
+
+  private async look(directory: string): Promise<Seen | undefined> {
+    let mtimeMs: number;
+    try {
+      mtimeMs = (await stat(directory)).mtimeMs;
+    } catch {
+      return undefined;
+    }
+    const known = this.seen.get(directory);
+    if (known && known.mtimeMs === mtimeMs) return known;
+    let entries;
+    try {
+      entries = await readdir(directory, { withFileTypes: true });
+    } catch {
+      return undefined;
+    }
+    const seen: Seen = { mtimeMs, credentials: [], subdirectories: [] };
+    for (const entry of entries) {
+      const path = join(directory, entry.name);
+      if (credentialByName(entry.name)) seen.credentials.push(path);
+      else if (entry.isDirectory() && !SKIPPED.has(entry.name)) seen.subdirectories.push(path);
+    }
+    this.seen.set(directory, seen);
+    return seen;
+  }
+}

@@ -1,0 +1,183 @@
+/**
+ * The real ACP agents the suite drives — Claude Code (claude-agent-acp 0.23.1 and the older
+ * claude-code-acp 0.16.2), Codex (codex-acp 0.16.0), Gemini CLI 0.61.0 and Qwen Code 0.24.4 —
+ * installed by `npm run install-agents` into `.agents/` (BUCKLEY_AGENTS_DIR for another place),
+ * each pointed at a stand-in for its model's API (test/helpers/models/): how to start it, the
+ * environment and files that set it up, and its tools' names and inputs, so a test can script
+ * the model to call "the shell" or "the file editor" of whichever agent it runs.
+ *
+ * A missing agent skips its tests with one line saying how to install it; in CI a missing agent
+ * is an error.
+ */
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { anthropicModel } from './models/anthropic.js';
+import { geminiModel } from './models/gemini.js';
+import { openaiChatModel } from './models/openaiChat.js';
+import { openaiResponsesModel } from './models/openaiResponses.js';
+import type { ModelCall, ModelServer, Reply, Script, ToolUse } from './models/standIn.js';
+import { REPO } from './paths.js';
+
+export const AGENTS_DIR = process.env.BUCKLEY_AGENTS_DIR ?? `${REPO}.agents`;
+const bin = (name: string) => join(AGENTS_DIR, 'node_modules/.bin', name);
+
+/** What a test asks the model to do, in any agent's tools. */
+export interface Tools {
+  shell(command: string): ToolUse;
+  read(path: string): ToolUse;
+  /** Replace `from` with `to` in the file. */
+  edit(path: string, from: string, to: string): ToolUse;
+  write(path: string, content: string): ToolUse;
+}
+
+export interface RealAgent {
+  /** As people call it, with its version. */
+  name: string;
+  /** The npm package that provides it (for the skip line). */
+  npm: string;
+  command: string[];
+  /** Its ACP agentInfo title, as buckley-lsp names it to the user. */
+  title: string;
+  tools: Tools;
+  /** The variable holding its API key (what a 401 must name). */
+  key: string;
+  model(script: Script): Promise<ModelServer>;
+  /** `agent.env` for it, pointed at the stand-in, with a home of its own (files written there). */
+  setup(model: ModelServer, home: string): Record<string, string>;
+}
+
+const claudeEnv = (model: ModelServer, home: string) => ({
+  HOME: home,
+  ANTHROPIC_API_KEY: 'sk-ant-test',
+  ANTHROPIC_BASE_URL: model.url,
+  DISABLE_TELEMETRY: '1',
+  DISABLE_AUTOUPDATER: '1',
+  CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+});
+
+const claudeTools = (prefix: string): Tools => ({
+  shell: (command) => ({ name: `${prefix}Bash`, input: { command, description: 'run it' } }),
+  read: (path) => ({ name: `${prefix}Read`, input: { file_path: path } }),
+  edit: (path, from, to) => ({ name: `${prefix}Edit`, input: { file_path: path, old_string: from, new_string: to } }),
+  write: (path, content) => ({ name: `${prefix}Write`, input: { file_path: path, content } }),
+});
+
+const geminiStyle = (editTool: string): Tools => ({
+  shell: (command) => ({ name: 'run_shell_command', input: { command, description: 'run it' } }),
+  read: (path) => ({ name: 'read_file', input: { file_path: path } }),
+  edit: (path, from, to) => ({ name: editTool, input: { file_path: path, old_string: from, new_string: to, instruction: 'change it' } }),
+  write: (path, content) => ({ name: 'write_file', input: { file_path: path, content } }),
+});
+
+export const REAL_AGENTS: RealAgent[] = [
+  {
+    name: 'Claude Code (claude-agent-acp 0.23.1)',
+    npm: '@zed-industries/claude-agent-acp',
+    command: [bin('claude-agent-acp')],
+    title: 'Claude Agent',
+    tools: claudeTools(''),
+    key: 'ANTHROPIC_API_KEY',
+    model: anthropicModel,
+    setup: claudeEnv,
+  },
+  {
+    name: 'Claude Code (claude-code-acp 0.16.2)',
+    npm: '@zed-industries/claude-code-acp',
+    command: [bin('claude-code-acp')],
+    title: 'Claude Code',
+    // With the client's files and terminals offered, it reads, writes and runs through them.
+    tools: claudeTools('mcp__acp__'),
+    key: 'ANTHROPIC_API_KEY',
+    model: anthropicModel,
+    setup: claudeEnv,
+  },
+  {
+    name: 'Codex (codex-acp 0.16.0)',
+    npm: '@zed-industries/codex-acp',
+    command: [bin('codex-acp')],
+    title: 'Codex',
+    tools: {
+      shell: (command) => ({ name: 'exec_command', input: { cmd: command } }),
+      read: (path) => ({ name: 'exec_command', input: { cmd: `cat ${path}` } }),
+      edit: (path, from, to) => ({ name: 'apply_patch', input: { input: `*** Begin Patch\n*** Update File: ${path}\n@@\n-${from}\n+${to}\n*** End Patch\n` } }),
+      write: (path, content) => ({ name: 'apply_patch', input: { input: `*** Begin Patch\n*** Add File: ${path}\n${content.split('\n').map((line) => `+${line}`).join('\n')}\n*** End Patch\n` } }),
+    },
+    key: 'OPENAI_API_KEY',
+    model: openaiResponsesModel,
+    setup: (model, home) => {
+      // Codex takes a custom model provider in $CODEX_HOME/config.toml; its helpers may not live under /tmp.
+      const codexHome = join(home, '.codex');
+      mkdirSync(codexHome, { recursive: true });
+      writeFileSync(
+        join(codexHome, 'config.toml'),
+        ['model = "gpt-5.4"', 'model_provider = "standin"', '[model_providers.standin]', 'name = "stand-in"', `base_url = "${model.url}/v1"`, 'wire_api = "responses"', 'env_key = "OPENAI_API_KEY"', ''].join('\n'),
+      );
+      return { HOME: home, CODEX_HOME: codexHome, OPENAI_API_KEY: 'sk-test' };
+    },
+  },
+  {
+    name: 'Gemini CLI 0.61.0',
+    npm: '@google/gemini-cli',
+    command: [bin('gemini'), '--acp'],
+    title: 'Gemini CLI',
+    tools: geminiStyle('replace'),
+    key: 'GEMINI_API_KEY',
+    model: geminiModel,
+    setup: (model, home) => ({ HOME: home, GEMINI_API_KEY: 'test-key', GOOGLE_GEMINI_BASE_URL: model.url }),
+  },
+  {
+    name: 'Qwen Code 0.24.4',
+    npm: '@qwen-code/qwen-code',
+    command: [bin('qwen'), '--acp'],
+    title: 'Qwen Code',
+    tools: geminiStyle('edit'),
+    key: 'OPENAI_API_KEY',
+    model: openaiChatModel,
+    setup: (model, home) => {
+      // Qwen Code reads OPENAI_* only with its auth type set to openai in its settings.
+      mkdirSync(join(home, '.qwen'), { recursive: true });
+      writeFileSync(join(home, '.qwen', 'settings.json'), JSON.stringify({ security: { auth: { selectedType: 'openai' } } }));
+      return { HOME: home, OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: `${model.url}/v1`, OPENAI_MODEL: 'qwen3-coder' };
+    },
+  },
+];
+
+export function agentInstalled(agent: RealAgent): boolean {
+  return existsSync(agent.command[0]!);
+}
+
+export function missingAgentLine(agent: RealAgent): string {
+  return `${agent.name} not found at ${agent.command[0]}: install the agents with \`npm run install-agents\``;
+}
+
+/** For a test file: whether to run an agent's tests (CI must have every agent). */
+export function requireAgent(agent: RealAgent): boolean {
+  const ok = agentInstalled(agent);
+  if (!ok && process.env.CI) throw new Error(`${missingAgentLine(agent)} — CI must install it (.ci/run)`);
+  return ok;
+}
+
+/**
+ * A home for an agent, outside the system's temporary directory (Codex will not put its helpers
+ * under it): `.state/agent-homes/` in the checkout, removed with `cleanup`.
+ */
+export function agentHome(): { home: string; cleanup(): void } {
+  const home = join(REPO, '.state', 'agent-homes', randomUUID());
+  mkdirSync(home, { recursive: true });
+  return { home, cleanup: () => rmSync(home, { recursive: true, force: true }) };
+}
+
+/** A request of the agent's turn: it offers the agent's tools (a side query offers none, or the one its answer must use). */
+export function isTurn(call: ModelCall): boolean {
+  return call.tools.length > 2;
+}
+
+/**
+ * A model that plays the steps given, one per request of the agent's turns, chosen by how many
+ * tool results the conversation holds (step 0 answers the question, step 1 the first tool's
+ * result, …); past the last step, it answers `done`. Side queries (titles, classifiers) get "ok".
+ */
+export function stepsScript(steps: Reply[], done: Reply = { text: 'Done.' }): Script {
+  return (call: ModelCall) => (isTurn(call) ? (steps[call.toolResults.length] ?? done) : { text: 'ok' });
+}
