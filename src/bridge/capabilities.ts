@@ -58,8 +58,10 @@ export interface CoordinatorFeatures {
   approvalEvents: boolean;
   /** It reads the request's `context` (ours); else the bridge puts the selection in the message. */
   readsContext: boolean;
-  /** It keeps an ask read-only (ours; Buckley runs tools unasked). */
+  /** It keeps an ask read-only (ours, where its agent runs in a sandbox; Buckley runs tools unasked). */
   readOnlyAsks: boolean;
+  /** It runs a StreamTask marked as an ask by the ask's rules — reads only, the agent's read-only mode — even where it cannot promise more (ours without a sandbox). */
+  askIntent: boolean;
   /** An agent's reads see the editor's buffers: it asks the bridge first (ours: `file_request`). */
   editorBuffers: boolean;
   /** buckley.edit's task is marked as an edit (`x-buckley-intent: edit`): a model's answer becomes the change (ours). */
@@ -73,7 +75,7 @@ export interface CoordinatorFeatures {
 }
 
 /** The coordinator features the bridge acts on, by their wire names. */
-const USED_FEATURES = ['chat', 'stream_task', 'answer_stream', 'tool_approval', 'approval_events', 'editor_context', 'ask_read_only', 'editor_buffers', 'edit_selection', 'propose_edits', 'conversations', 'inline_completion'];
+const USED_FEATURES = ['chat', 'stream_task', 'answer_stream', 'tool_approval', 'approval_events', 'editor_context', 'ask_read_only', 'ask_intent', 'editor_buffers', 'edit_selection', 'propose_edits', 'conversations', 'inline_completion'];
 
 export interface ClientIdentity {
   name: string;
@@ -213,6 +215,7 @@ export function coordinatorFeatures(features: readonly string[] | undefined): Co
     approvalEvents: has('approval_events'),
     readsContext: has('editor_context'),
     readOnlyAsks: has('ask_read_only'),
+    askIntent: has('ask_intent') || has('ask_read_only'),
     editorBuffers: has('editor_buffers'),
     editSelection: has('edit_selection'),
     proposesEdits: has('propose_edits'),

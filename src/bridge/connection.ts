@@ -514,7 +514,7 @@ export class CoordinatorConnection {
       traceparent,
       // The bridge holds the editor's buffers: an agent's reads ask it first (ProvideFile).
       [BUFFERS_HEADER]: '1',
-      ...(intent === 'ask' && this.keepsAsksReadOnly ? { [INTENT_HEADER]: 'ask' } : {}),
+      ...(intent === 'ask' && (this.keepsAsksReadOnly || this.features.includes('ask_intent')) ? { [INTENT_HEADER]: 'ask' } : {}),
       ...(intent === 'edit' && this.features.includes('edit_selection') ? { [INTENT_HEADER]: 'edit' } : {}),
       ...(conversation && this.features.includes('conversations') ? { [CONVERSATION_HEADER]: conversation } : {}),
     };

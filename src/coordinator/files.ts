@@ -12,6 +12,7 @@
  * gets it when the user saves), any other on disk — if the disk still holds what was approved.
  */
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { changeSummary, describeChange, unifiedDiff } from '../edits.js';
 import { assessRisk } from '../risk/assess.js';
@@ -54,6 +55,11 @@ export interface WritePolicy extends ReadPolicy {
   toEditor?(write: { path: string; base: string; content: string }, signal: AbortSignal): Promise<{ open: boolean; applied: boolean; message: string }>;
   /** A write was made: for the task's review and its undo. */
   changed?(change: { path: string; before: string; after: string; inEditor: boolean }): void;
+}
+
+/** The turn's workspace: a working directory of `/` or the home directory is none (nothing would be outside it). */
+export function workspaceOf(cwd: string | undefined): string | undefined {
+  return cwd && cwd !== '/' && resolve(cwd) !== resolve(homedir()) ? resolve(cwd) : undefined;
 }
 
 export function insideWorkspace(path: string, workspaceRoot: string | undefined): boolean {

@@ -6,13 +6,11 @@
  */
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { resolve } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Logger } from '../logger.js';
 import { AgentError, type AgentDriver, type AgentTurn, type FileEdit, type FileReadRequest, type PermissionDecision, type PermissionRequest, type TurnResult, type TurnSink } from './agents/driver.js';
-import { FileAccessError, readForAgent, reviewEdits, writeForAgent, type WritePolicy } from './files.js';
+import { FileAccessError, readForAgent, reviewEdits, workspaceOf, writeForAgent, type WritePolicy } from './files.js';
 import { CallerRequests, type TurnCaller } from './callerRequests.js';
 import { makeModelEdit, MODEL_EDIT_REPLY, selectionEditOf } from './modelEdits.js';
 import { buildPrompt } from '../wire/prompt.js';
@@ -30,7 +28,9 @@ export const PROTOCOL_VERSION = '1.0';
 /**
  * What this coordinator does, as the bridge decides from (never from a name): `answer_stream`
  * (answers come as `answer_delta`), `approval_events`, `editor_context` (it reads the request's
- * `context`), `ask_read_only` (it keeps a StreamTask marked `x-buckley-intent: ask` read-only),
+ * `context`), `ask_read_only` (it keeps a StreamTask marked `x-buckley-intent: ask` read-only: its
+ * agent runs in a sandbox), `ask_intent` (it runs such a StreamTask by the ask's rules — reads
+ * only, the agent's read-only mode — also where it cannot promise that: no sandbox),
  * `editor_buffers` (an agent's file reads ask the caller for the editor's buffer first: TaskEvent
  * `file_request`, answered with ProvideFile; its approved writes are made there: `file_write`,
  * answered with ConfirmFileWrite), `edit_selection` (a StreamTask marked `x-buckley-intent: edit`
@@ -38,7 +38,7 @@ export const PROTOCOL_VERSION = '1.0';
  * `conversations` (a call marked `x-buckley-conversation` has the agent session of that
  * conversation, never another's: its history).
  */
-export const FEATURES = ['chat', 'stream_task', 'answer_stream', 'tool_approval', 'approval_events', 'editor_context', 'ask_read_only', 'editor_buffers', 'edit_selection', 'conversations'] as const;
+export const FEATURES = ['chat', 'stream_task', 'answer_stream', 'tool_approval', 'approval_events', 'editor_context', 'ask_read_only', 'ask_intent', 'editor_buffers', 'edit_selection', 'conversations'] as const;
 
 /** How long the caller may take to answer a file_request before the disk is read instead. */
 export const FILE_REQUEST_TIMEOUT_MS = 10_000;
@@ -441,13 +441,9 @@ class CoordinatorService {
  * directory is no workspace at all: nothing would be outside it.
  */
 function assessCall(request: PermissionRequest, cwd: string | undefined): Assessment {
-  return assessRisk({ kind: request.kind, input: request.input, locations: request.locations, writes: request.writes }, { workspaceRoot: workspaceOf(cwd) });
+  return assessRisk({ kind: request.kind, input: request.input, locations: request.locations, writes: request.writes, title: request.title }, { workspaceRoot: workspaceOf(cwd) });
 }
 
-/** The turn's workspace: a working directory of `/` or the home directory is none. */
-function workspaceOf(cwd: string | undefined): string | undefined {
-  return cwd && cwd !== '/' && resolve(cwd) !== resolve(homedir()) ? cwd : undefined;
-}
 
 /** Gives a pending question its answer; the error to reply with when it cannot be given. */
 function answerOf<T>(requests: CallerRequests<T>, caller: Caller, id: string, answer: T, what: string, refusal: string): grpc.ServiceError | null {

@@ -31,6 +31,8 @@ export interface ToolCallFacts {
   locations?: string[];
   /** Paths the call writes, from ACP `diff` content. */
   writes?: string[];
+  /** The title the agent gives the call: where some put the command alone (Gemini CLI's shell). */
+  title?: string;
 }
 
 export interface Where {
@@ -56,8 +58,10 @@ export function assessRisk(call: ToolCallFacts, where: Where = {}): Assessment {
   const writes = [...(call.writes ?? []), ...input.writes];
   const known = READS.has(kind) || WRITES.has(kind) || kind === 'execute' || kind === 'fetch' || kind === 'switch_mode';
 
-  for (const command of input.commands) findings.merge(assessCommand(command, place));
-  if (kind === 'execute' && input.commands.length === 0) findings.add('high', 'runs a command');
+  // A command found nowhere in the input may be the title: Gemini CLI sends its shell's so, alone.
+  const commands = input.commands.length === 0 && kind === 'execute' && call.title?.trim() ? [call.title.trim()] : input.commands;
+  for (const command of commands) findings.merge(assessCommand(command, place));
+  if (kind === 'execute' && commands.length === 0) findings.add('high', 'runs a command');
   if (kind === 'delete' || input.deletes.length > 0) findings.add('destructive', `deletes ${[...input.deletes].join(', ') || 'files'}`);
   if (kind === 'fetch' || input.urls.length > 0) findings.add('medium', 'fetches from the network');
   for (const url of input.urls) {
@@ -77,6 +81,10 @@ export function assessRisk(call: ToolCallFacts, where: Where = {}): Assessment {
   const paths = new Map<string, boolean>(); // path → written
   for (const path of [...input.paths, ...(call.locations ?? [])]) paths.set(path, paths.get(path) || writing);
   for (const path of writes) paths.set(path, true);
+  findings.opaque = opacity(kind, known, commands.length, paths.size + input.urls.length + input.deletes.length);
+  // What it reads or changes is not said: the worst it could be, short of what a command could do.
+  if (findings.opaque && WRITES.has(kind)) findings.add('high', `changes files it does not name`);
+  else if (findings.opaque && READS.has(kind) && kind !== 'think') findings.add('medium', `${kind === 'search' ? 'searches' : 'reads'} files it does not name`);
   for (const [written, isWrite] of paths) {
     const facts = describePath(written, place);
     const verb = isWrite ? 'writes' : 'reads';
@@ -86,6 +94,18 @@ export function assessRisk(call: ToolCallFacts, where: Where = {}): Assessment {
     if (facts.persistent && isWrite) findings.add(facts.inside ? 'high' : 'destructive', `writes ${written}: ${facts.persistent}`);
   }
   return findings.result();
+}
+
+/**
+ * Why the rules cannot see what a call does, when they cannot: a command with no command line, a
+ * read or change of no path, a tool of a kind they do not know that names nothing. Such a call is
+ * never approved without asking above `low` (approvals.ts), whatever the auto-approval level.
+ */
+function opacity(kind: string, known: boolean, commands: number, targets: number): string | undefined {
+  if (kind === 'execute' && commands === 0) return 'it runs a command it does not show';
+  if ((READS.has(kind) && kind !== 'think') || WRITES.has(kind)) return targets === 0 ? `it names no file it ${kind === 'search' ? 'searches' : `${kind}s`}` : undefined;
+  if (!known && commands === 0 && targets === 0) return `it is a tool of a kind the rules do not know (${kind}) and names nothing it touches`;
+  return undefined;
 }
 
 function hostOf(url: string): string | undefined {

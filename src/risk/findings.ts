@@ -15,10 +15,14 @@ export interface Assessment {
   risk: Risk;
   /** Why, most serious first: "deletes recursively (rm -rf)", "writes /etc/passwd outside the workspace". */
   reasons: string[];
+  /** Why the rules cannot see what the call does, when they cannot: it is never approved unasked above `low`. */
+  opaque?: string;
 }
 
 export class Findings {
   private readonly found = new Map<string, Risk>();
+  /** See Assessment.opaque. */
+  opaque: string | undefined;
 
   add(risk: Risk, reason: string): void {
     const before = this.found.get(reason);
@@ -37,6 +41,6 @@ export class Findings {
 
   result(): Assessment {
     const reasons = [...this.found].sort((a, b) => RISKS.indexOf(b[1]) - RISKS.indexOf(a[1])).map(([reason]) => reason);
-    return { risk: this.risk, reasons };
+    return { risk: this.risk, reasons, ...(this.opaque ? { opaque: this.opaque } : {}) };
   }
 }

@@ -177,7 +177,8 @@ export function isTurn(call: ModelCall): boolean {
  * A model that plays the steps given, one per request of the agent's turns, chosen by how many
  * tool results the conversation holds (step 0 answers the question, step 1 the first tool's
  * result, …); past the last step, it answers `done`. Side queries (titles, classifiers) get "ok".
+ * `steps` may be a function: the steps of the ask the test is on now.
  */
-export function stepsScript(steps: Reply[], done: Reply = { text: 'Done.' }): Script {
-  return (call: ModelCall) => (isTurn(call) ? (steps[call.toolResults.length] ?? done) : { text: 'ok' });
+export function stepsScript(steps: Reply[] | (() => Reply[]), done: Reply = { text: 'Done.' }): Script {
+  return (call: ModelCall) => (isTurn(call) ? ((typeof steps === 'function' ? steps() : steps)[call.toolResults.length] ?? done) : { text: 'ok' });
 }

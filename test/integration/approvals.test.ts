@@ -32,6 +32,9 @@ function optedIn(answer: (request: any, token: CancellationToken) => unknown, ex
 }
 
 /** Runs a task to its end; returns its id and the agent's answer as logged. */
+/** The scripted agent's permission request for a tool call given as JSON ({kind, title, rawInput, …}). */
+const tool = (call: object) => `TOOL ${JSON.stringify(call)}`;
+
 async function runTask(client: TestClient, task: string, context?: unknown): Promise<{ answer: string; taskId: string }> {
   const { taskId } = await client.request('buckley/executeTask', { task, ...(context ? { context } : {}) });
   const logged = await client.waitFor('window/logMessage', (p) => p.message.startsWith(`Buckley's answer to "${task}"`));
@@ -180,7 +183,6 @@ describe('approvals', () => {
 
 describe('risk from what a tool does, not what the agent calls it', () => {
   /** A question or task that makes the scripted agent ask permission for exactly this tool call. */
-  const tool = (call: object) => `TOOL ${JSON.stringify(call)}`;
   const fixtureRoot = fileURLToPath(new URL('../../fixtures/workspace/', import.meta.url));
 
   it.each([
@@ -208,12 +210,24 @@ describe('risk from what a tool does, not what the agent calls it', () => {
     ['high', 'rm --recursive --force ~', { kind: 'execute', title: 'Run', rawInput: { command: 'rm --recursive --force ~' } }, 'deletes recursively'],
     ['high', 'find ~ -delete labelled a search', { kind: 'search', title: 'Find', rawInput: { command: 'find ~ -delete' } }, 'deletes what it finds (find -delete)'],
     ['high', 'a codex-acp argv with git push --force', { kind: 'execute', title: 'git push', rawInput: { command: ['bash', '-lc', 'git push --force'], cwd: fixtureRoot } }, 'rewrites or deletes remote history'],
+    ['high', 'a command only in the title, as Gemini CLI sends its shell', { kind: 'execute', title: 'rm -rf build' }, 'deletes recursively'],
   ])('with autoApprove %s, still asks about %s, as destructive, and says why', async (autoApprove, _name, call, why) => {
     const client = await start(optedIn(() => ({ approved: false }), { initialize: { ...optedIn(() => null).initialize, initializationOptions: { approvals: { autoApprove } } } }));
     const { answer } = await runTask(client, tool(call));
     expect(answer).toContain('Tool outcome: no.');
     const [asked] = client.all('buckley/approveTool');
     expect(asked).toMatchObject({ risk: 'destructive', reason: expect.stringContaining(why) });
+  });
+});
+
+describe('a call whose effect the rules cannot see', () => {
+  it('is never approved unasked above low: not by autoApprove high, not by trust', async () => {
+    const client = await start(optedIn(() => ({ approved: false }), { initialize: { ...optedIn(() => null).initialize, initializationOptions: { approvals: { autoApprove: 'high' } } } }));
+    // A command shown nowhere: no input, no title.
+    expect((await runTask(client, tool({ kind: 'execute', title: '' }))).answer).toContain('Tool outcome: no.');
+    // The same command in its title is seen, high, and within autoApprove high: allowed unasked.
+    expect((await runTask(client, tool({ kind: 'execute', title: 'ls -la' }))).answer).toContain('Tool outcome: yes.');
+    expect(client.all('buckley/approveTool').map((asked) => asked.risk)).toEqual(['high']);
   });
 });
 

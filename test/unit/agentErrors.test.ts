@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { errorLine } from '../../src/coordinator/agents/acp.js';
+import { errorLine } from '../../src/coordinator/agents/acpErrors.js';
 
 /** What agents that fail to start write on stderr, as their runtimes print it. */
 describe("an agent's error line", () => {

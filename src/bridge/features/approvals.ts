@@ -82,7 +82,7 @@ export class ApprovalService {
   handle(input: { taskId: string; approval: WireApproval; coordinator: ApprovalDecider; uri?: string; range?: Range }): Promise<Decision> {
     const { deps } = this;
     const { approval } = input;
-    const { risk, reason } = this.assess(approval);
+    const { risk, reason, opaque } = this.assess(approval);
     // What the agent sent is shown, never interpreted: one-line names, inert parameter values.
     const request: ToolApprovalRequest = {
       executionId: approval.execution_id,
@@ -122,7 +122,7 @@ export class ApprovalService {
       };
       this.pending.set(request.executionId, pending);
 
-      const automatic = this.automaticDecision(request);
+      const automatic = this.automaticDecision(request, opaque);
       if (automatic) return pending.settle(automatic);
       // The user decides with the change in view: the diff opens beside the prompt.
       if (request.change) deps.showChange(request.executionId, request.change.diff);
@@ -136,25 +136,31 @@ export class ApprovalService {
 
   /** Whether the user will be asked, or the policy or remembered trust decide at once. */
   needsUser(approval: WireApproval): boolean {
-    return this.automaticDecision({ risk: this.assess(approval).risk, agent: { id: approval.agent_id || 'agent' }, tool: approval.tool || 'a tool' }) === undefined;
+    const { risk, opaque } = this.assess(approval);
+    return this.automaticDecision({ risk, agent: { id: approval.agent_id || 'agent' }, tool: approval.tool || 'a tool' }, opaque) === undefined;
   }
 
   /**
    * The risk of an approval: the coordinator's word, raised to what the call does as we judge it
    * (a coordinator's label never lowers it; an unknown label counts as high).
    */
-  private assess(approval: WireApproval): { risk: Risk; reason: string } {
-    const own = assessRisk({ kind: approval.kind || 'other', input: approval.parameters, locations: approval.locations }, { workspaceRoot: this.deps.workspaceRoot() });
+  private assess(approval: WireApproval): { risk: Risk; reason: string; opaque?: string } {
+    const own = assessRisk({ kind: approval.kind || 'other', input: approval.parameters, locations: approval.locations, title: approval.title }, { workspaceRoot: this.deps.workspaceRoot() });
     const label = (RISKS as readonly string[]).includes(approval.risk) ? (approval.risk as Risk) : 'high';
     const risk = highestRisk(label, own.risk);
     const reason = risk === label && approval.reason ? approval.reason : own.reasons.join('; ');
-    return { risk, reason };
+    return { risk, reason, ...(own.opaque ? { opaque: own.opaque } : {}) };
   }
 
-  /** Approval without asking: within the auto-approval risk, or trusted earlier; never destructive. */
-  private automaticDecision(request: Pick<ToolApprovalRequest, 'risk' | 'agent' | 'tool'>): Decision | undefined {
+  /**
+   * Approval without asking: within the auto-approval risk, or trusted earlier; never destructive,
+   * and never above low for a call whose effect the rules cannot see (`opaque`): what it does is
+   * then not what its name says, whatever was trusted under that name.
+   */
+  private automaticDecision(request: Pick<ToolApprovalRequest, 'risk' | 'agent' | 'tool'>, opaque?: string): Decision | undefined {
     const { autoApprove } = this.deps.config().approvals;
     if (request.risk === 'destructive') return undefined;
+    if (opaque && request.risk !== 'low') return undefined;
     if (riskAtMost(request.risk, autoApprove)) return { approved: true, remember: false, by: `policy (buckley.approvals.autoApprove = ${autoApprove})` };
     if (this.deps.trust.isTrusted(request.agent.id, request.tool)) return { approved: true, remember: false, by: 'trust (Approve & trust earlier)' };
     return undefined;

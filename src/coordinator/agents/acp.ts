@@ -28,7 +28,7 @@ import { withEarlierTurns } from '../../wire/prompt.js';
 import { seconds } from '../../text.js';
 import { FileAccessError } from '../files.js';
 import { AgentError, type AgentDriver, type AgentTurn, type TurnResult, type TurnSink } from './driver.js';
-import { errorText, inWords, knownOf, oneLine, type AgentIdentity } from './acpErrors.js';
+import { errorLine, errorText, inWords, knownOf, oneLine, type AgentIdentity } from './acpErrors.js';
 import { chooseOption, describeValue, flattenParameters, mapStopReason, permissionToolCall, readTextFileParams, rememberCall, toolKind, writeTextFileParams, type CallFacts, type SessionUpdate } from './acpMessages.js';
 import { delay, isAlive, orDeath, startAgentProcess, withDeadline, type AgentProcess } from './acpProcess.js';
 import { chooseMode, modesOf, type SessionModes } from './modes.js';
@@ -462,9 +462,11 @@ export class AcpDriver implements AgentDriver {
   /** An agent's failure at a setup request: its reason (the error's data, else its stderr), and what to do. */
   private failedAt(what: string, error: unknown, agent: Agent): string {
     const said = errorText(error);
-    const stderr = agent.stderrTail.at(-1);
-    const generic = /^(internal error|query closed before response received)$/i.test(said.trim());
-    return inWords(`${this.shortName} failed at ${what}`, generic && stderr ? `${said} — its last output: ${stderr}` : said, this.identity);
+    const stderr = errorLine(agent.stderrTail);
+    // Claude Code's adapter says only this when the CLI it runs stopped before answering.
+    const stopped = /^query closed before response received$/i.test(said.trim()) ? `the process it runs stopped before answering (${said})` : said;
+    const generic = /^internal error$/i.test(said.trim()) || stopped !== said;
+    return inWords(`${this.shortName} failed at ${what}`, generic && stderr ? `${stopped} — its last output: ${stderr}` : stopped, this.identity);
   }
 
   private needsLogin(agent: Agent): string {
@@ -709,6 +711,5 @@ function abortedAfter(signal: AbortSignal, graceMs: number): { promise: Promise<
   };
 }
 
-export { errorLine } from './acpErrors.js';
 export { chooseOption, flattenParameters } from './acpMessages.js';
 export { orDeath } from './acpProcess.js';

@@ -21,8 +21,8 @@ export interface KnownAgent {
   modes: { ask: string; task: string };
   /** Where it keeps its state (sessions, settings, logs), in the agent's environment. */
   stateDirs(env: NodeJS.ProcessEnv): string[];
-  /** State files of its own in the home directory. */
-  stateFiles?(env: NodeJS.ProcessEnv): string[];
+  /** State files of its own in the home directory, and what a new one holds (it must exist to be written in the sandbox). */
+  stateFiles?(env: NodeJS.ProcessEnv): { path: string; initial: string }[];
   /** The variables that hold its API key, the first the one to suggest. */
   keys: string[];
   /** How its users log in otherwise, for "needs authentication". */
@@ -39,7 +39,8 @@ export const KNOWN_AGENTS: readonly KnownAgent[] = [
     // `plan` is its read-only mode; `default` asks before edits and commands it does not judge safe.
     modes: { ask: 'plan', task: 'default' },
     stateDirs: (env) => [env.CLAUDE_CONFIG_DIR || join(home(env), '.claude')],
-    stateFiles: (env) => [join(home(env), '.claude.json')],
+    // Its settings file beside the folder: without it, Claude Code's CLI stops before answering.
+    stateFiles: (env) => [{ path: join(env.CLAUDE_CONFIG_DIR || home(env), '.claude.json'), initial: '{}\n' }],
     keys: ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN'],
     login: 'run `claude /login` in a terminal',
   },

@@ -13,11 +13,12 @@
  * Without a sandbox (not Linux, no bubblewrap, or turned off) there is one process for everything,
  * as before, and the caller says so to the user (`sandboxProblem`).
  */
-import { accessSync, constants, existsSync, mkdirSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, resolve } from 'node:path';
 import type { Logger } from '../../logger.js';
 import { CredentialScan } from '../credentialScan.js';
+import { workspaceOf } from '../files.js';
 import type { AcpDriver } from './acp.js';
 import { AgentError, type AgentDriver, type AgentTurn, type TurnResult, type TurnSink } from './driver.js';
 import { knownByCommand } from './known.js';
@@ -187,19 +188,22 @@ export class AgentPool implements AgentDriver {
     const { env, command } = this.options;
     const known = knownByCommand(command);
     const stateDirs = [...(known?.stateDirs(env) ?? []), ...this.options.sandbox.writable.map((path) => resolve(path.replace(/^~(?=\/|$)/, env.HOME || homedir())))];
-    // An agent's state folder that does not exist yet could not be written: it is made first.
-    for (const directory of stateDirs) {
+    // An agent's state that does not exist yet could not be written: it is made first.
+    const stateFiles = known?.stateFiles?.(env) ?? [];
+    for (const path of [...stateDirs, ...stateFiles.map((file) => file.path)]) {
+      const file = stateFiles.find((candidate) => candidate.path === path);
       try {
-        mkdirSync(directory, { recursive: true });
+        if (!file) mkdirSync(path, { recursive: true });
+        else if (!existsSync(path)) writeFileSync(path, file.initial, { mode: 0o600, flag: 'wx' });
       } catch (error) {
-        this.options.logger.warn(`cannot make ${directory} for the agent's state: ${(error as Error).message}`);
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') this.options.logger.warn(`cannot make ${path} for the agent's state: ${(error as Error).message}`);
       }
     }
     return {
       workspace,
       writesWorkspace: intent === 'task',
       stateDirs,
-      stateFiles: (known?.stateFiles?.(env) ?? []).filter((file) => existsSync(file)),
+      stateFiles: stateFiles.map((file) => file.path).filter((path) => existsSync(path)),
       workspaceCredentials: credentials,
       home: env.HOME || homedir(),
       // The program as PATH finds it, and the files the command names (`node /x/agent.js`).
@@ -272,7 +276,3 @@ function isDirectory(path: string): boolean {
   }
 }
 
-/** The turn's workspace: a working directory of `/` or the home directory is none. */
-export function workspaceOf(cwd: string | undefined): string | undefined {
-  return cwd && cwd !== '/' && resolve(cwd) !== resolve(homedir()) ? resolve(cwd) : undefined;
-}

@@ -13,8 +13,9 @@
  *   workspace's by name (`.env`, keys) are covered by an empty, unreadable file or folder (a
  *   read says "Permission denied"). Their reads go through `fs/read_text_file`, which asks the
  *   user (files.ts).
- * - No capabilities (root in the sandbox cannot undo its mounts), its own process namespace (its
- *   processes end with it), and it dies with its parent. The agent keeps the network.
+ * - A user namespace of its own, no capabilities (nothing in it can undo its mounts; root's agent
+ *   is an ordinary user there), its own process namespace (its processes end with it, and it sees
+ *   no other process's environment), and it dies with its parent. The agent keeps the network.
  *
  * Where bubblewrap cannot run (another OS, no user namespaces), `probeSandbox` says why: the user
  * is told once, `doctor` says so, and `buckley.ask.requireReadOnly` refuses asks.
@@ -47,13 +48,21 @@ export type SandboxProbe = { ok: true; bwrap: string } | { ok: false; reason: st
 
 const PRIVATE_ROOTS = ['/tmp', '/run'];
 
+/**
+ * A user namespace of its own, no capabilities, its own processes, dead with its parent. Root runs
+ * its agent as an ordinary user of the namespace (uid 1000, its files still root's outside): the
+ * agent has no root powers, and a sandbox the agent sets up for its own commands (Codex's
+ * bubblewrap) can still make its namespaces, as it can for any other user.
+ */
+const ISOLATION = ['--unshare-user', ...(process.getuid?.() === 0 ? ['--uid', '1000', '--gid', '1000'] : []), '--unshare-pid', '--die-with-parent', '--cap-drop', 'ALL'];
+
 let probed: Promise<SandboxProbe> | undefined;
 
 /** Whether bubblewrap runs here (cached): it must start a sandbox as `sandboxArgs` builds one. */
 export function probeSandbox(bwrap = 'bwrap'): Promise<SandboxProbe> {
   if (process.platform !== 'linux') return Promise.resolve({ ok: false, reason: `no sandbox on ${process.platform}: buckley-lsp sandboxes agents with bubblewrap, which runs on Linux only` });
   probed ??= new Promise<SandboxProbe>((done) => {
-    const child = spawn(bwrap, ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--unshare-pid', '--die-with-parent', '--cap-drop', 'ALL', 'true'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(bwrap, ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', ...ISOLATION, 'true'], { stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
       stderr = (stderr + chunk).slice(-4096);
@@ -120,7 +129,7 @@ export function sandboxArgs(plan: SandboxPlan, command: readonly string[]): stri
     if (directory) args.push('--perms', '0000', '--tmpfs', path);
     else args.push('--perms', '0000', '--ro-bind-data', String(EMPTY_FD), path);
   }
-  args.push('--unshare-pid', '--die-with-parent', '--cap-drop', 'ALL', '--chdir', plan.cwd, '--', ...command);
+  args.push(...ISOLATION, '--chdir', plan.cwd, '--', ...command);
   return args;
 }
 
