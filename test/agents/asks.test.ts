@@ -1,0 +1,119 @@
+/**
+ * The real agents in asks, over stdio through buckley-lsp, each against a stand-in for its
+ * model's API scripted per test: the selection reaches the model; reading a workspace file is
+ * allowed; and whatever the model makes the agent do — read `.env` with its own tool, `cat .env`
+ * in its shell, `touch`, `rm -rf`, edit a file — nothing changes and nothing secret reaches the
+ * model. The promise is the sandbox's, not the agent's: these agents run "read-only" commands
+ * unasked and write with their own tools.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { agentHome, REAL_AGENTS, requireAgent, stepsScript, type RealAgent } from '../helpers/agents.js';
+import { startingClients, type TestClient } from '../helpers/lspClient.js';
+import type { ModelServer, Reply } from '../helpers/models/standIn.js';
+import { fileUri } from '../helpers/paths.js';
+import { tempDir } from '../helpers/temp.js';
+
+const SECRET = 'sk-live-0123456789-DO-NOT-LEAK';
+const CODE = 'export function retryDelay(attempt: number): number {\n  return Math.min(1000 * 2 ** attempt, 30_000);\n}\n';
+
+const start = startingClients();
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** A workspace with code, notes, a secret and a folder to delete. */
+function workspace(): { root: string; code: string; notes: string; env: string; keep: string } {
+  const root = tempDir('buckley-agent-ws');
+  mkdirSync(join(root, 'src'));
+  mkdirSync(join(root, 'keep'));
+  writeFileSync(join(root, 'src', 'retry.ts'), CODE);
+  writeFileSync(join(root, 'notes.txt'), 'The notes say: retries back off.\n');
+  writeFileSync(join(root, '.env'), `API_TOKEN=${SECRET}\n`);
+  writeFileSync(join(root, 'keep', 'data.txt'), 'precious\n');
+  return { root, code: join(root, 'src', 'retry.ts'), notes: join(root, 'notes.txt'), env: join(root, '.env'), keep: join(root, 'keep') };
+}
+
+/** buckley-lsp with `agent` pointed at a model that plays `steps`. */
+async function session(agent: RealAgent, root: string, steps: Reply[] | (() => Reply[])): Promise<{ client: TestClient; model: ModelServer }> {
+  const model = await agent.model(stepsScript(steps));
+  cleanups.push(() => model.close());
+  const { home, cleanup } = agentHome();
+  cleanups.push(cleanup);
+  const client = await start({
+    env: { BUCKLEY_AGENT: undefined },
+    initialize: {
+      rootUri: fileUri(root),
+      workspaceFolders: [{ uri: fileUri(root), name: 'ws' }],
+      initializationOptions: { agent: { command: agent.command, env: agent.setup(model, home) } },
+    },
+  });
+  return { client, model };
+}
+
+async function askAbout(client: TestClient, file: string, question: string): Promise<string> {
+  const text = readFileSync(file, 'utf8');
+  const uri = await client.open(file, text);
+  const lines = text.split('\n').length - 1;
+  const { answer } = await client.request('buckley/ask', { question, context: { activeFile: uri, selection: { start: { line: 0, character: 0 }, end: { line: lines, character: 0 } } } });
+  return answer;
+}
+
+describe.each(REAL_AGENTS)('$name, asked', (agent) => {
+  const installed = requireAgent(agent);
+
+  it.runIf(installed)('gets the selection to the model and its answer to the editor', async () => {
+    const ws = workspace();
+    const { client, model } = await session(agent, ws.root, [{ text: ['The delay doubles', ' up to 30 s.'] }]);
+    expect(await askAbout(client, ws.code, 'What does this do?')).toContain('The delay doubles up to 30 s.');
+    expect(model.received()).toContain('Math.min(1000 * 2 ** attempt, 30_000)');
+    expect(model.received()).toContain('What does this do?');
+  });
+
+  it.runIf(installed)('reads a workspace file when the model asks for it', async () => {
+    const ws = workspace();
+    const { client, model } = await session(agent, ws.root, [{ tools: [agent.tools.read(ws.notes)] }, { text: 'They say retries back off.' }]);
+    expect(await askAbout(client, ws.code, 'What do the notes say?')).toContain('They say retries back off.');
+    expect(model.turns().at(-1)!.toolResults.join('\n')).toContain('The notes say: retries back off.');
+  });
+
+  it.runIf(installed)('sends nothing secret: .env read with its own tool, and with cat in its shell', async () => {
+    const ws = workspace();
+    let steps: Reply[] = [];
+    const { client, model } = await session(agent, ws.root, () => steps);
+    for (const tool of [agent.tools.read(ws.env), agent.tools.shell('cat .env; cat ./.env | base64')]) {
+      steps = [{ tools: [tool] }, { text: 'I could not read it.' }];
+      const before = model.turns().length;
+      await askAbout(client, ws.code, 'What is in .env?');
+      expect(model.turns().length).toBeGreaterThan(before);
+    }
+    expect(model.received()).not.toContain(SECRET);
+    expect(model.received()).not.toContain(Buffer.from(`API_TOKEN=${SECRET}\n`).toString('base64').slice(0, 24));
+  });
+
+  it.runIf(installed)('changes nothing: touch, rm -rf, an edit, a new file — whatever the agent makes of them', async () => {
+    const ws = workspace();
+    // Each in an ask of its own: an agent may end its turn at the first refusal (Claude Code does).
+    const attempts: [string, Reply][] = [
+      ['Touch a file', { tools: [agent.tools.shell(`touch ${join(ws.root, 'made-by-agent')}`)] }],
+      ['Delete keep/', { tools: [agent.tools.shell(`rm -rf ${ws.keep}`)] }],
+      ['Raise the cap', { tools: [agent.tools.edit(ws.code, '30_000', '60_000')] }],
+      ['Add a file', { tools: [agent.tools.write(join(ws.root, 'new-file.ts'), 'export {};\n')] }],
+    ];
+    let steps: Reply[] = [];
+    const { client, model } = await session(agent, ws.root, () => steps);
+    for (const [question, attempt] of attempts) {
+      steps = [attempt, { text: 'Nothing was changed.' }];
+      const before = model.turns().length;
+      await askAbout(client, ws.code, question);
+      // The model was asked, and asked for the tool: the agent got the call.
+      expect(model.turns().length).toBeGreaterThan(before);
+    }
+    expect(existsSync(join(ws.root, 'made-by-agent'))).toBe(false);
+    expect(readFileSync(join(ws.keep, 'data.txt'), 'utf8')).toBe('precious\n');
+    expect(readFileSync(ws.code, 'utf8')).toBe(CODE);
+    expect(existsSync(join(ws.root, 'new-file.ts'))).toBe(false);
+  });
+});
