@@ -53,8 +53,8 @@ export interface WritePolicy extends ReadPolicy {
    * false` when the file is not open there (the disk gets it), else whether the buffer has it.
    */
   toEditor?(write: { path: string; base: string; content: string }, signal: AbortSignal): Promise<{ open: boolean; applied: boolean; message: string }>;
-  /** A write was made: for the task's review and its undo. */
-  changed?(change: { path: string; before: string; after: string; inEditor: boolean }): void;
+  /** A write was made: for the task's review and its undo (`unasked`: no permission named it). */
+  changed?(change: { path: string; before: string; after: string; inEditor: boolean; unasked?: boolean }): void;
 }
 
 /** The turn's workspace: a working directory of `/` or the home directory is none (nothing would be outside it). */

@@ -9,8 +9,9 @@ import { readFileSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Logger } from '../logger.js';
-import { AgentError, type AgentDriver, type AgentTurn, type FileEdit, type FileReadRequest, type PermissionDecision, type PermissionRequest, type TurnResult, type TurnSink } from './agents/driver.js';
-import { FileAccessError, readForAgent, reviewEdits, workspaceOf, writeForAgent, type WritePolicy } from './files.js';
+import { AgentError, type AgentDriver, type AgentTurn, type FileReadRequest, type PermissionDecision, type PermissionRequest, type TurnResult, type TurnSink } from './agents/driver.js';
+import { FileAccessError, workspaceOf } from './files.js';
+import { afterTurnNote, TurnFiles } from './turnFiles.js';
 import { CallerRequests, type TurnCaller } from './callerRequests.js';
 import { makeModelEdit, MODEL_EDIT_REPLY, selectionEditOf } from './modelEdits.js';
 import { buildPrompt } from '../wire/prompt.js';
@@ -168,10 +169,12 @@ class CoordinatorService {
     call.on('cancelled', () => controller.abort());
     try {
       const sink = this.askSink({ text() {}, tool() {}, plan() {}, notice() {} }, turn.turn.cwd);
-      const result = await turn.driver.run(turn.turn, withFiles(sink, turn.turn.cwd, { readOnly: true }), controller.signal);
+      const files = new TurnFiles(sink, turn.turn.cwd, { readOnly: true });
+      const result = await turn.driver.run(turn.turn, files.sink, controller.signal);
       const refusal = refusalNote(result, controller.signal, turn.driver.shortName, true);
       if (result.stopReason === 'cancelled' && !refusal) return callback(fail(grpc.status.CANCELLED, 'the ask was cancelled'));
-      callback(null, { response: { role: 'assistant', content: `${result.text}${refusal ?? ''}` } });
+      const notes = withNotes(result.text, [refusal, afterTurnNote(turn.driver.shortName, undefined, result.unasked ?? [], workspaceOf(turn.turn.cwd))]);
+      callback(null, { response: { role: 'assistant', content: `${result.text}${notes}` } });
     } catch (error) {
       callback(agentFailure(error));
     }
@@ -245,19 +248,26 @@ class CoordinatorService {
     // A caller that holds the editor's buffers is asked for the file first.
     const servesBuffers = call.metadata.get(BUFFERS_HEADER)[0]?.toString() === '1';
     const editor = { send: sendNow, ...caller };
-    const sink = withFiles(decides, turn.turn.cwd, {
+    const files = new TurnFiles(decides, turn.turn.cwd, {
       readOnly,
-      changed: (change) => sendNow({ status: 'in_progress', file_changed: { path: change.path, before: change.before, after: change.after, in_editor: change.inEditor } }),
+      changed: (change) =>
+        sendNow({ status: 'in_progress', file_changed: { path: change.path, before: change.before, after: change.after, in_editor: change.inEditor, unasked: change.unasked ?? false } }),
       ...(servesBuffers
         ? { fromEditor: (read, signal) => this.askEditor(read, signal, editor), toEditor: (write, signal) => this.writeInEditor(write, signal, editor) }
         : {}),
     });
+    const sink = files.sink;
     try {
+      // An agent that writes the disk itself is watched: what it changed is taken into the editor
+      // and the review when its turn ends (an ask in a sandbox cannot change anything).
+      if (turn.driver.writesFiles && (!readOnly || turn.driver.unsafeAsks)) await files.watch();
       const result = await turn.driver.run(turn.turn, sink, controller.signal);
       if (modelEdit && result.stopReason === 'end_turn') events.text(`\n\n${await makeModelEdit(modelEdit, result.text, sink, controller.signal)}`);
       // An agent that can only end its turn when refused (Codex) was refused, not cancelled.
       const refusal = refusalNote(result, controller.signal, turn.driver.shortName, readOnly);
-      if (refusal) events.text(refusal);
+      const settled = call.cancelled ? undefined : await files.settle(this.options.logger, AbortSignal.timeout(FILE_WRITE_TIMEOUT_MS));
+      const notes = withNotes(result.text, [refusal, afterTurnNote(turn.driver.shortName, settled, result.unasked ?? [], workspaceOf(turn.turn.cwd))]);
+      if (notes) events.text(notes);
       batch.flush();
       if (result.stopReason === 'cancelled' && !refusal) {
         if (!call.cancelled) call.write({ task_id: taskId, status: 'cancelled', message: 'Task cancelled', timestamp: timestamp() });
@@ -453,25 +463,6 @@ function answerOf<T>(requests: CallerRequests<T>, caller: Caller, id: string, an
   return null;
 }
 
-/** A sink whose reads and writes follow the turn's policy (files.ts), through the editor where it can. */
-function withFiles(sink: Omit<TurnSink, 'readFile' | 'writeFile'>, cwd: string | undefined, editor: Pick<WritePolicy, 'readOnly' | 'fromEditor' | 'toEditor' | 'changed'>): TurnSink {
-  const approvedEdits: FileEdit[] = [];
-  // A tool call's changes are reviewed as changes to the whole file; once the user approved them,
-  // the agent's write of one of them is not asked again.
-  const permission = async (call: PermissionRequest, signal: AbortSignal): Promise<PermissionDecision> => {
-    const reviewed = call.edits?.length && !call.diff ? { ...call, diff: await reviewEdits(call.edits, policy, signal) } : call;
-    const decision = await sink.permission(reviewed, signal);
-    if (decision !== 'reject' && call.edits) approvedEdits.push(...call.edits);
-    return decision;
-  };
-  const policy: WritePolicy = { workspaceRoot: workspaceOf(cwd), permission, approvedEdits, ...editor };
-  return {
-    ...sink,
-    permission,
-    readFile: (request, signal) => readForAgent(request, policy, signal),
-    writeFile: (request, signal) => writeForAgent(request, policy, signal),
-  };
-}
 
 /** The kind the editor is told: an edit when the call writes, whatever the agent called it. */
 function effectiveKind(request: PermissionRequest): string {
@@ -518,14 +509,21 @@ function fail(code: grpc.status, details: string): grpc.ServiceError {
 }
 
 /**
- * What to add to the answer of a turn the agent ended after a tool call of it was declined
- * without being cancelled by anyone (Codex ends its turn as cancelled when refused): that it
- * stopped, and why. Undefined for any other turn.
+ * What to add to the answer of a turn the agent ended after a tool call of it was declined — as
+ * cancelled without anyone cancelling it (Codex's only way to take a refusal), or without a word
+ * (Claude Code's older adapter): that it stopped, and why. Undefined for any other turn.
  */
 function refusalNote(result: TurnResult, signal: AbortSignal, agent: string, readOnly: boolean): string | undefined {
-  if (result.stopReason !== 'cancelled' || signal.aborted || !result.refused?.length) return undefined;
-  const what = result.refused.map((tool) => `“${tool}”`).join(', ');
-  return `\n\n${agent} stopped when ${what} was declined${readOnly ? ': an ask is read-only (it may read the workspace, not change it or run commands); run it as a task to let it act' : ' (not approved)'}.`;
+  if (signal.aborted || !result.refused?.length) return undefined;
+  if (result.stopReason !== 'cancelled' && result.text.trim()) return undefined;
+  const what = result.refused.map((call) => `its ${call}`).join(', ');
+  return `${agent} stopped when ${what} was declined${readOnly ? ': an ask is read-only (it may read the workspace, not change it or run commands); run it as a task to let it act' : ' (not approved)'}.`;
+}
+
+/** Notes after an answer, each a paragraph of its own; nothing when there are none. */
+function withNotes(answer: string, notes: (string | undefined)[]): string {
+  const given = notes.filter((note): note is string => Boolean(note));
+  return given.length ? `${answer.trim() ? '\n\n' : ''}${given.join('\n\n')}` : '';
 }
 
 function agentFailure(error: unknown): grpc.ServiceError {

@@ -18,7 +18,7 @@
 import { homedir } from 'node:os';
 import { assessCommand } from './commands.js';
 import { Findings, maxRisk, RISKS, type Assessment, type Risk } from './findings.js';
-import { describePath, type Place } from './paths.js';
+import { describePath, resolvePath, type Place } from './paths.js';
 
 export { maxRisk, riskAtMost, RISKS, type Assessment, type Risk } from './findings.js';
 
@@ -106,6 +106,14 @@ function opacity(kind: string, known: boolean, commands: number, targets: number
   if ((READS.has(kind) && kind !== 'think') || WRITES.has(kind)) return targets === 0 ? `it names no file it ${kind === 'search' ? 'searches' : `${kind}s`}` : undefined;
   if (!known && commands === 0 && targets === 0) return `it is a tool of a kind the rules do not know (${kind}) and names nothing it touches`;
   return undefined;
+}
+
+/** The paths a call names (its input, locations, diffs, patches), resolved where they can be: what an approval of it covers. */
+export function pathsOf(call: ToolCallFacts, where: Where = {}): string[] {
+  const input = readInput(call.input);
+  const place: Place = { workspaceRoot: where.workspaceRoot, home: where.home ?? homedir(), cwd: input.cwd };
+  const named = [...input.paths, ...input.writes, ...input.deletes, ...(call.locations ?? []), ...(call.writes ?? [])];
+  return [...new Set(named.flatMap((path) => resolvePath(path, place) ?? []))];
 }
 
 function hostOf(url: string): string | undefined {

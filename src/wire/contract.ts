@@ -174,7 +174,7 @@ export interface FileWritten {
   message: string;
 }
 
-const fileChangedSchema = z.object({ path: z.string(), before: text(), after: text(), in_editor: z._default(z.boolean(), false) });
+const fileChangedSchema = z.object({ path: z.string(), before: text(), after: text(), in_editor: z._default(z.boolean(), false), unasked: z._default(z.boolean(), false) });
 export type FileChanged = z.infer<typeof fileChangedSchema>;
 
 const wireRangeSchema = z.object({

@@ -9,7 +9,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { agentHome, REAL_AGENTS, requireAgent, stepsScript, type RealAgent } from '../helpers/agents.js';
+import { agentHome, REAL_AGENTS, requireAgent, stepsScript, toolResultsOf, type RealAgent } from '../helpers/agents.js';
 import { startingClients, type TestClient } from '../helpers/lspClient.js';
 import type { ModelServer, Reply } from '../helpers/models/standIn.js';
 import { fileUri } from '../helpers/paths.js';
@@ -37,7 +37,7 @@ function workspace(): { root: string; code: string; notes: string; env: string; 
 }
 
 /** buckley-lsp with `agent` pointed at a model that plays `steps`. */
-async function session(agent: RealAgent, root: string, steps: Reply[] | (() => Reply[])): Promise<{ client: TestClient; model: ModelServer }> {
+async function session(agent: RealAgent, root: string, steps: Reply[] | (() => Reply[]), mode?: string): Promise<{ client: TestClient; model: ModelServer }> {
   const model = await agent.model(stepsScript(steps));
   cleanups.push(() => model.close());
   const { home, cleanup } = agentHome();
@@ -47,7 +47,7 @@ async function session(agent: RealAgent, root: string, steps: Reply[] | (() => R
     initialize: {
       rootUri: fileUri(root),
       workspaceFolders: [{ uri: fileUri(root), name: 'ws' }],
-      initializationOptions: { agent: { command: agent.command, env: agent.setup(model, home) } },
+      initializationOptions: { agent: { command: agent.command, env: agent.setup(model, home), ...(mode ? { modes: { ask: mode } } : {}) } },
     },
   });
   return { client, model };
@@ -76,24 +76,30 @@ describe.each(REAL_AGENTS)('$name, asked', (agent) => {
     const ws = workspace();
     const { client, model } = await session(agent, ws.root, [{ tools: [agent.tools.read(ws.notes)] }, { text: 'They say retries back off.' }]);
     expect(await askAbout(client, ws.code, 'What do the notes say?')).toContain('They say retries back off.');
-    expect(model.turns().at(-1)!.toolResults.join('\n')).toContain('The notes say: retries back off.');
+    expect(toolResultsOf(model).join('\n')).toContain('The notes say: retries back off.');
   });
 
-  it.runIf(installed)('sends nothing secret: .env read with its own tool, and with cat in its shell', async () => {
+  // In the agent's read-only mode, and in the mode where it runs every tool unasked: then the
+  // sandbox alone stands between the agent and the files.
+  const modes = [undefined, agent.permissiveMode];
+
+  it.runIf(installed).each(modes)('sends nothing secret: .env read with its own tool, and with cat in its shell (mode: %s)', async (mode) => {
     const ws = workspace();
     let steps: Reply[] = [];
-    const { client, model } = await session(agent, ws.root, () => steps);
+    const { client, model } = await session(agent, ws.root, () => steps, mode);
     for (const tool of [agent.tools.read(ws.env), agent.tools.shell('cat .env; cat ./.env | base64')]) {
       steps = [{ tools: [tool] }, { text: 'I could not read it.' }];
       const before = model.turns().length;
       await askAbout(client, ws.code, 'What is in .env?');
       expect(model.turns().length).toBeGreaterThan(before);
     }
-    expect(model.received()).not.toContain(SECRET);
-    expect(model.received()).not.toContain(Buffer.from(`API_TOKEN=${SECRET}\n`).toString('base64').slice(0, 24));
+    toolResultsOf(model);
+    const encoded = Buffer.from(`API_TOKEN=${SECRET}\n`).toString('base64').slice(0, 24);
+    if (mode) await client.waitFor('window/logMessage', (p) => p.message.includes(`runs asks in its mode "${mode}"`));
+    expect(model.calls.flatMap((call, index) => (call.raw.includes(SECRET) || call.raw.includes(encoded) ? [`request ${index} to ${call.path}`] : [])), 'requests that carried the secret').toEqual([]);
   });
 
-  it.runIf(installed)('changes nothing: touch, rm -rf, an edit, a new file — whatever the agent makes of them', async () => {
+  it.runIf(installed).each(modes)('changes nothing: touch, rm -rf, an edit, a new file — whatever the agent makes of them (mode: %s)', async (mode) => {
     const ws = workspace();
     // Each in an ask of its own: an agent may end its turn at the first refusal (Claude Code does).
     const attempts: [string, Reply][] = [
@@ -103,7 +109,7 @@ describe.each(REAL_AGENTS)('$name, asked', (agent) => {
       ['Add a file', { tools: [agent.tools.write(join(ws.root, 'new-file.ts'), 'export {};\n')] }],
     ];
     let steps: Reply[] = [];
-    const { client, model } = await session(agent, ws.root, () => steps);
+    const { client, model } = await session(agent, ws.root, () => steps, mode);
     for (const [question, attempt] of attempts) {
       steps = [attempt, { text: 'Nothing was changed.' }];
       const before = model.turns().length;
@@ -111,6 +117,8 @@ describe.each(REAL_AGENTS)('$name, asked', (agent) => {
       // The model was asked, and asked for the tool: the agent got the call.
       expect(model.turns().length).toBeGreaterThan(before);
     }
+    toolResultsOf(model);
+    if (mode) await client.waitFor('window/logMessage', (p) => p.message.includes(`runs asks in its mode "${mode}"`));
     expect(existsSync(join(ws.root, 'made-by-agent'))).toBe(false);
     expect(readFileSync(join(ws.keep, 'data.txt'), 'utf8')).toBe('precious\n');
     expect(readFileSync(ws.code, 'utf8')).toBe(CODE);

@@ -42,6 +42,8 @@ export interface RealAgent {
   tools: Tools;
   /** The variable holding its API key (what a 401 must name). */
   key: string;
+  /** Its mode that runs every tool unasked: with it, only the sandbox stands between the agent and the user's files. */
+  permissiveMode: string;
   model(script: Script): Promise<ModelServer>;
   /** `agent.env` for it, pointed at the stand-in, with a home of its own (files written there). */
   setup(model: ModelServer, home: string): Record<string, string>;
@@ -57,7 +59,8 @@ const claudeEnv = (model: ModelServer, home: string) => ({
 });
 
 const claudeTools = (prefix: string): Tools => ({
-  shell: (command) => ({ name: `${prefix}Bash`, input: { command, description: 'run it' } }),
+  // The older adapter's own Bash (through the client's terminal) requires a timeout.
+  shell: (command) => ({ name: `${prefix}Bash`, input: { command, description: 'run it', ...(prefix ? { timeout: 60_000 } : {}) } }),
   read: (path) => ({ name: `${prefix}Read`, input: { file_path: path } }),
   edit: (path, from, to) => ({ name: `${prefix}Edit`, input: { file_path: path, old_string: from, new_string: to } }),
   write: (path, content) => ({ name: `${prefix}Write`, input: { file_path: path, content } }),
@@ -78,6 +81,7 @@ export const REAL_AGENTS: RealAgent[] = [
     title: 'Claude Agent',
     tools: claudeTools(''),
     key: 'ANTHROPIC_API_KEY',
+    permissiveMode: 'bypassPermissions',
     model: anthropicModel,
     setup: claudeEnv,
   },
@@ -89,6 +93,7 @@ export const REAL_AGENTS: RealAgent[] = [
     // With the client's files and terminals offered, it reads, writes and runs through them.
     tools: claudeTools('mcp__acp__'),
     key: 'ANTHROPIC_API_KEY',
+    permissiveMode: 'bypassPermissions',
     model: anthropicModel,
     setup: claudeEnv,
   },
@@ -104,6 +109,7 @@ export const REAL_AGENTS: RealAgent[] = [
       write: (path, content) => ({ name: 'apply_patch', input: { input: `*** Begin Patch\n*** Add File: ${path}\n${content.split('\n').map((line) => `+${line}`).join('\n')}\n*** End Patch\n` } }),
     },
     key: 'OPENAI_API_KEY',
+    permissiveMode: 'full-access',
     model: openaiResponsesModel,
     setup: (model, home) => {
       // Codex takes a custom model provider in $CODEX_HOME/config.toml; its helpers may not live under /tmp.
@@ -123,6 +129,7 @@ export const REAL_AGENTS: RealAgent[] = [
     title: 'Gemini CLI',
     tools: geminiStyle('replace'),
     key: 'GEMINI_API_KEY',
+    permissiveMode: 'yolo',
     model: geminiModel,
     setup: (model, home) => ({ HOME: home, GEMINI_API_KEY: 'test-key', GOOGLE_GEMINI_BASE_URL: model.url }),
   },
@@ -133,6 +140,7 @@ export const REAL_AGENTS: RealAgent[] = [
     title: 'Qwen Code',
     tools: geminiStyle('edit'),
     key: 'OPENAI_API_KEY',
+    permissiveMode: 'yolo',
     model: openaiChatModel,
     setup: (model, home) => {
       // Qwen Code reads OPENAI_* only with its auth type set to openai in its settings.
@@ -177,8 +185,27 @@ export function isTurn(call: ModelCall): boolean {
  * A model that plays the steps given, one per request of the agent's turns, chosen by how many
  * tool results the conversation holds (step 0 answers the question, step 1 the first tool's
  * result, …); past the last step, it answers `done`. Side queries (titles, classifiers) get "ok".
- * `steps` may be a function: the steps of the ask the test is on now.
+ * `steps` may be a function: the steps of the ask the test is on now. A tool the request does not
+ * offer is not called (the model cannot): the step is a word saying so instead.
  */
 export function stepsScript(steps: Reply[] | (() => Reply[]), done: Reply = { text: 'Done.' }): Script {
-  return (call: ModelCall) => (isTurn(call) ? ((typeof steps === 'function' ? steps() : steps)[call.toolResults.length] ?? done) : { text: 'ok' });
+  return (call: ModelCall) => {
+    if (!isTurn(call)) return { text: 'ok' };
+    const step = (typeof steps === 'function' ? steps() : steps)[call.toolResults.length] ?? done;
+    // A model calls only the tools it is offered (a read-only mode may offer no shell).
+    const offered = step.tools?.filter((tool) => call.tools.includes(tool.name));
+    if (!step.tools || offered!.length === step.tools.length) return step;
+    return offered!.length ? { ...step, tools: offered } : { text: `(not offered: ${step.tools.map((tool) => tool.name).join(', ')})` };
+  };
+}
+
+/**
+ * The tool results the model got back, each checked to come from the tool itself (it ran, or was
+ * refused or stopped by the sandbox), not from the agent rejecting how the test called it.
+ */
+export function toolResultsOf(model: ModelServer): string[] {
+  const results = model.turns().flatMap((call) => call.toolResults);
+  const malformed = results.filter((result) => /validation error|invalid arguments|invalid_type|not found in registry|unknown tool|no such tool/i.test(result));
+  if (malformed.length) throw new Error(`the agent refused the test's tool calls as malformed:\n${malformed.join('\n---\n')}`);
+  return results;
 }

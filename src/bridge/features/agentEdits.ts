@@ -5,7 +5,7 @@
  * change is refused where they touch the same lines. The disk gets it when the user saves.
  */
 import { mkdir, readdir, readFile, stat, unlink, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ApplyWorkspaceEditRequest, type Connection, type TextEdit, type WorkspaceEdit } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
@@ -112,7 +112,17 @@ export class AgentEdits {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return { reverted: false, message: (error as Error).message };
     }
-    if (current === undefined) return { reverted: change.before === '', message: change.before === '' ? '' : 'it is gone from disk' };
+    if (current === undefined) {
+      // Deleted by the task (its text after is none): put back.
+      if (change.after !== '' || change.before === '') return { reverted: change.before === '', message: change.before === '' ? '' : 'it is gone from disk' };
+      try {
+        await mkdir(dirname(change.path), { recursive: true });
+        await writeFile(change.path, change.before, 'utf8');
+        return { reverted: true, message: '' };
+      } catch (error) {
+        return { reverted: false, message: (error as Error).message };
+      }
+    }
     const hunks = current === change.after ? lineHunks(change.after, change.before) : carryOver(change.after, change.before, current);
     if (!hunks) return { reverted: false, message: 'the same lines were changed since' };
     try {

@@ -18,6 +18,8 @@ interface FileEdit {
   before: string;
   after: string;
   inEditor: boolean;
+  /** Some change of it was made without a permission naming it. */
+  unasked: boolean;
 }
 
 interface EditedTask {
@@ -47,7 +49,7 @@ export class TaskEdits {
     this.tasks.delete(taskId); // the newest last
     this.tasks.set(taskId, task);
     const known = task.files.get(change.path);
-    task.files.set(change.path, { before: known ? known.before : change.before, after: change.after, inEditor: change.in_editor });
+    task.files.set(change.path, { before: known ? known.before : change.before, after: change.after, inEditor: change.in_editor, unasked: Boolean(known?.unasked) || change.unasked });
     while (this.tasks.size > KEPT_TASKS) this.tasks.delete(this.tasks.keys().next().value!);
   }
 
@@ -57,7 +59,7 @@ export class TaskEdits {
     if (!task || task.files.size === 0) return undefined;
     const lines = [...task.files].map(([path, edit]) => {
       const where = edit.inEditor ? 'in the editor, not saved yet' : 'on disk';
-      return `- \`${this.shown(path)}\` ${describeChange(changeSummary(edit.before, edit.after))}, ${where}`;
+      return `- \`${this.shown(path)}\` ${describeChange(changeSummary(edit.before, edit.after))}, ${where}${edit.unasked ? ', changed without asking' : ''}`;
     });
     return `**Files it changed** — undo them with the code action "Buckley: undo the task's edits" or the command \`buckley.undoTaskEdits\`:\n\n${lines.join('\n')}`;
   }

@@ -100,6 +100,10 @@ interface ActiveTurn {
   calls: Map<string, CallFacts>;
   /** Tool calls declined during the turn, in a few words each. */
   refused: string[];
+  /** Tool calls a permission was asked for. */
+  asked: Set<string>;
+  /** Tool calls that changed or ran something without a permission request, by title. */
+  unasked: Map<string, string>;
   /** When the agent last said anything in this turn. */
   lastWord: number;
   /** Permission requests being decided: silence then is the user's, not the agent's. */
@@ -107,6 +111,10 @@ interface ActiveTurn {
 }
 
 const CANCEL_GRACE_MS = 5_000;
+/** How a call of each kind is named in a sentence ("its edit “src/a.ts”"). */
+const KIND_WORDS: Record<string, string> = { execute: 'command', edit: 'edit', delete: 'deletion', move: 'move', read: 'read', search: 'search', fetch: 'fetch', switch_mode: 'change of mode' };
+/** Kinds of tool call that change or run something: done without asking, they are named. */
+const ACTS = new Set(['execute', 'edit', 'delete', 'move']);
 /** Idle ACP sessions kept for their conversations' next turns; beyond it the one idle longest is closed. */
 export const MAX_IDLE_SESSIONS = 4;
 export const SILENCE_MS = 30_000;
@@ -157,7 +165,7 @@ export class AcpDriver implements AgentDriver {
 
   private async prompt(agent: Agent, session: AcpSession, turn: AgentTurn, sink: TurnSink, signal: AbortSignal): Promise<TurnResult> {
     await this.keepMode(agent, session);
-    const active: ActiveTurn = { sink, readOnly: turn.readOnly, signal, text: '', textInterrupted: false, tools: new Map(), calls: new Map(), refused: [], lastWord: Date.now(), deciding: 0 };
+    const active: ActiveTurn = { sink, readOnly: turn.readOnly, signal, text: '', textInterrupted: false, tools: new Map(), calls: new Map(), refused: [], asked: new Set(), unasked: new Map(), lastWord: Date.now(), deciding: 0 };
     session.turn = active;
     const onAbort = () => {
       agent.connection.agent.notify('session/cancel', { sessionId: session.id }).catch(() => undefined);
@@ -169,7 +177,12 @@ export class AcpDriver implements AgentDriver {
     const gaveUp = abortedAfter(signal, this.options.cancelGraceMs ?? CANCEL_GRACE_MS);
     const text = await this.promptText(agent, turn);
     const answered = orDeath(agent, agent.connection.agent.request('session/prompt', { sessionId: session.id, prompt: [{ type: 'text', text }] }));
-    const result = (stopReason: TurnResult['stopReason']): TurnResult => ({ text: active.text, stopReason, ...(active.refused.length ? { refused: active.refused } : {}) });
+    const result = (stopReason: TurnResult['stopReason']): TurnResult => ({
+      text: active.text,
+      stopReason,
+      ...(active.refused.length ? { refused: active.refused } : {}),
+      ...(active.unasked.size ? { unasked: [...active.unasked.values()] } : {}),
+    });
     try {
       const response = await Promise.race([answered, gaveUp.promise]);
       if (response === GAVE_UP) {
@@ -576,16 +589,18 @@ export class AcpDriver implements AgentDriver {
         const previous = turn.tools.get(update.toolCallId);
         // A new tool call ends the agent's message: its next words are a message of their own.
         if (!previous) turn.textInterrupted = true;
+        const facts = rememberCall(turn.calls, update);
         const execution: WireToolExecution = {
           id: update.toolCallId,
           tool: update.title ?? previous?.tool ?? update.kind ?? 'tool',
           status: update.status ?? previous?.status ?? 'pending',
           kind: update.kind ? toolKind(update.kind) : (previous?.kind ?? 'other'),
           input: update.rawInput !== undefined ? describeValue(update.rawInput) : (previous?.input ?? ''),
-          output: update.rawOutput !== undefined ? describeValue(update.rawOutput) : (previous?.output ?? this.terminals.outputOf(rememberCall(turn.calls, update).terminals) ?? ''),
+          output: update.rawOutput !== undefined ? describeValue(update.rawOutput) : (this.terminals.outputOf(facts.terminals) ?? previous?.output ?? ''),
         };
         turn.tools.set(update.toolCallId, execution);
-        rememberCall(turn.calls, update);
+        // Done without asking: a command run or a file changed is named to the user (server.ts).
+        if (execution.status === 'completed' && !turn.asked.has(update.toolCallId) && ACTS.has(facts.kind ?? '')) turn.unasked.set(update.toolCallId, oneLine(execution.tool, 120));
         turn.sink.tool(execution);
         break;
       }
@@ -636,6 +651,7 @@ export class AcpDriver implements AgentDriver {
   private async onPermission(sessions: Map<string, AcpSession>, params: acp.RequestPermissionRequest): Promise<acp.RequestPermissionResponse> {
     const turn = this.turnOf(sessions, params.sessionId, 'a permission request');
     if (!turn || turn.signal.aborted) return { outcome: { outcome: 'cancelled' } };
+    turn.asked.add(params.toolCall.toolCallId);
     const parsed = permissionToolCall.safeParse(params.toolCall);
     // Everything the agent said about the call counts: the request may repeat only its id.
     const call = parsed.success ? rememberCall(turn.calls, parsed.data) : (turn.calls.get(params.toolCall.toolCallId) ?? { locations: [], writes: [], diffs: [], terminals: [] });
@@ -655,7 +671,7 @@ export class AcpDriver implements AgentDriver {
         turn.signal,
       ),
     );
-    if (decision === 'reject') turn.refused.push(oneLine(tool, 120));
+    if (decision === 'reject') turn.refused.push(`${KIND_WORDS[call.kind ?? ''] ?? 'call'} “${oneLine(tool, 120)}”`);
     else this.terminals.approved(params.sessionId, call.input);
     const option = chooseOption(params.options, decision);
     return option ? { outcome: { outcome: 'selected', optionId: option.optionId } } : { outcome: { outcome: 'cancelled' } };

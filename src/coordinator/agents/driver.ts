@@ -93,10 +93,12 @@ export interface TurnResult {
   stopReason: 'end_turn' | 'cancelled' | 'max_tokens' | 'refusal' | 'other';
   /**
    * The tool calls declined during the turn (by the user, or because an ask is read-only), in a few
-   * words each: an agent whose only way to take a refusal is to end its turn as cancelled (Codex)
+   * words each (`edit “src/a.ts”`): an agent whose only way to take a refusal is to end its turn as cancelled (Codex)
    * was refused, not cancelled.
    */
   refused?: string[];
+  /** Tool calls that changed or ran something without a permission request (commands, edits), by what the agent called them. */
+  unasked?: string[];
 }
 
 export interface AgentDriver {

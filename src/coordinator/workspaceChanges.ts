@@ -1,0 +1,201 @@
+/**
+ * What changed in a workspace during a turn, whoever changed it: agents that write the disk
+ * themselves (Codex's apply_patch, Claude Code's Edit and Write, any shell command) never go
+ * through `fs/write_text_file`, so the coordinator looks. Before the turn, every file's size, time
+ * and identity is noted, and the text of the smaller ones kept (what an undo needs); after it,
+ * what differs is the turn's change: its text before (where it was kept) and after.
+ *
+ * Bounded: at most `maxFiles` files are looked at (dependency folders and version control are
+ * skipped: what an install writes there is not the user's text), texts are kept up to `maxFileBytes`
+ * each and `maxKeptBytes` in all; a change to a file whose text was not kept is reported without it.
+ */
+import { lstat, readFile, readdir, writeFile } from 'node:fs/promises';
+import { unifiedDiff } from '../edits.js';
+import { join } from 'node:path';
+
+const SKIPPED = new Set(['node_modules', '.git', '.hg', '.svn', '.jj']);
+
+interface Seen {
+  size: number;
+  mtimeMs: number;
+  ino: number;
+  /** Its text before the turn, where it was kept. */
+  text?: string;
+}
+
+export interface WorkspaceChange {
+  path: string;
+  /** Its text before the turn; undefined for a new file, or one whose text was not kept (`known: false`). */
+  before?: string;
+  /** Its text now; undefined once deleted, or when it is not text. */
+  after?: string;
+  /** Whether `before` is what the file held (false: it was too big, or too many files, to keep). */
+  known: boolean;
+  deleted: boolean;
+}
+
+export interface SnapshotLimits {
+  maxFiles: number;
+  maxFileBytes: number;
+  maxKeptBytes: number;
+}
+
+export const SNAPSHOT_LIMITS: SnapshotLimits = { maxFiles: 50_000, maxFileBytes: 512 * 1024, maxKeptBytes: 32 * 1024 * 1024 };
+
+export class WorkspaceSnapshot {
+  private constructor(
+    readonly root: string,
+    private readonly files: Map<string, Seen>,
+    private readonly limits: SnapshotLimits,
+    /** Whether every file was looked at. */
+    readonly complete: boolean,
+  ) {}
+
+  static async take(root: string, limits: SnapshotLimits = SNAPSHOT_LIMITS): Promise<WorkspaceSnapshot> {
+    const files = new Map<string, Seen>();
+    let kept = 0;
+    const complete = await walk(root, limits.maxFiles, async (path, seen) => {
+      if (seen.size <= limits.maxFileBytes && kept + seen.size <= limits.maxKeptBytes) {
+        const text = await textOf(path);
+        if (text !== undefined) {
+          seen.text = text;
+          kept += seen.size;
+        }
+      }
+      files.set(path, seen);
+    });
+    return new WorkspaceSnapshot(root, files, limits, complete);
+  }
+
+  /** What differs now from when the snapshot was taken. */
+  async changes(): Promise<WorkspaceChange[]> {
+    const changes: WorkspaceChange[] = [];
+    const present = new Set<string>();
+    await walk(this.root, this.limits.maxFiles, async (path, now) => {
+      present.add(path);
+      const before = this.files.get(path);
+      if (before && before.size === now.size && before.mtimeMs === now.mtimeMs && before.ino === now.ino) return;
+      const after = now.size <= MAX_CHANGED_BYTES ? await textOf(path) : undefined;
+      if (before?.text !== undefined && after === before.text) return; // touched, not changed
+      changes.push({ path, before: before?.text, after, known: !before || before.text !== undefined, deleted: false });
+    });
+    for (const [path, before] of this.files) {
+      if (!present.has(path)) changes.push({ path, before: before.text, known: before.text !== undefined, deleted: true });
+    }
+    return changes.sort((a, b) => a.path.localeCompare(b.path));
+  }
+}
+
+/** A changed file's text is read up to this size (what the wire carries). */
+const MAX_CHANGED_BYTES = 16 * 1024 * 1024;
+
+/** Calls `found` for each regular file under `root` (not following links), breadth first; false when `maxFiles` cut it short. */
+async function walk(root: string, maxFiles: number, found: (path: string, seen: Seen) => Promise<void>): Promise<boolean> {
+  const queue = [root];
+  let count = 0;
+  while (queue.length > 0) {
+    const directory = queue.shift()!;
+    let entries;
+    try {
+      entries = await readdir(directory, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const entry of entries) {
+      const path = join(directory, entry.name);
+      if (entry.isDirectory()) {
+        if (!SKIPPED.has(entry.name)) queue.push(path);
+        continue;
+      }
+      if (!entry.isFile()) continue;
+      if (++count > maxFiles) return false;
+      try {
+        const stats = await lstat(path);
+        // Only regular files are read: a FIFO or device put there meanwhile would block the read.
+        if (stats.isFile()) await found(path, { size: stats.size, mtimeMs: stats.mtimeMs, ino: stats.ino });
+      } catch {
+        // gone meanwhile
+      }
+    }
+  }
+  return true;
+}
+
+/** The file's text, or undefined when it is not UTF-8 text (a NUL byte, or invalid UTF-8). */
+async function textOf(path: string): Promise<string | undefined> {
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(path);
+  } catch {
+    return undefined;
+  }
+  if (bytes.includes(0)) return undefined;
+  const text = bytes.toString('utf8');
+  return Buffer.byteLength(text, 'utf8') === bytes.length ? text : undefined;
+}
+
+/** What a turn's changes are taken into: the editor (open files), the review, the user's notice. */
+export interface ChangeSink {
+  /** Paths the turn wrote through us (fs/write_text_file): already reviewed. */
+  writtenThroughUs: ReadonlySet<string>;
+  /** Whether a permission the user (or the policy) gave in this turn named the path. */
+  approved(path: string): boolean;
+  /** Makes a change in the editor's buffer where the file is open there (agentEdits): `open: false` otherwise. */
+  toEditor?(write: { path: string; base: string; content: string }): Promise<{ open: boolean; applied: boolean; message: string }>;
+  /** A change for the task's review and its undo. */
+  changed(change: { path: string; before: string; after: string; inEditor: boolean; unasked: boolean }): void;
+  logger: { info(message: string): void; warn(message: string): void };
+}
+
+export interface SettledChanges {
+  /** Files changed without a permission naming them (shown to the user in one line). */
+  unasked: string[];
+  /** Changes the editor would not take (the user changed the same lines): taken back from disk, said why. */
+  refused: { path: string; why: string }[];
+  /** Changes with no undo: their text before was not kept. */
+  notKept: string[];
+}
+
+/**
+ * Takes what changed on disk during a turn into the editor and the review. A change to a file
+ * open in the editor is made in its buffer, carried over the user's unsaved edits (as an agent's
+ * write through us is), and the disk gets its text back: the editor never finds its file changed
+ * behind its back, and nothing overwrites an unsaved edit. Where the user changed the same lines,
+ * their text wins and the disk gets its text back too (the change is in the log). Any other change
+ * stays on disk. Every change is listed for the review, with its undo where its text before was kept.
+ */
+export async function settleChanges(snapshot: WorkspaceSnapshot, sink: ChangeSink): Promise<SettledChanges> {
+  const settled: SettledChanges = { unasked: [], refused: [], notKept: [] };
+  for (const change of await snapshot.changes()) {
+    if (sink.writtenThroughUs.has(change.path)) continue;
+    const unasked = !sink.approved(change.path);
+    if (unasked) settled.unasked.push(change.path);
+    if (!change.known || (change.after === undefined && !change.deleted)) {
+      settled.notKept.push(change.path);
+      continue;
+    }
+    const before = change.before ?? '';
+    const after = change.after ?? '';
+    const inEditor = change.deleted ? undefined : await sink.toEditor?.({ path: change.path, base: before, content: after });
+    if (inEditor?.open) {
+      await restore(change.path, before, after, sink);
+      if (!inEditor.applied) {
+        settled.refused.push({ path: change.path, why: inEditor.message });
+        sink.logger.warn(`the change to ${change.path} made on disk was not taken into the editor (${inEditor.message}), and the disk has its text back; it was:\n${unifiedDiff(change.path, before, after)}`);
+        continue;
+      }
+    }
+    sink.changed({ path: change.path, before, after, inEditor: Boolean(inEditor?.open), unasked });
+  }
+  return settled;
+}
+
+/** Puts a file's text back where the disk still holds the change (the user may have saved since). */
+async function restore(path: string, before: string, after: string, sink: ChangeSink): Promise<void> {
+  try {
+    if ((await readFile(path, 'utf8')) !== after) return;
+    await writeFile(path, before, 'utf8');
+  } catch (error) {
+    sink.logger.warn(`cannot put ${path} back as the editor has it: ${(error as Error).message}`);
+  }
+}

@@ -1,0 +1,103 @@
+/**
+ * The real agents in tasks, over stdio through buckley-lsp, each against a stand-in for its
+ * model's API. An approved edit of a file open in the editor with an unsaved line lands in the
+ * buffer — whether the agent wrote through ACP's fs/* (Gemini CLI, Qwen Code, Claude Code 0.16) or
+ * the disk by itself (Codex's apply_patch, Claude Code 0.23's Edit) — with the unsaved line kept,
+ * the disk left as it was, listed in the task's review and taken back by its undo; a denied one
+ * changes nothing. With autoApprove at high, a harmless command runs unasked and a destructive one
+ * is asked about (and, denied, does nothing).
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { agentHome, REAL_AGENTS, requireAgent, stepsScript, toolResultsOf, type RealAgent } from '../helpers/agents.js';
+import { editorWithBuffers, openIn } from '../helpers/buffers.js';
+import { startingClients, type TestClient } from '../helpers/lspClient.js';
+import type { ModelServer, Reply } from '../helpers/models/standIn.js';
+import { tempDir } from '../helpers/temp.js';
+
+const CODE = ['export function retryDelay(attempt: number): number {', '  const cap = 30_000;', '  return Math.min(1000 * 2 ** attempt, cap);', '}', ''].join('\n');
+const UNSAVED = '// the user typed this line and has not saved it';
+
+const start = startingClients();
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function workspace(): { root: string; code: string; keep: string } {
+  const root = tempDir('buckley-agent-task');
+  mkdirSync(join(root, 'src'));
+  mkdirSync(join(root, 'keep'));
+  writeFileSync(join(root, 'src', 'retry.ts'), CODE);
+  writeFileSync(join(root, 'keep', 'data.txt'), 'precious\n');
+  return { root, code: join(root, 'src', 'retry.ts'), keep: join(root, 'keep') };
+}
+
+async function model(agent: RealAgent, steps: Reply[]): Promise<ModelServer> {
+  const server = await agent.model(stepsScript(steps));
+  cleanups.push(() => server.close());
+  return server;
+}
+
+function agentSettings(agent: RealAgent, server: ModelServer, extra: object = {}): object {
+  const { home, cleanup } = agentHome();
+  cleanups.push(cleanup);
+  return { agent: { command: agent.command, env: agent.setup(server, home) }, ...extra };
+}
+
+/** Runs a task to its end: its answer as logged. */
+async function task(client: TestClient, query: string): Promise<string> {
+  await client.request('buckley/executeTask', { task: query });
+  return (await client.waitFor('window/logMessage', (p) => p.message.startsWith(`Buckley's answer to "${query}"`))).message;
+}
+
+describe.each(REAL_AGENTS)('$name, in a task', (agent) => {
+  const installed = requireAgent(agent);
+  // Claude Code edits only files it has read; the others do not mind reading first.
+  const editSteps = (file: string): Reply[] => [{ tools: [agent.tools.read(file)] }, { tools: [agent.tools.edit(file, '  const cap = 30_000;', '  const cap = 60_000;')] }, { text: 'Raised the cap.' }];
+
+  it.runIf(installed)('an approved edit of an open file lands in its buffer, the unsaved line kept, the disk as it was; listed, and undone', async () => {
+    const ws = workspace();
+    const server = await model(agent, editSteps(ws.code));
+    const session = await editorWithBuffers(start, ws.root, () => true, undefined, agentSettings(agent, server));
+    const uri = await openIn(session, ws.code, `${UNSAVED}\n${CODE}`);
+
+    const answer = await task(session.client, 'Raise the cap to a minute');
+    expect(session.buffers.get(uri)!.getText()).toBe(`${UNSAVED}\n${CODE.replace('30_000', '60_000')}`);
+    expect(readFileSync(ws.code, 'utf8')).toBe(CODE);
+    expect(answer).toContain('- `src/retry.ts` +1 −1, in the editor, not saved yet');
+    // Asked about, with the change to the whole file in view.
+    const [approval] = session.client.all('buckley/approveTool');
+    expect(approval.change?.diff ?? approval.title).toBeTruthy();
+
+    expect(await session.client.request('workspace/executeCommand', { command: 'buckley.undoTaskEdits', arguments: [] })).toEqual({ undone: [ws.code], kept: [] });
+    expect(session.buffers.get(uri)!.getText()).toBe(`${UNSAVED}\n${CODE}`);
+  });
+
+  it.runIf(installed)('a denied edit changes nothing, in the buffer or on disk', async () => {
+    const ws = workspace();
+    const server = await model(agent, editSteps(ws.code));
+    const session = await editorWithBuffers(start, ws.root, () => false, undefined, agentSettings(agent, server));
+    const uri = await openIn(session, ws.code, `${UNSAVED}\n${CODE}`);
+    const answer = await task(session.client, 'Raise the cap to a minute');
+    expect(session.client.all('buckley/approveTool').length).toBeGreaterThan(0);
+    expect(session.buffers.get(uri)!.getText()).toBe(`${UNSAVED}\n${CODE}`);
+    expect(readFileSync(ws.code, 'utf8')).toBe(CODE);
+    expect(answer).not.toContain('Files it changed');
+  });
+
+  it.runIf(installed)('with autoApprove high, runs a harmless command unasked and asks about a destructive one, which denied does nothing', async () => {
+    const ws = workspace();
+    const server = await model(agent, [{ tools: [agent.tools.shell('ls')] }, { tools: [agent.tools.shell(`rm -rf ${ws.keep}`)] }, { text: 'Cleaned.' }]);
+    const session = await editorWithBuffers(start, ws.root, () => false, undefined, agentSettings(agent, server, { approvals: { autoApprove: 'high' } }));
+    await task(session.client, 'Clean up');
+    // The one asked about is the rm -rf, as destructive; the ls was never a question.
+    const asked = session.client.all('buckley/approveTool');
+    expect(asked.map((approval) => approval.risk)).toEqual(asked.length ? ['destructive'] : []);
+    expect(asked.every((approval) => JSON.stringify(approval).includes('rm -rf'))).toBe(true);
+    expect(existsSync(join(ws.keep, 'data.txt'))).toBe(true);
+    // The harmless command ran: its output reached the model.
+    expect(toolResultsOf(server).join('\n---\n')).toMatch(/src|keep/);
+  });
+});
