@@ -81,6 +81,8 @@ export const configSchema = z.object({
     modes: section({ ask: optionalText(), task: optionalText() }),
     /** Idle agent sessions kept for their conversations; more are closed (or the agent restarted). */
     maxIdleSessions: wholeNumber(4),
+    /** No word from the agent this long during a turn (and no approval pending), and the user is told, with its last log line. */
+    silenceMs: wholeNumber(30_000, 1_000),
     /**
      * The sandbox agents run in (Linux, bubblewrap): asks write nothing of yours, tasks only the
      * workspace, credentials are unreadable. `writable`: more paths the agent may write (its own

@@ -9,7 +9,7 @@
  * A missing agent skips its tests with one line saying how to install it; in CI a missing agent
  * is an error.
  */
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { anthropicModel } from './models/anthropic.js';
@@ -208,4 +208,23 @@ export function toolResultsOf(model: ModelServer): string[] {
   const malformed = results.filter((result) => /validation error|invalid arguments|invalid_type|not found in registry|unknown tool|no such tool/i.test(result));
   if (malformed.length) throw new Error(`the agent refused the test's tool calls as malformed:\n${malformed.join('\n---\n')}`);
   return results;
+}
+
+/**
+ * The processes of an agent started with `home` as its HOME (every process it starts inherits it,
+ * in its sandbox too), as this machine numbers them, with their resident memory.
+ */
+export function processesWithHome(home: string): { pid: number; rssBytes: number }[] {
+  const found: { pid: number; rssBytes: number }[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (!readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0').includes(`HOME=${home}`)) continue;
+      const rss = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${entry}/status`, 'utf8'));
+      found.push({ pid: Number(entry), rssBytes: rss ? Number(rss[1]) * 1024 : 0 });
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
+  }
+  return found;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { errorLine } from '../../src/coordinator/agents/acpErrors.js';
+import { errorLine, errorText, inWords, remedy } from '../../src/coordinator/agents/acpErrors.js';
 
 /** What agents that fail to start write on stderr, as their runtimes print it. */
 describe("an agent's error line", () => {
@@ -36,5 +36,35 @@ describe("an agent's error line", () => {
   it('is the last plain line when nothing looks like an error', () => {
     expect(errorLine(['starting up', 'GEMINI_API_KEY is not set, exiting'])).toBe('GEMINI_API_KEY is not set, exiting');
     expect(errorLine([])).toBeUndefined();
+  });
+});
+
+/** What the real agents put where, when the model's API refuses their key (seen running them). */
+describe("an agent's failure in words", () => {
+  const codex = { acpName: 'codex-acp', command: ['codex-acp'], title: 'Codex' };
+
+  it("takes the reason from the JSON-RPC error's data where the message says nothing", () => {
+    expect(errorText({ code: -32603, message: 'Internal error', data: { details: 'unexpected status 401 Unauthorized: invalid api key' } })).toBe('unexpected status 401 Unauthorized: invalid api key');
+    expect(errorText({ code: -32603, message: 'Internal error', data: 'stream disconnected' })).toBe('stream disconnected');
+    expect(errorText({ code: -32000, message: 'Authentication required' })).toBe('Authentication required');
+  });
+
+  it("reads a model API's JSON error inside the message: its status and words, not the JSON", () => {
+    const gemini = 'Error when talking to Gemini API: {"error":{"code":401,"message":"API key not valid. Please pass a valid API key.","status":"UNAUTHENTICATED"}}';
+    expect(errorText(new Error(gemini))).toBe('Error when talking to Gemini API: 401 UNAUTHENTICATED API key not valid. Please pass a valid API key.');
+    expect(errorText(new Error('{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}'))).toBe('authentication_error invalid x-api-key');
+  });
+
+  it('names the key of a refused 401 and where to give it', () => {
+    expect(inWords('Codex failed', { code: -32603, message: 'Internal error', data: { details: 'unexpected status 401 Unauthorized' } }, codex)).toBe(
+      'Codex failed: unexpected status 401 Unauthorized. To fix it, the model\'s API refused Codex\'s key: give it OPENAI_API_KEY (or CODEX_API_KEY) with buckley.agent.env (e.g. {"OPENAI_API_KEY": "…"}) or in the environment buckley-lsp starts in, or run `codex login` in a terminal',
+    );
+    expect(remedy('connection refused', codex)).toBeUndefined();
+  });
+});
+
+describe('a generic prefix', () => {
+  it('is dropped where the reason follows it', () => {
+    expect(errorText({ code: -32603, message: 'Internal error: Invalid API key · Fix external API key' })).toBe('Invalid API key · Fix external API key');
   });
 });

@@ -19,6 +19,7 @@ describe('config', () => {
             "enabled": true,
             "writable": [],
           },
+          "silenceMs": 30000,
         },
         "answers": {
           "hover": true,

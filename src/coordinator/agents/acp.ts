@@ -28,11 +28,11 @@ import { withEarlierTurns } from '../../wire/prompt.js';
 import { seconds } from '../../text.js';
 import { FileAccessError } from '../files.js';
 import { AgentError, type AgentDriver, type AgentTurn, type TurnResult, type TurnSink } from './driver.js';
-import { errorLine, errorText, inWords, knownOf, oneLine, type AgentIdentity } from './acpErrors.js';
+import { errorLine, errorText, inWords, knownOf, oneLine, remedy, withoutEscapes, type AgentIdentity } from './acpErrors.js';
 import { chooseOption, describeValue, flattenParameters, mapStopReason, permissionToolCall, readTextFileParams, rememberCall, toolKind, writeTextFileParams, type CallFacts, type SessionUpdate } from './acpMessages.js';
 import { delay, isAlive, orDeath, startAgentProcess, withDeadline, type AgentProcess } from './acpProcess.js';
 import { chooseMode, modesOf, type SessionModes } from './modes.js';
-import { stopGroup } from './processes.js';
+import { processTreeSize, stopGroup } from './processes.js';
 import type { SessionStore } from './sessionStore.js';
 import { Terminals } from './terminals.js';
 
@@ -226,8 +226,9 @@ export class AcpDriver implements AgentDriver {
     const timer = setInterval(
       () => {
         if (turn.deciding > 0 || Date.now() - turn.lastWord < silenceMs) return;
-        const said = agent.stderrTail.at(-1);
-        turn.sink.notice(`no word from ${this.shortName} for ${seconds(Date.now() - turn.lastWord)}; it may be retrying${said ? ` — its last log line: ${oneLine(said, 160)}` : ''}`);
+        const said = agent.stderrTail.at(-1) && oneLine(withoutEscapes(agent.stderrTail.at(-1)!), 240);
+        const fix = said && remedy(said, this.identity);
+        turn.sink.notice(`no word from ${this.shortName} for ${seconds(Date.now() - turn.lastWord)}; it may be retrying${said ? ` — its last log line: ${said}` : ''}${fix ? `. To fix it, ${fix}` : ''}`);
         turn.lastWord = Date.now();
       },
       Math.min(silenceMs, 1_000),
@@ -313,12 +314,18 @@ export class AcpDriver implements AgentDriver {
 
   /**
    * An agent that cannot close sessions keeps every one it made (Claude Code's older adapter, a
-   * process each): once it holds more unused ones than idle ones are kept, and no turn runs on it,
-   * it is restarted. Conversations come back with session/load or their earlier turns.
+   * process each): once it holds more unused ones than idle ones are kept, its processes are more
+   * than those sessions could need, and no turn runs on it, it is restarted. Conversations come
+   * back with session/load or their earlier turns.
    */
   private restartIfHoldingTooMany(agent: Agent): void {
-    if (agent.heldUnused <= (this.options.maxIdleSessions ?? MAX_IDLE_SESSIONS)) return;
+    const max = this.options.maxIdleSessions ?? MAX_IDLE_SESSIONS;
+    if (agent.heldUnused <= max) return;
     if ([...agent.sessions.values()].some((session) => session.turn)) return;
+    // Sessions that cost nothing but a little memory (Gemini CLI's) are not worth a restart: only
+    // an agent whose sessions are processes of their own is.
+    const processes = agent.child.pid === undefined ? undefined : processTreeSize(agent.child.pid);
+    if (processes !== undefined && processes <= max + 3) return;
     this.options.logger.info(`restarting ${this.shortName}: it cannot close ACP sessions and holds ${agent.heldUnused} that are no longer used`);
     if (this.live === agent) {
       this.live = undefined;

@@ -27,7 +27,9 @@ const GENERIC = /^(internal error|unknown error|error|failed|request failed)\.?$
  * JSON error found inside it.
  */
 export function errorText(error: unknown): string {
-  const message = error instanceof Error || (typeof error === 'object' && error !== null && 'message' in error) ? String((error as { message: unknown }).message) : String(error);
+  const given = error instanceof Error || (typeof error === 'object' && error !== null && 'message' in error) ? String((error as { message: unknown }).message) : String(error);
+  // "Internal error: Invalid API key" (Claude Code's adapter) says only what follows.
+  const message = given.replace(/^internal error:\s*(?=\S)/i, '');
   const data = typeof error === 'object' && error !== null && 'data' in error ? dataText((error as { data: unknown }).data) : undefined;
   const text = data && !message.includes(data) ? (GENERIC.test(message.trim()) ? data : `${message}: ${data}`) : message;
   return apiMessage(text) ?? text;
@@ -102,6 +104,12 @@ export function inWords(what: string, error: unknown, agent: AgentIdentity): str
   const reason = oneLine(errorText(error));
   const fix = remedy(reason, agent);
   return `${what}: ${reason}${fix ? `. To fix it, ${fix}` : ''}`;
+}
+
+/** A log line without its terminal colours (Codex's log is coloured). */
+export function withoutEscapes(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/\u001b\[[0-9;]*[A-Za-z]/g, '');
 }
 
 export function oneLine(text: string, max = 400): string {

@@ -11,6 +11,7 @@ import { isLoopbackHost } from '../../net.js';
 import { AcpDriver } from './acp.js';
 import { AgentPool } from './pool.js';
 import { findOnPath } from './which.js';
+import { knownByCommand } from './known.js';
 import type { AgentDriver } from './driver.js';
 import { OpenAiDriver } from './openai.js';
 import { SessionStore } from './sessionStore.js';
@@ -37,7 +38,7 @@ export async function detectAgent(options: DetectOptions): Promise<Detection> {
   const { config, env, logger } = options;
   const agent = config.agent;
   const acpDriver = (command: string[]) => {
-    const agentEnv = agentEnvironment(env, agent.env);
+    const agentEnv = { ...knownByCommand(command)?.defaultEnv, ...agentEnvironment(env, agent.env) };
     const sessionStore = new SessionStore(join(stateDirectory(env), 'agent-sessions.json'), logger.child('sessions'));
     // One process per sandbox (asks, tasks; each workspace): pool.ts.
     return new AgentPool({
@@ -59,6 +60,7 @@ export async function detectAgent(options: DetectOptions): Promise<Detection> {
           sessionStore,
           modes: agent.modes,
           maxIdleSessions: agent.maxIdleSessions,
+          silenceMs: agent.silenceMs,
           wrapCommand: launch.wrap,
         }),
     });

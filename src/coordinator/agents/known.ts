@@ -27,6 +27,8 @@ export interface KnownAgent {
   keys: string[];
   /** How its users log in otherwise, for "needs authentication". */
   login?: string;
+  /** Its environment unless the user's says otherwise. */
+  defaultEnv?: Record<string, string>;
 }
 
 const home = (env: NodeJS.ProcessEnv) => env.HOME || homedir();
@@ -43,6 +45,9 @@ export const KNOWN_AGENTS: readonly KnownAgent[] = [
     stateFiles: (env) => [{ path: join(env.CLAUDE_CONFIG_DIR || home(env), '.claude.json'), initial: '{}\n' }],
     keys: ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN'],
     login: 'run `claude /login` in a terminal',
+    // It retries a failed request (a refused key too) for minutes without a word over ACP: two
+    // retries get past a passing failure and bring a lasting one to the editor in seconds.
+    defaultEnv: { CLAUDE_CODE_MAX_RETRIES: '2' },
   },
   {
     title: 'Codex',

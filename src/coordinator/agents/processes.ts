@@ -6,7 +6,7 @@
  * still running when this process exits — however it exits — is killed then.
  */
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
-import { closeSync } from 'node:fs';
+import { closeSync, readdirSync, readFileSync } from 'node:fs';
 
 /** How long an agent may take to exit after SIGTERM before its group is killed. */
 export const STOP_GRACE_MS = 1_000;
@@ -101,4 +101,32 @@ function installExitHook(): void {
     groups.clear();
     adopted.clear();
   });
+}
+
+/**
+ * How many processes the tree under `pid` holds (it and its descendants), from /proc; undefined
+ * where there is no /proc to read (another OS).
+ */
+export function processTreeSize(pid: number): number | undefined {
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return undefined;
+  }
+  const children = new Map<number, number[]>();
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // The parent is the 4th field, after the command name in parentheses (which may hold spaces).
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  let count = 0;
+  for (const queue = [pid]; queue.length > 0; count++) queue.push(...(children.get(queue.shift()!) ?? []));
+  return count;
 }

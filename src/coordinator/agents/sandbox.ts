@@ -6,8 +6,9 @@
  * - The whole filesystem is read-only; `/tmp` and `/run` are private and empty (other programs'
  *   sockets and temporary files are not the agent's), with the workspace and the agent's own
  *   program put back where they live there.
- * - Writable: in a **task**, the workspace; in both, the agent's own state (its sessions and
- *   settings: `~/.claude`, `~/.codex`, … — known.ts) and what `buckley.agent.sandbox.writable` adds.
+ * - Writable: in a **task**, the workspace (but for its git hooks and config, which run code
+ *   later); in both, the agent's own state (its sessions and settings: `~/.claude`, `~/.codex`, …
+ *   — known.ts) and what `buckley.agent.sandbox.writable` adds.
  *   In an **ask** nothing of the user's can be written.
  * - **Credentials** cannot be read: the user's (`~/.ssh`, cloud keys, …), the system's, and the
  *   workspace's by name (`.env`, keys) are covered by an empty, unreadable file or folder (a
@@ -47,6 +48,9 @@ export interface SandboxPlan {
 export type SandboxProbe = { ok: true; bwrap: string } | { ok: false; reason: string };
 
 const PRIVATE_ROOTS = ['/tmp', '/run'];
+
+/** Places in a workspace where a write runs code later (what the risk rules call persistent): read-only even in a task. */
+const PERSISTENT_IN_WORKSPACE = ['.git/hooks', '.git/config'];
 
 /**
  * A user namespace of its own, no capabilities, its own processes, dead with its parent. Root runs
@@ -120,7 +124,11 @@ export function sandboxArgs(plan: SandboxPlan, command: readonly string[]): stri
   for (const path of new Set(keep.filter((path): path is string => Boolean(path) && isAbsolute(path!) && existsSync(path!)).map(real))) {
     if (PRIVATE_ROOTS.some((root) => under(path, root))) args.push('--ro-bind', path, path);
   }
-  if (plan.workspace && plan.writesWorkspace) args.push('--bind', real(plan.workspace), real(plan.workspace));
+  if (plan.workspace && plan.writesWorkspace) {
+    args.push('--bind', real(plan.workspace), real(plan.workspace));
+    // What git runs later (its hooks, its config's commands) stays as the user has it.
+    for (const path of PERSISTENT_IN_WORKSPACE.map((relative) => join(plan.workspace!, relative))) if (existsSync(path)) args.push('--ro-bind', real(path), real(path));
+  }
   for (const path of [...plan.stateDirs, ...plan.stateFiles]) if (existsSync(path)) args.push('--bind', real(path), real(path));
   // Credentials last: on top of everything, writable places included.
   for (const path of hiddenPaths(plan)) {

@@ -1,0 +1,108 @@
+/**
+ * The real agents' turns as the user follows them, over stdio through buckley-lsp: progress while
+ * the agent works, a cancel while the model is still answering, a follow-up that carries the
+ * conversation, a refused key said in words that name it, and many asks leaving a bounded number
+ * of agent processes behind.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { agentHome, isTurn, processesWithHome, REAL_AGENTS, requireAgent, stepsScript, type RealAgent } from '../helpers/agents.js';
+import { startingClients, type TestClient } from '../helpers/lspClient.js';
+import type { ModelServer, Script } from '../helpers/models/standIn.js';
+import { fileUri } from '../helpers/paths.js';
+import { tempDir } from '../helpers/temp.js';
+
+const start = startingClients();
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function workspace(): string {
+  const root = tempDir('buckley-agent-turns');
+  writeFileSync(join(root, 'notes.txt'), 'Notes.\n');
+  return root;
+}
+
+async function session(agent: RealAgent, script: Script, settings: { agent?: object } = {}, root = workspace()): Promise<{ client: TestClient; model: ModelServer; home: string }> {
+  const model = await agent.model(script);
+  cleanups.push(() => model.close());
+  const { home, cleanup } = agentHome();
+  cleanups.push(cleanup);
+  const client = await start({
+    client: 'neovim-0.10.4',
+    env: { BUCKLEY_AGENT: undefined },
+    initialize: {
+      rootUri: fileUri(root),
+      workspaceFolders: [{ uri: fileUri(root), name: 'ws' }],
+      initializationOptions: { ...settings, agent: { command: agent.command, env: agent.setup(model, home), ...settings.agent } },
+      capabilities: { window: { workDoneProgress: true, showDocument: { support: true } }, experimental: { buckley: { taskProgress: true } } },
+    },
+  });
+  return { client, model, home };
+}
+
+describe.each(REAL_AGENTS)('$name', (agent) => {
+  const installed = requireAgent(agent);
+
+  it.runIf(installed)("shows a task's progress: its tool calls, then the answer, in paragraphs", async () => {
+    const root = workspace();
+    const { client } = await session(agent, stepsScript([{ text: 'Let me look at the notes.', tools: [agent.tools.read(join(root, 'notes.txt'))] }, { text: 'They say: Notes.' }]), {}, root);
+    const { taskId } = await client.request('buckley/executeTask', { task: 'Read the notes' });
+    const final = await client.waitFor('$/buckley/taskProgress', (p) => p.taskId === taskId && p.status === 'completed');
+    expect(final.toolExecutions.length).toBeGreaterThan(0);
+    const answer = (await client.waitFor('window/logMessage', (p) => p.message.startsWith('Buckley\'s answer to "Read the notes"'))).message;
+    // Its two messages, with a tool call between them, are two paragraphs, not glued together.
+    expect(answer).toMatch(/Let me look at the notes\.\n\n+They say: Notes\./);
+  });
+
+  it.runIf(installed)('cancels a turn while the model is still answering', async () => {
+    let answering!: () => void;
+    const held = new Promise<void>((resolve) => (answering = resolve));
+    const { client } = await session(agent, (call) => {
+      if (!isTurn(call)) return { text: 'ok' };
+      answering();
+      return { hold: true };
+    });
+    const { taskId } = await client.request('buckley/executeTask', { task: 'Think for a long time' });
+    await held;
+    expect(await client.request('buckley/cancelTask', { taskId })).toEqual({ cancelled: true });
+    const final = await client.waitFor('$/buckley/taskProgress', (p) => p.taskId === taskId && ['cancelled', 'completed', 'failed'].includes(p.status));
+    expect(final.status).toBe('cancelled');
+  });
+
+  it.runIf(installed)('follows a conversation up: the second question reaches the model with the first', async () => {
+    const { client, model } = await session(agent, stepsScript([{ text: 'The first answer.' }]));
+    const first = await client.request('buckley/ask', { question: 'What is the first thing?' });
+    expect(first.answer).toContain('The first answer.');
+    await client.request('buckley/ask', { question: 'And the second?', conversation: first.conversation });
+    const last = model.turns().at(-1)!;
+    expect(last.texts.join('\n')).toContain('What is the first thing?');
+    expect(last.texts.join('\n')).toContain('And the second?');
+  });
+
+  it.runIf(installed)(`says a refused key in words: the agent, the 401, and ${agent.key}`, async () => {
+    const { client } = await session(agent, () => ({ error: { status: 401, message: 'invalid x-api-key' } }));
+    const error: Error = await client.request('buckley/ask', { question: 'Hello?' }).then(
+      () => new Error('answered'),
+      (failure: Error) => failure,
+    );
+    expect(error.message).toContain(agent.title);
+    expect(error.message).toMatch(/401|invalid/i);
+    expect(error.message).toContain(`give it ${agent.key}`);
+    expect(error.message).not.toMatch(/Internal error|\.agents\/node_modules/);
+  });
+
+  it.runIf(installed)('keeps its processes bounded however many asks: idle sessions are closed, or the agent restarted', async () => {
+    const { client, home } = await session(agent, stepsScript([{ text: 'Answered.' }]), { agent: { maxIdleSessions: 2 } });
+    const counts: number[] = [];
+    for (let ask = 1; ask <= 12; ask++) {
+      expect((await client.request('buckley/ask', { question: `Question ${ask}?` })).answer).toContain('Answered.');
+      counts.push(processesWithHome(home).length);
+    }
+    // Every ask is a session of its own, and Claude Code runs a process per session: unbounded, 12
+    // asks would leave 12 of them. With 2 idle sessions kept, the count stays near its start.
+    expect(Math.max(...counts), `processes after each ask: ${counts.join(', ')}`).toBeLessThanOrEqual(8);
+  });
+});

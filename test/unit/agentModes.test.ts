@@ -1,0 +1,57 @@
+/**
+ * The mode a session runs in, from what the real agents list in session/new (seen running them):
+ * an ask in the agent's read-only mode, a task in the one that asks before changes, never one that
+ * lets tools run unasked; the user's setting by id or name; a rule for agents not known by name.
+ */
+import { describe, expect, it } from 'vitest';
+import { chooseMode, modesOf } from '../../src/coordinator/agents/modes.js';
+
+const claude = modesOf({
+  modes: { currentModeId: 'default', availableModes: ['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions'].map((id) => ({ id, name: id })) },
+  configOptions: [{ id: 'mode', category: 'mode', type: 'select', currentValue: 'default', options: ['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions'].map((value) => ({ value, name: value })) }],
+})!;
+const codex = modesOf({
+  modes: { currentModeId: 'read-only', availableModes: [{ id: 'read-only', name: 'Read Only' }, { id: 'auto', name: 'Default' }, { id: 'full-access', name: 'Full Access' }] },
+  configOptions: [{ id: 'mode', category: 'mode', currentValue: 'read-only', options: [{ value: 'read-only', name: 'Read Only' }, { value: 'auto', name: 'Default' }, { value: 'full-access', name: 'Full Access' }] }],
+})!;
+const gemini = modesOf({ modes: { currentModeId: 'default', availableModes: [{ id: 'default', name: 'Default' }, { id: 'autoEdit', name: 'Auto Edit' }, { id: 'yolo', name: 'YOLO' }, { id: 'plan', name: 'Plan' }] } })!;
+const qwen = modesOf({
+  modes: { currentModeId: 'auto', availableModes: ['plan', 'default', 'auto-edit', 'auto', 'yolo'].map((id) => ({ id, name: id })) },
+  configOptions: [{ id: 'mode', category: 'mode', currentValue: 'auto', options: [{ value: 'plan', name: 'Plan' }, { value: 'default', name: 'Default' }, { value: 'auto-edit', name: 'Auto Edit' }, { value: 'auto', name: 'Auto' }, { value: 'yolo', name: 'YOLO' }] }],
+})!;
+
+describe('the mode of a session', () => {
+  it.each([
+    ['Claude Code', claude, '@zed-industries/claude-agent-acp', 'plan', 'default'],
+    ['Codex', codex, 'codex-acp', 'read-only', 'read-only'],
+    ['Gemini CLI', gemini, 'gemini-cli', 'plan', 'default'],
+    ['Qwen Code (which starts in auto)', qwen, 'qwen-code', 'plan', 'default'],
+  ])('%s: asks in its read-only mode, tasks in the one that asks first', (_name, modes, acpName, ask, task) => {
+    expect(chooseMode(modes, true, { acpName, command: [] }).mode?.id).toBe(ask);
+    expect(chooseMode(modes, false, { acpName, command: [] }).mode?.id).toBe(task);
+  });
+
+  it('is set as a config option where the agent lists one, else with session/set_mode', () => {
+    expect(claude.configId).toBe('mode');
+    expect(gemini.configId).toBeUndefined();
+    expect(qwen.current).toBe('auto');
+  });
+
+  it('for an agent not known by name: by what its modes are called, never one that runs tools unasked', () => {
+    const unknown = modesOf({ modes: { availableModes: [{ id: 'yolo' }, { id: 'auto-approve' }, { id: 'ask', name: 'Ask every time', description: 'Prompts before edits' }, { id: 'readonly', name: 'Read only' }] } })!;
+    expect(chooseMode(unknown, true, { command: ['my-agent'] }).mode?.id).toBe('readonly');
+    expect(chooseMode(unknown, false, { command: ['my-agent'] }).mode?.id).toBe('ask');
+    const reckless = modesOf({ modes: { availableModes: [{ id: 'yolo' }, { id: 'full-auto', description: 'prompts never' }] } })!;
+    expect(chooseMode(reckless, false, { command: ['my-agent'] })).toEqual({ why: "none of the agent's modes (yolo, full-auto) reads as asking before changes" });
+  });
+
+  it("takes the user's setting by id or name, and says when the agent has no such mode", () => {
+    expect(chooseMode(codex, false, { acpName: 'codex-acp', command: [] }, 'Default').mode?.id).toBe('auto');
+    expect(chooseMode(gemini, true, { acpName: 'gemini-cli', command: [] }, 'yolo').mode?.id).toBe('yolo');
+    expect(chooseMode(gemini, true, { acpName: 'gemini-cli', command: [] }, 'careful').why).toBe('buckley.agent.modes.ask is "careful", which the agent does not offer (it offers default, autoEdit, yolo, plan)');
+  });
+
+  it('knows an agent by its command before it says its name', () => {
+    expect(chooseMode(qwen, true, { command: ['npx', '@qwen-code/qwen-code', '--acp'] }).mode?.id).toBe('plan');
+  });
+});
