@@ -55,10 +55,14 @@ wrong and how to fix it (exit code 0 when all is well):
     together, not expired, and the client certificate's name;
   * the coordinator (with an address): the host resolves, something answers, it speaks
     buckley.acp.v1;
-  * the agent (without one: the embedded coordinator's): it starts, speaks ACP, or its own error.
+  * the agent (without one: the embedded coordinator's): it starts, speaks ACP and opens a session
+    (or says it needs you to log in, and how), or its own error; the sandbox it runs in (bubblewrap),
+    or why there is none.
 
 Options:
   --settings FILE           the settings as the editor sends them
+  --prompt                  also ask the agent one real question (its model answers: a key that
+                            works, a model that is there)
   --coordinator HOST:PORT   the same as --coordinator.address
   --agent "CMD ARGS"        the same as --agent.command
 
@@ -71,6 +75,8 @@ export interface ParsedArgs {
   /** Also append the log to this file (user-only permissions). */
   logFile?: string;
   tls?: { cert?: string; key?: string; clientCa?: string };
+  /** `doctor --prompt`: one real turn. */
+  prompt?: boolean;
   /** `doctor --settings FILE`. */
   settingsFile?: string;
   /** With `help`: whose usage (`doctor --help` is doctor's). */
@@ -139,6 +145,10 @@ export function parseArgs(argv: string[]): ParsedArgs {
         break;
       case '--log-file':
         result.logFile = value();
+        break;
+      case '--prompt':
+        if (mode !== 'doctor') result.error = '--prompt is for `buckley-lsp doctor`';
+        result.prompt = true;
         break;
       case '--settings':
         if (mode !== 'doctor') result.error = '--settings is for `buckley-lsp doctor`; the server takes its settings from the editor';

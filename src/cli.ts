@@ -39,6 +39,7 @@ async function main(): Promise<void> {
       process.exitCode = await runDoctor({
         cliConfig: parsed.config,
         settingsFile: parsed.settingsFile,
+        prompt: parsed.prompt,
         env: process.env,
         version: VERSION,
         out: (line) => process.stdout.write(`${line}\n`),

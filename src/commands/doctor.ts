@@ -10,11 +10,14 @@ import { configFromEnv, resolveConfigLeniently, splitCommandLine, type Config, t
 import { RootLogger } from '../logger.js';
 import { isLoopbackHost } from '../net.js';
 import { ASKS_NOT_READ_ONLY } from '../bridge/readOnly.js';
+import type { AgentDriver } from '../coordinator/agents/driver.js';
 
 export interface DoctorOptions {
   cliConfig: ConfigInput;
   /** The settings as the editor sends them (JSON), when given. */
   settingsFile?: string;
+  /** Ask the agent one real question. */
+  prompt?: boolean;
   env: NodeJS.ProcessEnv;
   version: string;
   out: (line: string) => void;
@@ -246,11 +249,33 @@ async function checkAgent(config: Config, options: DoctorOptions, report: Report
         ? `inline completions: available from ${detection.driver.description}, for editors that ask for them (LSP 3.18: Neovim 0.12)`
         : `inline completions: none — ${detection.driver.description} cannot complete code inline; a model can (buckley.agent.driver "openai")`,
   );
+  const { driver } = detection;
   try {
-    report.ok(await detection.driver.check(AbortSignal.timeout(30_000)));
+    // The sandbox it will run in, or why there is none (asks are not read-only then).
+    await driver.prepare?.();
+    if (driver.unsafeAsks) report.warn(`${ASKS_NOT_READ_ONLY('the embedded coordinator', driver.unsafeAsks)}${config.ask.requireReadOnly ? ' (it is true: asks will be refused)' : ''}`);
+    else if (driver.writesFiles) report.ok('the agent runs in a sandbox (bubblewrap): asks write nothing of yours, tasks only the workspace, credentials are unreadable');
+    report.ok(await driver.check(AbortSignal.timeout(60_000)));
+    if (options.prompt) report.ok(await oneTurn(driver));
   } catch (error) {
     report.fail((error as Error).message);
   } finally {
-    await detection.driver.close();
+    await driver.close();
   }
+}
+
+/** `--prompt`: one real ask, within a minute — its model's answer, or why there is none. */
+async function oneTurn(driver: AgentDriver): Promise<string> {
+  const question = 'Reply with one short sentence: are you there?';
+  const decline = async () => 'reject' as const;
+  const refuse = async () => Promise.reject(new Error('doctor reads and writes nothing'));
+  const result = await driver.run(
+    { sessionKey: 'doctor', prompt: question, readOnly: true, cwd: process.cwd() },
+    { text() {}, tool() {}, plan() {}, notice() {}, permission: decline, readFile: refuse, writeFile: refuse },
+    AbortSignal.timeout(60_000),
+  );
+  const answer = result.text.replace(/\s+/g, ' ').trim();
+  if (result.stopReason === 'cancelled') throw new Error(`${driver.shortName} did not answer "${question}" within 60 s${answer ? ` (it had said: ${answer.slice(0, 120)})` : ''}`);
+  if (!answer) throw new Error(`${driver.shortName} answered "${question}" with nothing (it ended its turn: ${result.stopReason})`);
+  return `${driver.shortName} answered a question: "${answer.length > 160 ? `${answer.slice(0, 159)}…` : answer}"`;
 }

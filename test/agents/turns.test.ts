@@ -4,13 +4,14 @@
  * conversation, a refused key said in words that name it, and many asks leaving a bounded number
  * of agent processes behind.
  */
-import { writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { agentHome, isTurn, processesWithHome, REAL_AGENTS, requireAgent, stepsScript, type RealAgent } from '../helpers/agents.js';
 import { startingClients, type TestClient } from '../helpers/lspClient.js';
 import type { ModelServer, Script } from '../helpers/models/standIn.js';
-import { fileUri } from '../helpers/paths.js';
+import { BIN, fileUri } from '../helpers/paths.js';
 import { tempDir } from '../helpers/temp.js';
 
 const start = startingClients();
@@ -104,5 +105,44 @@ describe.each(REAL_AGENTS)('$name', (agent) => {
     // Every ask is a session of its own, and Claude Code runs a process per session: unbounded, 12
     // asks would leave 12 of them. With 2 idle sessions kept, the count stays near its start.
     expect(Math.max(...counts), `processes after each ask: ${counts.join(', ')}`).toBeLessThanOrEqual(8);
+  });
+});
+
+describe('an agent that needs a login', () => {
+  const codex = REAL_AGENTS.find((agent) => agent.title === 'Codex')!;
+
+  it.runIf(requireAgent(codex))('is logged in with the key its environment has (ACP authenticate); without one, doctor says how', async () => {
+    const model = await codex.model(stepsScript([{ text: 'Yes.' }]));
+    cleanups.push(() => model.close());
+    // Not spawnSync: the model it asks answers from this process.
+    const doctor = async (agentEnv: Record<string, string>, ...args: string[]) => {
+      const settings = join(tempDir('buckley-doctor-codex'), 'settings.json');
+      writeFileSync(settings, JSON.stringify({ agent: { command: codex.command, env: agentEnv } }));
+      const run = spawn(process.execPath, [BIN, 'doctor', '--settings', settings, ...args], { env: { PATH: process.env.PATH, HOME: agentEnv.HOME }, stdio: ['ignore', 'pipe', 'inherit'] });
+      let stdout = '';
+      run.stdout.on('data', (chunk) => (stdout += chunk));
+      await new Promise((resolve) => run.once('close', resolve));
+      return stdout;
+    };
+    /** A home of its own where it never logged in; with its model provider (the stand-in) or OpenAI's. */
+    const fresh = (provider: boolean) => {
+      const { home, cleanup } = agentHome();
+      cleanups.push(cleanup);
+      const env = codex.setup(model, home);
+      if (!provider) rmSync(join(env.CODEX_HOME!, 'config.toml'));
+      return env;
+    };
+    // OpenAI's own provider needs a login: with OPENAI_API_KEY there, by the way it offers for it.
+    expect(await doctor(fresh(false))).toMatch(/ {2}ok {4}.*\(Codex 0\.16\.0\) is running \(pid \d+\), answered ACP initialize and opened a session/);
+    const { OPENAI_API_KEY: _key, ...keyless } = fresh(false);
+    expect(await doctor(keyless)).toContain(
+      '  FAIL  Codex needs you to log in before it answers: set OPENAI_API_KEY with buckley.agent.env, or run `codex login` in a terminal (the ways it offers: Login with ChatGPT; Use CODEX_API_KEY (set CODEX_API_KEY); Use OPENAI_API_KEY (set OPENAI_API_KEY)). `buckley-lsp doctor` checks it.',
+    );
+    // Its own provider reads the key at the first question: --prompt asks one.
+    expect(await doctor(fresh(true), '--prompt')).toContain('  ok    Codex answered a question: "Yes."');
+    const { OPENAI_API_KEY: _none, ...providerKeyless } = fresh(true);
+    expect(await doctor(providerKeyless, '--prompt')).toContain(
+      '  FAIL  Codex failed: Missing environment variable: `OPENAI_API_KEY`. To fix it, give Codex OPENAI_API_KEY with buckley.agent.env (e.g. {"OPENAI_API_KEY": "…"}) or in the environment buckley-lsp starts in',
+    );
   });
 });

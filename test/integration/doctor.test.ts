@@ -57,6 +57,17 @@ describe('doctor', () => {
     expect(run.lines.join('\n')).toContain('answered ACP initialize');
   });
 
+  it('says the agent runs in a sandbox, or why asks are not read-only without one; with --prompt, asks it a real question', async () => {
+    const sandboxed = await doctor(['--prompt'], { BUCKLEY_AGENT: agent });
+    expect(sandboxed).toMatchObject({ status: 0, failures: [] });
+    expect(sandboxed.lines).toContain('  ok    the agent runs in a sandbox (bubblewrap): asks write nothing of yours, tasks only the workspace, credentials are unreadable');
+    expect(sandboxed.lines.find((line) => line.includes('answered a question:'))).toMatch(/^ {2}ok {4}scripted-agent\.mjs answered a question: "You asked: Reply with one short sentence: are you there\?/);
+    const bare = await doctor(['--agent.sandbox.enabled', 'false'], { BUCKLEY_AGENT: agent });
+    expect(bare.lines).toContain(
+      '  WARN  asks are not read-only here: the agent runs without a sandbox — the sandbox is turned off (buckley.agent.sandbox.enabled: false). While answering a question the agent may edit files or run commands without asking you. Set buckley.ask.requireReadOnly to true to refuse asks.',
+    );
+  });
+
   it('says whether inline completions are available, and why not', async () => {
     const acp = await doctor([], { BUCKLEY_AGENT: agent });
     expect(acp.lines).toContainEqual(expect.stringMatching(/inline completions: none — ACP agent .* cannot complete code inline; a model can \(buckley\.agent\.driver "openai"\)/));

@@ -68,3 +68,12 @@ describe('a generic prefix', () => {
     expect(errorText({ code: -32603, message: 'Internal error: Invalid API key · Fix external API key' })).toBe('Invalid API key · Fix external API key');
   });
 });
+
+describe('a variable the agent misses', () => {
+  it('is named, with where to give it', () => {
+    expect(remedy('Missing environment variable: `OPENAI_API_KEY`.', { command: ['codex-acp'], title: 'Codex' })).toBe(
+      'give Codex OPENAI_API_KEY with buckley.agent.env (e.g. {"OPENAI_API_KEY": "…"}) or in the environment buckley-lsp starts in',
+    );
+    expect(remedy('GEMINI_API_KEY is not set', { command: ['gemini'], title: 'Gemini CLI' })).toMatch(/^give Gemini CLI GEMINI_API_KEY with buckley.agent.env/);
+  });
+});

@@ -256,9 +256,12 @@ export class AcpDriver implements AgentDriver {
       });
   }
 
+  /** Starts the agent and opens a session (where a missing login shows), which it then closes. */
   async check(): Promise<string> {
     const agent = await this.ensureAgent();
-    return `${this.description}${agent.info?.title ? ` (${agent.info.title}${agent.info.version ? ` ${agent.info.version}` : ''})` : ''} is running (pid ${agent.child.pid}) and answered ACP initialize`;
+    const { sessionId } = await this.newSession(agent, { sessionKey: 'doctor', prompt: '', readOnly: true, cwd: this.options.cwd });
+    this.closeSession(agent, sessionId);
+    return `${this.description}${agent.info?.title ? ` (${agent.info.title}${agent.info.version ? ` ${agent.info.version}` : ''})` : ''} is running (pid ${agent.child.pid}), answered ACP initialize and opened a session`;
   }
 
   /** Forgets a coordinator session: its idle ACP sessions, its conversations' (`key#conversation`) too. */

@@ -90,8 +90,13 @@ export function knownOf(agent: AgentIdentity): KnownAgent | undefined {
   return knownByAcpName(agent.acpName) ?? knownByCommand(agent.command);
 }
 
-/** What to do about an error: a 401 names the key and where to give it; undefined when there is nothing to add. */
+const MISSING_VARIABLE = /missing (?:environment )?variable:?\s*`?([A-Za-z_][A-Za-z0-9_]*)`?|([A-Z][A-Z0-9_]*_(?:KEY|TOKEN)) (?:is )?(?:not set|missing)/i;
+
+/** What to do about an error: a 401 names the key and where to give it, as does a variable it misses; undefined when there is nothing to add. */
 export function remedy(text: string, agent: AgentIdentity): string | undefined {
+  const missing = MISSING_VARIABLE.exec(text);
+  const variable = missing?.[1] ?? missing?.[2];
+  if (variable) return `give ${agent.title} ${variable} with buckley.agent.env (e.g. {"${variable}": "…"}) or in the environment buckley-lsp starts in`;
   if (!UNAUTHORIZED.test(text)) return undefined;
   const known = knownOf(agent);
   const keys = known?.keys ?? [];
@@ -103,7 +108,7 @@ export function remedy(text: string, agent: AgentIdentity): string | undefined {
 export function inWords(what: string, error: unknown, agent: AgentIdentity): string {
   const reason = oneLine(errorText(error));
   const fix = remedy(reason, agent);
-  return `${what}: ${reason}${fix ? `. To fix it, ${fix}` : ''}`;
+  return fix ? `${what}: ${reason.replace(/[.\s]+$/, '')}. To fix it, ${fix}` : `${what}: ${reason}`;
 }
 
 /** A log line without its terminal colours (Codex's log is coloured). */
