@@ -5,7 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -16,6 +16,7 @@ import { CoordinatorClient } from '../src/wire/client.js';
 import { sendMessageResponseSchema, sessionSchema } from '../src/wire/contract.js';
 import { buildContext } from '../src/bridge/features/context.js';
 import { FramingGuard } from '../src/bridge/transport.js';
+import { anthropicModel } from '../test/helpers/models/anthropic.js';
 
 const quick = process.argv.includes('--quick');
 const AskPartialResult = new ProgressType<{ answer: string }>();
@@ -768,6 +769,59 @@ async function completions(): Promise<void> {
   }
 }
 
+/**
+ * Memory without bound, as users met it: every ask is an agent session, and Claude Code runs a
+ * process per session. 50 asks (10 in the quick run) with the real claude-agent-acp (installed by
+ * `npm run install-agents`; skipped without it) against a stand-in of Anthropic's API: the agent's
+ * processes and their resident memory, after the asks against after the first five (when the idle
+ * sessions kept are full).
+ */
+async function agentAsks(): Promise<void> {
+  const claude = join(REPO, '.agents/node_modules/.bin/claude-agent-acp');
+  if (!existsSync(claude)) {
+    console.log('agents: skipped, Claude Code is not installed here (npm run install-agents)');
+    return;
+  }
+  const model = await anthropicModel((call) => ({ text: call.tools.length > 2 ? 'Answered.' : 'ok' }));
+  const home = join(REPO, '.state', 'bench-agent-home');
+  rmSync(home, { recursive: true, force: true });
+  mkdirSync(home, { recursive: true });
+  const workspace = mkdtempSync(join(tmpdir(), 'buckley-bench-ws-'));
+  temporary.push(workspace, home);
+  const env = { HOME: home, ANTHROPIC_API_KEY: 'sk-ant-bench', ANTHROPIC_BASE_URL: model.url, DISABLE_TELEMETRY: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' };
+  const lsp = spawnLsp([BIN, '--stdio'], { BUCKLEY_AGENT: undefined });
+  await lsp.connection.sendRequest('initialize', { processId: process.pid, rootUri: pathToFileURL(workspace).href, capabilities: {}, initializationOptions: { agent: { command: [claude], env } } });
+  await lsp.connection.sendNotification('initialized', {});
+  await untilReady(lsp);
+  const tree = () => {
+    let processes = 0;
+    let rss = 0;
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        if (!readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0').includes(`HOME=${home}`)) continue;
+        processes++;
+        rss += rssMb(Number(entry));
+      } catch {
+        // gone meanwhile
+      }
+    }
+    return { processes, rss };
+  };
+  const asks = quick ? 10 : 50;
+  let afterFive = { processes: 0, rss: 0 };
+  for (let ask = 1; ask <= asks; ask++) {
+    const { answer } = await lsp.connection.sendRequest<{ answer: string }>('buckley/ask', { question: `Question ${ask}?` });
+    if (!answer.includes('Answered.')) throw new Error(`ask ${ask} was not answered: ${answer}`);
+    if (ask === 5) afterFive = tree();
+  }
+  const after = tree();
+  await lsp.stop();
+  await model.close();
+  record({ figure: `agents: Claude Code's processes after ${asks} asks`, value: after.processes, unit: 'processes', baseline: 'after 5 asks', baselineValue: afterFive.processes, goal: '≤ 1× (bounded)', met: after.processes <= afterFive.processes });
+  record({ figure: `agents: Claude Code's memory after ${asks} asks (its processes' RSS)`, value: after.rss, unit: 'MB', baseline: 'after 5 asks', baselineValue: afterFive.rss, goal: '≤ 1.2× (bounded)', met: after.rss <= afterFive.rss * 1.2 });
+}
+
 function histogramSvg(series: Record<string, number[]>): string {
   const colors = ['#1f77b4', '#ff7f0e', '#2ca02c', '#9467bd'];
   const all = Object.values(series).flat();
@@ -806,6 +860,7 @@ async function main(): Promise<void> {
   if (runs('context')) context();
   if (runs('reading')) await reading();
   if (runs('completions')) await completions();
+  if (runs('agents')) await agentAsks();
 
   const rows = figures.map((f) => [f.figure, `${f.value.toFixed(f.unit === 'events/s' ? 0 : 2)} ${f.unit}`, `${f.baseline}: ${f.baselineValue.toFixed(2)}`, `${f.ratio.toFixed(2)}×`, f.goal, f.met === null ? '—' : f.met ? 'met' : 'NOT met']);
   const header = ['figure', 'value', 'baseline', 'ratio', 'goal', 'result'];
