@@ -67,9 +67,11 @@ describe.each(REAL_AGENTS)('$name, in a task', (agent) => {
     expect(session.buffers.get(uri)!.getText()).toBe(`${UNSAVED}\n${CODE.replace('30_000', '60_000')}`);
     expect(readFileSync(ws.code, 'utf8')).toBe(CODE);
     expect(answer).toContain('- `src/retry.ts` +1 −1, in the editor, not saved yet');
-    // Asked about, with the change to the whole file in view.
+    // Asked about with the change to the whole file in view — as the user has it (the unsaved line
+    // is context), real line numbers, the path as they read it — and its size.
     const [approval] = session.client.all('buckley/approveTool');
-    expect(approval.change?.diff ?? approval.title).toBeTruthy();
+    expect(approval.change).toMatchObject({ linesAdded: 1, linesRemoved: 1 });
+    expect(approval.change.diff).toContain(`--- a/src/retry.ts\n+++ b/src/retry.ts\n@@ -1,5 +1,5 @@\n ${UNSAVED}\n export function retryDelay`);
 
     expect(await session.client.request('workspace/executeCommand', { command: 'buckley.undoTaskEdits', arguments: [] })).toEqual({ undone: [ws.code], kept: [] });
     expect(session.buffers.get(uri)!.getText()).toBe(`${UNSAVED}\n${CODE}`);

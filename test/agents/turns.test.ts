@@ -95,6 +95,16 @@ describe.each(REAL_AGENTS)('$name', (agent) => {
     expect(error.message).not.toMatch(/Internal error|\.agents\/node_modules/);
   });
 
+  it.runIf(installed && agent.localCommand !== undefined)("runs the agent's own command, asked about a selection, as the command it is", async () => {
+    const root = workspace();
+    const { client, model } = await session(agent, stepsScript([{ text: 'The model answered instead.' }]), {}, root);
+    const uri = await client.open(join(root, 'notes.txt'), 'Notes.\n');
+    const { answer } = await client.request('buckley/ask', { question: agent.localCommand!.line, context: { activeFile: uri, selection: { start: { line: 0, character: 0 }, end: { line: 1, character: 0 } } } });
+    // Sent alone, as ACP has commands sent: the agent answers it itself, its model is not asked.
+    expect(answer).toMatch(agent.localCommand!.answer);
+    expect(model.turns()).toEqual([]);
+  });
+
   it.runIf(installed)('keeps its processes bounded however many asks: idle sessions are closed, or the agent restarted', async () => {
     const { client, home } = await session(agent, stepsScript([{ text: 'Answered.' }]), { agent: { maxIdleSessions: 2 } });
     const counts: number[] = [];

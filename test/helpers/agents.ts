@@ -44,6 +44,8 @@ export interface RealAgent {
   key: string;
   /** Its mode that runs every tool unasked: with it, only the sandbox stands between the agent and the user's files. */
   permissiveMode: string;
+  /** One of its commands that it answers itself, without its model, and what the answer says. */
+  localCommand?: { line: string; answer: RegExp };
   model(script: Script): Promise<ModelServer>;
   /** `agent.env` for it, pointed at the stand-in, with a home of its own (files written there). */
   setup(model: ModelServer, home: string): Record<string, string>;
@@ -82,6 +84,7 @@ export const REAL_AGENTS: RealAgent[] = [
     tools: claudeTools(''),
     key: 'ANTHROPIC_API_KEY',
     permissiveMode: 'bypassPermissions',
+    localCommand: { line: '/context', answer: /## Context Usage/ },
     model: anthropicModel,
     setup: claudeEnv,
   },
@@ -94,6 +97,7 @@ export const REAL_AGENTS: RealAgent[] = [
     tools: claudeTools('mcp__acp__'),
     key: 'ANTHROPIC_API_KEY',
     permissiveMode: 'bypassPermissions',
+    localCommand: { line: '/context', answer: /## Context Usage/ },
     model: anthropicModel,
     setup: claudeEnv,
   },
@@ -130,6 +134,7 @@ export const REAL_AGENTS: RealAgent[] = [
     tools: geminiStyle('replace'),
     key: 'GEMINI_API_KEY',
     permissiveMode: 'yolo',
+    localCommand: { line: '/about', answer: /Gemini CLI Info/ },
     model: geminiModel,
     setup: (model, home) => ({ HOME: home, GEMINI_API_KEY: 'test-key', GOOGLE_GEMINI_BASE_URL: model.url }),
   },
@@ -141,6 +146,7 @@ export const REAL_AGENTS: RealAgent[] = [
     tools: geminiStyle('edit'),
     key: 'OPENAI_API_KEY',
     permissiveMode: 'yolo',
+    localCommand: { line: '/status', answer: /Qwen Code v0\.24\.4/ },
     model: openaiChatModel,
     setup: (model, home) => {
       // Qwen Code reads OPENAI_* only with its auth type set to openai in its settings.

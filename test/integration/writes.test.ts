@@ -145,6 +145,18 @@ describe('what the agent writes', () => {
     expect(session.buffers.get(uri)!.getText()).toBe(original.replace('tries = 3', 'tries = 4'));
   });
 
+  it('shown in a tool call first, asked with a prompt: the prompt says how big the change is', async () => {
+    const { root, file } = workspace();
+    const client = await start({
+      client: 'neovim-0.10.4',
+      initialize: { rootUri: pathToFileURL(root).href, workspaceFolders: [{ uri: pathToFileURL(root).href, name: 'ws' }] },
+      answerMessageRequest: (params) => params.actions.find((action: { title: string }) => action.title === 'Deny'),
+    });
+    expect(await task(client, `EDIT ${file} "tries = 3" "tries = 4"`)).toContain('edit declined');
+    const [prompt] = client.all('window/showMessageRequest');
+    expect(prompt.message).toMatch(new RegExp(`^Buckley: scripted-agent\\.mjs wants to use Edit ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(\\+1 −1\\) \\(risk: medium`));
+  });
+
   it('in an editor that cannot apply edits: on disk after approval, where the buffer holds what the disk does', async () => {
     const { root, file, original } = workspace();
     const session = await editor(root, () => true, { applyEdit: false });

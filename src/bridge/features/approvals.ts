@@ -27,6 +27,7 @@ import type { TaskEvent } from '../../wire/contract.js';
 import type { Logger } from '../../logger.js';
 import { ApproveToolRequest, Commands, toolApprovalResultSchema, type ToolApprovalRequest } from '../protocol.js';
 import { assessRisk, highestRisk, riskAtMost, RISKS, type Risk } from '../../risk/assess.js';
+import { describeChange } from '../../edits.js';
 import { inert, inline, oneLine, wellFormed } from '../../text.js';
 import * as messages from './messages.js';
 import { TrustStoreError, type TrustStore } from './trust.js';
@@ -331,7 +332,9 @@ function diffBlock(diff: string): string {
  */
 export function describeRequest(request: ToolApprovalRequest): string {
   const command = request.parameters.command;
-  const what = typeof command === 'string' && command ? `run \`${inline(command.replace(/\r?\n/g, ' ⏎ '))}\`` : `use ${request.tool}`;
+  // A change says how big it is, whoever shows it (a write through us, or a tool call's diff).
+  const size = request.change && !/\(\+\d+ −\d+\)/.test(`${request.tool} ${request.title ?? ''}`) ? ` (${describeChange({ added: request.change.linesAdded, removed: request.change.linesRemoved })})` : '';
+  const what = typeof command === 'string' && command ? `run \`${inline(command.replace(/\r?\n/g, ' ⏎ '))}\`` : `use ${request.tool}${size}`;
   const parameters = Object.entries(request.parameters)
     .filter(([key]) => key !== 'command')
     .map(([key, value]) => `${key}=${oneLine(String(value), 80)}`)
