@@ -4,9 +4,10 @@
  * ones created since the last turn. Directories whose modification time has not changed since the
  * last look are not read again, so a look at an unchanged workspace is one `stat` per directory.
  * Bounded: at most `maxDirectories` directories are looked at; dependency folders and version
- * control are skipped (what agents read there is not the user's secret).
+ * control are skipped (what agents read there is not the user's secret). The calls are synchronous:
+ * a thousand `stat`s take a millisecond or two that way, and a hundred awaited one by one.
  */
-import { readdir, stat } from 'node:fs/promises';
+import { readdirSync, statSync, type Dirent } from 'node:fs';
 import { join } from 'node:path';
 import { credentialByName } from '../risk/paths.js';
 
@@ -32,14 +33,14 @@ export class CredentialScan {
     private readonly maxDirectories = 20_000,
   ) {}
 
-  async find(): Promise<CredentialFiles> {
+  find(): CredentialFiles {
     const paths: string[] = [];
     const queue = [this.root];
     const visited = new Set<string>();
     while (queue.length > 0 && visited.size < this.maxDirectories) {
       const directory = queue.shift()!;
       visited.add(directory);
-      const seen = await this.look(directory);
+      const seen = this.look(directory);
       if (!seen) continue;
       paths.push(...seen.credentials);
       queue.push(...seen.subdirectories);
@@ -49,18 +50,18 @@ export class CredentialScan {
     return { paths: paths.sort(), complete: queue.length === 0 };
   }
 
-  private async look(directory: string): Promise<Seen | undefined> {
+  private look(directory: string): Seen | undefined {
     let mtimeMs: number;
     try {
-      mtimeMs = (await stat(directory)).mtimeMs;
+      mtimeMs = statSync(directory).mtimeMs;
     } catch {
       return undefined;
     }
     const known = this.seen.get(directory);
     if (known && known.mtimeMs === mtimeMs) return known;
-    let entries;
+    let entries: Dirent[];
     try {
-      entries = await readdir(directory, { withFileTypes: true });
+      entries = readdirSync(directory, { withFileTypes: true });
     } catch {
       return undefined;
     }

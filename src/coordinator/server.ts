@@ -260,7 +260,7 @@ class CoordinatorService {
     try {
       // An agent that writes the disk itself is watched: what it changed is taken into the editor
       // and the review when its turn ends (an ask in a sandbox cannot change anything).
-      if (turn.driver.writesFiles && (!readOnly || turn.driver.unsafeAsks)) await files.watch();
+      if (turn.driver.writesFiles && (!readOnly || turn.driver.unsafeAsks)) files.watch();
       const result = await turn.driver.run(turn.turn, sink, controller.signal);
       if (modelEdit && result.stopReason === 'end_turn') events.text(`\n\n${await makeModelEdit(modelEdit, result.text, sink, controller.signal)}`);
       // An agent that can only end its turn when refused (Codex) was refused, not cancelled.

@@ -52,9 +52,9 @@ export class TurnFiles {
   }
 
   /** Notes the workspace as it is before the agent runs (for agents that write the disk themselves). */
-  async watch(): Promise<void> {
+  watch(): void {
     const root = this.policy.workspaceRoot;
-    if (root) this.snapshot = await WorkspaceSnapshot.take(root);
+    if (root) this.snapshot = WorkspaceSnapshot.take(root);
   }
 
   /**

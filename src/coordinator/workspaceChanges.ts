@@ -9,7 +9,8 @@
  * skipped: what an install writes there is not the user's text), texts are kept up to `maxFileBytes`
  * each and `maxKeptBytes` in all; a change to a file whose text was not kept is reported without it.
  */
-import { lstat, readFile, readdir, writeFile } from 'node:fs/promises';
+import { lstatSync, readdirSync, readFileSync, type Dirent } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
 import { unifiedDiff } from '../edits.js';
 import { join } from 'node:path';
 
@@ -40,7 +41,7 @@ export interface SnapshotLimits {
   maxKeptBytes: number;
 }
 
-export const SNAPSHOT_LIMITS: SnapshotLimits = { maxFiles: 50_000, maxFileBytes: 512 * 1024, maxKeptBytes: 32 * 1024 * 1024 };
+export const SNAPSHOT_LIMITS: SnapshotLimits = { maxFiles: 50_000, maxFileBytes: 256 * 1024, maxKeptBytes: 16 * 1024 * 1024 };
 
 export class WorkspaceSnapshot {
   private constructor(
@@ -51,12 +52,12 @@ export class WorkspaceSnapshot {
     readonly complete: boolean,
   ) {}
 
-  static async take(root: string, limits: SnapshotLimits = SNAPSHOT_LIMITS): Promise<WorkspaceSnapshot> {
+  static take(root: string, limits: SnapshotLimits = SNAPSHOT_LIMITS): WorkspaceSnapshot {
     const files = new Map<string, Seen>();
     let kept = 0;
-    const complete = await walk(root, limits.maxFiles, async (path, seen) => {
+    const complete = walk(root, limits.maxFiles, (path, seen) => {
       if (seen.size <= limits.maxFileBytes && kept + seen.size <= limits.maxKeptBytes) {
-        const text = await textOf(path);
+        const text = textOf(path);
         if (text !== undefined) {
           seen.text = text;
           kept += seen.size;
@@ -68,14 +69,14 @@ export class WorkspaceSnapshot {
   }
 
   /** What differs now from when the snapshot was taken. */
-  async changes(): Promise<WorkspaceChange[]> {
+  changes(): WorkspaceChange[] {
     const changes: WorkspaceChange[] = [];
     const present = new Set<string>();
-    await walk(this.root, this.limits.maxFiles, async (path, now) => {
+    walk(this.root, this.limits.maxFiles, (path, now) => {
       present.add(path);
       const before = this.files.get(path);
       if (before && before.size === now.size && before.mtimeMs === now.mtimeMs && before.ino === now.ino) return;
-      const after = now.size <= MAX_CHANGED_BYTES ? await textOf(path) : undefined;
+      const after = now.size <= MAX_CHANGED_BYTES ? textOf(path) : undefined;
       if (before?.text !== undefined && after === before.text) return; // touched, not changed
       changes.push({ path, before: before?.text, after, known: !before || before.text !== undefined, deleted: false });
     });
@@ -89,15 +90,19 @@ export class WorkspaceSnapshot {
 /** A changed file's text is read up to this size (what the wire carries). */
 const MAX_CHANGED_BYTES = 16 * 1024 * 1024;
 
-/** Calls `found` for each regular file under `root` (not following links), breadth first; false when `maxFiles` cut it short. */
-async function walk(root: string, maxFiles: number, found: (path: string, seen: Seen) => Promise<void>): Promise<boolean> {
+/**
+ * Calls `found` for each regular file under `root` (not following links), breadth first; false
+ * when `maxFiles` cut it short. Synchronous: thousands of `stat`s take milliseconds so, and
+ * seconds awaited one by one.
+ */
+function walk(root: string, maxFiles: number, found: (path: string, seen: Seen) => void): boolean {
   const queue = [root];
   let count = 0;
   while (queue.length > 0) {
     const directory = queue.shift()!;
-    let entries;
+    let entries: Dirent[];
     try {
-      entries = await readdir(directory, { withFileTypes: true });
+      entries = readdirSync(directory, { withFileTypes: true });
     } catch {
       continue;
     }
@@ -110,9 +115,9 @@ async function walk(root: string, maxFiles: number, found: (path: string, seen: 
       if (!entry.isFile()) continue;
       if (++count > maxFiles) return false;
       try {
-        const stats = await lstat(path);
+        const stats = lstatSync(path);
         // Only regular files are read: a FIFO or device put there meanwhile would block the read.
-        if (stats.isFile()) await found(path, { size: stats.size, mtimeMs: stats.mtimeMs, ino: stats.ino });
+        if (stats.isFile()) found(path, { size: stats.size, mtimeMs: stats.mtimeMs, ino: stats.ino });
       } catch {
         // gone meanwhile
       }
@@ -122,10 +127,10 @@ async function walk(root: string, maxFiles: number, found: (path: string, seen: 
 }
 
 /** The file's text, or undefined when it is not UTF-8 text (a NUL byte, or invalid UTF-8). */
-async function textOf(path: string): Promise<string | undefined> {
+function textOf(path: string): string | undefined {
   let bytes: Buffer;
   try {
-    bytes = await readFile(path);
+    bytes = readFileSync(path);
   } catch {
     return undefined;
   }
@@ -166,7 +171,7 @@ export interface SettledChanges {
  */
 export async function settleChanges(snapshot: WorkspaceSnapshot, sink: ChangeSink): Promise<SettledChanges> {
   const settled: SettledChanges = { unasked: [], refused: [], notKept: [] };
-  for (const change of await snapshot.changes()) {
+  for (const change of snapshot.changes()) {
     if (sink.writtenThroughUs.has(change.path)) continue;
     const unasked = !sink.approved(change.path);
     if (unasked) settled.unasked.push(change.path);

@@ -18,11 +18,12 @@ import { tempDir } from '../helpers/temp.js';
 const SECRET = 'sk-live-0123456789-DO-NOT-LEAK';
 const CODE = 'export function retryDelay(attempt: number): number {\n  return Math.min(1000 * 2 ** attempt, 30_000);\n}\n';
 
-const start = startingClients();
+// Registered first, so run last: the agents' homes go once the servers (and their agents) have stopped.
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
+const start = startingClients();
 
 /** A workspace with code, notes, a secret and a folder to delete. */
 function workspace(): { root: string; code: string; notes: string; env: string; keep: string } {

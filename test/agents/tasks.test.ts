@@ -19,11 +19,12 @@ import { tempDir } from '../helpers/temp.js';
 const CODE = ['export function retryDelay(attempt: number): number {', '  const cap = 30_000;', '  return Math.min(1000 * 2 ** attempt, cap);', '}', ''].join('\n');
 const UNSAVED = '// the user typed this line and has not saved it';
 
-const start = startingClients();
+// Registered first, so run last: the agents' homes go once the servers (and their agents) have stopped.
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
+const start = startingClients();
 
 function workspace(): { root: string; code: string; keep: string } {
   const root = tempDir('buckley-agent-task');

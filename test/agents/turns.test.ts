@@ -14,11 +14,12 @@ import type { ModelServer, Script } from '../helpers/models/standIn.js';
 import { BIN, fileUri } from '../helpers/paths.js';
 import { tempDir } from '../helpers/temp.js';
 
-const start = startingClients();
+// Registered first, so run last: the agents' homes go once the servers (and their agents) have stopped.
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
+const start = startingClients();
 
 function workspace(): string {
   const root = tempDir('buckley-agent-turns');

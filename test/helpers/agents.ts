@@ -75,32 +75,24 @@ const geminiStyle = (editTool: string): Tools => ({
   write: (path, content) => ({ name: 'write_file', input: { file_path: path, content } }),
 });
 
+/** Claude Code, through either of Zed's adapters: the same CLI, the same API. */
+const claude = (adapter: string, version: string, title: string, tools: Tools): RealAgent => ({
+  name: `Claude Code (${adapter} ${version})`,
+  npm: `@zed-industries/${adapter}`,
+  command: [bin(adapter)],
+  title,
+  tools,
+  key: 'ANTHROPIC_API_KEY',
+  permissiveMode: 'bypassPermissions',
+  localCommand: { line: '/context', answer: /## Context Usage/ },
+  model: anthropicModel,
+  setup: claudeEnv,
+});
+
 export const REAL_AGENTS: RealAgent[] = [
-  {
-    name: 'Claude Code (claude-agent-acp 0.23.1)',
-    npm: '@zed-industries/claude-agent-acp',
-    command: [bin('claude-agent-acp')],
-    title: 'Claude Agent',
-    tools: claudeTools(''),
-    key: 'ANTHROPIC_API_KEY',
-    permissiveMode: 'bypassPermissions',
-    localCommand: { line: '/context', answer: /## Context Usage/ },
-    model: anthropicModel,
-    setup: claudeEnv,
-  },
-  {
-    name: 'Claude Code (claude-code-acp 0.16.2)',
-    npm: '@zed-industries/claude-code-acp',
-    command: [bin('claude-code-acp')],
-    title: 'Claude Code',
-    // With the client's files and terminals offered, it reads, writes and runs through them.
-    tools: claudeTools('mcp__acp__'),
-    key: 'ANTHROPIC_API_KEY',
-    permissiveMode: 'bypassPermissions',
-    localCommand: { line: '/context', answer: /## Context Usage/ },
-    model: anthropicModel,
-    setup: claudeEnv,
-  },
+  claude('claude-agent-acp', '0.23.1', 'Claude Agent', claudeTools('')),
+  // With the client's files and terminals offered, the older adapter reads, writes and runs through them.
+  claude('claude-code-acp', '0.16.2', 'Claude Code', claudeTools('mcp__acp__')),
   {
     name: 'Codex (codex-acp 0.16.0)',
     npm: '@zed-industries/codex-acp',
@@ -179,7 +171,8 @@ export function requireAgent(agent: RealAgent): boolean {
 export function agentHome(): { home: string; cleanup(): void } {
   const home = join(REPO, '.state', 'agent-homes', randomUUID());
   mkdirSync(home, { recursive: true });
-  return { home, cleanup: () => rmSync(home, { recursive: true, force: true }) };
+  // Retried: an agent stopped a moment ago may still be writing its state there.
+  return { home, cleanup: () => rmSync(home, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }) };
 }
 
 /** A request of the agent's turn: it offers the agent's tools (a side query offers none, or the one its answer must use). */

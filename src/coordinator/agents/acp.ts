@@ -1,22 +1,18 @@
 /**
  * The ACP driver: runs an Agent Client Protocol agent (`buckley acp`, `gemini --acp`, codex-acp,
  * claude-agent-acp, …) as a process (acpProcess.ts; in its sandbox: pool.ts) and its turns in
- * ACP sessions. Message chunks become the answer, tool calls and plans become progress,
- * permission requests go to the coordinator to decide, and so do its file reads and writes
- * (fs/*) and its commands (terminal/*). If the agent crashes or exits, the running turn fails
- * with a clear error and the next turn starts it again.
- *
- * Every session runs in the mode of its intent (modes.ts): an ask in the agent's read-only mode,
- * a task in the one that asks before changes — set when the session is made, and again before a
- * turn if the agent left it.
+ * ACP sessions (acpSessions.ts: made, loaded, in the mode of their intent, kept idle, bounded).
+ * Message chunks become the answer, tool calls and plans become progress, permission requests go
+ * to the coordinator to decide, and so do its file reads and writes (fs/*) and its commands
+ * (terminal/*). If the agent crashes or exits, the running turn fails with a clear error and the
+ * next turn starts it again.
  *
  * A session belongs to one turn at a time, from `session/prompt` until the agent answers it:
- * updates and permission requests reach that turn and no other. A session whose turn has not
- * ended is never lent to another turn; one whose agent ignores `session/cancel` past the grace
- * period is given up for good (closed where the agent can close sessions) and replaced, and
- * whatever it still sends is dropped and logged. Idle sessions are bounded: beyond
- * `maxIdleSessions` the one idle longest is closed — and an agent that cannot close sessions is
- * restarted, once no turn runs, when it holds more than that many we no longer use.
+ * updates and permission requests reach that turn and no other. A session whose agent ignores
+ * `session/cancel` past the grace period is given up for good (closed where the agent can close
+ * sessions) and replaced, and whatever it still sends is dropped and logged. An agent that cannot
+ * close sessions is restarted, once no turn runs, when it holds too many that are processes of
+ * their own.
  */
 import { statSync } from 'node:fs';
 import { basename } from 'node:path';
@@ -24,14 +20,14 @@ import type * as acp from '@agentclientprotocol/sdk';
 import * as z from '../../schema.js';
 import type { Logger } from '../../logger.js';
 import type { WireToolExecution } from '../../wire/contract.js';
-import { withEarlierTurns } from '../../wire/prompt.js';
 import { seconds } from '../../text.js';
 import { FileAccessError } from '../files.js';
 import { AgentError, type AgentDriver, type AgentTurn, type TurnResult, type TurnSink } from './driver.js';
-import { errorLine, errorText, inWords, knownOf, oneLine, remedy, withoutEscapes, type AgentIdentity } from './acpErrors.js';
-import { chooseOption, describeValue, flattenParameters, mapStopReason, permissionToolCall, readTextFileParams, rememberCall, toolKind, writeTextFileParams, type CallFacts, type SessionUpdate } from './acpMessages.js';
-import { delay, isAlive, orDeath, startAgentProcess, withDeadline, type AgentProcess } from './acpProcess.js';
-import { chooseMode, modesOf, type SessionModes } from './modes.js';
+import { inWords, knownOf, oneLine, remedy, withoutEscapes, type AgentIdentity } from './acpErrors.js';
+import { chooseOption, describeValue, flattenParameters, mapStopReason, permissionToolCall, readTextFileParams, rememberCall, toolKind, writeTextFileParams, type SessionUpdate } from './acpMessages.js';
+import { delay, isAlive, orDeath, startAgentProcess, type AgentProcess } from './acpProcess.js';
+import { modesOf } from './modes.js';
+import { AgentSessions, type AcpSession, type ActiveTurn } from './acpSessions.js';
 import { processTreeSize, stopGroup } from './processes.js';
 import type { SessionStore } from './sessionStore.js';
 import { Terminals } from './terminals.js';
@@ -60,54 +56,9 @@ export interface AcpDriverOptions {
   wrapCommand?: (command: string[], cwd: string) => { program: string; args: string[]; sandboxed?: boolean };
 }
 
+/** An agent process and its sessions. */
 interface Agent extends AgentProcess {
-  /** Every ACP session of ours, by id, until its last turn has ended. */
-  readonly sessions: Map<string, AcpSession>;
-  /** Sessions whose turn has ended, free for the next turn of their coordinator session. */
-  readonly idle: Map<string, AcpSession[]>;
-  /** The commands it lists (`available_commands_update`), by name. */
-  readonly commands: Set<string>;
-  /** Sessions we let go that it could not close: it holds them still. */
-  heldUnused: number;
-}
-
-interface AcpSession {
-  id: string;
-  /** The coordinator session it belongs to. */
-  key: string;
-  /** The turn running on it, from `session/prompt` until the agent answers; the only receiver of its updates. */
-  turn?: ActiveTurn;
-  /** Its agent did not end a cancelled turn in time: never used again. */
-  abandoned?: boolean;
-  /** Updates and permission requests that arrived with no turn of ours running on it. */
-  dropped: number;
-  /** Being loaded (`session/load`): the agent replays its history, which is not a turn's answer. */
-  loading?: boolean;
-  modes?: SessionModes;
-  /** The mode its turns run in (chosen for its intent when it was made). */
-  wantedMode?: string;
-}
-
-interface ActiveTurn {
-  sink: TurnSink;
-  readOnly: boolean;
-  signal: AbortSignal;
-  text: string;
-  /** A new tool call (or the agent's thinking) came since the last piece of the answer: the next piece starts a paragraph. */
-  textInterrupted: boolean;
-  tools: Map<string, WireToolExecution>;
-  /** What the agent said about each tool call so far, for judging its permission request. */
-  calls: Map<string, CallFacts>;
-  /** Tool calls declined during the turn, in a few words each. */
-  refused: string[];
-  /** Tool calls a permission was asked for. */
-  asked: Set<string>;
-  /** Tool calls that changed or ran something without a permission request, by title. */
-  unasked: Map<string, string>;
-  /** When the agent last said anything in this turn. */
-  lastWord: number;
-  /** Permission requests being decided: silence then is the user's, not the agent's. */
-  deciding: number;
+  readonly sessions: AgentSessions;
 }
 
 const CANCEL_GRACE_MS = 5_000;
@@ -153,18 +104,19 @@ export class AcpDriver implements AgentDriver {
   async run(turn: AgentTurn, sink: TurnSink, signal: AbortSignal): Promise<TurnResult> {
     if (signal.aborted) return { text: '', stopReason: 'cancelled' };
     const agent = await this.ensureAgent();
-    const { session, prompt } = await this.acquireSession(agent, turn);
+    const { session, prompt } = await agent.sessions.acquire(turn);
     try {
       return await this.prompt(agent, session, prompt, sink, signal);
     } finally {
       // Lent again only once its turn has ended (the agent answered session/prompt).
-      if (!session.abandoned && isAlive(agent) && agent.sessions.has(session.id)) this.keepIdle(agent, session);
+      agent.sessions.release(session);
       this.restartIfHoldingTooMany(agent);
     }
   }
 
   private async prompt(agent: Agent, session: AcpSession, turn: AgentTurn, sink: TurnSink, signal: AbortSignal): Promise<TurnResult> {
-    await this.keepMode(agent, session);
+    await agent.sessions.keepMode(session);
+    const text = await this.promptText(agent, turn);
     const active: ActiveTurn = { sink, readOnly: turn.readOnly, signal, text: '', textInterrupted: false, tools: new Map(), calls: new Map(), refused: [], asked: new Set(), unasked: new Map(), lastWord: Date.now(), deciding: 0 };
     session.turn = active;
     const onAbort = () => {
@@ -175,7 +127,6 @@ export class AcpDriver implements AgentDriver {
     const silence = this.watchSilence(agent, active);
     // An agent that ignores session/cancel must not hold the turn forever.
     const gaveUp = abortedAfter(signal, this.options.cancelGraceMs ?? CANCEL_GRACE_MS);
-    const text = await this.promptText(agent, turn);
     const answered = orDeath(agent, agent.connection.agent.request('session/prompt', { sessionId: session.id, prompt: [{ type: 'text', text }] }));
     const result = (stopReason: TurnResult['stopReason']): TurnResult => ({
       text: active.text,
@@ -213,8 +164,9 @@ export class AcpDriver implements AgentDriver {
   private async promptText(agent: Agent, turn: AgentTurn): Promise<string> {
     const name = /^\/([\w:.-]+)/.exec(turn.command ?? '')?.[1];
     if (!name) return turn.prompt;
-    for (let waited = 0; !agent.commands.has(name) && waited < COMMANDS_WAIT_MS; waited += 100) await delay(100);
-    return agent.commands.has(name) ? turn.command! : turn.prompt;
+    const { commands } = agent.sessions;
+    for (let waited = 0; !commands.has(name) && waited < COMMANDS_WAIT_MS; waited += 100) await delay(100);
+    return commands.has(name) ? turn.command! : turn.prompt;
   }
 
   /**
@@ -247,11 +199,11 @@ export class AcpDriver implements AgentDriver {
     logger.warn(
       `${this.shortName} did not end a cancelled turn within ${seconds(this.options.cancelGraceMs ?? CANCEL_GRACE_MS)}: its ACP session ${session.id} is given up${agent.canClose ? ' and closed' : ''}; what it still sends is dropped`,
     );
-    this.closeSession(agent, session.id);
+    agent.sessions.close(session.id);
     void answered
       .catch(() => undefined)
       .finally(() => {
-        agent.sessions.delete(session.id);
+        agent.sessions.byId.delete(session.id);
         logger.info(`${this.shortName} ended the abandoned turn of ACP session ${session.id} (${session.dropped} late update(s) dropped)`);
       });
   }
@@ -259,8 +211,8 @@ export class AcpDriver implements AgentDriver {
   /** Starts the agent and opens a session (where a missing login shows), which it then closes. */
   async check(): Promise<string> {
     const agent = await this.ensureAgent();
-    const { sessionId } = await this.newSession(agent, { sessionKey: 'doctor', prompt: '', readOnly: true, cwd: this.options.cwd });
-    this.closeSession(agent, sessionId);
+    const { sessionId } = await agent.sessions.open(this.options.cwd);
+    agent.sessions.close(sessionId);
     return `${this.description}${agent.info?.title ? ` (${agent.info.title}${agent.info.version ? ` ${agent.info.version}` : ''})` : ''} is running (pid ${agent.child.pid}), answered ACP initialize and opened a session`;
   }
 
@@ -268,51 +220,8 @@ export class AcpDriver implements AgentDriver {
   endSession(sessionKey: string): void {
     const agent = this.live;
     if (!agent) return;
-    for (const key of [...agent.idle.keys()]) {
-      if (key === sessionKey || key.startsWith(`${sessionKey}#`)) this.closeIdle(agent, key);
-    }
+    agent.sessions.end(sessionKey);
     this.restartIfHoldingTooMany(agent);
-  }
-
-  private closeIdle(agent: Agent, key: string, only?: AcpSession): void {
-    for (const session of agent.idle.get(key) ?? []) {
-      if (only && session !== only) continue;
-      agent.sessions.delete(session.id);
-      this.closeSession(agent, session.id);
-    }
-    const left = only ? (agent.idle.get(key) ?? []).filter((session) => session !== only) : [];
-    if (left.length) agent.idle.set(key, left);
-    else agent.idle.delete(key);
-  }
-
-  /** `session/close` where the agent offers it; else the agent holds the session on (counted). */
-  private closeSession(agent: Agent, sessionId: string): void {
-    if (!agent.canClose) {
-      agent.heldUnused++;
-      return;
-    }
-    const timeoutMs = this.options.requestTimeoutMs ?? 30_000;
-    withDeadline(agent.connection.agent.request('session/close', { sessionId }), timeoutMs, 'session/close timed out').catch((error: unknown) =>
-      this.options.logger.debug(`session/close ${sessionId}: ${errorText(error)}`),
-    );
-  }
-
-  /**
-   * Keeps an ended turn's session for the next turn of its conversation; with more than
-   * maxIdleSessions kept, the one idle longest is closed (its conversation starts afresh).
-   */
-  private keepIdle(agent: Agent, session: AcpSession): void {
-    agent.idle.delete(session.key); // re-inserted: the most recently used key comes last
-    agent.idle.set(session.key, [...(agent.idle.get(session.key) ?? []), session]);
-    let kept = 0;
-    for (const sessions of agent.idle.values()) kept += sessions.length;
-    const max = this.options.maxIdleSessions ?? MAX_IDLE_SESSIONS;
-    for (const [key, sessions] of agent.idle) {
-      if (kept <= max) break;
-      this.options.logger.debug(`closing the ACP session ${sessions[0]!.id} of ${key}: idle longest of ${kept}`);
-      this.closeIdle(agent, key, sessions[0]);
-      kept--;
-    }
   }
 
   /**
@@ -323,13 +232,12 @@ export class AcpDriver implements AgentDriver {
    */
   private restartIfHoldingTooMany(agent: Agent): void {
     const max = this.options.maxIdleSessions ?? MAX_IDLE_SESSIONS;
-    if (agent.heldUnused <= max) return;
-    if ([...agent.sessions.values()].some((session) => session.turn)) return;
+    if (agent.sessions.heldUnused <= max || agent.sessions.busy) return;
     // Sessions that cost nothing but a little memory (Gemini CLI's) are not worth a restart: only
     // an agent whose sessions are processes of their own is.
     const processes = agent.child.pid === undefined ? undefined : processTreeSize(agent.child.pid);
     if (processes !== undefined && processes <= max + 3) return;
-    this.options.logger.info(`restarting ${this.shortName}: it cannot close ACP sessions and holds ${agent.heldUnused} that are no longer used`);
+    this.options.logger.info(`restarting ${this.shortName}: it cannot close ACP sessions and holds ${agent.sessions.heldUnused} that are no longer used`);
     if (this.live === agent) {
       this.live = undefined;
       this.agent = undefined;
@@ -389,17 +297,17 @@ export class AcpDriver implements AgentDriver {
       logger.warn(`the workspace folder ${cwd} is not a directory here: starting ${this.description} in ${process.cwd()}`);
       cwd = undefined;
     }
-    const sessions = new Map<string, AcpSession>();
-    const commands = new Set<string>();
     let started: Agent | undefined;
+    // The handlers reach the sessions once they are made (the process answers initialize first).
+    const sessions = () => started?.sessions;
     const process_ = await startAgentProcess(
       { command, program: launch.program, args: launch.args, sandboxed: launch.sandboxed, cwd, env: this.options.env, logger, clientVersion: this.options.clientVersion, requestTimeoutMs: this.options.requestTimeoutMs ?? 30_000, name: this.shortName },
       {
-        update: (update) => this.onUpdate(sessions, commands, update),
-        permission: (params) => this.onPermission(sessions, params),
-        readTextFile: (params) => this.onReadTextFile(sessions, params),
-        writeTextFile: (params) => this.onWriteTextFile(sessions, params),
-        terminal: (method, params) => this.terminals.handle(method, params, (sessionId) => this.turnOf(sessions, sessionId, 'a terminal request')),
+        update: (update) => this.onUpdate(sessions(), update),
+        permission: (params) => this.onPermission(sessions(), params),
+        readTextFile: (params) => this.onReadTextFile(sessions(), params),
+        writeTextFile: (params) => this.onWriteTextFile(sessions(), params),
+        terminal: (method, params) => this.terminals.handle(method, params, (sessionId) => sessions()?.turnOf(sessionId, 'a terminal request')),
         died: (agent) => {
           // The next turn starts a fresh agent.
           if (started === agent && this.live === agent) {
@@ -412,177 +320,31 @@ export class AcpDriver implements AgentDriver {
       (child) => (this.startingChild = child),
     );
     this.startingChild = undefined;
-    started = Object.assign(process_, { sessions, idle: new Map<string, AcpSession[]>(), commands, heldUnused: 0 });
+    started = Object.assign(process_, {
+      sessions: new AgentSessions(process_, {
+        ...this.options,
+        requestTimeoutMs: this.options.requestTimeoutMs ?? 30_000,
+        maxIdleSessions: this.options.maxIdleSessions ?? MAX_IDLE_SESSIONS,
+        identity: () => this.identity,
+      }),
+    });
     this.agentName = process_.info?.title ?? process_.info?.name ?? this.agentName;
     this.acpName = process_.info?.name ?? this.acpName;
     this.live = started;
     return started;
   }
 
-  /**
-   * An ACP session for this coordinator session: its idle one, so a conversation keeps its
-   * history; a new one when all are busy, because an ACP session runs one prompt at a time
-   * and a slow ask must not hold up the next. A conversation followed up with no session of it
-   * here (a restart, one closed idle) gets its session back where the agent can load sessions,
-   * else a new one, and the prompt carries the earlier turns.
-   */
-  private async acquireSession(agent: Agent, turn: AgentTurn): Promise<{ session: AcpSession; prompt: AgentTurn }> {
-    const idle = agent.idle.get(turn.sessionKey);
-    const reused = idle?.pop();
-    if (idle?.length === 0) agent.idle.delete(turn.sessionKey);
-    if (reused) return { session: reused, prompt: turn };
-    const { sessionStore } = this.options;
-    const agentName = this.options.command.join(' ');
-    const remembered = turn.conversationKey && turn.earlier && agent.canLoad ? sessionStore?.get(agentName, turn.conversationKey) : undefined;
-    if (remembered && !agent.sessions.has(remembered)) {
-      const loaded = await this.loadSession(agent, turn, remembered);
-      if (loaded) return { session: loaded, prompt: turn };
-    }
-    const response = await this.newSession(agent, turn);
-    if (agent.sessions.has(response.sessionId)) {
-      // Updates are told apart by session id alone: two turns must never share one.
-      throw new AgentError(`${this.shortName} answered session/new with the id of a session still in use (${response.sessionId})`);
-    }
-    const session: AcpSession = { id: response.sessionId, key: turn.sessionKey, dropped: 0 };
-    agent.sessions.set(session.id, session);
-    await this.chooseMode(agent, session, modesOf(response), turn.readOnly);
-    if (turn.conversationKey && agent.canLoad) sessionStore?.set(agentName, turn.conversationKey, session.id);
-    return { session, prompt: { ...turn, prompt: withEarlierTurns(turn.prompt, turn.earlier) } };
-  }
-
-  /**
-   * `session/new`; an agent that answers it needs authentication (ACP `auth_required`) is
-   * authenticated with a way it offers whose variables are set (Codex's OPENAI_API_KEY), else the
-   * user is told how.
-   */
-  private async newSession(agent: Agent, turn: AgentTurn): Promise<acp.NewSessionResponse> {
-    const timeoutMs = this.options.requestTimeoutMs ?? 30_000;
-    const request = () =>
-      withDeadline(
-        orDeath(agent, agent.connection.agent.request('session/new', { cwd: turn.cwd || this.options.cwd || process.cwd(), mcpServers: [] })),
-        timeoutMs,
-        `${this.shortName} did not answer ACP session/new within ${timeoutMs} ms`,
-      );
-    try {
-      return await request();
-    } catch (error) {
-      if (error instanceof AgentError) throw error;
-      if (!isAuthRequired(error)) throw new AgentError(this.failedAt('session/new', error, agent));
-      const env = this.options.env ?? process.env;
-      const method = agent.authMethods.find((candidate) => candidate.vars?.length && candidate.vars.every((name) => env[name]));
-      if (!method) throw new AgentError(this.needsLogin(agent));
-      this.options.logger.info(`${this.shortName} needs authentication: with "${method.name}" (${method.vars!.join(', ')} is set)`);
-      try {
-        await withDeadline(orDeath(agent, agent.connection.agent.request('authenticate', { methodId: method.id })), timeoutMs, `${this.shortName} did not answer ACP authenticate within ${timeoutMs} ms`);
-        return await request();
-      } catch (retry) {
-        if (retry instanceof AgentError) throw retry;
-        throw new AgentError(isAuthRequired(retry) ? this.needsLogin(agent) : this.failedAt('session/new', retry, agent));
-      }
-    }
-  }
-
-  /** An agent's failure at a setup request: its reason (the error's data, else its stderr), and what to do. */
-  private failedAt(what: string, error: unknown, agent: Agent): string {
-    const said = errorText(error);
-    const stderr = errorLine(agent.stderrTail);
-    // Claude Code's adapter says only this when the CLI it runs stopped before answering.
-    const stopped = /^query closed before response received$/i.test(said.trim()) ? `the process it runs stopped before answering (${said})` : said;
-    const generic = /^internal error$/i.test(said.trim()) || stopped !== said;
-    return inWords(`${this.shortName} failed at ${what}`, generic && stderr ? `${stopped} — its last output: ${stderr}` : stopped, this.identity);
-  }
-
-  private needsLogin(agent: Agent): string {
-    const known = knownOf(this.identity);
-    const ways = agent.authMethods.map((method) => (method.vars?.length ? `${method.name} (set ${method.vars.join(' or ')})` : method.name));
-    const key = known?.keys.length ? `set ${known.keys[0]} with buckley.agent.env` : 'give it its key with buckley.agent.env';
-    return `${this.shortName} needs you to log in before it answers: ${key}${known?.login ? `, or ${known.login}` : ''}${ways.length ? ` (the ways it offers: ${ways.join('; ')})` : ''}. \`buckley-lsp doctor\` checks it.`;
-  }
-
-  /** `session/load` of a conversation's remembered session; undefined (logged) where the agent cannot. */
-  private async loadSession(agent: Agent, turn: AgentTurn, sessionId: string): Promise<AcpSession | undefined> {
-    const session: AcpSession = { id: sessionId, key: turn.sessionKey, dropped: 0, loading: true };
-    agent.sessions.set(sessionId, session);
-    const timeoutMs = this.options.requestTimeoutMs ?? 30_000;
-    try {
-      const response = await withDeadline(
-        orDeath(agent, agent.connection.agent.request('session/load', { sessionId, cwd: turn.cwd || this.options.cwd || process.cwd(), mcpServers: [] })),
-        timeoutMs,
-        `${this.shortName} did not answer ACP session/load within ${timeoutMs} ms`,
-      );
-      this.options.logger.info(`loaded the ACP session ${sessionId} of a conversation followed up (${session.dropped} update(s) of its history replayed)`);
-      session.loading = false;
-      session.dropped = 0;
-      await this.chooseMode(agent, session, modesOf(response), turn.readOnly);
-      return session;
-    } catch (error) {
-      if (error instanceof AgentError && !isAlive(agent)) throw error;
-      agent.sessions.delete(sessionId);
-      this.options.logger.info(`${this.shortName} could not load the ACP session ${sessionId} (${errorText(error)}): a new one gets the conversation's earlier turns`);
-      return undefined;
-    }
-  }
-
-  /** Chooses the session's mode for its intent (modes.ts) and sets it. */
-  private async chooseMode(agent: Agent, session: AcpSession, modes: SessionModes | undefined, readOnly: boolean): Promise<void> {
-    if (!modes) return;
-    session.modes = modes;
-    const setting = readOnly ? this.options.modes?.ask : this.options.modes?.task;
-    const choice = chooseMode(modes, readOnly, { acpName: this.acpName, command: this.options.command }, setting);
-    if (!choice.mode) {
-      this.options.logger.warn(`${this.shortName}: ${choice.why}; its session stays in mode ${modes.current ?? '(none said)'} — the sandbox still holds`);
-      return;
-    }
-    session.wantedMode = choice.mode.id;
-    this.options.logger.info(`${this.shortName} runs ${readOnly ? 'asks' : 'tasks'} in its mode "${choice.mode.id}" (${choice.why})`);
-    await this.keepMode(agent, session);
-  }
-
-  /** Sets the session's mode where it is not the one wanted (the agent may have left it). */
-  private async keepMode(agent: Agent, session: AcpSession): Promise<void> {
-    const wanted = session.wantedMode;
-    if (!wanted || !session.modes || session.modes.current === wanted) return;
-    const timeoutMs = this.options.requestTimeoutMs ?? 30_000;
-    const request = session.modes.configId
-      ? agent.connection.agent.request('session/set_config_option', { sessionId: session.id, configId: session.modes.configId, value: wanted } as acp.SetSessionConfigOptionRequest)
-      : agent.connection.agent.request('session/set_mode', { sessionId: session.id, modeId: wanted });
-    try {
-      await withDeadline(orDeath(agent, request), timeoutMs, `${this.shortName} did not answer within ${timeoutMs} ms`);
-      session.modes.current = wanted;
-    } catch (error) {
-      if (error instanceof AgentError && !isAlive(agent)) throw error;
-      this.options.logger.warn(`${this.shortName} did not take its mode "${wanted}": ${errorText(error)} — the sandbox still holds`);
-    }
-  }
-
-  /** The turn an update or request of `sessionId` belongs to; none (and it is logged) when no turn of ours runs there. */
-  private turnOf(sessions: Map<string, AcpSession>, sessionId: string, what: string): ActiveTurn | undefined {
-    const session = sessions.get(sessionId);
-    if (session?.turn) {
-      session.turn.lastWord = Date.now();
-      return session.turn;
-    }
-    if (session) session.dropped++;
-    // A session being loaded replays its history: expected, and not a turn's answer.
-    if (session?.loading) return undefined;
-    if (!session || session.dropped === 1) {
-      const why = !session ? 'a session that is not ours (or was given up)' : session.abandoned ? 'a session whose turn was given up' : 'a session whose turn has ended';
-      this.options.logger.info(`dropped ${what} from ${why} (ACP session ${sessionId}); later ones from it are counted, not logged`);
-    }
-    return undefined;
-  }
-
-  private onUpdate(sessions: Map<string, AcpSession>, commands: Set<string>, notification: SessionUpdate): void {
+  private onUpdate(sessions: AgentSessions | undefined, notification: SessionUpdate): void {
+    if (!sessions) return;
     const update = notification.update;
     // What the session is, whether or not a turn runs on it.
     if (update.sessionUpdate === 'available_commands_update') {
-      for (const command of update.availableCommands) commands.add(command.name);
+      for (const command of update.availableCommands) sessions.commands.add(command.name);
       return;
     }
-    const session = sessions.get(notification.sessionId);
-    if (update.sessionUpdate === 'current_mode_update' && session?.modes) session.modes.current = update.currentModeId;
-    if (update.sessionUpdate === 'config_option_update' && session?.modes) session.modes.current = modesOf({ configOptions: update.configOptions })?.current ?? session.modes.current;
-    const turn = this.turnOf(sessions, notification.sessionId, 'an update');
+    if (update.sessionUpdate === 'current_mode_update') sessions.modeChanged(notification.sessionId, update.currentModeId);
+    if (update.sessionUpdate === 'config_option_update') sessions.modeChanged(notification.sessionId, modesOf({ configOptions: update.configOptions })?.current);
+    const turn = sessions.turnOf(notification.sessionId, 'an update');
     if (!turn) return;
     switch (update.sessionUpdate) {
       case 'agent_message_chunk': {
@@ -628,20 +390,20 @@ export class AcpDriver implements AgentDriver {
     }
   }
 
-  private async onReadTextFile(sessions: Map<string, AcpSession>, params: unknown): Promise<acp.ReadTextFileResponse> {
+  private async onReadTextFile(sessions: AgentSessions | undefined, params: unknown): Promise<acp.ReadTextFileResponse> {
     const parsed = readTextFileParams.safeParse(params);
     if (!parsed.success) throw new FileAccessError(`fs/read_text_file needs an absolute path and, optionally, line and limit of at least 1: ${z.prettifyError(parsed.error)}`);
     const { sessionId, path, line, limit } = parsed.data;
-    const turn = this.turnOf(sessions, sessionId, 'a file read');
+    const turn = sessions?.turnOf(sessionId, 'a file read');
     if (!turn || turn.signal.aborted) throw new FileAccessError(`cannot read ${path}: the session has no turn running`);
     return { content: await this.deciding(turn, () => turn.sink.readFile({ path, line: line ?? undefined, limit: limit ?? undefined }, turn.signal)) };
   }
 
-  private async onWriteTextFile(sessions: Map<string, AcpSession>, params: unknown): Promise<acp.WriteTextFileResponse> {
+  private async onWriteTextFile(sessions: AgentSessions | undefined, params: unknown): Promise<acp.WriteTextFileResponse> {
     const parsed = writeTextFileParams.safeParse(params);
     if (!parsed.success) throw new FileAccessError(`fs/write_text_file needs an absolute path and the content: ${z.prettifyError(parsed.error)}`);
     const { sessionId, path, content } = parsed.data;
-    const turn = this.turnOf(sessions, sessionId, 'a file write');
+    const turn = sessions?.turnOf(sessionId, 'a file write');
     if (!turn || turn.signal.aborted) throw new FileAccessError(`cannot write ${path}: the session has no turn running`);
     await this.deciding(turn, () => turn.sink.writeFile({ path, content }, turn.signal));
     return {};
@@ -658,8 +420,8 @@ export class AcpDriver implements AgentDriver {
     }
   }
 
-  private async onPermission(sessions: Map<string, AcpSession>, params: acp.RequestPermissionRequest): Promise<acp.RequestPermissionResponse> {
-    const turn = this.turnOf(sessions, params.sessionId, 'a permission request');
+  private async onPermission(sessions: AgentSessions | undefined, params: acp.RequestPermissionRequest): Promise<acp.RequestPermissionResponse> {
+    const turn = sessions?.turnOf(params.sessionId, 'a permission request');
     if (!turn || turn.signal.aborted) return { outcome: { outcome: 'cancelled' } };
     turn.asked.add(params.toolCall.toolCallId);
     const parsed = permissionToolCall.safeParse(params.toolCall);
@@ -686,12 +448,6 @@ export class AcpDriver implements AgentDriver {
     const option = chooseOption(params.options, decision);
     return option ? { outcome: { outcome: 'selected', optionId: option.optionId } } : { outcome: { outcome: 'cancelled' } };
   }
-}
-
-/** ACP's `auth_required` (-32000), or an error that says authentication is required. */
-function isAuthRequired(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return code === -32000 || /authenticat(ion|e) (is )?required/i.test(errorText(error));
 }
 
 function isDirectory(path: string): boolean {

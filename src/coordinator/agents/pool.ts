@@ -159,7 +159,7 @@ export class AgentPool implements AgentDriver {
       const name = this.options.command[0]!;
       throw new AgentError(`cannot start ACP agent \`${this.options.command.join(' ')}\`: ${name} is not found${name.includes('/') ? '' : ' on PATH'}. Check that the command exists and is executable (setting buckley.agent.command or BUCKLEY_AGENT).`);
     }
-    const credentials = workspace ? await this.scanOf(workspace).find() : { paths: [], complete: true };
+    const credentials = workspace ? this.scanOf(workspace).find() : { paths: [], complete: true };
     if (!credentials.complete) this.options.logger.warn(`the workspace ${workspace} is too big to look for all its credential files: those in folders not looked at are not hidden from the agent`);
     const hidden = credentials.paths.join('\0');
     return this.entry(`${intent}\0${workspace ?? ''}`, hidden, () => {

@@ -1,0 +1,313 @@
+/**
+ * The ACP sessions of one agent process: made (authenticating where the agent asks for it and
+ * says how), loaded back for a conversation followed up after a restart, each in the mode of its
+ * intent (modes.ts), lent to one turn at a time and kept idle for its conversation's next turn —
+ * at most `maxIdleSessions` of them, the one idle longest closed first (with `session/close`
+ * where the agent offers it; otherwise it holds it on, and is counted so the driver can restart
+ * it). Updates and requests reach the turn running on their session, and no other.
+ */
+import type * as acp from '@agentclientprotocol/sdk';
+import type { Logger } from '../../logger.js';
+import type { WireToolExecution } from '../../wire/contract.js';
+import { withEarlierTurns } from '../../wire/prompt.js';
+import { errorLine, errorText, inWords, knownOf, type AgentIdentity } from './acpErrors.js';
+import type { CallFacts } from './acpMessages.js';
+import { isAlive, orDeath, withDeadline, type AgentProcess } from './acpProcess.js';
+import { AgentError, type AgentTurn, type TurnSink } from './driver.js';
+import { chooseMode, modesOf, type SessionModes } from './modes.js';
+import type { SessionStore } from './sessionStore.js';
+
+export interface AcpSession {
+  id: string;
+  /** The coordinator session it belongs to. */
+  key: string;
+  /** The turn running on it, from `session/prompt` until the agent answers; the only receiver of its updates. */
+  turn?: ActiveTurn;
+  /** Its agent did not end a cancelled turn in time: never used again. */
+  abandoned?: boolean;
+  /** Updates and permission requests that arrived with no turn of ours running on it. */
+  dropped: number;
+  /** Being loaded (`session/load`): the agent replays its history, which is not a turn's answer. */
+  loading?: boolean;
+  modes?: SessionModes;
+  /** The mode its turns run in (chosen for its intent when it was made). */
+  wantedMode?: string;
+}
+
+export interface ActiveTurn {
+  sink: TurnSink;
+  readOnly: boolean;
+  signal: AbortSignal;
+  text: string;
+  /** A new tool call (or the agent's thinking) came since the last piece of the answer: the next piece starts a paragraph. */
+  textInterrupted: boolean;
+  tools: Map<string, WireToolExecution>;
+  /** What the agent said about each tool call so far, for judging its permission request. */
+  calls: Map<string, CallFacts>;
+  /** Tool calls declined during the turn, in a few words each. */
+  refused: string[];
+  /** Tool calls a permission was asked for. */
+  asked: Set<string>;
+  /** Tool calls that changed or ran something without a permission request, by title. */
+  unasked: Map<string, string>;
+  /** When the agent last said anything in this turn. */
+  lastWord: number;
+  /** Permission requests being decided: silence then is the user's, not the agent's. */
+  deciding: number;
+}
+
+/** What the sessions need of their driver. */
+export interface SessionHost {
+  command: string[];
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  requestTimeoutMs: number;
+  maxIdleSessions: number;
+  sessionStore?: SessionStore;
+  /** The modes asks and tasks run in (buckley.agent.modes). */
+  modes?: { ask?: string; task?: string };
+  logger: Logger;
+  /** The agent as the user knows it, now. */
+  identity(): AgentIdentity;
+}
+
+export class AgentSessions {
+  /** Every ACP session of ours, by id, until its last turn has ended. */
+  readonly byId = new Map<string, AcpSession>();
+  /** Sessions whose turn has ended, free for the next turn of their coordinator session. */
+  private readonly idle = new Map<string, AcpSession[]>();
+  /** The commands the agent lists (`available_commands_update`), by name. */
+  readonly commands = new Set<string>();
+  /** Sessions we let go that the agent could not close: it holds them still. */
+  heldUnused = 0;
+
+  constructor(
+    private readonly agent: AgentProcess,
+    private readonly host: SessionHost,
+  ) {}
+
+  private get name(): string {
+    return this.host.identity().title;
+  }
+
+  /**
+   * An ACP session for this coordinator session: its idle one, so a conversation keeps its
+   * history; a new one when all are busy, because an ACP session runs one prompt at a time
+   * and a slow ask must not hold up the next. A conversation followed up with no session of it
+   * here (a restart, one closed idle) gets its session back where the agent can load sessions,
+   * else a new one, and the prompt carries the earlier turns.
+   */
+  async acquire(turn: AgentTurn): Promise<{ session: AcpSession; prompt: AgentTurn }> {
+    const idle = this.idle.get(turn.sessionKey);
+    const reused = idle?.pop();
+    if (idle?.length === 0) this.idle.delete(turn.sessionKey);
+    if (reused) return { session: reused, prompt: turn };
+    const { sessionStore } = this.host;
+    const agentName = this.host.command.join(' ');
+    const remembered = turn.conversationKey && turn.earlier && this.agent.canLoad ? sessionStore?.get(agentName, turn.conversationKey) : undefined;
+    if (remembered && !this.byId.has(remembered)) {
+      const loaded = await this.load(turn, remembered);
+      if (loaded) return { session: loaded, prompt: turn };
+    }
+    const response = await this.open(turn.cwd);
+    if (this.byId.has(response.sessionId)) {
+      // Updates are told apart by session id alone: two turns must never share one.
+      throw new AgentError(`${this.name} answered session/new with the id of a session still in use (${response.sessionId})`);
+    }
+    const session: AcpSession = { id: response.sessionId, key: turn.sessionKey, dropped: 0 };
+    this.byId.set(session.id, session);
+    await this.chooseMode(session, modesOf(response), turn.readOnly);
+    if (turn.conversationKey && this.agent.canLoad) sessionStore?.set(agentName, turn.conversationKey, session.id);
+    return { session, prompt: { ...turn, prompt: withEarlierTurns(turn.prompt, turn.earlier) } };
+  }
+
+  /**
+   * `session/new`; an agent that answers it needs authentication (ACP `auth_required`) is
+   * authenticated with a way it offers whose variables are set (Codex's OPENAI_API_KEY), else the
+   * user is told how.
+   */
+  async open(cwd: string | undefined): Promise<acp.NewSessionResponse> {
+    const { agent, host } = this;
+    const timeoutMs = host.requestTimeoutMs;
+    const request = () =>
+      withDeadline(
+        orDeath(agent, agent.connection.agent.request('session/new', { cwd: cwd || host.cwd || process.cwd(), mcpServers: [] })),
+        timeoutMs,
+        `${this.name} did not answer ACP session/new within ${timeoutMs} ms`,
+      );
+    try {
+      return await request();
+    } catch (error) {
+      if (error instanceof AgentError) throw error;
+      if (!isAuthRequired(error)) throw new AgentError(this.failedAt('session/new', error));
+      const env = host.env ?? process.env;
+      const method = agent.authMethods.find((candidate) => candidate.vars?.length && candidate.vars.every((name) => env[name]));
+      if (!method) throw new AgentError(this.needsLogin());
+      host.logger.info(`${this.name} needs authentication: with "${method.name}" (${method.vars!.join(', ')} is set)`);
+      try {
+        await withDeadline(orDeath(agent, agent.connection.agent.request('authenticate', { methodId: method.id })), timeoutMs, `${this.name} did not answer ACP authenticate within ${timeoutMs} ms`);
+        return await request();
+      } catch (retry) {
+        if (retry instanceof AgentError) throw retry;
+        throw new AgentError(isAuthRequired(retry) ? this.needsLogin() : this.failedAt('session/new', retry));
+      }
+    }
+  }
+
+  /** An agent's failure at a setup request: its reason (the error's data, else its stderr), and what to do. */
+  private failedAt(what: string, error: unknown): string {
+    const said = errorText(error);
+    const stderr = errorLine(this.agent.stderrTail);
+    // Claude Code's adapter says only this when the CLI it runs stopped before answering.
+    const stopped = /^query closed before response received$/i.test(said.trim()) ? `the process it runs stopped before answering (${said})` : said;
+    const generic = /^internal error$/i.test(said.trim()) || stopped !== said;
+    return inWords(`${this.name} failed at ${what}`, generic && stderr ? `${stopped} — its last output: ${stderr}` : stopped, this.host.identity());
+  }
+
+  private needsLogin(): string {
+    const known = knownOf(this.host.identity());
+    const ways = this.agent.authMethods.map((method) => (method.vars?.length ? `${method.name} (set ${method.vars.join(' or ')})` : method.name));
+    const key = known?.keys.length ? `set ${known.keys[0]} with buckley.agent.env` : 'give it its key with buckley.agent.env';
+    return `${this.name} needs you to log in before it answers: ${key}${known?.login ? `, or ${known.login}` : ''}${ways.length ? ` (the ways it offers: ${ways.join('; ')})` : ''}. \`buckley-lsp doctor\` checks it.`;
+  }
+
+  /** `session/load` of a conversation's remembered session; undefined (logged) where the agent cannot. */
+  private async load(turn: AgentTurn, sessionId: string): Promise<AcpSession | undefined> {
+    const { agent, host } = this;
+    const session: AcpSession = { id: sessionId, key: turn.sessionKey, dropped: 0, loading: true };
+    this.byId.set(sessionId, session);
+    try {
+      const response = await withDeadline(
+        orDeath(agent, agent.connection.agent.request('session/load', { sessionId, cwd: turn.cwd || host.cwd || process.cwd(), mcpServers: [] })),
+        host.requestTimeoutMs,
+        `${this.name} did not answer ACP session/load within ${host.requestTimeoutMs} ms`,
+      );
+      host.logger.info(`loaded the ACP session ${sessionId} of a conversation followed up (${session.dropped} update(s) of its history replayed)`);
+      session.loading = false;
+      session.dropped = 0;
+      await this.chooseMode(session, modesOf(response), turn.readOnly);
+      return session;
+    } catch (error) {
+      if (error instanceof AgentError && !isAlive(agent)) throw error;
+      this.byId.delete(sessionId);
+      host.logger.info(`${this.name} could not load the ACP session ${sessionId} (${errorText(error)}): a new one gets the conversation's earlier turns`);
+      return undefined;
+    }
+  }
+
+  /** Chooses the session's mode for its intent (modes.ts) and sets it. */
+  private async chooseMode(session: AcpSession, modes: SessionModes | undefined, readOnly: boolean): Promise<void> {
+    if (!modes) return;
+    const { host } = this;
+    session.modes = modes;
+    const setting = readOnly ? host.modes?.ask : host.modes?.task;
+    const choice = chooseMode(modes, readOnly, { acpName: host.identity().acpName, command: host.command }, setting);
+    if (!choice.mode) {
+      host.logger.warn(`${this.name}: ${choice.why}; its session stays in mode ${modes.current ?? '(none said)'} — the sandbox still holds`);
+      return;
+    }
+    session.wantedMode = choice.mode.id;
+    host.logger.info(`${this.name} runs ${readOnly ? 'asks' : 'tasks'} in its mode "${choice.mode.id}" (${choice.why})`);
+    await this.keepMode(session);
+  }
+
+  /** Sets the session's mode where it is not the one wanted (the agent may have left it). */
+  async keepMode(session: AcpSession): Promise<void> {
+    const wanted = session.wantedMode;
+    if (!wanted || !session.modes || session.modes.current === wanted) return;
+    const { agent, host } = this;
+    const request = session.modes.configId
+      ? agent.connection.agent.request('session/set_config_option', { sessionId: session.id, configId: session.modes.configId, value: wanted } as acp.SetSessionConfigOptionRequest)
+      : agent.connection.agent.request('session/set_mode', { sessionId: session.id, modeId: wanted });
+    try {
+      await withDeadline(orDeath(agent, request), host.requestTimeoutMs, `${this.name} did not answer within ${host.requestTimeoutMs} ms`);
+      session.modes.current = wanted;
+    } catch (error) {
+      if (error instanceof AgentError && !isAlive(agent)) throw error;
+      host.logger.warn(`${this.name} did not take its mode "${wanted}": ${errorText(error)} — the sandbox still holds`);
+    }
+  }
+
+  /** What the agent says its session's mode now is (`current_mode_update`, `config_option_update`). */
+  modeChanged(sessionId: string, current: string | undefined): void {
+    const session = this.byId.get(sessionId);
+    if (session?.modes && current) session.modes.current = current;
+  }
+
+  /** The turn an update or request of `sessionId` belongs to; none (and it is logged) when no turn of ours runs there. */
+  turnOf(sessionId: string, what: string): ActiveTurn | undefined {
+    const session = this.byId.get(sessionId);
+    if (session?.turn) {
+      session.turn.lastWord = Date.now();
+      return session.turn;
+    }
+    if (session) session.dropped++;
+    // A session being loaded replays its history: expected, and not a turn's answer.
+    if (session?.loading) return undefined;
+    if (!session || session.dropped === 1) {
+      const why = !session ? 'a session that is not ours (or was given up)' : session.abandoned ? 'a session whose turn was given up' : 'a session whose turn has ended';
+      this.host.logger.info(`dropped ${what} from ${why} (ACP session ${sessionId}); later ones from it are counted, not logged`);
+    }
+    return undefined;
+  }
+
+  /** Whether a turn runs on any session. */
+  get busy(): boolean {
+    return [...this.byId.values()].some((session) => session.turn);
+  }
+
+  /**
+   * A turn's session, its turn ended: kept for the next turn of its conversation (unless given
+   * up); with more than maxIdleSessions kept, the one idle longest is closed (its conversation
+   * starts afresh, or loads its session back).
+   */
+  release(session: AcpSession): void {
+    if (session.abandoned || !isAlive(this.agent) || !this.byId.has(session.id)) return;
+    this.idle.delete(session.key); // re-inserted: the most recently used key comes last
+    this.idle.set(session.key, [...(this.idle.get(session.key) ?? []), session]);
+    let kept = 0;
+    for (const sessions of this.idle.values()) kept += sessions.length;
+    for (const [key, sessions] of this.idle) {
+      if (kept <= this.host.maxIdleSessions) break;
+      this.host.logger.debug(`closing the ACP session ${sessions[0]!.id} of ${key}: idle longest of ${kept}`);
+      this.closeIdle(key, sessions[0]);
+      kept--;
+    }
+  }
+
+  /** Forgets a coordinator session: its idle ACP sessions, its conversations' (`key#conversation`) too. */
+  end(sessionKey: string): void {
+    for (const key of [...this.idle.keys()]) {
+      if (key === sessionKey || key.startsWith(`${sessionKey}#`)) this.closeIdle(key);
+    }
+  }
+
+  private closeIdle(key: string, only?: AcpSession): void {
+    for (const session of this.idle.get(key) ?? []) {
+      if (only && session !== only) continue;
+      this.byId.delete(session.id);
+      this.close(session.id);
+    }
+    const left = only ? (this.idle.get(key) ?? []).filter((session) => session !== only) : [];
+    if (left.length) this.idle.set(key, left);
+    else this.idle.delete(key);
+  }
+
+  /** `session/close` where the agent offers it; else the agent holds the session on (counted). */
+  close(sessionId: string): void {
+    const { agent, host } = this;
+    if (!agent.canClose) {
+      this.heldUnused++;
+      return;
+    }
+    withDeadline(agent.connection.agent.request('session/close', { sessionId }), host.requestTimeoutMs, 'session/close timed out').catch((error: unknown) =>
+      host.logger.debug(`session/close ${sessionId}: ${errorText(error)}`),
+    );
+  }
+}
+
+/** ACP's `auth_required` (-32000), or an error that says authentication is required. */
+function isAuthRequired(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === -32000 || /authenticat(ion|e) (is )?required/i.test(errorText(error));
+}
