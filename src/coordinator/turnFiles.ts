@@ -4,7 +4,7 @@
  * the editor and the review when the turn ends). It knows which paths the turn's approvals named,
  * so a change no approval named is told as made without asking.
  */
-import { pathsOf } from '../risk/assess.js';
+import { commandsOf, pathsOf } from '../risk/assess.js';
 import type { FileEdit, PermissionDecision, PermissionRequest, TurnSink } from './agents/driver.js';
 import { readForAgent, reviewEdits, shownPath, workspaceOf, writeForAgent, type WritePolicy } from './files.js';
 import { settleChanges, WorkspaceSnapshot, type SettledChanges } from './workspaceChanges.js';
@@ -17,6 +17,7 @@ export class TurnFiles {
   private readonly policy: WritePolicy;
   private readonly approvedPaths = new Set<string>();
   private readonly writtenThroughUs = new Set<string>();
+  private commandApproved = false;
   private snapshot: WorkspaceSnapshot | undefined;
 
   constructor(decides: Decides, cwd: string | undefined, editor: Pick<WritePolicy, 'readOnly' | 'fromEditor' | 'toEditor' | 'changed'>) {
@@ -30,6 +31,8 @@ export class TurnFiles {
       if (decision !== 'reject') {
         if (call.edits) approvedEdits.push(...call.edits);
         for (const path of pathsOf(call, { workspaceRoot })) this.approvedPaths.add(path);
+        // A command approved may change any file: what changed after it was not done unasked.
+        if (call.kind === 'execute' || commandsOf(call).length > 0) this.commandApproved = true;
       }
       return decision;
     };
@@ -66,7 +69,7 @@ export class TurnFiles {
     const { toEditor, changed } = this.policy;
     return settleChanges(this.snapshot, {
       writtenThroughUs: this.writtenThroughUs,
-      approved: (path) => this.approvedPaths.has(path),
+      approved: (path) => this.commandApproved || this.approvedPaths.has(path),
       ...(toEditor ? { toEditor: (write) => toEditor(write, signal) } : {}),
       changed: (change) => changed?.(change),
       logger,

@@ -58,8 +58,7 @@ export function assessRisk(call: ToolCallFacts, where: Where = {}): Assessment {
   const writes = [...(call.writes ?? []), ...input.writes];
   const known = READS.has(kind) || WRITES.has(kind) || kind === 'execute' || kind === 'fetch' || kind === 'switch_mode';
 
-  // A command found nowhere in the input may be the title: Gemini CLI sends its shell's so, alone.
-  const commands = input.commands.length === 0 && kind === 'execute' && call.title?.trim() ? [call.title.trim()] : input.commands;
+  const commands = commandsIn(call, input);
   for (const command of commands) findings.merge(assessCommand(command, place));
   if (kind === 'execute' && commands.length === 0) findings.add('high', 'runs a command');
   if (kind === 'delete' || input.deletes.length > 0) findings.add('destructive', `deletes ${[...input.deletes].join(', ') || 'files'}`);
@@ -106,6 +105,16 @@ function opacity(kind: string, known: boolean, commands: number, targets: number
   if ((READS.has(kind) && kind !== 'think') || WRITES.has(kind)) return targets === 0 ? `it names no file it ${kind === 'search' ? 'searches' : `${kind}s`}` : undefined;
   if (!known && commands === 0 && targets === 0) return `it is a tool of a kind the rules do not know (${kind}) and names nothing it touches`;
   return undefined;
+}
+
+/** The shell commands a call holds (in its input under any key, or its title for a command kind). */
+export function commandsOf(call: ToolCallFacts): (string | string[])[] {
+  return commandsIn(call, readInput(call.input));
+}
+
+/** A command found nowhere in the input may be the title: Gemini CLI sends its shell's so, alone. */
+function commandsIn(call: ToolCallFacts, input: InputFacts): (string | string[])[] {
+  return input.commands.length === 0 && call.kind === 'execute' && call.title?.trim() ? [call.title.trim()] : input.commands;
 }
 
 /** The paths a call names (its input, locations, diffs, patches), resolved where they can be: what an approval of it covers. */

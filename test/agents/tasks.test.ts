@@ -41,10 +41,10 @@ async function model(agent: RealAgent, steps: Reply[]): Promise<ModelServer> {
   return server;
 }
 
-function agentSettings(agent: RealAgent, server: ModelServer, extra: object = {}): object {
+function agentSettings(agent: RealAgent, server: ModelServer, extra: object = {}, agentExtra: object = {}): object {
   const { home, cleanup } = agentHome();
   cleanups.push(cleanup);
-  return { agent: { command: agent.command, env: agent.setup(server, home) }, ...extra };
+  return { agent: { command: agent.command, env: agent.setup(server, home), ...agentExtra }, ...extra };
 }
 
 /** Runs a task to its end: its answer as logged. */
@@ -85,6 +85,9 @@ describe.each(REAL_AGENTS)('$name, in a task', (agent) => {
     const uri = await openIn(session, ws.code, `${UNSAVED}\n${CODE}`);
     const answer = await task(session.client, 'Raise the cap to a minute');
     expect(session.client.all('buckley/approveTool').length).toBeGreaterThan(0);
+    // A refusal is a refusal, not a cancel — even from an agent that can only end its turn so (Codex).
+    const [final] = session.client.all('$/buckley/taskProgress').filter((p) => ['completed', 'failed', 'cancelled'].includes(p.status));
+    expect(final.status).toBe('completed');
     expect(session.buffers.get(uri)!.getText()).toBe(`${UNSAVED}\n${CODE}`);
     expect(readFileSync(ws.code, 'utf8')).toBe(CODE);
     expect(answer).not.toContain('Files it changed');
@@ -102,5 +105,27 @@ describe.each(REAL_AGENTS)('$name, in a task', (agent) => {
     expect(existsSync(join(ws.keep, 'data.txt'))).toBe(true);
     // The harmless command ran: its output reached the model.
     expect(toolResultsOf(server).join('\n---\n')).toMatch(/src|keep/);
+  });
+
+  it.runIf(installed)('in a mode that runs tools unasked, what it changed is caught: named, listed, undone', async () => {
+    const ws = workspace();
+    const notes = join(ws.root, 'notes.txt');
+    writeFileSync(notes, 'old notes\n');
+    const server = await model(agent, [{ tools: [agent.tools.shell(`echo new notes > ${notes}`)] }, { text: 'Rewrote the notes.' }]);
+    const session = await editorWithBuffers(start, ws.root, () => true, undefined, agentSettings(agent, server, {}, { modes: { task: agent.permissiveMode } }));
+    const answer = await task(session.client, 'Rewrite the notes');
+    toolResultsOf(server);
+    expect(readFileSync(notes, 'utf8')).toBe('new notes\n');
+    // An agent that runs its commands through buckley-lsp's terminals (Claude Code 0.16) is asked
+    // about them whatever its mode: then the change was asked for. The others change unasked.
+    if (session.client.all('buckley/approveTool').length) {
+      expect(answer).toContain('- `notes.txt` +1 −1, on disk');
+      expect(answer).not.toContain('without asking');
+    } else {
+      expect(answer).toMatch(/Without asking, .* changed `notes\.txt`/);
+      expect(answer).toContain('- `notes.txt` +1 −1, on disk, changed without asking');
+    }
+    expect(await session.client.request('workspace/executeCommand', { command: 'buckley.undoTaskEdits', arguments: [] })).toEqual({ undone: [notes], kept: [] });
+    expect(readFileSync(notes, 'utf8')).toBe('old notes\n');
   });
 });
