@@ -265,7 +265,7 @@ class CoordinatorService {
       if (modelEdit && result.stopReason === 'end_turn') events.text(`\n\n${await makeModelEdit(modelEdit, result.text, sink, controller.signal)}`);
       // An agent that can only end its turn when refused (Codex) was refused, not cancelled.
       const refusal = refusalNote(result, controller.signal, turn.driver.shortName, readOnly);
-      const settled = call.cancelled ? undefined : await files.settle(this.options.logger, AbortSignal.timeout(FILE_WRITE_TIMEOUT_MS));
+      const settled = call.cancelled ? undefined : await files.settle(this.options.logger);
       const notes = withNotes(result.text, [refusal, afterTurnNote(turn.driver.shortName, settled, result.unasked ?? [], workspaceOf(turn.turn.cwd))]);
       if (notes) events.text(notes);
       batch.flush();
@@ -277,6 +277,8 @@ class CoordinatorService {
       call.end();
     } catch (error) {
       const failure = agentFailure(error);
+      // What a failed agent changed on disk is taken in all the same: into the editor, the review.
+      if (!call.cancelled) await files.settle(this.options.logger).catch((problem: unknown) => this.options.logger.warn(`the changes of the failed task: ${(problem as Error).message}`));
       batch.flush();
       send({ status: 'failed', message: failure.details });
       call.end();
@@ -454,7 +456,6 @@ function assessCall(request: PermissionRequest, cwd: string | undefined): Assess
   return assessRisk({ kind: request.kind, input: request.input, locations: request.locations, writes: request.writes, title: request.title }, { workspaceRoot: workspaceOf(cwd) });
 }
 
-
 /** Gives a pending question its answer; the error to reply with when it cannot be given. */
 function answerOf<T>(requests: CallerRequests<T>, caller: Caller, id: string, answer: T, what: string, refusal: string): grpc.ServiceError | null {
   const outcome = requests.answer(id, { identity: identityOf(caller, ''), peer: caller.getPeer() }, answer);
@@ -462,7 +463,6 @@ function answerOf<T>(requests: CallerRequests<T>, caller: Caller, id: string, an
   if (outcome === 'notTheCaller') return fail(grpc.status.PERMISSION_DENIED, refusal);
   return null;
 }
-
 
 /** The kind the editor is told: an edit when the call writes, whatever the agent called it. */
 function effectiveKind(request: PermissionRequest): string {

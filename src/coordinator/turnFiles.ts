@@ -64,13 +64,14 @@ export class TurnFiles {
    * What the agent changed on disk by itself since `watch`, taken into the editor and the review;
    * undefined when nothing was watched.
    */
-  async settle(logger: { info(message: string): void; warn(message: string): void }, signal: AbortSignal): Promise<SettledChanges | undefined> {
+  async settle(logger: { info(message: string): void; warn(message: string): void }): Promise<SettledChanges | undefined> {
     if (!this.snapshot) return undefined;
     const { toEditor, changed } = this.policy;
     return settleChanges(this.snapshot, {
       writtenThroughUs: this.writtenThroughUs,
       approved: (path) => this.commandApproved || this.approvedPaths.has(path),
-      ...(toEditor ? { toEditor: (write) => toEditor(write, signal) } : {}),
+      // Each change has the editor's own deadline (the caller's, 30 s), not one for them all.
+      ...(toEditor ? { toEditor: (write) => toEditor(write, new AbortController().signal) } : {}),
       changed: (change) => changed?.(change),
       logger,
     });

@@ -19,6 +19,8 @@ const SKIPPED = new Set(['node_modules', '.git', '.hg', '.svn', '.jj']);
 interface Seen {
   size: number;
   mtimeMs: number;
+  /** The inode's change time: unlike the modification time, no agent can set it back. */
+  ctimeMs: number;
   ino: number;
   /** Its text before the turn, where it was kept. */
   text?: string;
@@ -75,7 +77,7 @@ export class WorkspaceSnapshot {
     walk(this.root, this.limits.maxFiles, (path, now) => {
       present.add(path);
       const before = this.files.get(path);
-      if (before && before.size === now.size && before.mtimeMs === now.mtimeMs && before.ino === now.ino) return;
+      if (before && before.size === now.size && before.mtimeMs === now.mtimeMs && before.ctimeMs === now.ctimeMs && before.ino === now.ino) return;
       const after = now.size <= MAX_CHANGED_BYTES ? textOf(path) : undefined;
       if (before?.text !== undefined && after === before.text) return; // touched, not changed
       changes.push({ path, before: before?.text, after, known: !before || before.text !== undefined, deleted: false });
@@ -117,7 +119,7 @@ function walk(root: string, maxFiles: number, found: (path: string, seen: Seen) 
       try {
         const stats = lstatSync(path);
         // Only regular files are read: a FIFO or device put there meanwhile would block the read.
-        if (stats.isFile()) found(path, { size: stats.size, mtimeMs: stats.mtimeMs, ino: stats.ino });
+        if (stats.isFile()) found(path, { size: stats.size, mtimeMs: stats.mtimeMs, ctimeMs: stats.ctimeMs, ino: stats.ino });
       } catch {
         // gone meanwhile
       }
@@ -171,6 +173,8 @@ export interface SettledChanges {
  */
 export async function settleChanges(snapshot: WorkspaceSnapshot, sink: ChangeSink): Promise<SettledChanges> {
   const settled: SettledChanges = { unasked: [], refused: [], notKept: [] };
+  // An editor that missed one deadline is not waited on for every other change.
+  let editorSilent = false;
   for (const change of snapshot.changes()) {
     if (sink.writtenThroughUs.has(change.path)) continue;
     const unasked = !sink.approved(change.path);
@@ -181,7 +185,8 @@ export async function settleChanges(snapshot: WorkspaceSnapshot, sink: ChangeSin
     }
     const before = change.before ?? '';
     const after = change.after ?? '';
-    const inEditor = change.deleted ? undefined : await sink.toEditor?.({ path: change.path, base: before, content: after });
+    const inEditor = change.deleted || editorSilent ? undefined : await inEditorOf(change.path, before, after, sink);
+    if (inEditor === null) editorSilent = true;
     if (inEditor?.open) {
       await restore(change.path, before, after, sink);
       if (!inEditor.applied) {
@@ -193,6 +198,19 @@ export async function settleChanges(snapshot: WorkspaceSnapshot, sink: ChangeSin
     sink.changed({ path: change.path, before, after, inEditor: Boolean(inEditor?.open), unasked });
   }
   return settled;
+}
+
+/**
+ * The change made in the editor; null when the editor did not answer in time — it may or may not
+ * have the change, so the disk keeps it.
+ */
+async function inEditorOf(path: string, before: string, after: string, sink: ChangeSink): Promise<{ open: boolean; applied: boolean; message: string } | undefined | null> {
+  try {
+    return await sink.toEditor?.({ path, base: before, content: after });
+  } catch (error) {
+    sink.logger.warn(`the change to ${path} stays on disk: ${(error as Error).message}`);
+    return null;
+  }
 }
 
 /** Puts a file's text back where the disk still holds the change (the user may have saved since). */
