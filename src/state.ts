@@ -8,10 +8,13 @@
  *   reader never sees half a file and concurrent writers never interleave.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, type Stats } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readSync, renameSync, rmSync, writeFileSync, type Stats } from 'node:fs';
 import { lstat, mkdir, open, rename, rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { kindOf } from './fileAccess.js';
+
+export { kindOf } from './fileAccess.js';
 
 export function stateDirectory(env: NodeJS.ProcessEnv): string {
   const base = env.XDG_STATE_HOME || join(env.HOME || homedir(), '.local', 'state');
@@ -32,14 +35,11 @@ export class StateFileError extends Error {
   override readonly name = 'StateFileError';
 }
 
-/** "a directory", "a named pipe (FIFO)", …: what stands where a regular file should. */
-export function kindOf(stats: Stats): string {
-  if (stats.isDirectory()) return 'a directory';
-  if (stats.isFIFO()) return 'a named pipe (FIFO)';
-  if (stats.isSocket()) return 'a socket';
-  if (stats.isCharacterDevice() || stats.isBlockDevice()) return 'a device';
-  if (stats.isSymbolicLink()) return 'a symbolic link';
-  return 'not a regular file';
+/** A state file is small (a list of workspaces, of answers): one bigger than this is not read. */
+export const MAX_STATE_FILE_BYTES = 8 * 1024 * 1024;
+
+function tooBig(path: string, size: number): StateFileError {
+  return new StateFileError(`${path} is ${Math.round(size / 1024 / 1024)} MB, over the ${MAX_STATE_FILE_BYTES / 1024 / 1024} MB a state file may be; remove it (it is re-created when needed)`);
 }
 
 function notAFile(path: string, stats: Stats): StateFileError {
@@ -64,7 +64,12 @@ export async function readStateFile(path: string): Promise<string | undefined> {
   try {
     const stats = await handle.stat();
     if (!stats.isFile()) throw notAFile(path, stats);
-    return await handle.readFile('utf8');
+    if (stats.size > MAX_STATE_FILE_BYTES) throw tooBig(path, stats.size);
+    const bytes = Buffer.allocUnsafe(MAX_STATE_FILE_BYTES + 1);
+    let length = 0;
+    for (let read = -1; read !== 0 && length < bytes.length; length += read) ({ bytesRead: read } = await handle.read(bytes, length, bytes.length - length, null));
+    if (length > MAX_STATE_FILE_BYTES) throw tooBig(path, length);
+    return bytes.toString('utf8', 0, length);
   } catch (error) {
     throw error instanceof StateFileError ? error : readProblem(path, error);
   } finally {
@@ -84,7 +89,12 @@ export function readStateFileSync(path: string): string | undefined {
   try {
     const stats = fstatSync(fd);
     if (!stats.isFile()) throw notAFile(path, stats);
-    return readFileSync(fd, 'utf8');
+    if (stats.size > MAX_STATE_FILE_BYTES) throw tooBig(path, stats.size);
+    const bytes = Buffer.allocUnsafe(MAX_STATE_FILE_BYTES + 1);
+    let length = 0;
+    for (let read = -1; read !== 0 && length < bytes.length; length += read) read = readSync(fd, bytes, length, bytes.length - length, null);
+    if (length > MAX_STATE_FILE_BYTES) throw tooBig(path, length);
+    return bytes.toString('utf8', 0, length);
   } catch (error) {
     throw error instanceof StateFileError ? error : readProblem(path, error);
   } finally {

@@ -11,25 +11,15 @@
  * open file changes in the editor's buffer (the bridge makes it there, undoable, and the disk
  * gets it when the user saves), any other on disk — if the disk still holds what was approved.
  */
-import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { dirname, isAbsolute, relative, resolve } from 'node:path';
+import { isAbsolute, relative, resolve } from 'node:path';
 import { changeSummary, describeChange, unifiedDiff } from '../edits.js';
+import { FileAccessError, pathTooLong, readText, readTextIfThere, realPath, shortened, writeText } from '../fileAccess.js';
 import { assessRisk } from '../risk/assess.js';
-import { selectLines } from '../text.js';
-import { MAX_READ_BYTES, tooBigToRead } from '../wire/contract.js';
+import { MAX_READ_BYTES } from '../wire/contract.js';
 import type { FileEdit, FileReadRequest, FileWriteRequest, PermissionRequest, PermissionDecision } from './agents/driver.js';
 
-/** A read refused or failed, said so that the agent (and the user reading its answer) knows why. */
-export class FileAccessError extends Error {
-  override readonly name = 'FileAccessError';
-  constructor(
-    message: string,
-    readonly notFound = false,
-  ) {
-    super(message);
-  }
-}
+export { FileAccessError } from '../fileAccess.js';
 
 export interface ReadPolicy {
   /** The turn's workspace; none (or `/`, or the home directory) means every read asks. */
@@ -68,65 +58,73 @@ export function insideWorkspace(path: string, workspaceRoot: string | undefined)
   return within === '' || (!within.startsWith('..') && !isAbsolute(within));
 }
 
+/**
+ * The path an agent named, absolute, and where it really leads (every link followed, a dangling
+ * one too): what is judged, and the only file then touched. Refused at once when it cannot be.
+ */
+function judgedPath(written: string, verb: 'read' | 'write'): { path: string; real: string } {
+  if (!isAbsolute(written)) throw new FileAccessError(`cannot ${verb} ${shortened(written)}: ACP paths are absolute`);
+  const tooLong = pathTooLong(written);
+  if (tooLong) throw new FileAccessError(`cannot ${verb} ${shortened(written)}: ${tooLong}`);
+  const path = resolve(written);
+  const real = realPath(path);
+  if (!real) throw new FileAccessError(`cannot ${verb} ${shortened(path)}: it leads through more than 40 symbolic links (a loop)`);
+  return { path, real };
+}
+
+/** The path as the user reads it, and where it leads when that is elsewhere. */
+function shownTarget(path: string, real: string, workspaceRoot: string | undefined): string {
+  return real === path ? shownPath(path, workspaceRoot) : `${shownPath(path, workspaceRoot)} → ${shownPath(real, workspaceRoot)}`;
+}
+
 export async function readForAgent(request: FileReadRequest, policy: ReadPolicy, signal: AbortSignal): Promise<string> {
-  if (!isAbsolute(request.path)) throw new FileAccessError(`cannot read ${request.path}: ACP paths are absolute`);
-  const path = resolve(request.path);
-  // Judged as any read tool call is (risk/): links followed, credentials inside the workspace too.
-  const call = { tool: `Read ${path}`, kind: 'read', title: `Read ${path}`, parameters: { path }, input: { path }, locations: [path], writes: [] };
+  const { path, real } = judgedPath(request.path, 'read');
+  // Judged as any read tool call is (risk/), as what it leads to: credentials inside the workspace too.
+  const call = { tool: `Read ${path}`, kind: 'read', title: `Read ${real === path ? path : `${path} → ${real}`}`, parameters: { path, ...(real !== path && { leadsTo: real }) }, input: { path: real }, locations: [real], writes: [] };
   const { risk, reasons } = assessRisk(call, { workspaceRoot: policy.workspaceRoot });
   if (risk !== 'low' && (await policy.permission(call, signal)) === 'reject') {
-    throw new FileAccessError(`reading ${path} was refused: ${reasons.join('; ') || 'it is not a read of the workspace'}`);
+    throw new FileAccessError(`reading ${shortened(path)} was refused: ${reasons.join('; ') || 'it is not a read of the workspace'}`);
   }
   const buffer = await policy.fromEditor?.({ ...request, path }, signal);
   if (buffer !== undefined) return buffer;
-  return readFromDisk({ ...request, path });
+  if (realPath(path) !== real) throw new FileAccessError(`${shortened(path)} was not read: a link in its path was re-pointed while the read was decided`);
+  return readText(real, { line: request.line, limit: request.limit, maxBytes: MAX_READ_BYTES });
 }
 
 export async function writeForAgent(request: FileWriteRequest, policy: WritePolicy, signal: AbortSignal): Promise<void> {
-  if (!isAbsolute(request.path)) throw new FileAccessError(`cannot write ${request.path}: ACP paths are absolute`);
-  const path = resolve(request.path);
-  if (policy.readOnly) throw new FileAccessError(`writing ${path} was refused: an ask is read-only`);
-  if (Buffer.byteLength(request.content, 'utf8') > MAX_READ_BYTES) throw new FileAccessError(`cannot write ${path}: over ${MAX_READ_BYTES / 1024 / 1024} MB, too big to review and write whole`);
+  const { path, real } = judgedPath(request.path, 'write');
+  if (policy.readOnly) throw new FileAccessError(`writing ${shortened(path)} was refused: an ask is read-only`);
+  if (Buffer.byteLength(request.content, 'utf8') > MAX_READ_BYTES) throw new FileAccessError(`cannot write ${shortened(path)}: over ${MAX_READ_BYTES / 1024 / 1024} MB, too big to review and write whole`);
   // What the user has now: the change is shown, approved and made against it.
-  let base: string;
-  try {
-    base = (await policy.fromEditor?.({ path }, signal)) ?? (await readIfThere(path)) ?? '';
-  } catch (error) {
-    throw new FileAccessError(`cannot write ${path}: ${(error as Error).message}`);
-  }
+  const base = (await policy.fromEditor?.({ path }, signal)) ?? (await readTextIfThere(real, { maxBytes: MAX_READ_BYTES })) ?? '';
   if (base === request.content) return;
-  const shown = shownPath(path, policy.workspaceRoot);
+  const shown = shownTarget(path, real, policy.workspaceRoot);
   const summary = changeSummary(base, request.content);
-  const title = `Write ${shown} (${describeChange(summary)})`;
   const approved = takeApproved(policy.approvedEdits, path, base, request.content);
   const decision = approved ? 'allow_once' : await policy.permission(
     {
       tool: `Write ${shown}`,
       kind: 'edit',
-      title,
-      parameters: { path, change: `${describeChange(summary)} lines` },
-      input: { path },
-      locations: [path],
-      writes: [path],
-      diff: { text: unifiedDiff(shown, base, request.content), ...summary },
+      title: `Write ${shown} (${describeChange(summary)})`,
+      parameters: { path, ...(real !== path && { leadsTo: real }), change: `${describeChange(summary)} lines` },
+      input: { path: real },
+      locations: [real],
+      writes: [real],
+      diff: { text: unifiedDiff(shownPath(path, policy.workspaceRoot), base, request.content), ...summary },
     },
     signal,
   );
-  if (decision === 'reject') throw new FileAccessError(`writing ${path} was not approved (denied, or no answer in time)`);
+  if (decision === 'reject') throw new FileAccessError(`writing ${shortened(path)} was not approved (denied, or no answer in time)`);
   const inEditor = await policy.toEditor?.({ path, base, content: request.content }, signal);
   if (inEditor?.open) {
-    if (!inEditor.applied) throw new FileAccessError(`${path} was not changed: ${inEditor.message}`);
+    if (!inEditor.applied) throw new FileAccessError(`${shortened(path)} was not changed: ${inEditor.message}`);
     policy.changed?.({ path, before: base, after: request.content, inEditor: true });
     return;
   }
-  // Not open in the editor: the disk, unless it changed since the user saw it.
-  if (((await readIfThere(path)) ?? '') !== base) throw new FileAccessError(`${path} was not changed: it changed on disk since the change was approved; read it again`);
-  try {
-    await mkdir(dirname(path), { recursive: true });
-    await writeFile(path, request.content, 'utf8');
-  } catch (error) {
-    throw new FileAccessError(`cannot write ${path}: ${(error as Error).message}`);
-  }
+  // Not open in the editor: on disk, the file judged — unless a link was re-pointed, or the file changed, since.
+  if (realPath(path) !== real) throw new FileAccessError(`${shortened(path)} was not changed: a link in its path was re-pointed while the change was decided`);
+  if (((await readTextIfThere(real, { maxBytes: MAX_READ_BYTES })) ?? '') !== base) throw new FileAccessError(`${shortened(path)} was not changed: it changed on disk since the change was approved; read it again`);
+  await writeText(real, request.content);
   policy.changed?.({ path, before: base, after: request.content, inEditor: false });
 }
 
@@ -145,7 +143,7 @@ export async function reviewEdits(edits: FileEdit[], policy: Pick<ReadPolicy, 'w
     const path = resolve(edit.path);
     let base: string;
     try {
-      base = (await policy.fromEditor?.({ path }, signal)) ?? (await readIfThere(path)) ?? '';
+      base = (await policy.fromEditor?.({ path }, signal)) ?? (await readTextIfThere(realPath(path) ?? path, { maxBytes: MAX_READ_BYTES })) ?? '';
     } catch {
       base = edit.oldText ?? '';
     }
@@ -181,28 +179,4 @@ function takeApproved(edits: FileEdit[] | undefined, path: string, base: string,
   };
   const index = edits?.findIndex(makes) ?? -1;
   return index < 0 ? undefined : edits!.splice(index, 1)[0];
-}
-
-async function readIfThere(path: string): Promise<string | undefined> {
-  try {
-    return await readFile(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new FileAccessError(`cannot read ${path}: ${(error as Error).message}`);
-  }
-}
-
-async function readFromDisk({ path, line, limit }: FileReadRequest): Promise<string> {
-  try {
-    const { size } = await stat(path);
-    const tooBig = tooBigToRead(path, size, limit);
-    if (tooBig) throw new FileAccessError(tooBig);
-    return selectLines(await readFile(path, 'utf8'), line, limit);
-  } catch (error) {
-    if (error instanceof FileAccessError) throw error;
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') throw new FileAccessError(`${path} does not exist`, true);
-    if (code === 'EISDIR') throw new FileAccessError(`${path} is a directory`);
-    throw new FileAccessError(`cannot read ${path}: ${(error as Error).message}`);
-  }
 }

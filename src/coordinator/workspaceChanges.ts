@@ -9,9 +9,10 @@
  * skipped: what an install writes there is not the user's text), texts are kept up to `maxFileBytes`
  * each and `maxKeptBytes` in all; a change to a file whose text was not kept is reported without it.
  */
-import { lstatSync, readdirSync, readFileSync, type Dirent } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { lstatSync, readdirSync, type Dirent } from 'node:fs';
 import { unifiedDiff } from '../edits.js';
+import { readBytesSync, readTextIfThere, realPath, writeText } from '../fileAccess.js';
+import { isInside } from '../risk/paths.js';
 import { join } from 'node:path';
 
 const SKIPPED = new Set(['node_modules', '.git', '.hg', '.svn', '.jj']);
@@ -59,7 +60,7 @@ export class WorkspaceSnapshot {
     let kept = 0;
     const complete = walk(root, limits.maxFiles, (path, seen) => {
       if (seen.size <= limits.maxFileBytes && kept + seen.size <= limits.maxKeptBytes) {
-        const text = textOf(path);
+        const text = textOf(path, limits.maxFileBytes);
         if (text !== undefined) {
           seen.text = text;
           kept += seen.size;
@@ -78,7 +79,7 @@ export class WorkspaceSnapshot {
       present.add(path);
       const before = this.files.get(path);
       if (before && before.size === now.size && before.mtimeMs === now.mtimeMs && before.ctimeMs === now.ctimeMs && before.ino === now.ino) return;
-      const after = now.size <= MAX_CHANGED_BYTES ? textOf(path) : undefined;
+      const after = textOf(path, MAX_CHANGED_BYTES);
       if (before?.text !== undefined && after === before.text) return; // touched, not changed
       changes.push({ path, before: before?.text, after, known: !before || before.text !== undefined, deleted: false });
     });
@@ -128,15 +129,13 @@ function walk(root: string, maxFiles: number, found: (path: string, seen: Seen) 
   return true;
 }
 
-/** The file's text, or undefined when it is not UTF-8 text (a NUL byte, or invalid UTF-8). */
-function textOf(path: string): string | undefined {
-  let bytes: Buffer;
-  try {
-    bytes = readFileSync(path);
-  } catch {
-    return undefined;
-  }
-  if (bytes.includes(0)) return undefined;
+/**
+ * The file's text, or undefined when it is not UTF-8 text (a NUL byte, or invalid UTF-8), is over
+ * `maxBytes`, or is no longer a regular file (a pipe put in its place is not waited on).
+ */
+function textOf(path: string, maxBytes: number): string | undefined {
+  const bytes = readBytesSync(path, maxBytes);
+  if (!bytes || bytes.includes(0)) return undefined;
   const text = bytes.toString('utf8');
   return Buffer.byteLength(text, 'utf8') === bytes.length ? text : undefined;
 }
@@ -188,7 +187,7 @@ export async function settleChanges(snapshot: WorkspaceSnapshot, sink: ChangeSin
     const inEditor = change.deleted || editorSilent ? undefined : await inEditorOf(change.path, before, after, sink);
     if (inEditor === null) editorSilent = true;
     if (inEditor?.open) {
-      await restore(change.path, before, after, sink);
+      await restore(snapshot.root, change.path, before, after, sink);
       if (!inEditor.applied) {
         settled.refused.push({ path: change.path, why: inEditor.message });
         sink.logger.warn(`the change to ${change.path} made on disk was not taken into the editor (${inEditor.message}), and the disk has its text back; it was:\n${unifiedDiff(change.path, before, after)}`);
@@ -213,11 +212,16 @@ async function inEditorOf(path: string, before: string, after: string, sink: Cha
   }
 }
 
-/** Puts a file's text back where the disk still holds the change (the user may have saved since). */
-async function restore(path: string, before: string, after: string, sink: ChangeSink): Promise<void> {
+/**
+ * Puts a file's text back where the disk still holds the change (the user may have saved since):
+ * that file only — not what a link put in its place leads to.
+ */
+async function restore(root: string, path: string, before: string, after: string, sink: ChangeSink): Promise<void> {
   try {
-    if ((await readFile(path, 'utf8')) !== after) return;
-    await writeFile(path, before, 'utf8');
+    const real = realPath(path);
+    if (!real || !isInside(real, root)) throw new Error(`a link now leads it out of the workspace, to ${real ?? 'a loop of links'}`);
+    if ((await readTextIfThere(real, { maxBytes: MAX_CHANGED_BYTES })) !== after) return;
+    await writeText(real, before);
   } catch (error) {
     sink.logger.warn(`cannot put ${path} back as the editor has it: ${(error as Error).message}`);
   }

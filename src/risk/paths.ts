@@ -3,9 +3,9 @@
  * `..` and symbolic links followed, so nothing escapes the workspace by spelling. And whether it
  * holds credentials.
  */
-import { realpathSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { pathTooLong, realPath } from '../fileAccess.js';
 
 export interface Place {
   /** The workspace (absolute); unknown means every absolute path is outside it. */
@@ -31,6 +31,8 @@ export interface PathFacts {
 /** `path` as an absolute path, or undefined when it depends on something unknown (`$BUILD`). */
 export function resolvePath(written: string, place: Place): string | undefined {
   let path = written.trim();
+  // Refused at once: resolving it could cost time in the square of its length.
+  if (pathTooLong(path)) return undefined;
   if (/^file:/i.test(path)) {
     try {
       path = fileURLToPath(path);
@@ -50,26 +52,18 @@ export function resolvePath(written: string, place: Place): string | undefined {
   return followLinks(resolve(path));
 }
 
-/** The path with symbolic links of its longest existing prefix followed (a link in the workspace may point anywhere). */
-function followLinks(path: string): string {
-  let existing = path;
-  const rest: string[] = [];
-  for (;;) {
-    try {
-      const real = realpathSync.native(existing);
-      return rest.length ? join(real, ...rest.reverse()) : real;
-    } catch {
-      const parent = dirname(existing);
-      if (parent === existing) return path;
-      rest.push(basename(existing));
-      existing = parent;
-    }
-  }
+/**
+ * The path with every link followed, dangling ones to their targets (a link in the workspace may
+ * point anywhere, and a write through a dangling one creates its target); unknown (undefined) for
+ * a path longer than the system allows or a loop of links.
+ */
+function followLinks(path: string): string | undefined {
+  return realPath(path);
 }
 
 export function isInside(path: string, root: string | undefined): boolean {
   if (!root) return false;
-  const realRoot = followLinks(resolve(root));
+  const realRoot = followLinks(resolve(root)) ?? resolve(root);
   const rel = relative(realRoot, path);
   return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
 }
@@ -143,7 +137,7 @@ export function describePath(written: string, place: Place): PathFacts {
   if (!resolved) return { written, inside: false };
   const facts: PathFacts = { written, resolved, inside: isInside(resolved, place.workspaceRoot) };
   const name = basename(resolved);
-  const underHome = isInside(resolved, place.home) ? relative(followLinks(place.home), resolved) : undefined;
+  const underHome = isInside(resolved, place.home) ? relative(followLinks(place.home) ?? place.home, resolved) : undefined;
   if (/^\/proc\/[^/]+\/environ$/.test(resolved)) facts.credential = 'environment secrets';
   for (const [prefix, what] of HOME_CREDENTIALS) {
     if (underHome !== undefined && (underHome === prefix || underHome.startsWith(`${prefix}/`))) facts.credential = what;

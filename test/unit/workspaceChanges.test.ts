@@ -3,7 +3,8 @@
  * and settled: open files into the editor with the disk given its text back, other changes left on
  * disk and listed, an editor that does not answer not waited on for every file.
  */
-import { mkdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, statSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { settleChanges, WorkspaceSnapshot, type ChangeSink } from '../../src/coordinator/workspaceChanges.js';
@@ -110,6 +111,32 @@ describe('settling the changes of a turn', () => {
       { path: open, before: 'before\n', after: 'after\n', inEditor: true, unasked: false },
     ]);
     expect(settled).toEqual({ unasked: [join(root, 'closed.ts')], refused: [], notKept: [] });
+  });
+
+  it('gives the text back to that file only: not through a link put in its place meanwhile, out of the workspace', async () => {
+    const root = workspace({ 'open.ts': 'before\n' });
+    const outside = workspace({ 'victim.ts': 'after\n' });
+    const open = join(root, 'open.ts');
+    const snapshot = WorkspaceSnapshot.take(root);
+    writeFileSync(open, 'after\n');
+    const { sink, warnings } = recording(async () => {
+      // While the editor takes the change, the agent swaps the file for a link out of the workspace.
+      unlinkSync(open);
+      symlinkSync(join(outside, 'victim.ts'), open);
+      return { open: true, applied: true, message: '' };
+    }, () => true);
+    await settleChanges(snapshot, sink);
+    expect(readFileSync(join(outside, 'victim.ts'), 'utf8')).toBe('after\n');
+    expect(warnings).toEqual([`cannot put ${open} back as the editor has it: a link now leads it out of the workspace, to ${join(outside, 'victim.ts')}`]);
+  });
+
+  it('does not wait on a named pipe put where a file was', () => {
+    const root = workspace({ 'a.ts': 'one\n' });
+    const snapshot = WorkspaceSnapshot.take(root);
+    rmSync(join(root, 'a.ts'));
+    execFileSync('mkfifo', [join(root, 'a.ts')]);
+    execFileSync('mkfifo', [join(root, 'new.ts')]);
+    expect(snapshot.changes()).toEqual([{ path: join(root, 'a.ts'), before: 'one\n', known: true, deleted: true }]);
   });
 
   it('gives the disk its text back and says why when the editor refuses the change', async () => {

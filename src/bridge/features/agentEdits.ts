@@ -4,12 +4,15 @@
  * the rest of the buffer stay; the user's unsaved edits made since the approval are kept, and the
  * change is refused where they touch the same lines. The disk gets it when the user saves.
  */
-import { mkdir, readdir, readFile, stat, unlink, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { mkdir, readdir, stat, unlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ApplyWorkspaceEditRequest, type Connection, type TextEdit, type WorkspaceEdit } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { applyHunks, carryOver, lineHunks, type Hunk } from '../../edits.js';
+import { readTextIfThere, realPath, shortened, writeText } from '../../fileAccess.js';
+import { isInside } from '../../risk/paths.js';
+import { MAX_READ_BYTES } from '../../wire/contract.js';
 import type { Logger } from '../../logger.js';
 import type { Features } from '../capabilities.js';
 import { requestWithin } from './editorRequests.js';
@@ -98,40 +101,40 @@ export class AgentEdits {
   /**
    * Takes an agent's change back: `after` becomes `before` again in the buffer (an undoable edit)
    * or on disk, carried over what the user changed since; refused where they changed the same
-   * lines. A file the agent created is removed again, if nobody has it open.
+   * lines. A file the agent created is removed again, if nobody has it open. On disk, only the file
+   * itself, or where a link leads inside the workspace: a link put in its place since that leads
+   * out of it (`workspaceRoot`) is not followed.
    */
-  async revert(change: { path: string; before: string; after: string }): Promise<{ reverted: boolean; message: string }> {
+  async revert(change: { path: string; before: string; after: string }, workspaceRoot: string | undefined): Promise<{ reverted: boolean; message: string }> {
     const document = this.documentAt(change.path);
     if (document && this.features().applyEdit) {
       const outcome = await this.apply({ path: change.path, base: change.after, content: change.before });
       return { reverted: outcome.applied, message: outcome.message.replace('since approving it', 'since') };
     }
-    let current: string | undefined;
-    try {
-      current = await readFile(change.path, 'utf8');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return { reverted: false, message: (error as Error).message };
+    const real = realPath(change.path);
+    if (!real || (real !== change.path && !isInside(real, workspaceRoot))) {
+      return { reverted: false, message: `it leads through a link to ${real ? shortened(real) : 'a loop of links'}, outside the workspace, now; nothing was written there` };
     }
-    if (current === undefined) {
-      // Deleted by the task (its text after is none): put back.
-      if (change.after !== '' || change.before === '') return { reverted: change.before === '', message: change.before === '' ? '' : 'it is gone from disk' };
-      try {
-        await mkdir(dirname(change.path), { recursive: true });
-        await writeFile(change.path, change.before, 'utf8');
-        return { reverted: true, message: '' };
-      } catch (error) {
-        return { reverted: false, message: (error as Error).message };
-      }
-    }
-    const hunks = current === change.after ? lineHunks(change.after, change.before) : carryOver(change.after, change.before, current);
-    if (!hunks) return { reverted: false, message: 'the same lines were changed since' };
     try {
-      const restored = applyHunks(current, hunks);
-      if (restored === '' && change.before === '' && !document) await unlink(change.path);
-      else await writeFile(change.path, restored, 'utf8');
+      return await this.revertOnDisk(real, change, Boolean(document));
     } catch (error) {
       return { reverted: false, message: (error as Error).message };
     }
+  }
+
+  private async revertOnDisk(real: string, change: { before: string; after: string }, open: boolean): Promise<{ reverted: boolean; message: string }> {
+    const current = await readTextIfThere(real, { maxBytes: MAX_READ_BYTES });
+    if (current === undefined) {
+      // Deleted by the task (its text after is none): put back.
+      if (change.after !== '' || change.before === '') return { reverted: change.before === '', message: change.before === '' ? '' : 'it is gone from disk' };
+      await writeText(real, change.before);
+      return { reverted: true, message: '' };
+    }
+    const hunks = current === change.after ? lineHunks(change.after, change.before) : carryOver(change.after, change.before, current);
+    if (!hunks) return { reverted: false, message: 'the same lines were changed since' };
+    const restored = applyHunks(current, hunks);
+    if (restored === '' && change.before === '' && !open) await unlink(real);
+    else await writeText(real, restored);
     return { reverted: true, message: '' };
   }
 }

@@ -79,7 +79,7 @@ export class TaskEdits {
     if (!task) return undefined;
     const outcome: UndoOutcome = { title: task.title, undone: [], kept: [] };
     for (const [path, edit] of task.files) {
-      const reverted = await this.agentEdits.revert({ path, before: edit.before, after: edit.after });
+      const reverted = await this.agentEdits.revert({ path, before: edit.before, after: edit.after }, this.workspaceRoot());
       if (reverted.reverted) {
         outcome.undone.push(path);
         task.files.delete(path);

@@ -143,6 +143,8 @@ export class TrustStore {
 function shortProblem(message: string): string {
   const kind = /is (a directory|a named pipe|a socket|a device|a symbolic link|not a regular file)/.exec(message)?.[1];
   if (kind) return `is ${kind}`;
+  const size = /is (\d+ MB), over the/.exec(message)?.[1];
+  if (size) return `is ${size}, too big for a state file: remove it`;
   if (/permission denied/.test(message)) return 'is not readable';
   return 'cannot be read';
 }
