@@ -193,9 +193,24 @@ export interface ToolApprovalRequest {
   reason?: string;
   /** A write of a file: its lines added and removed, and the change as a unified diff. */
   change?: { linesAdded: number; linesRemoved: number; diff: string };
+  /**
+   * A task's approvals are asked one at a time: how many of its approvals wait for the user, this
+   * one included ("1 of 1,000"), when more than one does.
+   */
+  waiting?: number;
+  /**
+   * What answering `{ approved: true, forTask: true }` approves: this call and every call of its
+   * kind in the task, waiting or to come ("edits", "commands", "reads"); absent when the call is
+   * not one to approve that way (destructive, or what it does cannot be seen).
+   */
+  batch?: string;
 }
 
-export const toolApprovalResultSchema = z.object({ approved: z.boolean(), remember: z.optional(z.boolean()) });
+/**
+ * `forTask`: the decision holds for the task — approved: every call of this one's kind (`batch`),
+ * waiting or to come; denied: every call of the task waiting now.
+ */
+export const toolApprovalResultSchema = z.object({ approved: z.boolean(), remember: z.optional(z.boolean()), forTask: z.optional(z.boolean()) });
 export type ToolApprovalResult = z.infer<typeof toolApprovalResultSchema>;
 
 /** Server → client: may the agent run this tool? */
@@ -205,7 +220,7 @@ export namespace ApproveToolRequest {
 }
 
 /** Arguments of `buckley.approve` / `buckley.deny`; without an id, the newest pending approval. */
-export const approvalCommandArgsSchema = z.object({ executionId: z.optional(z.string().check(z.minLength(1))), remember: z.optional(z.boolean()) });
+export const approvalCommandArgsSchema = z.object({ executionId: z.optional(z.string().check(z.minLength(1))), remember: z.optional(z.boolean()), forTask: z.optional(z.boolean()) });
 
 /** Takes no params: a client may send none, `{}` or `null`. */
 export namespace StatusRequest {

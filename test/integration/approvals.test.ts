@@ -43,7 +43,14 @@ async function runTask(client: TestClient, task: string, context?: unknown): Pro
 
 describe('approvals', () => {
   it('asks an opted-in client with buckley/approveTool, in the brief shape; low-risk reads pass by policy', async () => {
-    const client = await start(optedIn(() => ({ approved: true })));
+    // The user answers once the task's progress says it waits (progress is coalesced, at most 10 a second).
+    let client!: TestClient;
+    client = await start(
+      optedIn(async () => {
+        await client.waitFor('$/buckley/taskProgress', (p) => p.status === 'awaiting_approval');
+        return { approved: true };
+      }),
+    );
     const { answer, taskId } = await runTask(client, 'Tidy the config');
     expect(answer).toContain('Permission to read: yes; permission to edit: yes.');
     const final = await client.waitFor('$/buckley/taskProgress', (p) => p.taskId === taskId && p.status === 'completed');
@@ -58,6 +65,7 @@ describe('approvals', () => {
         taskId: final.taskId,
         title: 'Edit config.json',
         reason: 'edits files',
+        batch: 'edits',
       },
     ]);
     // Only the edit waited for the user; the read was approved by policy without a waiting state.

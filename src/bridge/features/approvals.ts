@@ -65,9 +65,17 @@ interface Pending {
   /** The document the task was started from: where the fallback diagnostic goes. */
   uri?: string;
   range?: Range;
+  /** What approving it for the task covers (its kind, `batch` in the request); none for a call never approved so. */
+  batchKey?: string;
+  /** The user has been asked: it is the first of its task's queue, and its deadline runs. */
+  asked: boolean;
+  timer?: NodeJS.Timeout;
   /** The one decision; `withdrawn`: the task ended first, so there is nobody to tell. */
   settle(decision: Decision, withdrawn?: boolean): void;
 }
+
+/** Kinds of tool call as the user reads them in "approve all … of this task". */
+const BATCH_LABELS: Record<string, string> = { read: 'reads', search: 'searches', edit: 'edits', move: 'moves', execute: 'commands', fetch: 'fetches', think: 'thinking steps' };
 
 const APPROVE = 'Approve';
 const TRUST = 'Approve & trust';
@@ -75,13 +83,19 @@ const DENY = 'Deny';
 
 export class ApprovalService {
   private readonly pending = new Map<string, Pending>();
+  /**
+   * Approvals waiting for the user, per task, in the order asked: only the first is in front of
+   * the user (one prompt per task at a time); the rest wait their turn.
+   */
+  private readonly queues = new Map<string, Pending[]>();
+  /** Kinds of call the user approved for the rest of a task ("approve all edits of this task"). */
+  private readonly approvedForTask = new Map<string, Set<string>>();
   private readonly diagnosticsShown = new Set<string>();
 
   constructor(private readonly deps: ApprovalDependencies) {}
 
   /** Decides one approval announced by the coordinator and sends the decision back. */
   handle(input: { taskId: string; approval: WireApproval; coordinator: ApprovalDecider; uri?: string; range?: Range }): Promise<Decision> {
-    const { deps } = this;
     const { approval } = input;
     const { risk, reason, opaque } = this.assess(approval);
     // What the agent sent is shown, never interpreted: one-line names, inert parameter values.
@@ -96,22 +110,25 @@ export class ApprovalService {
       ...(reason ? { reason: inline(reason) } : {}),
       ...(approval.diff ? { change: { linesAdded: approval.lines_added, linesRemoved: approval.lines_removed, diff: wellFormed(approval.diff) } } : {}),
     };
-    const config = deps.config();
+    const batchKey = risk === 'destructive' || (opaque && risk !== 'low') ? undefined : (BATCH_LABELS[approval.kind] ?? `uses of ${request.tool}`);
+    if (batchKey) request.batch = batchKey;
     return new Promise<Decision>((resolve) => {
-      let timer: NodeJS.Timeout | undefined;
       const pending: Pending = {
         request,
         prompt: new CancellationTokenSource(),
         coordinator: input.coordinator,
         uri: input.uri,
         range: input.range,
+        batchKey,
+        asked: false,
         settle: (decision, withdrawn = false) => {
           if (this.pending.get(request.executionId) !== pending) return; // exactly one decision
           this.pending.delete(request.executionId);
           // Every way it was asked is withdrawn: the timer, a prompt still open ($/cancelRequest), the diagnostic.
-          clearTimeout(timer);
+          clearTimeout(pending.timer);
           pending.prompt.cancel();
           pending.prompt.dispose();
+          this.leaveQueue(pending);
           this.publishDiagnostics();
           if (withdrawn) {
             this.deps.logger.info(`approval ${request.executionId} for ${request.tool}: withdrawn, ${decision.reason}`);
@@ -123,16 +140,71 @@ export class ApprovalService {
       };
       this.pending.set(request.executionId, pending);
 
-      const automatic = this.automaticDecision(request, opaque);
+      const automatic = this.automaticDecision(request, opaque) ?? this.approvedWithTask(pending);
       if (automatic) return pending.settle(automatic);
-      // The user decides with the change in view: the diff opens beside the prompt.
-      if (request.change) deps.showChange(request.executionId, request.change.diff);
-      timer = setTimeout(
-        () => pending.settle({ approved: false, remember: false, by: 'timeout', reason: `no answer within ${messages.seconds(config.approvals.timeoutMs)} (setting buckley.approvals.timeoutMs)` }),
-        config.approvals.timeoutMs,
-      );
-      this.ask(pending);
+      this.enqueue(pending);
     });
+  }
+
+  /** Joins its task's queue; asked at once when nothing of the task is in front of the user. */
+  private enqueue(pending: Pending): void {
+    const key = queueOf(pending);
+    const queue = this.queues.get(key) ?? [];
+    queue.push(pending);
+    this.queues.set(key, queue);
+    // On the next turn of the loop: approvals that arrived together are counted in the first prompt ("1 of 1,000").
+    if (queue.length === 1) setImmediate(() => this.askFirst(key));
+  }
+
+  private askFirst(key: string): void {
+    const queue = this.queues.get(key);
+    const first = queue?.[0];
+    if (queue && first && !first.asked) this.askUser(first, queue.length);
+  }
+
+  /** Leaves the queue; the next of the task is asked once the first is decided. */
+  private leaveQueue(pending: Pending): void {
+    const key = queueOf(pending);
+    const queue = this.queues.get(key);
+    const index = queue?.indexOf(pending) ?? -1;
+    if (!queue || index < 0) return;
+    queue.splice(index, 1);
+    if (queue.length === 0) this.queues.delete(key);
+    // On the next turn of the loop: a task's approvals decided together (withdrawn, denied) are all gone by then.
+    else if (index === 0) setImmediate(() => this.askFirst(key));
+  }
+
+  /** Puts the approval in front of the user, with how many of its task wait; its deadline starts now. */
+  private askUser(pending: Pending, waiting: number): void {
+    const { deps } = this;
+    pending.asked = true;
+    if (waiting > 1) pending.request.waiting = waiting;
+    // The user decides with the change in view: the diff opens beside the prompt.
+    if (pending.request.change) deps.showChange(pending.request.executionId, pending.request.change.diff);
+    const { timeoutMs } = deps.config().approvals;
+    pending.timer = setTimeout(() => pending.settle({ approved: false, remember: false, by: 'timeout', reason: `no answer within ${messages.seconds(timeoutMs)} (setting buckley.approvals.timeoutMs)` }), timeoutMs);
+    this.ask(pending);
+  }
+
+  /** Approved already with an earlier call of the task: "approve all edits of this task". */
+  private approvedWithTask(pending: Pending): Decision | undefined {
+    const { taskId } = pending.request;
+    if (!taskId || !pending.batchKey || !this.approvedForTask.get(taskId)?.has(pending.batchKey)) return undefined;
+    return { approved: true, remember: false, by: `the user (all ${pending.batchKey} of this task)` };
+  }
+
+  /**
+   * A decision for the whole task: approved, every call of this one's kind, waiting or to come
+   * (never a destructive one, nor one whose effect cannot be seen: those have no `batchKey`);
+   * denied, every call of the task waiting now.
+   */
+  private decideForTask(pending: Pending, approved: boolean, by: string): void {
+    const taskId = pending.request.taskId;
+    if (!taskId || (approved && !pending.batchKey)) return pending.settle({ approved, remember: false, by });
+    if (approved) this.approvedForTask.set(taskId, (this.approvedForTask.get(taskId) ?? new Set()).add(pending.batchKey!));
+    const waiting = [...(this.queues.get(queueOf(pending)) ?? [])].filter((other) => !approved || other.batchKey === pending.batchKey);
+    const scope = approved ? `all ${pending.batchKey} of this task` : `all ${waiting.length} waiting of this task`;
+    for (const other of waiting) other.settle({ approved, remember: false, by: `${by}: ${scope}` });
   }
 
   /** Whether the user will be asked, or the policy or remembered trust decide at once. */
@@ -168,11 +240,13 @@ export class ApprovalService {
   }
 
   /** A decision from the code actions or the `buckley.approve` / `buckley.deny` commands. */
-  decide(executionId: string | undefined, approved: boolean, remember = false): boolean {
-    const id = executionId ?? [...this.pending.keys()].at(-1);
+  decide(executionId: string | undefined, approved: boolean, remember = false, forTask = false): boolean {
+    const id = executionId ?? [...this.pending.values()].filter((pending) => pending.asked).at(-1)?.request.executionId;
     const pending = id ? this.pending.get(id) : undefined;
     if (!pending) return false;
-    pending.settle({ approved, remember: approved && remember, by: 'the user (code action or command)' });
+    const by = 'the user (code action or command)';
+    if (forTask) this.decideForTask(pending, approved, by);
+    else pending.settle({ approved, remember: approved && remember, by });
     return true;
   }
 
@@ -181,6 +255,7 @@ export class ApprovalService {
    * them — and every prompt, diagnostic and timer of theirs is withdrawn at once.
    */
   withdrawTask(taskId: string, why: string): void {
+    this.approvedForTask.delete(taskId);
     for (const pending of [...this.pending.values()]) {
       if (pending.request.taskId === taskId) pending.settle({ approved: false, remember: false, by: 'the task', reason: why }, true);
     }
@@ -192,15 +267,28 @@ export class ApprovalService {
 
   /** Approve / Approve & trust / Deny for every pending approval, as commands. */
   commands(): Command[] {
-    return [...this.pending.values()].flatMap(({ request }) => {
+    return this.asked().flatMap(({ request }) => {
       const what = `«${oneLine(request.tool, 40)}» (${request.risk})`;
       const id = { executionId: request.executionId };
+      const many = (request.waiting ?? 1) > 1;
       return [
         { title: `Buckley: approve ${what}`, command: Commands.approve, arguments: [id] },
         ...(request.risk === 'destructive' ? [] : [{ title: `Buckley: approve & trust ${what}`, command: Commands.approve, arguments: [{ ...id, remember: true }] }]),
         { title: `Buckley: deny ${what}`, command: Commands.deny, arguments: [id] },
+        ...(many && request.batch ? [{ title: `Buckley: approve all ${request.batch} of this task`, command: Commands.approve, arguments: [{ ...id, forTask: true }] }] : []),
+        ...(many ? [{ title: `Buckley: deny all ${request.waiting} waiting of this task`, command: Commands.deny, arguments: [{ ...id, forTask: true }] }] : []),
       ];
     });
+  }
+
+  /** The approvals in front of the user: the first of each task's queue. */
+  private asked(): Pending[] {
+    return [...this.pending.values()].filter((pending) => pending.asked);
+  }
+
+  /** How many of a task's approvals wait for the user. */
+  waiting(taskId: string): number {
+    return this.queues.get(taskId)?.length ?? 0;
   }
 
   /** How the user can decide, for the task's progress message. */
@@ -220,7 +308,8 @@ export class ApprovalService {
     connection.sendRequest(ApproveToolRequest.type, request, pending.prompt.token).then(
       (answer) => {
         const parsed = toolApprovalResultSchema.safeParse(answer);
-        if (parsed.success) pending.settle({ approved: parsed.data.approved, remember: parsed.data.approved && parsed.data.remember === true, by: 'the user (buckley/approveTool)' });
+        if (parsed.success && parsed.data.forTask) this.decideForTask(pending, parsed.data.approved, 'the user (buckley/approveTool)');
+        else if (parsed.success) pending.settle({ approved: parsed.data.approved, remember: parsed.data.approved && parsed.data.remember === true, by: 'the user (buckley/approveTool)' });
         else pending.settle({ approved: false, remember: false, by: 'the editor', reason: `buckley/approveTool answered ${JSON.stringify(answer)}, which is not a decision` });
       },
       (error: unknown) => {
@@ -236,13 +325,17 @@ export class ApprovalService {
   private askWithMessageOrDiagnostic(pending: Pending, features: Features): void {
     const { request } = pending;
     if (features.showMessageRequest) {
-      const actions = [{ title: APPROVE }, ...(request.risk === 'destructive' ? [] : [{ title: TRUST }]), { title: DENY }];
+      const many = (request.waiting ?? 1) > 1;
+      const approveAll = many && request.batch ? `Approve all ${request.batch} of this task` : undefined;
+      const denyAll = many ? `Deny all ${request.waiting} waiting` : undefined;
+      const actions = [{ title: APPROVE }, ...(request.risk === 'destructive' ? [] : [{ title: TRUST }]), { title: DENY }, ...[approveAll, denyAll].flatMap((title) => (title ? [{ title }] : []))];
       // An editor that renders markdown in prompts (Zed) and opens no documents gets the diff in the prompt.
       const diff = request.change && features.markdownMessageRequest ? `\n\n${diffBlock(request.change.diff)}` : '';
       this.deps.connection.sendRequest(ShowMessageRequest.type, { type: MessageType.Warning, message: describeRequest(request) + diff, actions }, pending.prompt.token).then(
         (choice) => {
           const title = choice?.title;
-          if (title === APPROVE || title === TRUST) pending.settle({ approved: true, remember: title === TRUST, by: 'the user (prompt)' });
+          if (title && (title === approveAll || title === denyAll)) this.decideForTask(pending, title === approveAll, 'the user (prompt)');
+          else if (title === APPROVE || title === TRUST) pending.settle({ approved: true, remember: title === TRUST, by: 'the user (prompt)' });
           else pending.settle({ approved: false, remember: false, by: 'the user (prompt)', ...(title === DENY ? {} : { reason: 'the prompt was dismissed' }) });
         },
         (error: Error) => pending.settle({ approved: false, remember: false, by: 'the editor', reason: `the prompt failed: ${error.message}` }),
@@ -268,7 +361,7 @@ export class ApprovalService {
     const byUri = new Map<string, Diagnostic[]>();
     const features = this.deps.features();
     const fallback = !features.approveTool && !features.showMessageRequest;
-    for (const pending of this.pending.values()) {
+    for (const pending of this.asked()) {
       if (!fallback || !pending.uri) continue;
       const list = byUri.get(pending.uri) ?? [];
       list.push({
@@ -315,6 +408,11 @@ export class ApprovalService {
   }
 }
 
+/** The queue an approval waits in: its task's (an approval of no task, such as a proposed edit, is alone). */
+function queueOf(pending: Pending): string {
+  return pending.request.taskId ?? `approval ${pending.request.executionId}`;
+}
+
 /** Lines of a diff shown in a prompt; the rest is in the log. */
 const PROMPT_DIFF_LINES = 60;
 
@@ -339,5 +437,6 @@ export function describeRequest(request: ToolApprovalRequest): string {
     .filter(([key]) => key !== 'command')
     .map(([key, value]) => `${key}=${oneLine(String(value), 80)}`)
     .join(', ');
-  return `Buckley: ${request.agent.id} wants to ${what} (risk: ${request.risk}${request.reason ? ` — ${oneLine(request.reason, 120)}` : ''}).${request.title && request.title !== request.tool ? ` ${request.title}.` : ''}${parameters ? ` Parameters: ${parameters}.` : ''}`;
+  const position = (request.waiting ?? 1) > 1 ? ` (1 of ${request.waiting!.toLocaleString('en')})` : '';
+  return `Buckley${position}: ${request.agent.id} wants to ${what} (risk: ${request.risk}${request.reason ? ` — ${oneLine(request.reason, 120)}` : ''}).${request.title && request.title !== request.tool ? ` ${request.title}.` : ''}${parameters ? ` Parameters: ${parameters}.` : ''}`;
 }

@@ -58,8 +58,8 @@ export function executeCommand(params: ExecuteCommandParams, deps: CommandDepend
     }
     case Commands.approve:
     case Commands.deny: {
-      const { executionId, remember } = parseArgs(params.command, approvalCommandArgsSchema, typeof first === 'string' ? { executionId: first } : (first ?? {}));
-      return { decided: deps.approvals.decide(executionId, params.command === Commands.approve, remember) };
+      const { executionId, remember, forTask } = parseArgs(params.command, approvalCommandArgsSchema, typeof first === 'string' ? { executionId: first } : (first ?? {}));
+      return { decided: deps.approvals.decide(executionId, params.command === Commands.approve, remember, forTask) };
     }
     case Commands.status:
       return deps.status();

@@ -144,8 +144,6 @@ class TokenProgress implements Progress {
   private readonly reports: Coalescer<() => WorkDoneProgressReport>;
   private ended = false;
   private lastReport: string | undefined;
-  /** The answer has begun to arrive. */
-  private wrote = false;
   private readonly cancelListeners: (() => void)[] = [];
 
   constructor(
@@ -169,11 +167,9 @@ class TokenProgress implements Progress {
 
   writing(answerTail: string): void {
     if (this.ended) return;
-    const first = !this.wrote;
-    this.wrote = true;
     this.lastReport = undefined;
-    // The first words go out at once: the user sees the answer begin, not 100 ms later.
-    this.reports.push(() => ({ kind: 'report', cancellable: true, message: lastLine(answerTail, MESSAGE_WIDTH) }), first);
+    // Within the bound like any report: the first words wait at most one interval (100 ms).
+    this.reports.push(() => ({ kind: 'report', cancellable: true, message: lastLine(answerTail, MESSAGE_WIDTH) }));
   }
   done(message: string): void {
     if (this.ended) return;

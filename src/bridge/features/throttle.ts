@@ -15,12 +15,16 @@ export class Coalescer<T> {
     private readonly intervalMs: number,
   ) {}
 
-  /** `now`: a change the user must see (e.g. waiting for approval) goes out at once. */
-  push(value: T, now = false): void {
+  /**
+   * Keeps `value` as the latest, sent at once when the interval since the last send has passed,
+   * else at its end. Nothing jumps the interval, a change of status included: the bound holds
+   * whatever the producer does (an agent asking 1,000 permissions flips its task's status 2,000 times).
+   */
+  push(value: T): void {
     if (this.finished) return;
     this.pending = { value };
     const wait = this.lastSent + this.intervalMs - Date.now();
-    if (wait <= 0 || now) this.flush();
+    if (wait <= 0) this.flush();
     else this.timer ??= setTimeout(() => this.flush(), wait);
   }
 

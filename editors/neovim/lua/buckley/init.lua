@@ -246,12 +246,20 @@ local APPROVE, TRUST, DENY = 'Approve', 'Approve & trust', 'Deny'
 handlers['buckley/approveTool'] = function(_, params)
   local shown = params.parameters.command and ('run `' .. params.parameters.command .. '`') or ('use ' .. params.tool)
   local why = params.reason and params.reason ~= '' and (' — ' .. params.reason) or ''
-  local prompt = string.format('Buckley: %s wants to %s (risk: %s%s). %s', params.agent.id, shown, params.risk, why, vim.inspect(params.parameters, { newline = ' ', indent = '' }))
+  -- A task's approvals come one at a time; with more waiting, the prompt says so and can decide them together.
+  local many = type(params.waiting) == 'number' and params.waiting > 1
+  local position = many and string.format(' (1 of %d)', params.waiting) or ''
+  local prompt = string.format('Buckley%s: %s wants to %s (risk: %s%s). %s', position, params.agent.id, shown, params.risk, why, vim.inspect(params.parameters, { newline = ' ', indent = '' }))
   local choices = params.risk == 'destructive' and { APPROVE, DENY } or { APPROVE, TRUST, DENY }
+  local approve_all = many and type(params.batch) == 'string' and ('Approve all ' .. params.batch .. ' of this task') or nil
+  local deny_all = many and string.format('Deny all %d waiting', params.waiting) or nil
+  if approve_all then table.insert(choices, approve_all) end
+  if deny_all then table.insert(choices, deny_all) end
   local answer
   local co = coroutine.running()
   vim.ui.select(choices, { prompt = prompt }, function(choice)
-    answer = { approved = choice == APPROVE or choice == TRUST, remember = choice == TRUST }
+    local for_task = choice ~= nil and (choice == approve_all or choice == deny_all)
+    answer = { approved = choice == APPROVE or choice == TRUST or (for_task and choice == approve_all), remember = choice == TRUST, forTask = for_task or nil }
     if co and coroutine.status(co) == 'suspended' then coroutine.resume(co) end
   end)
   if not answer and co and coroutine.isyieldable() then coroutine.yield() end
