@@ -847,6 +847,61 @@ function timelineSvg(timeline: number[], seconds: number): string {
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif"><rect width="100%" height="100%" fill="white"/><text x="10" y="16" font-size="13">Streaming: notifications sent to the editor over ${end.toFixed(0)} ms (${timeline.length} in all)</text>${ticks.join('')}<line x1="40" y1="${height - 40}" x2="${width - 20}" y2="${height - 40}" stroke="#999"/><text x="40" y="${height - 20}" font-size="11">0</text><text x="${width - 80}" y="${height - 20}" font-size="11">${end.toFixed(0)} ms</text></svg>\n`;
 }
 
+/**
+ * Hostile agents: the bridge's memory while an agent holds 1,000 permissions open at once (asked
+ * one at a time, the rest waiting), against the same server idle; and hover while a 20 MB answer
+ * streams in, against hover with nothing running.
+ */
+async function hostile(): Promise<void> {
+  const lsp = spawnLsp([BIN, '--stdio']);
+  let waitingAll: () => void = () => {};
+  const allWaiting = new Promise<void>((resolve) => (waitingAll = resolve));
+  let decide: (answer: object) => void = () => {};
+  const decided = new Promise<object>((resolve) => (decide = resolve));
+  lsp.connection.onNotification('$/buckley/taskProgress', (p: any) => {
+    if (String(p.message ?? '').startsWith('Waiting for your approval (1,000 waiting)')) waitingAll();
+  });
+  lsp.connection.onRequest('buckley/approveTool', () => decided);
+  lsp.connection.onUnhandledProgress(() => {});
+  await initialize(lsp, { window: { workDoneProgress: true }, textDocument: { hover: { contentFormat: ['markdown'] } }, experimental: { buckley: { taskProgress: true, approveTool: true } } });
+  await untilReady(lsp);
+  const uri = pathToFileURL(join(REPO, 'fixtures/workspace/hostile.ts')).href;
+  const text = Array.from({ length: 200 }, (_, i) => `export const value${i} = ${i};`).join('\n');
+  await lsp.connection.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: 'typescript', version: 1, text } });
+  const range = { start: { line: 10, character: 0 }, end: { line: 20, character: 0 } };
+  await lsp.connection.sendRequest('buckley/ask', { question: 'INSTANT', uri, range });
+  const idle = rssMb(lsp.child.pid!);
+
+  const { taskId } = await lsp.connection.sendRequest<{ taskId: string }>('buckley/executeTask', { task: 'PERMISSIONS 1000 edit' });
+  await allWaiting;
+  const holding = rssMb(lsp.child.pid!);
+  record({ figure: 'hostile: memory while a task holds 1,000 permissions open', value: holding, unit: 'MB', baseline: 'the same server idle', baselineValue: idle, goal: '≤ 1.5×', met: holding / idle <= 1.5 });
+  const ended = new Promise<void>((resolve) => lsp.connection.onNotification('$/buckley/taskProgress', (p: any) => p.taskId === taskId && p.status === 'completed' && resolve()));
+  decide({ approved: true, forTask: true });
+  await ended;
+
+  const hoverAt = async () => {
+    const t0 = now();
+    await lsp.connection.sendRequest('textDocument/hover', { textDocument: { uri }, position: { line: 15, character: 4 } });
+    return now() - t0;
+  };
+  const samples = quick ? 50 : 300;
+  const still: number[] = [];
+  for (let i = 0; i < samples; i++) still.push(await hoverAt());
+  let streaming = true;
+  const size = quick ? 5 : 20;
+  const asked = lsp.connection.sendRequest('buckley/ask', { question: `BIG ${size}`, uri, range }).finally(() => (streaming = false));
+  const during: number[] = [];
+  while (streaming) {
+    const ms = await hoverAt();
+    if (streaming) during.push(ms);
+  }
+  await asked;
+  record({ figure: `hostile: hover p50 while a ${size} MB answer streams (${during.length} samples)`, value: pct(during, 50), unit: 'ms', baseline: 'hover p50 with nothing running', baselineValue: pct(still, 50), goal: '≤ 1.5×', met: during.length > 0 && pct(during, 50) / pct(still, 50) <= 1.5 });
+  record({ figure: `hostile: hover, slowest while a ${size} MB answer streams`, value: Math.max(...during), unit: 'ms', baseline: 'hover p99 with nothing running', baselineValue: pct(still, 99), goal: 'report', met: null });
+  await lsp.stop();
+}
+
 async function main(): Promise<void> {
   console.log(`buckley-lsp benchmarks${quick ? ' (quick smoke run)' : ''} on ${process.version}\n`);
   if (runs('startup')) await startup();
@@ -860,6 +915,7 @@ async function main(): Promise<void> {
   if (runs('context')) context();
   if (runs('reading')) await reading();
   if (runs('completions')) await completions();
+  if (runs('hostile')) await hostile();
   if (runs('agents')) await agentAsks();
 
   const rows = figures.map((f) => [f.figure, `${f.value.toFixed(f.unit === 'events/s' ? 0 : 2)} ${f.unit}`, `${f.baseline}: ${f.baselineValue.toFixed(2)}`, `${f.ratio.toFixed(2)}×`, f.goal, f.met === null ? '—' : f.met ? 'met' : 'NOT met']);

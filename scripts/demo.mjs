@@ -110,9 +110,12 @@ const actions = await connection.sendRequest('textDocument/codeAction', { textDo
 server(`code actions: ${actions.map((action) => action.title).join(' | ')}`);
 
 const explain = actions.find((action) => action.title === 'Buckley: explain this');
+// The one-line summary comes once the editor has opened the answer: it says only what happened.
+const answerSaid = new Promise((resolve) => (onMessage = (message) => message.startsWith('answered ') && resolve(message)));
 editor(`run "${explain.title}" (workspace/executeCommand ${explain.command.command})`);
 server(`executeCommand answered at once: ${JSON.stringify(await connection.sendRequest('workspace/executeCommand', explain.command))}`);
 const shown = await answerDocument;
+await answerSaid;
 console.log(indent(readFileSync(fileURLToPath(shown), 'utf8').trim()));
 
 editor('hover inside the selection');

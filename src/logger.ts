@@ -5,6 +5,8 @@
 import type { LogLevel } from './config.js';
 
 const order: Record<LogLevel, number> = { error: 0, warn: 1, info: 2, debug: 3 };
+/** The longest line the log takes. */
+export const MAX_LINE_CHARS = 256 * 1024;
 
 export type LogSink = (level: LogLevel, line: string) => void;
 
@@ -41,7 +43,9 @@ export class RootLogger implements Logger {
   }
 
   write(level: LogLevel, message: string): void {
-    if (this.enabled(level)) this.sink(level, message);
+    if (!this.enabled(level)) return;
+    // Bounded whatever an agent sends: a line is cut, saying how much was left out.
+    this.sink(level, message.length <= MAX_LINE_CHARS ? message : `${message.slice(0, MAX_LINE_CHARS)}… (${message.length - MAX_LINE_CHARS} more characters)`);
   }
 
   error(message: string): void {

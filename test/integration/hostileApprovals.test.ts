@@ -102,4 +102,36 @@ describe('a thousand permissions at once', () => {
     expect(requests[0]).toMatchObject({ batch: 'edits', risk: 'medium' });
     expect(requests[1]).toMatchObject({ waiting: 199, batch: 'edits' });
   });
+
+  it('a command of 50,000 characters: the prompt carries its start and its length, and the risk is judged on all of it', async () => {
+    const user = prompts(() => 'Deny', async () => undefined);
+    const client = await start({ client: 'neovim-0.10.4', initialize: promptingEditor, answerMessageRequest: user.answer });
+    const command = `echo ${'a'.repeat(50_000)} && rm -rf ~`;
+    const { answer } = await runTask(client, `TOOL ${JSON.stringify({ kind: 'execute', title: 'Run a command', rawInput: { command } })}`);
+    expect(answer).toContain('Tool outcome: no.');
+    const [prompt] = user.seen;
+    expect(prompt.message.length).toBeLessThan(5_000);
+    expect(prompt.message).toContain(`… (${command.length.toLocaleString('en')} characters in all)`);
+    expect(prompt.message).toContain('(risk: destructive');
+    expect(prompt.actions.map((action: any) => action.title)).toEqual(['Approve', 'Deny']);
+  });
+
+  it('more than 1,000 at once: the rest are denied at once, said once — what an agent holds open is bounded', async () => {
+    let client!: TestClient;
+    // The user answers once the five over the limit were denied (the log says so of each).
+    const overLimit = () => client.all('window/logMessage').filter((p) => p.message.includes('denied by the limit')).length;
+    const user = prompts(
+      (_, index) => (index === 0 ? 'Approve' : 'Approve all edits of this task'),
+      async () => {
+        while (overLimit() < 5) await client.waitForNext('window/logMessage');
+      },
+    );
+    client = await start({ client: 'neovim-0.10.4', initialize: promptingEditor, answerMessageRequest: user.answer });
+    const { answer } = await runTask(client, 'PERMISSIONS 1005 edit');
+    expect(user.seen).toHaveLength(2);
+    expect(answer).toContain('permissions: 1000 allowed, 5 denied, 0 cancelled');
+    expect(client.all('window/showMessage').filter((p) => p.message.includes('approvals at once'))).toEqual([
+      { type: 2, message: 'the agent asks more than 1,000 approvals at once in one task: the rest are denied until those are decided' },
+    ]);
+  }, 120_000);
 });

@@ -5,11 +5,11 @@
  * window/logMessage. Answers are remembered for hover and saved across restarts.
  */
 import { writeFile } from 'node:fs';
-import { mkdir, readdir, readFile, unlink, writeFile as writeFileAsync } from 'node:fs/promises';
+import { mkdir, readdir, unlink, writeFile as writeFileAsync } from 'node:fs/promises';
 import { promisify } from 'node:util';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { ApplyWorkspaceEditRequest, MarkupKind, type Connection, type Hover, type Position, type Range, type TextDocumentContentChangeEvent } from 'vscode-languageserver';
+import { ApplyWorkspaceEditRequest, MarkupKind, ShowDocumentRequest, type Connection, type Hover, type Position, type Range, type TextDocumentContentChangeEvent } from 'vscode-languageserver';
 import * as z from '../../schema.js';
 import type { Features } from '../capabilities.js';
 import type { Logger } from '../../logger.js';
@@ -18,7 +18,9 @@ import { parseJson, readStateFile, readStateFileSync, writeFileAtomicSync } from
 import { describeLines } from '../../text.js';
 import { shiftRange } from './ranges.js';
 import { wrapMarkdown } from './wrap.js';
-import { inert } from '../../text.js';
+import { inert, oneLine } from '../../text.js';
+import { readText, realPath, shortened, writeText } from '../../fileAccess.js';
+import { MAX_READ_BYTES } from '../../wire/contract.js';
 import { canonicalUri } from '../../uri.js';
 import * as messages from './messages.js';
 import { FOLLOW_UP_MARKER } from './conversations.js';
@@ -47,6 +49,8 @@ const answerSchema = z.object({
   report: z.optional(z.boolean()),
   /** The conversation it belongs to (its document ends with a place to follow up). */
   conversation: z.optional(z.string()),
+  /** The whole answer's length, when only its start is kept (for hover). */
+  length: z.optional(z.number()),
 });
 export type Answer = z.infer<typeof answerSchema>;
 
@@ -70,6 +74,14 @@ const savedSchema = z.object({ version: z.literal(1), answers: z.array(answerSch
 const writeNewFile = promisify(writeFile);
 
 const KEPT_ANSWERS = 100;
+/** How much of an answer hover shows (and is kept for it): the start, and where the rest is. */
+const HOVER_ANSWER_CHARS = 4_000;
+/** How much of an answer the log line carries; the document has all of it. */
+const LOGGED_ANSWER_CHARS = 256 * 1024;
+/** Answers longer than this are written as they are: re-flowing megabytes would hold up the editor. */
+const WRAPPED_ANSWER_CHARS = 1024 * 1024;
+/** How long the editor may take to open an answer document before the message says where it is instead. */
+const SHOW_DOCUMENT_TIMEOUT_MS = 5_000;
 /** Answer documents kept on disk; older ones are removed. */
 const KEPT_DOCUMENTS = 200;
 
@@ -89,6 +101,8 @@ export class Answers {
   private written = 0;
   /** The answer directory known to exist (made once, not before every answer). */
   private madeDirectory: string | undefined;
+  /** Answer directories said to be unwritable: each is named once, not with every answer. */
+  private readonly unwritable = new Set<string>();
 
   constructor(
     private readonly connection: Connection,
@@ -188,7 +202,8 @@ export class Answers {
     for (let i = this.answers.length - 1; i >= 0; i--) {
       const answer = this.answers[i]!;
       if (answer.uri === uri && answer.range && contains(answer.range, position)) {
-        return hoverOf(`**Buckley** — ${answer.question}\n\n${answer.answer}`, answer.range, markdown);
+        const rest = answer.length === undefined ? '' : `\n\n… ${answer.documentUri ? `the whole answer (${answer.length.toLocaleString('en')} characters) is in [its document](${answer.documentUri})` : 'the rest of the answer is in the log'}`;
+        return hoverOf(`**Buckley** — ${answer.question}\n\n${answer.answer}${rest}`, answer.range, markdown);
       }
     }
     return null;
@@ -202,45 +217,72 @@ export class Answers {
   deliver(answer: Omit<Answer, 'at' | 'documentUri'>, features: Features, verb: 'answered' | 'done' = 'answered', delivery: Delivery = {}): Answer {
     // The agent's text is shown as written, never interpreted (no escapes, no bidi tricks).
     const record: Answer = { ...answer, question: inert(answer.question), answer: inert(answer.answer), at: new Date().toISOString() };
-    this.answers.push(record);
+    // Kept for hover (and saved) is the start of a long answer: the document holds all of it.
+    const kept: Answer = record.answer.length > HOVER_ANSWER_CHARS ? { ...record, answer: startOf(record.answer, HOVER_ANSWER_CHARS), length: record.answer.length } : record;
+    this.answers.push(kept);
     this.dirty = true;
     if (this.answers.length > KEPT_ANSWERS * 2) this.answers = this.answers.slice(-KEPT_ANSWERS);
-    setImmediate(() => this.announce(record, features, verb, delivery));
+    setImmediate(() => this.announce(record, kept, features, verb, delivery));
     return record;
   }
 
   /**
    * The one-line message says what happened and where the answer is — "answered «why…»: answer
-   * opened", "done «task»: hover the code" — not the answer's first words.
+   * opened", "done «task»: hover the code" — not the answer's first words; and only what did
+   * happen: "opened" once the editor opened it.
    */
-  private announce(record: Answer, features: Features, verb: 'answered' | 'done', delivery: Delivery): void {
-    this.connection.console.info(`Buckley's ${record.report ? 'report on' : 'answer to'} "${record.question}":\n${record.answer}`);
-    if (features.answerMessage) {
-      // "no answer to «…»: report opened": a report is never announced as an answer.
-      const said = record.report && verb === 'answered' ? 'no answer to' : verb;
-      messages.info(this.connection, messages.fit(`${said} «`, record.question, `»: ${whereShown(record, features)}`));
-    }
+  private announce(record: Answer, kept: Answer, features: Features, verb: 'answered' | 'done', delivery: Delivery): void {
+    const logged = record.answer.length > LOGGED_ANSWER_CHARS ? `${startOf(record.answer, LOGGED_ANSWER_CHARS)}\n\n… (${record.answer.length - LOGGED_ANSWER_CHARS} more characters in the answer document)` : record.answer;
+    this.connection.console.info(`Buckley's ${record.report ? 'report on' : 'answer to'} "${record.question}":\n${logged}`);
     if (!features.showDocument && features.markdownMessageRequest) {
-      // Zed keeps a prompt until the user acts, and renders markdown: the full answer fits there.
-      this.connection.window.showInformationMessage(`**${record.question}**\n\n${record.answer}`, { title: 'Dismiss' }).then(
+      // Zed keeps a prompt until the user acts, and renders markdown: the answer fits there (its start, if long).
+      this.connection.window.showInformationMessage(`**${record.question}**\n\n${kept.answer}${kept.length ? '\n\n… (the rest is in the log)' : ''}`, { title: 'Dismiss' }).then(
         () => undefined,
         () => undefined,
       );
     }
     const appended = delivery.appendTo ? this.appendToDocument(delivery.appendTo, record, features) : undefined;
-    (appended ?? this.writeDocument(record).then((uri) => ({ uri, open: false }))).then(
-      ({ uri, open }) => {
-        record.documentUri = uri;
-        delivery.documented?.(uri);
-        // Already in the editor: the answer appears where the user is reading.
-        if (!features.showDocument || open) return;
-        // Beside the code, which keeps the focus: Neovim and Emacs open another window, Helix a split.
-        this.connection.window.showDocument({ uri, takeFocus: false }).then(
-          (result) => result.success || this.logger.debug('the editor did not open the answer document'),
-          (error: Error) => this.logger.debug(`showDocument failed: ${error.message}`),
-        );
-      },
-      (error: Error) => this.logger.warn(`could not write the answer document: ${error.message}`),
+    (appended ?? this.writeDocument(record).then((uri) => ({ uri, open: false })))
+      .then(
+        async ({ uri, open }): Promise<Shown> => {
+          record.documentUri = uri;
+          kept.documentUri = uri;
+          delivery.documented?.(uri);
+          // Already in the editor: the answer appears where the user is reading.
+          if (open) return { opened: true };
+          if (!features.showDocument) return { opened: false };
+          // Beside the code, which keeps the focus: Neovim and Emacs open another window, Helix a split.
+          const result = await requestWithin(this.connection, ShowDocumentRequest.type, { uri, takeFocus: false }, SHOW_DOCUMENT_TIMEOUT_MS).catch((error: Error) => {
+            this.logger.debug(`showDocument failed: ${error.message}`);
+            return { success: false };
+          });
+          if (!result.success) this.logger.info(`the editor did not open the answer document ${uri}`);
+          return { opened: result.success, ...(result.success ? {} : { file: uri }) };
+        },
+        (error: Error): Shown => {
+          this.cannotWrite(error);
+          return { opened: false };
+        },
+      )
+      .then((shown) => {
+        if (!features.answerMessage) return;
+        // "no answer to «…»: report opened": a report is never announced as an answer.
+        const said = record.report && verb === 'answered' ? 'no answer to' : verb;
+        messages.info(this.connection, messages.fit(`${said} «`, record.question, `»: ${whereShown(record, features, shown)}`));
+      });
+  }
+
+  /** The answer directory cannot be written: said once per directory, with the setting that moves it. */
+  private cannotWrite(error: Error): void {
+    this.logger.warn(`could not write the answer document: ${error.message}`);
+    if (this.unwritable.has(this.answersDir)) return;
+    this.unwritable.add(this.answersDir);
+    const code = (error as NodeJS.ErrnoException).code;
+    const why = code === 'EACCES' || code === 'EPERM' ? 'permission denied' : code === 'ENOTDIR' || code === 'EEXIST' ? 'it is not a directory' : code === 'EROFS' ? 'read-only file system' : code === 'ENOSPC' ? 'no space left' : oneLine(error.message, 80);
+    messages.warn(
+      this.connection,
+      `cannot write answers to ${shortened(this.answersDir, 100)} (${why}): set buckley.answers.directory to a folder you can write; until then each answer is in the log and its message says where else`,
+      400,
     );
   }
 
@@ -251,7 +293,8 @@ export class Answers {
       ? `*About ${this.displayName(answer.uri)}${answer.range ? `, ${describeLines(answer.range)}` : ''} — ${when}*\n\n`
       : `*${when}*\n\n`;
     // Wrapped, so it reads in an editor that does not wrap long lines.
-    const content = `# ${answer.question}\n\n${source}${wrapMarkdown(answer.answer)}\n${answer.conversation ? `\n---\n\n${FOLLOW_UP_MARKER}\n\n` : ''}`;
+    const body = answer.answer.length > WRAPPED_ANSWER_CHARS ? answer.answer : wrapMarkdown(answer.answer);
+    const content = `# ${answer.question}\n\n${source}${body}\n${answer.conversation ? `\n---\n\n${FOLLOW_UP_MARKER}\n\n` : ''}`;
     // A new file each time, opened only once written: no temporary file and rename needed.
     for (let attempt = 1; ; attempt++) {
       const path = join(this.answersDir, `${stamp}-${slug(answer.question)}${attempt > 1 ? `-${attempt}` : ''}.md`);
@@ -307,14 +350,17 @@ export class Answers {
     } catch {
       return { uri: await this.writeDocument(answer), open: false };
     }
+    // Our own document, as a regular file of bounded size: a pipe or a link put in its place is not followed.
+    const real = realPath(path);
     let text: string;
     try {
-      text = await readFile(path, 'utf8');
+      if (!real) throw new Error('a loop of links');
+      text = await readText(real, { maxBytes: MAX_READ_BYTES });
     } catch {
       return { uri: await this.writeDocument(answer), open: false };
     }
     const { from, to, newText } = followUpEdit(text, answer);
-    await writeFileAsync(path, text.slice(0, from) + newText + text.slice(to), { mode: 0o600 });
+    await writeText(real, text.slice(0, from) + newText + text.slice(to));
     return { uri, open: false };
   }
 
@@ -366,13 +412,29 @@ function hoverOf(text: string, range: Range, markdown: boolean): Hover {
   };
 }
 
-/** Where the editor shows the answer (or report), in a few words. */
-function whereShown(record: Answer, features: Features): string {
+/** Whether the editor opened the answer's document; `file`: written, but not opened. */
+interface Shown {
+  opened: boolean;
+  file?: string;
+}
+
+/** Where the editor shows the answer (or report), in a few words: only where it is. */
+function whereShown(record: Answer, features: Features, shown: Shown): string {
   const what = record.report ? 'report' : 'answer';
-  if (features.showDocument) return `${what} opened`;
+  if (shown.opened) return `${what} opened`;
+  if (shown.file) return `${what} in ${basename(fileURLToPath(shown.file))}`;
   if (features.markdownMessageRequest) return 'see the notification';
   if (record.uri && record.range && features.answerHover) return 'hover the code';
   return `${what} in the log`;
+}
+
+/** The start of a long text, cut at a line end where there is one near the cut, a code block closed if it was open. */
+function startOf(text: string, chars: number): string {
+  let cut = text.slice(0, chars);
+  const lineEnd = cut.lastIndexOf('\n');
+  if (lineEnd > chars / 2) cut = cut.slice(0, lineEnd);
+  const fences = cut.match(/^\s*(```|~~~)/gm)?.length ?? 0;
+  return fences % 2 === 1 ? `${cut}\n\`\`\`` : cut;
 }
 
 function slug(text: string): string {

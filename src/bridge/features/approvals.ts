@@ -77,6 +77,17 @@ interface Pending {
 /** Kinds of tool call as the user reads them in "approve all … of this task". */
 const BATCH_LABELS: Record<string, string> = { read: 'reads', search: 'searches', edit: 'edits', move: 'moves', execute: 'commands', fetch: 'fetches', think: 'thinking steps' };
 
+/** A prompt carries a bounded amount whatever the agent sends: names and titles in so many cells, values in so many characters. */
+const MAX_NAME_CELLS = 200;
+const MAX_VALUE_CHARS = 4_000;
+/** The most approvals of one task that wait for the user; more are denied at once. */
+const MAX_WAITING = 1_000;
+
+/** A parameter's value, its start when it is long, saying how long it is (the risk is judged on all of it). */
+function bounded(value: string): string {
+  return value.length <= MAX_VALUE_CHARS ? value : `${value.slice(0, MAX_VALUE_CHARS)}… (${value.length.toLocaleString('en')} characters in all)`;
+}
+
 const APPROVE = 'Approve';
 const TRUST = 'Approve & trust';
 const DENY = 'Deny';
@@ -88,6 +99,8 @@ export class ApprovalService {
    * the user (one prompt per task at a time); the rest wait their turn.
    */
   private readonly queues = new Map<string, Pending[]>();
+  /** Tasks told that their agent asked more approvals at once than wait (said once per task). */
+  private readonly overflowSaid = new Set<string>();
   /** Kinds of call the user approved for the rest of a task ("approve all edits of this task"). */
   private readonly approvedForTask = new Map<string, Set<string>>();
   private readonly diagnosticsShown = new Set<string>();
@@ -101,16 +114,16 @@ export class ApprovalService {
     // What the agent sent is shown, never interpreted: one-line names, inert parameter values.
     const request: ToolApprovalRequest = {
       executionId: approval.execution_id,
-      tool: inline(approval.tool) || 'a tool',
-      parameters: Object.fromEntries(Object.entries(approval.parameters).map(([key, value]) => [inline(key), inert(value)])),
+      tool: oneLine(approval.tool, MAX_NAME_CELLS) || 'a tool',
+      parameters: Object.fromEntries(Object.entries(approval.parameters).map(([key, value]) => [oneLine(key, MAX_NAME_CELLS), bounded(inert(value))])),
       risk,
       agent: { id: inline(approval.agent_id) || 'agent' },
       taskId: input.taskId,
-      ...(approval.title ? { title: inline(approval.title) } : {}),
+      ...(approval.title ? { title: oneLine(approval.title, MAX_NAME_CELLS) } : {}),
       ...(reason ? { reason: inline(reason) } : {}),
       ...(approval.diff ? { change: { linesAdded: approval.lines_added, linesRemoved: approval.lines_removed, diff: wellFormed(approval.diff) } } : {}),
     };
-    const batchKey = risk === 'destructive' || (opaque && risk !== 'low') ? undefined : (BATCH_LABELS[approval.kind] ?? `uses of ${request.tool}`);
+    const batchKey = batchKeyOf(approval, risk, opaque);
     if (batchKey) request.batch = batchKey;
     return new Promise<Decision>((resolve) => {
       const pending: Pending = {
@@ -140,7 +153,7 @@ export class ApprovalService {
       };
       this.pending.set(request.executionId, pending);
 
-      const automatic = this.automaticDecision(request, opaque) ?? this.approvedWithTask(pending);
+      const automatic = this.automaticDecision(request, opaque) ?? this.approvedWithTask(pending) ?? this.tooManyWaiting(pending);
       if (automatic) return pending.settle(automatic);
       this.enqueue(pending);
     });
@@ -186,6 +199,18 @@ export class ApprovalService {
     this.ask(pending);
   }
 
+  /** A task may keep so many approvals waiting, not more: what an agent holds open is bounded. */
+  private tooManyWaiting(pending: Pending): Decision | undefined {
+    const waiting = this.queues.get(queueOf(pending))?.length ?? 0;
+    if (waiting < MAX_WAITING) return undefined;
+    const key = queueOf(pending);
+    if (!this.overflowSaid.has(key)) {
+      this.overflowSaid.add(key);
+      messages.warn(this.deps.connection, `the agent asks more than ${MAX_WAITING.toLocaleString('en')} approvals at once in one task: the rest are denied until those are decided`, 200);
+    }
+    return { approved: false, remember: false, by: 'the limit', reason: `the task already has ${MAX_WAITING.toLocaleString('en')} approvals waiting for the user; ask again once they are decided` };
+  }
+
   /** Approved already with an earlier call of the task: "approve all edits of this task". */
   private approvedWithTask(pending: Pending): Decision | undefined {
     const { taskId } = pending.request;
@@ -207,10 +232,13 @@ export class ApprovalService {
     for (const other of waiting) other.settle({ approved, remember: false, by: `${by}: ${scope}` });
   }
 
-  /** Whether the user will be asked, or the policy or remembered trust decide at once. */
-  needsUser(approval: WireApproval): boolean {
+  /** Whether the user will be asked, or the call is decided at once (policy, trust, the task's "approve all", the limit). */
+  howDecided(approval: WireApproval, taskId: string): 'by the user' | 'approved' | 'denied' {
     const { risk, opaque } = this.assess(approval);
-    return this.automaticDecision({ risk, agent: { id: approval.agent_id || 'agent' }, tool: approval.tool || 'a tool' }, opaque) === undefined;
+    if (this.automaticDecision({ risk, agent: { id: approval.agent_id || 'agent' }, tool: approval.tool || 'a tool' }, opaque)) return 'approved';
+    const batchKey = batchKeyOf(approval, risk, opaque);
+    if (batchKey && this.approvedForTask.get(taskId)?.has(batchKey)) return 'approved';
+    return this.waiting(taskId) >= MAX_WAITING ? 'denied' : 'by the user';
   }
 
   /**
@@ -256,6 +284,7 @@ export class ApprovalService {
    */
   withdrawTask(taskId: string, why: string): void {
     this.approvedForTask.delete(taskId);
+    this.overflowSaid.delete(taskId);
     for (const pending of [...this.pending.values()]) {
       if (pending.request.taskId === taskId) pending.settle({ approved: false, remember: false, by: 'the task', reason: why }, true);
     }
@@ -406,6 +435,12 @@ export class ApprovalService {
     }
     await saving;
   }
+}
+
+/** What approving a call for its task covers: its kind; none for a destructive call or one whose effect cannot be seen. */
+function batchKeyOf(approval: WireApproval, risk: Risk, opaque: string | undefined): string | undefined {
+  if (risk === 'destructive' || (opaque && risk !== 'low')) return undefined;
+  return BATCH_LABELS[approval.kind] ?? `uses of ${oneLine(approval.tool, MAX_NAME_CELLS) || 'a tool'}`;
 }
 
 /** The queue an approval waits in: its task's (an approval of no task, such as a proposed edit, is alone). */

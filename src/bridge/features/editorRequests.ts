@@ -4,7 +4,7 @@
  */
 import { CancellationTokenSource, type Connection, type ProtocolRequestType } from 'vscode-languageserver';
 
-export async function requestWithin<P, R>(connection: Connection, type: ProtocolRequestType<P, R, never, void, void>, params: P, timeoutMs: number): Promise<R> {
+export async function requestWithin<P, R, PR>(connection: Connection, type: ProtocolRequestType<P, R, PR, void, void>, params: P, timeoutMs: number): Promise<R> {
   const source = new CancellationTokenSource();
   const timer = setTimeout(() => source.cancel(), timeoutMs);
   try {

@@ -144,6 +144,8 @@ class TokenProgress implements Progress {
   private readonly reports: Coalescer<() => WorkDoneProgressReport>;
   private ended = false;
   private lastReport: string | undefined;
+  /** The answer has begun to arrive. */
+  private wrote = false;
   private readonly cancelListeners: (() => void)[] = [];
 
   constructor(
@@ -167,9 +169,11 @@ class TokenProgress implements Progress {
 
   writing(answerTail: string): void {
     if (this.ended) return;
+    const first = !this.wrote;
+    this.wrote = true;
     this.lastReport = undefined;
-    // Within the bound like any report: the first words wait at most one interval (100 ms).
-    this.reports.push(() => ({ kind: 'report', cancellable: true, message: lastLine(answerTail, MESSAGE_WIDTH) }));
+    // The first words go out at once (within the bound of 10 a second): the user sees the answer begin.
+    this.reports.push(() => ({ kind: 'report', cancellable: true, message: lastLine(answerTail, MESSAGE_WIDTH) }), first);
   }
   done(message: string): void {
     if (this.ended) return;

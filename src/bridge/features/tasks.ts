@@ -136,10 +136,12 @@ export class TaskService {
       (state) => void deps.connection.sendNotification(TaskProgressNotification.type, state),
       UPDATE_INTERVAL_MS,
     );
+    let lastStatus: TaskStatus | undefined;
     const publish = () => {
       if (!features.taskProgress) return;
-      // Coalesced, a change of status (waiting for approval, and back) too: at most 10 a second.
-      notifications.push(snapshot(task));
+      // A change of status (waiting for approval, and back) goes out at once, within the bound of 10 a second; the rest coalesced.
+      notifications.push(snapshot(task), lastStatus !== undefined && task.state.status !== lastStatus);
+      lastStatus = task.state.status;
     };
     publish();
     const progress = deps.progress.begin({ title: task.title, kind: 'task', workDoneProgress: features.workDoneProgress });
@@ -169,13 +171,14 @@ export class TaskService {
           applyEvent(task, event);
           const approval = event.status === 'awaiting_approval' ? event.approval : undefined;
           if (approval) {
-            if (deps.approvals.needsUser(approval)) {
+            const decided = deps.approvals.howDecided(approval, task.id);
+            if (decided === 'by the user') {
               const waiting = deps.approvals.waiting(task.id) + 1;
               // The count first: a progress line cut to the editor's width keeps it.
               task.state.message = `Waiting for your approval${waiting > 1 ? ` (${waiting.toLocaleString('en')} waiting)` : ''}: ${oneLine(approval.tool, 60)} (${inline(approval.risk) || 'unknown risk'}) — ${deps.approvals.hint()}`;
             } else {
-              // Decided at once by policy or trust: nothing to wait for.
-              task.state = { ...task.state, status: 'in_progress', message: `Approved: ${oneLine(approval.tool, 60)}` };
+              // Decided at once (policy, trust, the task's "approve all", the limit): nothing to wait for.
+              task.state = { ...task.state, status: 'in_progress', message: `${decided === 'approved' ? 'Approved' : 'Denied'}: ${oneLine(approval.tool, 60)}` };
             }
           }
           publish();

@@ -6,6 +6,8 @@
  */
 export class Coalescer<T> {
   private lastSent = -Infinity;
+  /** When the sends of the last second went out: never more than `1000 / intervalMs` of them. */
+  private readonly sentTimes: number[] = [];
   private pending: { value: T } | undefined;
   private timer: NodeJS.Timeout | undefined;
   private finished = false;
@@ -16,14 +18,17 @@ export class Coalescer<T> {
   ) {}
 
   /**
-   * Keeps `value` as the latest, sent at once when the interval since the last send has passed,
-   * else at its end. Nothing jumps the interval, a change of status included: the bound holds
-   * whatever the producer does (an agent asking 1,000 permissions flips its task's status 2,000 times).
+   * Keeps `value` as the latest, sent once `intervalMs` have passed since the last send. `urgent`
+   * (a change the user must see at once: waiting for approval, the answer's first words) goes out
+   * at once if fewer than `1000 / intervalMs` went out in the last second; so a producer flipping
+   * its status thousands of times a second still gets no more than that many a second.
    */
-  push(value: T): void {
+  push(value: T, urgent = false): void {
     if (this.finished) return;
     this.pending = { value };
-    const wait = this.lastSent + this.intervalMs - Date.now();
+    const now = Date.now();
+    const roomIn = this.roomIn(now);
+    const wait = urgent ? roomIn : Math.max(this.lastSent + this.intervalMs - now, roomIn);
     if (wait <= 0) this.flush();
     else this.timer ??= setTimeout(() => this.flush(), wait);
   }
@@ -36,6 +41,12 @@ export class Coalescer<T> {
     this.finished = true;
   }
 
+  /** How long until one more send fits in the last second's budget (0: now). */
+  private roomIn(now: number): number {
+    while (this.sentTimes.length > 0 && this.sentTimes[0]! <= now - 1000) this.sentTimes.shift();
+    return this.sentTimes.length < 1000 / this.intervalMs ? 0 : this.sentTimes[0]! + 1000 - now;
+  }
+
   private flush(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
@@ -43,6 +54,7 @@ export class Coalescer<T> {
     const { value } = this.pending;
     this.pending = undefined;
     this.lastSent = Date.now();
+    this.sentTimes.push(this.lastSent);
     this.send(value);
   }
 }

@@ -14,6 +14,12 @@ const LIST_ITEM = /^(\s*)([-*+]|\d+[.)])(\s+)/;
 const QUOTE = /^(\s*>\s?)+/;
 /** Lines that are not prose: headings, tables, rules, indented code, HTML. */
 const VERBATIM = /^(\s*#|\s*\||\s*([-*_]\s*){3,}$|\s{4,}\S|\t|\s*<)/;
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+
+/** Terminal cells of a piece of text: its length when it is plain ASCII (most prose, and fast), else measured grapheme by grapheme. */
+function cells(text: string): number {
+  return PRINTABLE_ASCII.test(text) ? text.length : cellsOf(text);
+}
 
 export function wrapMarkdown(text: string, width = WRAP_WIDTH): string {
   const out: string[] = [];
@@ -30,7 +36,7 @@ export function wrapMarkdown(text: string, width = WRAP_WIDTH): string {
       out.push(line);
       continue;
     }
-    if (cellsOf(line) <= width || VERBATIM.test(line) || / {2}$/.test(line)) {
+    if ((line.length <= width && cells(line) <= width) || VERBATIM.test(line) || / {2}$/.test(line)) {
       out.push(line);
       continue;
     }
@@ -48,15 +54,21 @@ function wrapLine(line: string, width: number): string[] {
   const hanging = quote + ' '.repeat(item ? item[0].length : first.length - quote.length);
   const words = rest.slice(first.length - quote.length).split(/ +/).filter(Boolean);
   const lines: string[] = [];
+  // The width so far is counted as words are added: measuring the line again each time would be
+  // quadratic in its length (a 20 MB paragraph took seconds).
   let current = first;
+  let currentCells = cells(first);
   let empty = true;
   for (const word of words) {
-    if (!empty && cellsOf(current) + 1 + cellsOf(word) > width) {
+    const wordCells = cells(word);
+    if (!empty && currentCells + 1 + wordCells > width) {
       lines.push(current);
       current = hanging;
+      currentCells = cells(hanging);
       empty = true;
     }
     current += empty ? word : ` ${word}`;
+    currentCells += (empty ? 0 : 1) + wordCells;
     empty = false;
   }
   lines.push(current);
