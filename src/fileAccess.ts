@@ -245,16 +245,16 @@ async function selectedBytes(handle: FileHandle, { line = 0, limit = 0, maxBytes
 
 /**
  * Writes `content` to the real path `path`: an existing regular file is changed in place (its
- * mode and links kept); a new one is created in its directory as judged (the missing directories
- * too), never through a link.
+ * mode and links kept); a new one (with `mode`) is created in its directory as judged (the
+ * missing directories too), never through a link.
  */
-export async function writeText(path: string, content: string): Promise<void> {
+export async function writeText(path: string, content: string, mode = 0o666): Promise<void> {
   let handle: FileHandle | undefined;
   try {
     const stats = lstatIfThere(path);
     checkRegular(path, stats);
     if (stats) handle = await openRegular(path, O_WRONLY, 'written');
-    else handle = await createIn(path);
+    else handle = await createIn(path, mode);
     await handle.truncate(0);
     await handle.writeFile(content, 'utf8');
   } catch (error) {
@@ -265,16 +265,16 @@ export async function writeText(path: string, content: string): Promise<void> {
 }
 
 /** Creates (or opens, if it appeared meanwhile) the file at `path` inside its directory's open descriptor. */
-async function createIn(path: string): Promise<FileHandle> {
+async function createIn(path: string, mode: number): Promise<FileHandle> {
   if (!procFds) {
     await mkdir(dirname(path), { recursive: true });
-    const handle = await open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0o666);
+    const handle = await open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, mode);
     checkOpened(handle.fd, path, 'written');
     return handle;
   }
   const directory = await openDirectory(dirname(path), true);
   try {
-    const handle = await open(join(`/proc/self/fd/${directory.fd}`, basename(path)), O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0o666);
+    const handle = await open(join(`/proc/self/fd/${directory.fd}`, basename(path)), O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, mode);
     try {
       checkRegular(path, await handle.stat());
       checkOpened(handle.fd, path, 'written');

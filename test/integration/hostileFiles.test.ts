@@ -151,6 +151,17 @@ describe('only regular files are read or written', () => {
   });
 });
 
+describe('files of its own', () => {
+  it('a pipe where the conversations listing is written: refused at once with what it is, and the server goes on', async () => {
+    const state = join(top, `state${++count}`);
+    mkdirSync(join(state, 'buckley-lsp', 'answers'), { recursive: true });
+    execFileSync('mkfifo', [join(state, 'buckley-lsp', 'answers', 'conversations.md')]);
+    const client = await start({ client: 'neovim-0.10.4', env: { XDG_STATE_HOME: state } });
+    await expect(client.request('workspace/executeCommand', { command: 'buckley.conversations', arguments: [] })).rejects.toThrow('conversations.md is a named pipe (FIFO), not a file');
+    expect((await client.request('buckley/ask', { question: 'INSTANT' })).answer).toContain('ok');
+  });
+});
+
 describe('every read is bounded', () => {
   it('a file of 600 MB read by lines: the lines asked for, and a read of all of it refused with how to read it', async () => {
     const { root } = places();

@@ -4,7 +4,7 @@
  * the rest of the buffer stay; the user's unsaved edits made since the approval are kept, and the
  * change is refused where they touch the same lines. The disk gets it when the user saves.
  */
-import { mkdir, readdir, stat, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ApplyWorkspaceEditRequest, type Connection, type TextEdit, type WorkspaceEdit } from 'vscode-languageserver';
@@ -55,8 +55,9 @@ export class AgentEdits {
     this.logger.info(`the change under review (${executionId}):\n${diff}`);
     if (!this.features().showDocument) return;
     const path = join(this.changesDirectory, `${executionId}.diff`);
+    // A regular file only: a pipe or a link put in its place is refused, not waited on or followed.
     mkdir(this.changesDirectory, { recursive: true, mode: 0o700 })
-      .then(() => writeFile(path, diff, { mode: 0o600 }))
+      .then(() => writeText(join(realPath(this.changesDirectory) ?? this.changesDirectory, `${executionId}.diff`), diff, 0o600))
       .then(() => this.connection.window.showDocument({ uri: pathToFileURL(path).href, takeFocus: false }))
       .then(() => this.forgetOldChanges())
       .catch((error: Error) => this.logger.debug(`could not show the change ${executionId}: ${error.message}`));

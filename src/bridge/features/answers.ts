@@ -5,7 +5,7 @@
  * window/logMessage. Answers are remembered for hover and saved across restarts.
  */
 import { writeFile } from 'node:fs';
-import { mkdir, readdir, unlink, writeFile as writeFileAsync } from 'node:fs/promises';
+import { mkdir, readdir, unlink } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { basename, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -367,8 +367,9 @@ export class Answers {
   /** Writes a document of ours (a listing) to the answer directory, replacing the last one, and opens it. */
   async showListing(name: string, markdown: string): Promise<string> {
     await mkdir(this.answersDir, { recursive: true, mode: 0o700 });
-    const path = join(this.answersDir, name);
-    await writeFileAsync(path, markdown, { mode: 0o600 });
+    // A regular file only: a pipe or a link put in its place is refused, not waited on or followed.
+    const path = join(realPath(this.answersDir) ?? this.answersDir, name);
+    await writeText(path, markdown, 0o600);
     const uri = pathToFileURL(path).href;
     await this.connection.window.showDocument({ uri, takeFocus: true }).catch(() => undefined);
     return uri;
