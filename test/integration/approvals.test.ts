@@ -126,6 +126,8 @@ describe('approvals', () => {
     expect((await runTask(client, 'First edit')).answer).toContain('permission to edit: yes');
     expect((await runTask(client, 'Second edit')).answer).toContain('permission to edit: yes');
     expect(client.all('window/showMessageRequest')).toHaveLength(1);
+    // Trusted at once, saved meanwhile: read once it is saved.
+    await client.waitFor('window/logMessage', (p) => p.message.includes('trusted scripted-agent.mjs + Edit config.json: saved in'));
     const trust = JSON.parse(readFileSync(join(client.stateDir, 'buckley-lsp', 'trust.json'), 'utf8'));
     expect(trust.trusted).toEqual([{ agent: 'scripted-agent.mjs', tool: 'Edit config.json', since: expect.any(String) }]);
     await client.waitFor('window/logMessage', (p) => p.message.includes('approved by trust (Approve & trust earlier)'));

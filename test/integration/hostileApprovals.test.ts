@@ -134,4 +134,25 @@ describe('a thousand permissions at once', () => {
       { type: 2, message: 'the agent asks more than 1,000 approvals at once in one task: the rest are denied until those are decided' },
     ]);
   }, 120_000);
+
+  it('in Helix (code actions): one diagnostic for the first, saying how many wait, and a code action approves all edits of the task', async () => {
+    const client = await start({ client: 'helix-25.01.1', initialize: workspace });
+    const { uri } = await client.openFixture('workspace/retry.ts');
+    const selection = { start: { line: 0, character: 0 }, end: { line: 1, character: 0 } };
+    const task = 'PERMISSIONS 30 edit';
+    await client.request('buckley/executeTask', { task, context: { activeFile: uri, selection } });
+    // The first is asked at once; once the rest wait, the user decides the first and then sees the count.
+    const first = await client.waitFor('textDocument/publishDiagnostics', (p) => p.uri === uri && p.diagnostics.length === 1);
+    await client.waitFor('$/progress', (p) => p.value?.kind === 'report' && String(p.value.message).startsWith('Waiting for your approval (30 waiting)'));
+    const actions = await client.request('textDocument/codeAction', { textDocument: { uri }, range: selection, context: { diagnostics: first.diagnostics } });
+    await client.request('workspace/executeCommand', actions.find((a: any) => a.title.startsWith('Buckley: deny «')).command);
+    const next = await client.waitFor('textDocument/publishDiagnostics', (p) => p.uri === uri && p.diagnostics.length === 1 && p.diagnostics[0].message.startsWith('Buckley (1 of 29)'));
+    const offered = await client.request('textDocument/codeAction', { textDocument: { uri }, range: selection, context: { diagnostics: next.diagnostics } });
+    const titles = offered.map((a: any) => a.title);
+    expect(titles).toContain('Buckley: approve all edits of this task');
+    expect(titles).toContain('Buckley: deny all 29 waiting of this task');
+    expect(await client.request('workspace/executeCommand', offered.find((a: any) => a.title === 'Buckley: approve all edits of this task').command)).toEqual({ decided: true });
+    const answer = await client.waitFor('window/logMessage', (p) => p.message.startsWith(`Buckley's answer to "${task}"`));
+    expect(answer.message).toContain('permissions: 29 allowed, 1 denied, 0 cancelled');
+  });
 });

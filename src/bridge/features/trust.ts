@@ -80,6 +80,7 @@ export class TrustStore {
       await writeFileAtomic(this.path, `${JSON.stringify({ version: 1, trusted: entries } satisfies TrustFile, null, 2)}\n`);
       this.entries = entries;
       this.problem = undefined;
+      this.logger.info(`trusted ${agent} + ${tool}: saved in ${this.path}`);
     });
   }
 
