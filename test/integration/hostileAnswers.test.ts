@@ -47,7 +47,8 @@ describe('a long answer', () => {
     expect(contents.value).toContain(`… the whole answer (${answer.length.toLocaleString('en')} characters) is in [its document](${shown.uri})`);
     const logged = client.all('window/logMessage').find((p) => p.message.startsWith('Buckley\'s answer to "BIG 2"'));
     expect(logged.message.length).toBeLessThan(300 * 1024);
-    expect(logged.message).toMatch(/… \(\d+ more characters in the answer document\)$/);
+    expect(logged.message).toMatch(/\n… \(\d+ characters left out here; the answer document has them\) …\n/);
+    expect(logged.message).toMatch(/The end of the long answer\.$/);
   });
 
   it('while 20 MB of answer stream in, hover still answers, saying the ask is under way', async () => {

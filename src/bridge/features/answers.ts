@@ -232,7 +232,9 @@ export class Answers {
    * happen: "opened" once the editor opened it.
    */
   private announce(record: Answer, kept: Answer, features: Features, verb: 'answered' | 'done', delivery: Delivery): void {
-    const logged = record.answer.length > LOGGED_ANSWER_CHARS ? `${startOf(record.answer, LOGGED_ANSWER_CHARS)}\n\n… (${record.answer.length - LOGGED_ANSWER_CHARS} more characters in the answer document)` : record.answer;
+    // A long answer's start and end (where its conclusion is); the document holds all of it.
+    const half = LOGGED_ANSWER_CHARS / 2;
+    const logged = record.answer.length > LOGGED_ANSWER_CHARS ? `${record.answer.slice(0, half)}\n\n… (${record.answer.length - 2 * half} characters left out here; the answer document has them) …\n\n${record.answer.slice(-half)}` : record.answer;
     this.connection.console.info(`Buckley's ${record.report ? 'report on' : 'answer to'} "${record.question}":\n${logged}`);
     if (!features.showDocument && features.markdownMessageRequest) {
       // Zed keeps a prompt until the user acts, and renders markdown: the answer fits there (its start, if long).
