@@ -42,6 +42,18 @@ function tooBig(path: string, size: number): StateFileError {
   return new StateFileError(`${path} is ${Math.round(size / 1024 / 1024)} MB, over the ${MAX_STATE_FILE_BYTES / 1024 / 1024} MB a state file may be; remove it (it is re-created when needed)`);
 }
 
+/** Room for a state file of `size` bytes and one more (to see it grow); refused over the bound. */
+function bufferFor(path: string, size: number): Buffer {
+  if (size > MAX_STATE_FILE_BYTES) throw tooBig(path, size);
+  return Buffer.allocUnsafe(size + 1);
+}
+
+/** The text read; a file that filled the room grew while it was read (state files are replaced whole, never grown). */
+function textOf(path: string, bytes: Buffer, length: number): string {
+  if (length === bytes.length) throw new StateFileError(`${path} grew while it was read; something other than buckley-lsp writes it`);
+  return bytes.toString('utf8', 0, length);
+}
+
 function notAFile(path: string, stats: Stats): StateFileError {
   return new StateFileError(`${path} is ${kindOf(stats)}, not a file; remove it (it is re-created when needed)`);
 }
@@ -64,12 +76,10 @@ export async function readStateFile(path: string): Promise<string | undefined> {
   try {
     const stats = await handle.stat();
     if (!stats.isFile()) throw notAFile(path, stats);
-    if (stats.size > MAX_STATE_FILE_BYTES) throw tooBig(path, stats.size);
-    const bytes = Buffer.allocUnsafe(MAX_STATE_FILE_BYTES + 1);
+    const bytes = bufferFor(path, stats.size);
     let length = 0;
-    for (let read = -1; read !== 0 && length < bytes.length; length += read) ({ bytesRead: read } = await handle.read(bytes, length, bytes.length - length, null));
-    if (length > MAX_STATE_FILE_BYTES) throw tooBig(path, length);
-    return bytes.toString('utf8', 0, length);
+    for (let read = 1; read > 0 && length < bytes.length; length += read) read = (await handle.read(bytes, length, bytes.length - length, null)).bytesRead;
+    return textOf(path, bytes, length);
   } catch (error) {
     throw error instanceof StateFileError ? error : readProblem(path, error);
   } finally {
@@ -89,12 +99,10 @@ export function readStateFileSync(path: string): string | undefined {
   try {
     const stats = fstatSync(fd);
     if (!stats.isFile()) throw notAFile(path, stats);
-    if (stats.size > MAX_STATE_FILE_BYTES) throw tooBig(path, stats.size);
-    const bytes = Buffer.allocUnsafe(MAX_STATE_FILE_BYTES + 1);
+    const bytes = bufferFor(path, stats.size);
     let length = 0;
-    for (let read = -1; read !== 0 && length < bytes.length; length += read) read = readSync(fd, bytes, length, bytes.length - length, null);
-    if (length > MAX_STATE_FILE_BYTES) throw tooBig(path, length);
-    return bytes.toString('utf8', 0, length);
+    for (let read = 1; read > 0 && length < bytes.length; length += read) read = readSync(fd, bytes, length, bytes.length - length, null);
+    return textOf(path, bytes, length);
   } catch (error) {
     throw error instanceof StateFileError ? error : readProblem(path, error);
   } finally {

@@ -49,21 +49,14 @@ export function resolvePath(written: string, place: Place): string | undefined {
     if (!base) return undefined;
     path = resolve(base, path);
   }
-  return followLinks(resolve(path));
-}
-
-/**
- * The path with every link followed, dangling ones to their targets (a link in the workspace may
- * point anywhere, and a write through a dangling one creates its target); unknown (undefined) for
- * a path longer than the system allows or a loop of links.
- */
-function followLinks(path: string): string | undefined {
-  return realPath(path);
+  // Every link followed, a dangling one to its target (a link in the workspace may point anywhere,
+  // and a write through a dangling one creates its target); unknown for a loop of links.
+  return realPath(resolve(path));
 }
 
 export function isInside(path: string, root: string | undefined): boolean {
   if (!root) return false;
-  const realRoot = followLinks(resolve(root)) ?? resolve(root);
+  const realRoot = realPath(resolve(root)) ?? resolve(root);
   const rel = relative(realRoot, path);
   return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
 }
@@ -137,7 +130,7 @@ export function describePath(written: string, place: Place): PathFacts {
   if (!resolved) return { written, inside: false };
   const facts: PathFacts = { written, resolved, inside: isInside(resolved, place.workspaceRoot) };
   const name = basename(resolved);
-  const underHome = isInside(resolved, place.home) ? relative(followLinks(place.home) ?? place.home, resolved) : undefined;
+  const underHome = isInside(resolved, place.home) ? relative(realPath(place.home) ?? place.home, resolved) : undefined;
   if (/^\/proc\/[^/]+\/environ$/.test(resolved)) facts.credential = 'environment secrets';
   for (const [prefix, what] of HOME_CREDENTIALS) {
     if (underHome !== undefined && (underHome === prefix || underHome.startsWith(`${prefix}/`))) facts.credential = what;
