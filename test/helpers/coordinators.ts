@@ -86,6 +86,8 @@ export interface FakeBuckleyOptions {
    * ours would — with whatever risk label it says — then end with the decision it received.
    */
   approval?: { tool: string; parameters: Record<string, string>; risk: string; kind?: string };
+  /** Its approvals have already ended when decided (it gave up waiting): the decision gets NOT_FOUND. */
+  approvalExpired?: boolean;
   /** Serve mutual TLS with these certificates: the caller is its certificate's CN, which must be the agent_id. */
   tls?: TestCerts;
   /** Its project root: where its pipeline writes docs/plans/* (recorded in ranUnasked either way). */
@@ -188,12 +190,12 @@ export async function startFakeBuckley(options: FakeBuckleyOptions = {}): Promis
       call.end();
     },
     ApproveToolExecution: unary('ApproveToolExecution', (call) => {
-      decisions.get(call.request.execution_id)?.('approved');
-      return [null, {}];
+      decisions.get(call.request.execution_id)?.(options.approvalExpired ? 'rejected (no decision in time)' : 'approved');
+      return options.approvalExpired ? [{ code: grpc.status.NOT_FOUND, details: `no pending approval ${call.request.execution_id} (unknown, or already answered)` }] : [null, {}];
     }),
     RejectToolExecution: unary('RejectToolExecution', (call) => {
       decisions.get(call.request.execution_id)?.('rejected');
-      return [null, {}];
+      return options.approvalExpired ? [{ code: grpc.status.NOT_FOUND, details: `no pending approval ${call.request.execution_id} (unknown, or already answered)` }] : [null, {}];
     }),
     // Not seen on the real Buckley (the wire doc has its messages, not its replies): proposes, per the
     // proto, one edit of the context's document — the instruction as a comment above the selection.

@@ -48,6 +48,19 @@ describe('coordinators', () => {
     await buckley.waitFor('RejectToolExecution');
   });
 
+  it('says a decision came too late when the coordinator had stopped waiting for it (NOT_FOUND): the answer changed nothing', async () => {
+    const buckley = await fakeBuckley({ approval: { tool: 'Bash', kind: 'execute', parameters: { command: 'npm test' }, risk: 'high' }, approvalExpired: true });
+    const client = await start({
+      env: { BUCKLEY_COORDINATOR: buckley.address },
+      initialize: { capabilities: { experimental: { buckley: { approveTool: true, taskProgress: true } } } },
+      handlers: { 'buckley/approveTool': () => ({ approved: true }) },
+    });
+    await client.request('buckley/executeTask', { task: 'Run the tests' });
+    const said = await client.waitFor('window/showMessage', (p) => p.message.startsWith('too late for '));
+    expect(said).toEqual({ type: 2, message: 'too late for Bash: it was denied already (see log)' });
+    await client.waitFor('window/logMessage', (p) => p.message.includes('the coordinator did not take the decision') && p.message.includes('NOT_FOUND'));
+  });
+
   it('asks through `buckley-lsp coordinator` running as its own process', async () => {
     const coordinator = await coordinatorProcess(['--agent', process.execPath, SCRIPTED_AGENT]);
     const client = await start({ args: ['--coordinator', coordinator.address], env: { BUCKLEY_AGENT: undefined } });

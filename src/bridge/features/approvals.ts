@@ -31,6 +31,7 @@ import { describeChange } from '../../edits.js';
 import { inert, inline, oneLine, wellFormed } from '../../text.js';
 import * as messages from './messages.js';
 import { TrustStoreError, type TrustStore } from './trust.js';
+import { CoordinatorError, Status } from '../../wire/errors.js';
 
 export type WireApproval = NonNullable<TaskEvent['approval']>;
 export type ApprovalDecider = Pick<CoordinatorConnection, 'decideApproval'>;
@@ -432,6 +433,10 @@ export class ApprovalService {
       await pending.coordinator.decideApproval(request.executionId, { approved: decision.approved, remember: decision.remember, reason: decision.reason ?? `denied by ${decision.by}` });
     } catch (error) {
       logger.warn(`the coordinator did not take the decision on ${request.executionId}: ${(error as Error).message}`);
+      // It had stopped waiting (its own deadline, or the task ended there): the user's answer changed nothing — say so.
+      if (error instanceof CoordinatorError && error.code === Status.NOT_FOUND && decision.by.startsWith('the user')) {
+        messages.warn(connection, messages.fit('too late for ', request.tool, ': it was denied already (see log)'));
+      }
     }
     await saving;
   }
