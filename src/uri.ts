@@ -6,6 +6,21 @@
  */
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
+/** The local path a file URI names; undefined for another scheme, or a file URI of another host. */
+export function pathOfUri(uri: string | undefined): string | undefined {
+  if (!uri || !/^file:/i.test(uri)) return undefined;
+  try {
+    return fileURLToPath(uri);
+  } catch {
+    return undefined;
+  }
+}
+
+/** A URI as a person reads it: the path of a local file, else the URI as it is. */
+export function uriToPath(uri: string): string {
+  return pathOfUri(uri) ?? uri;
+}
+
 const cache = new Map<string, string>();
 const CACHE_SIZE = 10_000;
 /** Characters RFC 3986 never needs escaped: their escapes are spelled as the characters. */

@@ -5,7 +5,7 @@
  * the session's file list in step with the editor, and runs asks.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
+import { uriToPath } from '../uri.js';
 import type { Config } from '../config.js';
 import { AskFailedError, SetupError } from '../errors.js';
 import { oneLine, seconds, selectLines } from '../text.js';
@@ -727,8 +727,4 @@ export function plainDetails(details: string): string {
     .replace(/\s*\(\d{1,3}(\.\d{1,3}){3}:\d+\)[\s.]*$/, '')
     .replace(/[\s.,]+$/, '')
     .trim() || 'no details';
-}
-
-function uriToPath(uri: string): string {
-  return uri.startsWith('file:') ? fileURLToPath(uri) : uri;
 }

@@ -65,9 +65,9 @@ import {
   type EditCommandArgs,
 } from './protocol.js';
 import { stateDirectory } from '../state.js';
-import { canonicalUri } from '../uri.js';
+import { canonicalUri, pathOfUri, uriToPath } from '../uri.js';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import * as z from '../schema.js';
 
 /** How long the editor may take to answer workspace/configuration. */
@@ -221,10 +221,10 @@ export function startServer(connection: Connection, options: ServerOptions): Run
     logger: logger.child('approvals'),
     config,
     features: () => features,
-    workspaceRoot: () => workspacePath(workspaceRoots[0]),
+    workspaceRoot: () => pathOfUri(workspaceRoots[0]),
     showChange: (executionId, diff) => agentEdits.showChange(executionId, diff),
   });
-  const taskEdits = new TaskEdits(agentEdits, () => workspacePath(workspaceRoots[0]), logger.child('edits'));
+  const taskEdits = new TaskEdits(agentEdits, () => pathOfUri(workspaceRoots[0]), logger.child('edits'));
   const tasks = new TaskService({
     edits: taskEdits,
     connection,
@@ -254,7 +254,7 @@ export function startServer(connection: Connection, options: ServerOptions): Run
   /** buckley.conversations: the list, opened as a document where the editor opens documents, else in the log. */
   const listConversations = async () => {
     const list = conversations.list();
-    const listing = conversationListing(list, (uri) => (uri.startsWith('file:') ? fileURLToPath(uri) : uri));
+    const listing = conversationListing(list, uriToPath);
     connection.console.info(listing);
     if (features.showDocument) await answers.showListing('conversations.md', listing);
     else messages.info(connection, `${list.length} conversation(s): listed in the log`);
@@ -394,7 +394,7 @@ export function startServer(connection: Connection, options: ServerOptions): Run
   connection.onCodeAction(timed('textDocument/codeAction', (params) => {
     const { textDocument, range } = validate(codeActionParamsSchema, params);
     const document = documents.get(canonicalUri(textDocument.uri));
-    const path = workspacePath(document?.uri);
+    const path = pathOfUri(document?.uri);
     if (!document) return [];
     return codeActionsFor(document, range, features.codeActionLiterals, tasks.running(), approvals.commands(), path ? taskEdits.undoable(path) : [], conversations.ofDocument(document.uri));
   }));
@@ -429,14 +429,6 @@ export function startServer(connection: Connection, options: ServerOptions): Run
   return { shutdownReceived: () => shutdownReceived, stop };
 }
 
-/** The workspace as a path, when it is a file URI. */
-function workspacePath(uri: string | undefined): string | undefined {
-  try {
-    return uri?.startsWith('file:') ? fileURLToPath(uri) : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 function workspaceRootsOf(params: InitializeParams): string[] {
   if (params.workspaceFolders?.length) return params.workspaceFolders.map((folder) => canonicalUri(folder.uri));

@@ -20,6 +20,7 @@ import { assessRisk, type Assessment } from '../risk/assess.js';
 import { EventBatcher } from './batcher.js';
 import { agentCommunicationService } from '../wire/protos.js';
 import { AGENT_HEADER, AUTHORIZATION_HEADER, BUFFERS_HEADER, CONVERSATION_HEADER, EARLIER_TURNS_KEY, INTENT_HEADER, SESSION_HEADER, type ContextDelta, type FileContent, type FileWritten, type CreateSessionRequest, type EditorContext, type SendMessageRequest, type TaskStreamRequest, type WireToolExecution, type InlineCompletionRequest } from '../wire/contract.js';
+import { uriToPath } from '../uri.js';
 
 export const PROTOCOL_VERSION = '1.0';
 /**
@@ -217,7 +218,7 @@ class CoordinatorService {
     const turn = this.prepareTurn(call, request.agent_id, request.query, request.context, readOnly);
     if (turn.error) return call.emit('error', turn.error);
     // An edit of the selection by a model that cannot write files: its answer becomes the change.
-    const modelEdit = intent === 'edit' && !turn.driver.writesFiles ? selectionEditOf(request.context, (uri) => (uri.startsWith('file://') ? fileUriToPath(uri) : undefined)) : undefined;
+    const modelEdit = intent === 'edit' && !turn.driver.writesFiles ? selectionEditOf(request.context, (uri) => (uri.startsWith('file://') ? uriToPath(uri) : undefined)) : undefined;
     if (modelEdit) turn.turn.prompt += `\n\n${MODEL_EDIT_REPLY}`;
     const taskId = request.task_id || randomUUID();
     const traceparent = call.metadata.get('traceparent')[0]?.toString();
@@ -320,7 +321,7 @@ class CoordinatorService {
         ...(conversation ? { conversationKey: `${certifiedIdentity(call) ?? ''}#${conversation}` } : {}),
         ...(conversation && context?.metadata?.[EARLIER_TURNS_KEY] ? { earlier: context.metadata[EARLIER_TURNS_KEY] } : {}),
         // Where the agent works: the editor's workspace, else where this coordinator runs.
-        cwd: root ? fileUriToPath(root) : process.cwd(),
+        cwd: root ? uriToPath(root) : process.cwd(),
         readOnly,
         // Maybe one of the agent's commands (`/review`): the driver knows which it lists.
         ...(question.trimStart().startsWith('/') ? { command: question.trim() } : {}),
@@ -536,9 +537,6 @@ function timestamp() {
   return { seconds: Math.floor(now / 1000), nanos: (now % 1000) * 1_000_000 };
 }
 
-function fileUriToPath(uri: string): string {
-  return uri.startsWith('file://') ? decodeURIComponent(new URL(uri).pathname) : uri;
-}
 
 /** Starts the coordinator on `listen` (`host:port`; port 0 picks a free one). Plaintext on loopback only. */
 export async function startCoordinator(listen: string, options: CoordinatorOptions): Promise<RunningCoordinator> {

@@ -21,7 +21,7 @@ import { wrapMarkdown } from './wrap.js';
 import { inert, oneLine } from '../../text.js';
 import { readText, realPath, shortened, writeText } from '../../fileAccess.js';
 import { MAX_READ_BYTES } from '../../wire/contract.js';
-import { canonicalUri } from '../../uri.js';
+import { canonicalUri, uriToPath } from '../../uri.js';
 import * as messages from './messages.js';
 import { FOLLOW_UP_MARKER } from './conversations.js';
 import { requestWithin } from './editorRequests.js';
@@ -119,11 +119,7 @@ export class Answers {
   private displayName(uri: string): string {
     const root = this.workspaceRoots().find((candidate) => uri.startsWith(candidate.endsWith('/') ? candidate : `${candidate}/`));
     if (root) return decodeURIComponent(uri.slice(root.replace(/\/$/, '').length + 1));
-    try {
-      return uri.startsWith('file:') ? fileURLToPath(uri) : uri;
-    } catch {
-      return uri;
-    }
+    return uriToPath(uri);
   }
 
   private get stateFile(): string {
