@@ -12,8 +12,12 @@ import type { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Logger } from '../logger.js';
 import { canonicalUri } from '../uri.js';
 
-/** How long a change may wait for the ones before it. */
-const HOLD_MS = 20;
+/**
+ * How long a change may wait for the ones before it, when nothing reads the document meanwhile
+ * (a read applies everything held first). Generous: a burst of keystrokes can take tens of
+ * milliseconds to arrive on a loaded machine, and applying part of it early garbles the text.
+ */
+const HOLD_MS = 250;
 
 export class InVersionOrder {
   /** The version last applied, per open document. */
