@@ -4,6 +4,7 @@
  * the editor and the review when the turn ends). It knows which paths the turn's approvals named,
  * so a change no approval named is told as made without asking.
  */
+import { realPath } from '../fileAccess.js';
 import { commandsOf, pathsOf } from '../risk/assess.js';
 import type { FileEdit, PermissionDecision, PermissionRequest, TurnSink } from './agents/driver.js';
 import { readForAgent, reviewEdits, shownPath, workspaceOf, writeForAgent, type WritePolicy } from './files.js';
@@ -42,7 +43,10 @@ export class TurnFiles {
       approvedEdits,
       ...editor,
       changed: (change) => {
+        // Under the name the agent gave and where it leads: the snapshot finds the change at the latter.
         this.writtenThroughUs.add(change.path);
+        const real = realPath(change.path);
+        if (real) this.writtenThroughUs.add(real);
         editor.changed?.(change);
       },
     };

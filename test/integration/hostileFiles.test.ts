@@ -86,6 +86,17 @@ describe('what a path touches is judged, and only that is touched', () => {
     expect(existsSync(join(out, 'new.ts'))).toBe(false);
   });
 
+  it('an approved write through a link inside the workspace: made in the file it leads to, listed once, not as made without asking', async () => {
+    const { root } = places();
+    writeFileSync(join(root, 'real.txt'), 'before\n');
+    symlinkSync(join(root, 'real.txt'), join(root, 'alias.txt'));
+    const session = await editorWithBuffers(start, root, () => true);
+    const answer = await task(session.client, `WRITE ${join(root, 'alias.txt')} "after\\n"`);
+    expect(readFileSync(join(root, 'real.txt'), 'utf8')).toBe('after\n');
+    expect(answer).not.toContain('Without asking');
+    expect(answer.match(/^- `/gm)).toHaveLength(1);
+  });
+
   it('a path longer than the system allows: refused at once, and the coordinator answers others meanwhile', async () => {
     const { root } = places();
     const client = await start({ initialize: workspace(root) });
