@@ -330,7 +330,8 @@ export function readBytesSync(path: string, maxBytes: number): Buffer | undefine
   try {
     const stats = fstatSync(fd);
     if (!stats.isFile() || stats.size > maxBytes) return undefined;
-    const bytes = Buffer.allocUnsafe(maxBytes + 1 > stats.size + 1 ? stats.size + 1 : maxBytes + 1);
+    // Room for what it says it holds, and one byte more to see it grew.
+    const bytes = Buffer.allocUnsafe(stats.size + 1);
     let length = 0;
     for (;;) {
       const read = readSync(fd, bytes, length, bytes.length - length, null);

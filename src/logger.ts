@@ -45,7 +45,7 @@ export class RootLogger implements Logger {
   write(level: LogLevel, message: string): void {
     if (!this.enabled(level)) return;
     // Bounded whatever an agent sends: a line is cut, saying how much was left out.
-    this.sink(level, message.length <= MAX_LINE_CHARS ? message : `${message.slice(0, MAX_LINE_CHARS)}… (${message.length - MAX_LINE_CHARS} more characters)`);
+    this.sink(level, message.length <= MAX_LINE_CHARS ? message : `${message.slice(0, MAX_LINE_CHARS).toWellFormed()}… (${message.length - MAX_LINE_CHARS} more characters)`);
   }
 
   error(message: string): void {

@@ -230,7 +230,8 @@ export class Answers {
   private announce(record: Answer, kept: Answer, features: Features, verb: 'answered' | 'done', delivery: Delivery): void {
     // A long answer's start and end (where its conclusion is); the document holds all of it.
     const half = LOGGED_ANSWER_CHARS / 2;
-    const logged = record.answer.length > LOGGED_ANSWER_CHARS ? `${record.answer.slice(0, half)}\n\n… (${record.answer.length - 2 * half} characters left out here; the answer document has them) …\n\n${record.answer.slice(-half)}` : record.answer;
+    // (Cut where it may split a surrogate pair: each piece made well-formed again.)
+    const logged = record.answer.length > LOGGED_ANSWER_CHARS ? `${record.answer.slice(0, half).toWellFormed()}\n\n… (${record.answer.length - 2 * half} characters left out here; the answer document has them) …\n\n${record.answer.slice(-half).toWellFormed()}` : record.answer;
     this.connection.console.info(`Buckley's ${record.report ? 'report on' : 'answer to'} "${record.question}":\n${logged}`);
     if (!features.showDocument && features.markdownMessageRequest) {
       // Zed keeps a prompt until the user acts, and renders markdown: the answer fits there (its start, if long).
@@ -429,11 +430,12 @@ function whereShown(record: Answer, features: Features, shown: Shown): string {
 
 /** The start of a long text, cut at a line end where there is one near the cut, a code block closed if it was open. */
 function startOf(text: string, chars: number): string {
-  let cut = text.slice(0, chars);
+  let cut = text.slice(0, chars).toWellFormed();
   const lineEnd = cut.lastIndexOf('\n');
   if (lineEnd > chars / 2) cut = cut.slice(0, lineEnd);
-  const fences = cut.match(/^\s*(```|~~~)/gm)?.length ?? 0;
-  return fences % 2 === 1 ? `${cut}\n\`\`\`` : cut;
+  // A code block left open is closed with the marker that opened it.
+  const fences = [...cut.matchAll(/^\s*(```|~~~)/gm)];
+  return fences.length % 2 === 1 ? `${cut}\n${fences.at(-1)![1]}` : cut;
 }
 
 function slug(text: string): string {

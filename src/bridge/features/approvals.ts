@@ -86,7 +86,7 @@ const MAX_WAITING = 1_000;
 
 /** A parameter's value, its start when it is long, saying how long it is (the risk is judged on all of it). */
 function bounded(value: string): string {
-  return value.length <= MAX_VALUE_CHARS ? value : `${value.slice(0, MAX_VALUE_CHARS)}… (${value.length.toLocaleString('en')} characters in all)`;
+  return value.length <= MAX_VALUE_CHARS ? value : `${value.slice(0, MAX_VALUE_CHARS).toWellFormed()}… (${value.length.toLocaleString('en')} characters in all)`;
 }
 
 const APPROVE = 'Approve';
