@@ -14,7 +14,7 @@ import { createMessageConnection, ProgressType, StreamMessageReader, StreamMessa
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { CoordinatorClient } from '../src/wire/client.js';
 import { sendMessageResponseSchema, sessionSchema } from '../src/wire/contract.js';
-import { buildContext } from '../src/bridge/features/context.js';
+import { buildContext } from '../src/bridge/flows/context.js';
 import { FramingGuard } from '../src/bridge/transport.js';
 import { anthropicModel } from '../test/helpers/models/anthropic.js';
 

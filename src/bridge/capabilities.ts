@@ -5,7 +5,9 @@
  * handles without advertising, or removes what it advertises but mishandles. A version number
  * never overrides an advertised capability.
  */
-import type { InitializeParams } from 'vscode-languageserver';
+import { featureFlags, KNOWN_FEATURES, type FeatureFlag } from '../wire/features.js';
+import { CodeActionKind, TextDocumentSyncKind, type InitializeParams, type ServerCapabilities } from 'vscode-languageserver';
+import { Commands, PROTOCOL_VERSION } from './protocol.js';
 import type { Config } from '../config.js';
 
 /** What the bridge may do with this client. */
@@ -43,39 +45,15 @@ export interface ClientFeatures {
 
 /**
  * The coordinator's features, as the bridge uses them: known once the coordinator has answered
- * (right after `initialized`; until then `known` is false and so is every flag).
+ * (right after `initialized`; until then `known` is false and so is every flag). What each flag
+ * means is said where the names are declared (wire/features.ts).
  */
-export interface CoordinatorFeatures {
+export type CoordinatorFeatures = Record<FeatureFlag, boolean> & {
   /** The coordinator has answered GetServerCapabilities. */
   known: boolean;
-  /** Answers stream through `StreamTask` (`answer_delta`), so asks can show progress. */
-  answerStream: boolean;
-  chat: boolean;
-  streamTask: boolean;
-  /** Approve/Reject RPCs exist (Buckley lists this too). */
-  toolApproval: boolean;
-  /** Approvals are announced in TaskEvents, so the editor can be asked (ours; not Buckley yet). */
-  approvalEvents: boolean;
-  /** It reads the request's `context` (ours); else the bridge puts the selection in the message. */
-  readsContext: boolean;
-  /** It keeps an ask read-only (ours, where its agent runs in a sandbox; Buckley runs tools unasked). */
-  readOnlyAsks: boolean;
-  /** It runs a StreamTask marked as an ask by the ask's rules — reads only, the agent's read-only mode — even where it cannot promise more (ours without a sandbox). */
-  askIntent: boolean;
-  /** An agent's reads see the editor's buffers: it asks the bridge first (ours: `file_request`). */
-  editorBuffers: boolean;
-  /** buckley.edit's task is marked as an edit (`x-buckley-intent: edit`): a model's answer becomes the change (ours). */
-  editSelection: boolean;
-  /** It proposes edits itself (ProposeEdits: Buckley); buckley.edit asks it where it does not edit through its agent. */
-  proposesEdits: boolean;
-  /** It completes code at the cursor (`StreamInlineCompletions`: Buckley, and ours with a model). */
-  inlineCompletion: boolean;
-  /** What it announced that the bridge does not use (yet), e.g. Buckley's `inline_completion`. */
+  /** What it announced that the bridge does not use (yet). */
   unused: string[];
-}
-
-/** The coordinator features the bridge acts on, by their wire names. */
-const USED_FEATURES = ['chat', 'stream_task', 'answer_stream', 'tool_approval', 'approval_events', 'editor_context', 'ask_read_only', 'ask_intent', 'editor_buffers', 'edit_selection', 'propose_edits', 'conversations', 'inline_completion'];
+};
 
 export interface ClientIdentity {
   name: string;
@@ -205,22 +183,13 @@ function compareVersions(a: number[], b: number[]): number {
 
 /** `undefined`: the coordinator has not answered yet. */
 export function coordinatorFeatures(features: readonly string[] | undefined): CoordinatorFeatures {
-  const has = (name: string) => features?.includes(name) ?? false;
+  const flags = featureFlags(features);
   return {
     known: features !== undefined,
-    answerStream: has('answer_stream'),
-    chat: has('chat'),
-    streamTask: has('stream_task'),
-    toolApproval: has('tool_approval'),
-    approvalEvents: has('approval_events'),
-    readsContext: has('editor_context'),
-    readOnlyAsks: has('ask_read_only'),
-    askIntent: has('ask_intent') || has('ask_read_only'),
-    editorBuffers: has('editor_buffers'),
-    editSelection: has('edit_selection'),
-    proposesEdits: has('propose_edits'),
-    inlineCompletion: has('inline_completion'),
-    unused: (features ?? []).filter((name) => !USED_FEATURES.includes(name)),
+    ...flags,
+    // A coordinator that keeps asks read-only honours an ask's intent too.
+    askIntent: flags.askIntent || flags.readOnlyAsks,
+    unused: (features ?? []).filter((name) => !KNOWN_FEATURES.includes(name)),
   };
 }
 
@@ -257,5 +226,22 @@ export function negotiate(input: {
     answerMessage: answers.showMessage,
     inlineCompletion: client.inlineCompletion && input.config.completions.enabled,
     coordinator: coordinatorFeatures(input.coordinator),
+  };
+}
+
+/**
+ * What the server offers the editor in `initialize`'s result: a pure function of the negotiated
+ * features. Inline completions only for editors that ask (LSP 3.18); whether the coordinator can
+ * is known later (buckley/status says).
+ */
+export function capabilities(features: Features): ServerCapabilities {
+  return {
+    positionEncoding: 'utf-16',
+    textDocumentSync: { openClose: true, change: TextDocumentSyncKind.Incremental },
+    hoverProvider: true,
+    codeActionProvider: { codeActionKinds: [CodeActionKind.Empty], resolveProvider: false },
+    executeCommandProvider: { commands: Object.values(Commands) },
+    ...(features.inlineCompletion ? { inlineCompletionProvider: {} } : {}),
+    experimental: { buckley: { protocolVersion: PROTOCOL_VERSION, features } },
   };
 }

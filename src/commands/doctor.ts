@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { configFromEnv, resolveConfigLeniently, splitCommandLine, type Config, type ConfigInput, type ConfigSource } from '../config.js';
 import { RootLogger } from '../logger.js';
 import { isLoopbackHost } from '../net.js';
-import { ASKS_NOT_READ_ONLY } from '../bridge/readOnly.js';
+import { ASKS_NOT_READ_ONLY } from '../bridge/link/readOnly.js';
 import type { AgentDriver } from '../coordinator/agents/driver.js';
 
 export interface DoctorOptions {
@@ -118,8 +118,8 @@ async function checkCoordinator(config: Config, report: Report): Promise<void> {
     import('../wire/client.js'),
     import('../wire/credentials.js'),
     import('../wire/contract.js'),
-    import('../bridge/connection.js'),
-    import('../bridge/identity.js'),
+    import('../bridge/link/connection.js'),
+    import('../bridge/link/identity.js'),
   ]);
   const identity = identityFor(config);
   let client: InstanceType<typeof CoordinatorClient>;

@@ -21,6 +21,7 @@ import { EventBatcher } from './batcher.js';
 import { agentCommunicationService } from '../wire/protos.js';
 import { AGENT_HEADER, AUTHORIZATION_HEADER, BUFFERS_HEADER, CONVERSATION_HEADER, EARLIER_TURNS_KEY, INTENT_HEADER, SESSION_HEADER, type ContextDelta, type FileContent, type FileWritten, type CreateSessionRequest, type EditorContext, type SendMessageRequest, type TaskStreamRequest, type WireToolExecution, type InlineCompletionRequest } from '../wire/contract.js';
 import { uriToPath } from '../uri.js';
+import { FEATURE } from '../wire/features.js';
 
 export const PROTOCOL_VERSION = '1.0';
 /**
@@ -40,7 +41,19 @@ export const PROTOCOL_VERSION = '1.0';
  * `conversations` (a call marked `x-buckley-conversation` has the agent session of that
  * conversation, never another's: its history).
  */
-export const FEATURES = ['chat', 'stream_task', 'answer_stream', 'tool_approval', 'approval_events', 'editor_context', 'ask_read_only', 'ask_intent', 'editor_buffers', 'edit_selection', 'conversations'] as const;
+export const FEATURES = [
+  FEATURE.chat,
+  FEATURE.streamTask,
+  FEATURE.answerStream,
+  FEATURE.toolApproval,
+  FEATURE.approvalEvents,
+  FEATURE.readsContext,
+  FEATURE.readOnlyAsks,
+  FEATURE.askIntent,
+  FEATURE.editorBuffers,
+  FEATURE.editSelection,
+  FEATURE.conversations,
+] as const;
 
 /** How long the caller may take to answer a file_request before the disk is read instead. */
 export const FILE_REQUEST_TIMEOUT_MS = 10_000;
@@ -128,7 +141,7 @@ class CoordinatorService {
       protocol_version: PROTOCOL_VERSION,
       // Completions where the agent can make them (a model: fill-in-the-middle; an ACP agent has no
       // such call); asks read-only only where the agent runs in its sandbox.
-      features: [...FEATURES.filter((feature) => !(unsafeAsks && feature === 'ask_read_only')), ...(this.options.driver?.complete ? ['inline_completion'] : [])],
+      features: [...FEATURES.filter((feature) => !(unsafeAsks && feature === FEATURE.readOnlyAsks)), ...(this.options.driver?.complete ? [FEATURE.inlineCompletion] : [])],
       notes: unsafeAsks ? [unsafeAsks] : [],
       max_agents: 1,
       supported_auth: this.options.tls ? [this.options.tls.clientCa ? 'mtls' : 'tls'] : ['insecure_local'],

@@ -76,6 +76,7 @@ describe('negotiate', () => {
       editorBuffers: false,
       editSelection: false,
       proposesEdits: false,
+      conversations: false,
       inlineCompletion: false,
       unused: [],
     });
@@ -98,6 +99,7 @@ describe('negotiate', () => {
       editorBuffers: false,
       editSelection: false,
       proposesEdits: true,
+      conversations: false,
       inlineCompletion: true,
       unused: ['context_handles', 'apply_edits', 'editor_state'],
     });

@@ -1,6 +1,6 @@
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { describe, expect, it } from 'vitest';
-import { codeActionsFor, commentInstruction, commentQuestion, EXPLAIN_QUESTION, FIX_TASK } from '../../src/bridge/features/codeActions.js';
+import { codeActionsFor, commentInstruction, commentQuestion, EXPLAIN_QUESTION, FIX_TASK } from '../../src/bridge/flows/codeActions.js';
 import { linesRange, rangeOf } from '../helpers/text.js';
 
 describe('commentQuestion', () => {
@@ -41,7 +41,7 @@ describe('codeActionsFor', () => {
 
   it('offers ask «question», explain and find problems, each with its command and no edit', () => {
     const range = linesRange(text, '# why', 'return 1');
-    const actions = codeActionsFor(document, range, true);
+    const actions = codeActionsFor({ document, range, literals: true });
     expect(actions).toEqual([
       { title: 'Buckley: ask «why is this recursive?»', kind: '', command: { title: 'Buckley: ask «why is this recursive?»', command: 'buckley.ask', arguments: [{ question: 'why is this recursive?', uri: 'file:///w/f.py', range }] } },
       { title: 'Buckley: run task «why is this recursive?»', kind: '', command: expect.objectContaining({ command: 'buckley.runTask', arguments: [{ task: 'why is this recursive?', uri: 'file:///w/f.py', range }] }) },
@@ -52,16 +52,16 @@ describe('codeActionsFor', () => {
   });
 
   it('returns bare commands to clients without code action literal support', () => {
-    const actions = codeActionsFor(document, rangeOf(text, 'def f(n):'), false);
+    const actions = codeActionsFor({ document, range: rangeOf(text, 'def f(n):'), literals: false });
     expect(actions.map((action) => action.title)).toEqual(['Buckley: explain this', 'Buckley: find problems', 'Buckley: fix problems here']);
     expect(actions[0]).toHaveProperty('command', 'buckley.ask');
   });
 
   it('offers nothing for an empty selection, except cancelling running tasks', () => {
     const { start } = rangeOf(text, 'def');
-    expect(codeActionsFor(document, { start, end: start }, true)).toEqual([]);
+    expect(codeActionsFor({ document, range: { start, end: start }, literals: true })).toEqual([]);
     const running = [{ id: 't-1', title: 'write tests for the factorial' }];
-    expect(codeActionsFor(document, { start, end: start }, true, running)).toEqual([
+    expect(codeActionsFor({ document, range: { start, end: start }, literals: true, tasks: running })).toEqual([
       {
         title: 'Buckley: cancel task «write tests for the factorial»',
         kind: '',

@@ -1,7 +1,7 @@
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { describe, expect, it } from 'vitest';
 import { buildPrompt } from '../../src/wire/prompt.js';
-import { buildContext, DOCUMENT_OVERHEAD_BYTES, normalizeRange } from '../../src/bridge/features/context.js';
+import { buildContext, DOCUMENT_OVERHEAD_BYTES, normalizeRange } from '../../src/bridge/flows/context.js';
 import { utf8Length, utf8Prefix, utf8Suffix } from '../../src/text.js';
 import { linesRange, positionOf, rangeOf } from '../helpers/text.js';
 

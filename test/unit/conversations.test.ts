@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { earlierTurns, typedFollowUp, FOLLOW_UP_MARKER } from '../../src/bridge/features/conversations.js';
+import { earlierTurns, typedFollowUp, FOLLOW_UP_MARKER } from '../../src/bridge/stores/conversations.js';
 
 const turn = (question: string, answer: string) => ({ question, answer, at: '2026-11-22T00:00:00.000Z' });
 

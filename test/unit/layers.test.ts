@@ -56,4 +56,11 @@ describe('the layout', () => {
     );
     expect(crossings).toEqual([]);
   });
+
+  it("has the features reach the editor only through the EditorClient, never the LSP connection", () => {
+    const features = files.filter((file) => /^bridge\/(flows|editor|stores)\//.test(relative(SRC, file)) && !file.endsWith('editor/client.ts'));
+    expect(features.length).toBeGreaterThan(20);
+    const reaching = features.filter((file) => /\bConnection\b[^'"]*\}\s*from\s*'vscode-languageserver'/.test(readFileSync(file, 'utf8').replace(/\s+/g, ' ')));
+    expect(reaching.map((file) => relative(SRC, file))).toEqual([]);
+  });
 });

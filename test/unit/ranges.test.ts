@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { shiftRange } from '../../src/bridge/features/ranges.js';
+import { shiftRange } from '../../src/bridge/editor/ranges.js';
 
 const at = (line: number, character: number) => ({ line, character });
 const range = (a: [number, number], b: [number, number]) => ({ start: at(...a), end: at(...b) });

@@ -4,7 +4,7 @@
  * than 10 a second.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { Coalescer, UPDATE_INTERVAL_MS } from '../../src/bridge/features/throttle.js';
+import { Coalescer, UPDATE_INTERVAL_MS } from '../../src/bridge/editor/throttle.js';
 
 beforeEach(() => vi.useFakeTimers({ now: 1_000_000 }));
 afterEach(() => vi.useRealTimers());

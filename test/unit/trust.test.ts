@@ -3,7 +3,7 @@ import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'nod
 import { dirname } from 'node:path';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { TrustStore } from '../../src/bridge/features/trust.js';
+import { TrustStore } from '../../src/bridge/stores/trust.js';
 import { RootLogger } from '../../src/logger.js';
 import { tempDir } from '../helpers/temp.js';
 

@@ -1,6 +1,6 @@
 /** Answer documents read in editors that do not wrap: prose re-flowed, code and tables untouched. */
 import { describe, expect, it } from 'vitest';
-import { wrapMarkdown } from '../../src/bridge/features/wrap.js';
+import { wrapMarkdown } from '../../src/bridge/editor/wrap.js';
 
 const long = (words: number, word = 'lorem') => Array.from({ length: words }, (_, i) => `${word}${i}`).join(' ');
 const widest = (text: string) => Math.max(...text.split('\n').map((line) => line.length));

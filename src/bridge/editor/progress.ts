@@ -6,14 +6,14 @@
  * ends with a final message.
  */
 import {
+  MessageType,
   WorkDoneProgress,
   WorkDoneProgressCreateRequest,
-  type Connection,
   type ProgressToken,
   type WorkDoneProgressReport,
 } from 'vscode-languageserver';
 import type { Logger } from '../../logger.js';
-import { requestWithin } from './editorRequests.js';
+import type { EditorClient } from './client.js';
 import { lastLine, oneLine } from '../../text.js';
 import * as messages from './messages.js';
 import { Coalescer, UPDATE_INTERVAL_MS } from './throttle.js';
@@ -54,7 +54,7 @@ export class ProgressFactory {
   private created = 0;
 
   constructor(
-    private readonly connection: Connection,
+    private readonly editor: EditorClient,
     private readonly logger: Logger,
   ) {}
 
@@ -71,11 +71,11 @@ export class ProgressFactory {
   begin(options: BeginOptions): Progress {
     const title = oneLine(`Buckley: ${options.title}`, TITLE_WIDTH);
     if (options.clientToken !== undefined) return this.onToken(options.clientToken, title);
-    if (!options.workDoneProgress) return new MessageProgress(this.connection, options.title);
+    if (!options.workDoneProgress) return new MessageProgress(this.editor, options.title);
     const pending = new PendingProgress();
     void this.createToken(options.kind).then((token) =>
       // Refused after the work ended: no "started…" message after the fact, only the log lines.
-      pending.settle(token === undefined ? new MessageProgress(this.connection, options.title, !pending.ended) : this.onToken(token, title)),
+      pending.settle(token === undefined ? new MessageProgress(this.editor, options.title, !pending.ended) : this.onToken(token, title)),
     );
     return pending;
   }
@@ -85,7 +85,7 @@ export class ProgressFactory {
     const token = `${kind} ${++this.created}`;
     try {
       // An editor that never answers must not hold the progress up: messages then.
-      await requestWithin(this.connection, WorkDoneProgressCreateRequest.type, { token }, CREATE_TIMEOUT_MS);
+      await this.editor.request(WorkDoneProgressCreateRequest.type, { token }, { timeoutMs: CREATE_TIMEOUT_MS });
       return token;
     } catch (error) {
       this.logger.debug(`the editor refused a progress token (${(error as Error).message}); using messages`);
@@ -94,9 +94,9 @@ export class ProgressFactory {
   }
 
   private onToken(token: ProgressToken, title: string): Progress {
-    const progress = new TokenProgress(this.connection, token, () => this.cancellers.delete(token));
+    const progress = new TokenProgress(this.editor, token, () => this.cancellers.delete(token));
     this.cancellers.set(token, () => progress.cancelled());
-    this.connection.sendProgress(WorkDoneProgress.type, token, { kind: 'begin', title, cancellable: true });
+    this.editor.progress(WorkDoneProgress.type, token, { kind: 'begin', title, cancellable: true });
     return progress;
   }
 }
@@ -149,11 +149,11 @@ class TokenProgress implements Progress {
   private readonly cancelListeners: (() => void)[] = [];
 
   constructor(
-    private readonly connection: Connection,
+    private readonly editor: EditorClient,
     private readonly token: ProgressToken,
     private readonly release: () => void,
   ) {
-    this.reports = new Coalescer((report) => connection.sendProgress(WorkDoneProgress.type, token, report()), UPDATE_INTERVAL_MS);
+    this.reports = new Coalescer((report) => editor.progress(WorkDoneProgress.type, token, report()), UPDATE_INTERVAL_MS);
   }
 
   report(message: string, percentage?: number): void {
@@ -180,7 +180,7 @@ class TokenProgress implements Progress {
     this.ended = true;
     this.reports.finish();
     this.release();
-    this.connection.sendProgress(WorkDoneProgress.type, this.token, { kind: 'end', message: oneLine(message, MESSAGE_WIDTH) });
+    this.editor.progress(WorkDoneProgress.type, this.token, { kind: 'end', message: oneLine(message, MESSAGE_WIDTH) });
   }
 
   onCancel(listener: () => void): void {
@@ -204,18 +204,18 @@ class MessageProgress implements Progress {
   private readonly title: string;
 
   constructor(
-    private readonly connection: Connection,
+    private readonly editor: EditorClient,
     work: string,
     announce = true,
   ) {
     this.title = `Buckley: ${oneLine(work, TITLE_WIDTH)}`;
-    if (announce) messages.info(connection, messages.fit('working on «', work, '»…'));
+    if (announce) messages.info(editor, messages.fit('working on «', work, '»…'));
     this.steps = new Coalescer((line) => this.log(line), UPDATE_INTERVAL_MS);
   }
   private log(line: string): void {
     if (line === this.lastLogged) return;
     this.lastLogged = line;
-    this.connection.console.log(line);
+    this.editor.log(MessageType.Log, line);
   }
   report(message: string): void {
     this.steps.push(`${this.title}: ${oneLine(message, MESSAGE_WIDTH)}`);

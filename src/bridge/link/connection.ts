@@ -5,17 +5,17 @@
  * the session's file list in step with the editor, and runs asks.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { uriToPath } from '../uri.js';
-import type { Config } from '../config.js';
-import { AskFailedError, SetupError } from '../errors.js';
-import { oneLine, seconds, selectLines } from '../text.js';
-import { buildPrompt, withEarlierTurns } from '../wire/prompt.js';
+import { uriToPath } from '../../uri.js';
+import type { Config } from '../../config.js';
+import { AskFailedError, SetupError } from '../../errors.js';
+import { oneLine, seconds, selectLines } from '../../text.js';
+import { buildPrompt, withEarlierTurns } from '../../wire/prompt.js';
 import { NOT_READ_ONLY } from './readOnly.js';
-import type { Logger } from '../logger.js';
-import { CoordinatorClient } from '../wire/client.js';
-import { channelFor } from '../wire/credentials.js';
+import type { Logger } from '../../logger.js';
+import { CoordinatorClient } from '../../wire/client.js';
+import { channelFor } from '../../wire/credentials.js';
 import { identityFor, isRefusal, refusalError, type Identity } from './identity.js';
-import { CoordinatorError, Status } from '../wire/errors.js';
+import { CoordinatorError, Status } from '../../wire/errors.js';
 import {
   BUFFERS_HEADER,
   CONVERSATION_HEADER,
@@ -39,8 +39,11 @@ import {
   type FileWritten,
   type ServerCapabilities,
   type TaskEvent,
-} from '../wire/contract.js';
-import * as z from '../schema.js';
+} from '../../wire/contract.js';
+import * as z from '../../schema.js';
+import type { AskCall, AskOutcome, CoordinatorSession, EditorFiles, StreamCall, StreamOutcome } from './calls.js';
+
+export type { AskCall, AskOutcome, StreamCall, StreamOutcome } from './calls.js';
 
 export type ConnectionState = 'starting' | 'ready' | 'unavailable';
 
@@ -51,65 +54,13 @@ export interface ConnectionOptions {
   clientName: string;
   serverVersion: string;
   workspaceRoot?: string;
-  /** The editor's buffer of a file (absolute path), when it is open: what an agent reads first. */
-  buffer?(path: string): { text: string; version: number } | undefined;
-  /** Makes an approved write of the agent in the editor, where the file is open (features/agentEdits.ts). */
-  write?(write: { path: string; base: string; content: string }): Promise<{ open: boolean; applied: boolean; message: string }>;
 }
-
-export interface AskCall {
-  question: string;
-  /** The conversation it belongs to: the coordinator keeps one agent session (history) per conversation. */
-  conversation: string;
-  /** A follow-up's earlier turns (within the budget): for a coordinator whose agent no longer holds them, or never did. */
-  earlier?: string;
-  /** Refuse the ask where the coordinator does not keep asks read-only (buckley.ask.requireReadOnly). */
-  requireReadOnly?: boolean;
-  /** The ask ends as timed out after this long. */
-  timeoutMs: number;
-  context: EditorContext;
-  signal: AbortSignal;
-  /** A progress line from the coordinator (tool calls, plan steps). */
-  onEvent?: (event: TaskEvent) => void;
-  /** A streamed piece of the answer. */
-  onDelta?: (delta: string) => void;
-}
-
-/**
- * `report`: the coordinator sent no answer, only what it did (status lines; a fixed reply that
- * echoes the request) — shown as its report, never as the model's answer.
- */
-export type AskOutcome = { kind: 'answer'; answer: string } | { kind: 'report'; lines: string[] } | { kind: 'cancelled' };
-
-export interface StreamCall {
-  taskId: string;
-  query: string;
-  context: EditorContext;
-  signal: AbortSignal;
-  timeoutMs: number;
-  /** The setting that sets `timeoutMs`, named when the task times out. */
-  timeoutSetting: string;
-  /** `ask`: the coordinator keeps it read-only. */
-  /** The conversation (an ask's, or the task's own): its agent session, never shared with another. */
-  conversation: string;
-  /** `edit`: a task that changes the selection (buckley.edit); a coordinator that knows (`edit_selection`) makes even a model's answer the change. */
-  intent: 'ask' | 'task' | 'edit';
-  onEvent?: (event: TaskEvent) => void;
-  onDelta?: (delta: string) => void;
-}
-
-export type StreamOutcome =
-  /** `report`: status lines, when the coordinator streams no answer (it does not announce answer_stream). */
-  | { status: 'completed'; answer: string; report?: string[] }
-  /** `summary`: what to do, in a few words, when the reason is long. */
-  | { status: 'failed'; reason: string; summary?: string; timedOut?: boolean }
-  | { status: 'cancelled' };
 
 const FINAL_STATUSES = new Set(['completed', 'failed', 'cancelled']);
 
 const emptySchema = z.looseObject({});
 
-export class CoordinatorConnection {
+export class CoordinatorConnection implements CoordinatorSession {
   state: ConnectionState = 'starting';
   /** What is wrong, in full, with how to fix it. */
   error: string | undefined;
@@ -536,10 +487,10 @@ export class CoordinatorConnection {
       for await (const event of events) {
         received++;
         if (event.file_request) {
-          this.provideFile(client, event.file_request);
+          this.provideFile(client, event.file_request, call.files);
           continue;
         }
-        if (event.file_write) this.makeWrite(client, event.file_write);
+        if (event.file_write) this.makeWrite(client, event.file_write, call.files);
         if (event.answer_delta) {
           answer += event.answer_delta;
           call.onDelta?.(event.answer_delta);
@@ -581,8 +532,8 @@ export class CoordinatorConnection {
    * Answers a coordinator's file_request with the editor's buffer (cut to the lines asked for),
    * or `open: false`: the coordinator then reads the disk. Not awaited: the stream reads on.
    */
-  private provideFile(client: CoordinatorClient, request: FileRequest): void {
-    const buffer = this.options.buffer?.(request.path);
+  private provideFile(client: CoordinatorClient, request: FileRequest, files: EditorFiles | undefined): void {
+    const buffer = files?.buffer(request.path);
     const text = buffer ? selectLines(buffer.text, request.line, request.limit) : '';
     // Measured cheaply first: a UTF-16 unit is at most 3 bytes of UTF-8.
     const tooBig = text.length * 3 > MAX_READ_BYTES ? tooBigToRead(request.path, Buffer.byteLength(text, 'utf8'), request.limit) : undefined;
@@ -594,10 +545,10 @@ export class CoordinatorConnection {
   }
 
   /** Makes an approved write in the editor and tells the coordinator how it went. Not awaited. */
-  private makeWrite(client: CoordinatorClient, write: FileWrite): void {
+  private makeWrite(client: CoordinatorClient, write: FileWrite, files: EditorFiles | undefined): void {
     const done = (outcome: { open: boolean; applied: boolean; message: string }) =>
       client.unary('ConfirmFileWrite', { request_id: write.request_id, ...outcome } satisfies FileWritten, emptySchema, { timeoutMs: this.callTimeoutMs });
-    (this.options.write?.(write) ?? Promise.resolve({ open: false, applied: false, message: '' }))
+    (files?.write(write) ?? Promise.resolve({ open: false, applied: false, message: '' }))
       .catch((error: unknown) => ({ open: true, applied: false, message: `the bridge failed to make it: ${(error as Error).message}` }))
       .then(done)
       .catch((error: unknown) => {

@@ -13,13 +13,13 @@ import type { Logger } from '../../logger.js';
 import { utf8Length, utf8Prefix, utf8Suffix } from '../../text.js';
 import type { EditorContext } from '../../wire/contract.js';
 import type { Features } from '../capabilities.js';
-import type { CoordinatorConnection } from '../connection.js';
+import type { CoordinatorSession } from '../link/calls.js';
 
 export interface CompletionDependencies {
   documents: TextDocuments<TextDocument>;
   config(): Config;
   features(): Features;
-  coordinator(): Promise<CoordinatorConnection>;
+  coordinator(): Promise<CoordinatorSession>;
   logger: Logger;
 }
 

@@ -12,7 +12,7 @@ import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { Commands, type AskCommandArgs, type EditCommandArgs } from '../protocol.js';
 import { oneLine } from '../../text.js';
 import { normalizeRange } from './context.js';
-import { typedFollowUp } from './conversations.js';
+import { typedFollowUp } from '../stores/conversations.js';
 
 export const EXPLAIN_QUESTION = 'Explain what this code does and why.';
 export const PROBLEMS_QUESTION = 'Find problems in this code: bugs, edge cases, performance and security issues. Be specific.';
@@ -23,17 +23,24 @@ export const FIX_TASK = 'Fix the problems in this code.';
  * The actions for a selection, plus "cancel task" for each running task (offered anywhere, so
  * Helix and Neovim users, who have no progress cancel button, can stop a task).
  */
-export function codeActionsFor(
-  document: TextDocument,
-  requested: Range,
-  literals: boolean,
-  runningTasks: readonly { id: string; title: string }[] = [],
-  approvals: readonly Command[] = [],
+export interface CodeActionInput {
+  document: TextDocument;
+  range: Range;
+  /** The editor takes CodeAction literals (else bare Commands). */
+  literals: boolean;
+  /** Tasks running now: each can be cancelled. */
+  tasks?: readonly { id: string; title: string }[];
+  /** Approvals waiting for the user, as commands (approvals.ts). */
+  approvals?: readonly Command[];
   /** Finished tasks that changed this document, newest first: their edits can be undone. */
-  undoable: readonly { id: string; title: string }[] = [],
+  undoable?: readonly { id: string; title: string }[];
   /** The conversation this document is the answer document of: following it up replaces asking about it. */
-  conversation?: { id: string },
-): (CodeAction | Command)[] {
+  conversation?: { id: string };
+}
+
+export function codeActionsFor(input: CodeActionInput): (CodeAction | Command)[] {
+  const { document, literals, tasks: runningTasks = [], approvals = [], undoable = [], conversation } = input;
+  const requested = input.range;
   const range = normalizeRange(document, requested);
   const commands: Command[] = [];
   if (conversation) {

@@ -8,21 +8,22 @@ import { randomUUID } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Connection, Range } from 'vscode-languageserver';
+import type { Range } from 'vscode-languageserver';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Config } from '../../config.js';
 import { changeSummary, describeChange, unifiedDiff } from '../../edits.js';
 import type { Logger } from '../../logger.js';
 import { canonicalUri } from '../../uri.js';
 import type { ProposeEditsResponse } from '../../wire/contract.js';
-import type { CoordinatorConnection } from '../connection.js';
+import type { CoordinatorSession } from '../link/calls.js';
 import type { AgentEdits } from './agentEdits.js';
 import type { ApprovalService } from './approvals.js';
-import * as messages from './messages.js';
+import type { EditorClient } from '../editor/client.js';
+import * as messages from '../editor/messages.js';
 import type { Targets } from './target.js';
 
 export interface ProposalDependencies {
-  connection: Connection;
+  editor: EditorClient;
   approvals: ApprovalService;
   agentEdits: AgentEdits;
   targets: Targets;
@@ -39,21 +40,21 @@ export class Proposals {
   constructor(private readonly deps: ProposalDependencies) {}
 
   /** Asks the coordinator for edits, has the user review each file's, applies the approved ones. */
-  async propose(coordinator: CoordinatorConnection, input: { instruction: string; uri: string; range: Range }): Promise<{ proposed: number; applied: string[] }> {
+  async propose(coordinator: CoordinatorSession, input: { instruction: string; uri: string; range: Range }): Promise<{ proposed: number; applied: string[] }> {
     const { deps } = this;
     const config = deps.config();
     const target = deps.targets.resolve(input, config, input.instruction);
     const response = await coordinator.proposeEdits({ instruction: input.instruction, context: target.built.context, signal: AbortSignal.timeout(config.task.timeoutMs), timeoutMs: config.task.timeoutMs });
     const proposals = bestPerFile(response);
     if (proposals.length === 0) {
-      messages.info(deps.connection, messages.fit('no edit proposed for «', input.instruction, '»'));
+      messages.info(deps.editor, messages.fit('no edit proposed for «', input.instruction, '»'));
       return { proposed: 0, applied: [] };
     }
     const applied: string[] = [];
     for (const proposal of proposals) {
       if (await this.review(proposal, input, response.summary)) applied.push(proposal.uri);
     }
-    messages.info(deps.connection, messages.fit(`${applied.length ? 'applied' : 'discarded'} the edit «`, input.instruction, '»'));
+    messages.info(deps.editor, messages.fit(`${applied.length ? 'applied' : 'discarded'} the edit «`, input.instruction, '»'));
     return { proposed: proposals.length, applied };
   }
 
@@ -91,7 +92,7 @@ export class Proposals {
     if (open) {
       const outcome = await deps.agentEdits.apply({ path, base: before, content: after });
       if (outcome.open) {
-        if (!outcome.applied) messages.warn(deps.connection, messages.fit('not applied to ', name, `: ${outcome.message}`));
+        if (!outcome.applied) messages.warn(deps.editor, messages.fit('not applied to ', name, `: ${outcome.message}`));
         return outcome.applied;
       }
     }

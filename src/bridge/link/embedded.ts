@@ -5,10 +5,10 @@
  * as dist/buckley-lsp-embedded.js next to the chunk that loads this module.
  */
 import { Worker } from 'node:worker_threads';
-import { adoptGroup } from '../coordinator/agents/processes.js';
-import type { Config, LogLevel } from '../config.js';
-import type { WorkerInput, WorkerMessage } from '../coordinator/embeddedMessages.js';
-import type { Logger } from '../logger.js';
+import { adoptGroup } from '../../coordinator/agents/processes.js';
+import type { Config, LogLevel } from '../../config.js';
+import type { WorkerInput, WorkerMessage } from '../../coordinator/embeddedMessages.js';
+import type { Logger } from '../../logger.js';
 
 export interface EmbeddedOptions {
   config: Config;

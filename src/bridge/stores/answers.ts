@@ -9,22 +9,22 @@ import { mkdir, readdir, unlink } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { basename, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { ApplyWorkspaceEditRequest, MarkupKind, ShowDocumentRequest, type Connection, type Hover, type Position, type Range, type TextDocumentContentChangeEvent } from 'vscode-languageserver';
+import { CancellationToken, MarkupKind, MessageType, ShowMessageRequest, type Hover, type Position, type Range, type TextDocumentContentChangeEvent } from 'vscode-languageserver';
 import * as z from '../../schema.js';
 import type { Features } from '../capabilities.js';
 import type { Logger } from '../../logger.js';
 import { rangeSchema } from '../protocol.js';
 import { parseJson, readStateFile, readStateFileSync, writeFileAtomicSync } from '../../state.js';
 import { describeLines } from '../../text.js';
-import { shiftRange } from './ranges.js';
-import { wrapMarkdown } from './wrap.js';
+import { shiftRange } from '../editor/ranges.js';
+import { wrapMarkdown } from '../editor/wrap.js';
 import { inert, oneLine } from '../../text.js';
 import { readText, realPath, shortened, writeText } from '../../fileAccess.js';
 import { MAX_READ_BYTES } from '../../wire/contract.js';
 import { canonicalUri, uriToPath } from '../../uri.js';
-import * as messages from './messages.js';
+import * as messages from '../editor/messages.js';
 import { FOLLOW_UP_MARKER } from './conversations.js';
-import { requestWithin } from './editorRequests.js';
+import { applyEdit, showDocument, type EditorClient } from '../editor/client.js';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 
 /** How long the editor may take to append a follow-up's answer to an open answer document. */
@@ -105,7 +105,7 @@ export class Answers {
   private readonly unwritable = new Set<string>();
 
   constructor(
-    private readonly connection: Connection,
+    private readonly editor: EditorClient,
     private readonly stateDir: string,
     private readonly logger: Logger,
     private answersDir: string,
@@ -232,13 +232,12 @@ export class Answers {
     const half = LOGGED_ANSWER_CHARS / 2;
     // (Cut where it may split a surrogate pair: each piece made well-formed again.)
     const logged = record.answer.length > LOGGED_ANSWER_CHARS ? `${record.answer.slice(0, half).toWellFormed()}\n\n… (${record.answer.length - 2 * half} characters left out here; the answer document has them) …\n\n${record.answer.slice(-half).toWellFormed()}` : record.answer;
-    this.connection.console.info(`Buckley's ${record.report ? 'report on' : 'answer to'} "${record.question}":\n${logged}`);
+    this.editor.log(MessageType.Info, `Buckley's ${record.report ? 'report on' : 'answer to'} "${record.question}":\n${logged}`);
     if (!features.showDocument && features.markdownMessageRequest) {
       // Zed keeps a prompt until the user acts, and renders markdown: the answer fits there (its start, if long).
-      this.connection.window.showInformationMessage(`**${record.question}**\n\n${kept.answer}${kept.length ? '\n\n… (the rest is in the log)' : ''}`, { title: 'Dismiss' }).then(
-        () => undefined,
-        () => undefined,
-      );
+      // Nothing waits on it: the prompt is where the answer is read, kept until the user dismisses it.
+      const message = `**${record.question}**\n\n${kept.answer}${kept.length ? '\n\n… (the rest is in the log)' : ''}`;
+      this.editor.request(ShowMessageRequest.type, { type: MessageType.Info, message, actions: [{ title: 'Dismiss' }] }, { token: CancellationToken.None }).catch(() => undefined);
     }
     const appended = delivery.appendTo ? this.appendToDocument(delivery.appendTo, record, features) : undefined;
     (appended ?? this.writeDocument(record).then((uri) => ({ uri, open: false })))
@@ -251,12 +250,9 @@ export class Answers {
           if (open) return { opened: true };
           if (!features.showDocument) return { opened: false };
           // Beside the code, which keeps the focus: Neovim and Emacs open another window, Helix a split.
-          const result = await requestWithin(this.connection, ShowDocumentRequest.type, { uri, takeFocus: false }, SHOW_DOCUMENT_TIMEOUT_MS).catch((error: Error) => {
-            this.logger.debug(`showDocument failed: ${error.message}`);
-            return { success: false };
-          });
-          if (!result.success) this.logger.info(`the editor did not open the answer document ${uri}`);
-          return { opened: result.success, ...(result.success ? {} : { file: uri }) };
+          const opened = await showDocument(this.editor, { uri, takeFocus: false }, SHOW_DOCUMENT_TIMEOUT_MS);
+          if (!opened) this.logger.info(`the editor did not open the answer document ${uri}`);
+          return { opened, ...(opened ? {} : { file: uri }) };
         },
         (error: Error): Shown => {
           this.cannotWrite(error);
@@ -267,7 +263,7 @@ export class Answers {
         if (!features.answerMessage) return;
         // "no answer to «…»: report opened": a report is never announced as an answer.
         const said = record.report && verb === 'answered' ? 'no answer to' : verb;
-        messages.info(this.connection, messages.fit(`${said} «`, record.question, `»: ${whereShown(record, features, shown)}`));
+        messages.info(this.editor, messages.fit(`${said} «`, record.question, `»: ${whereShown(record, features, shown)}`));
       });
   }
 
@@ -279,7 +275,7 @@ export class Answers {
     const code = (error as NodeJS.ErrnoException).code;
     const why = code === 'EACCES' || code === 'EPERM' ? 'permission denied' : code === 'ENOTDIR' || code === 'EEXIST' ? 'it is not a directory' : code === 'EROFS' ? 'read-only file system' : code === 'ENOSPC' ? 'no space left' : oneLine(error.message, 80);
     messages.warn(
-      this.connection,
+      this.editor,
       `cannot write answers to ${shortened(this.answersDir, 100)} (${why}): set buckley.answers.directory to a folder you can write; until then each answer is in the log and its message says where else`,
       400,
     );
@@ -329,7 +325,7 @@ export class Answers {
       const edits = [{ range: { start: open.positionAt(from), end: open.positionAt(to) }, newText }];
       const edit = features.documentChanges ? { documentChanges: [{ textDocument: { uri: open.uri, version: open.version }, edits }] } : { changes: { [open.uri]: edits } };
       try {
-        const result = await requestWithin(this.connection, ApplyWorkspaceEditRequest.type, { label: 'Buckley: the answer', edit }, APPEND_TIMEOUT_MS);
+        const result = await applyEdit(this.editor, { label: 'Buckley: the answer', edit }, APPEND_TIMEOUT_MS);
         if (result.applied) return { uri, open: true };
         this.logger.debug(`the editor did not append the answer (${result.failureReason ?? 'no reason given'}); attempt ${attempt}`);
       } catch (error) {
@@ -370,7 +366,7 @@ export class Answers {
     const path = join(realPath(this.answersDir) ?? this.answersDir, name);
     await writeText(path, markdown, 0o600);
     const uri = pathToFileURL(path).href;
-    await this.connection.window.showDocument({ uri, takeFocus: true }).catch(() => undefined);
+    await showDocument(this.editor, { uri, takeFocus: true }, SHOW_DOCUMENT_TIMEOUT_MS);
     return uri;
   }
 

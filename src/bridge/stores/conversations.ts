@@ -195,14 +195,3 @@ export function typedFollowUp(text: string): string | undefined {
   const typed = text.slice(at + FOLLOW_UP_MARKER.length).trim();
   return typed || undefined;
 }
-
-/** The conversations as a markdown list a person reads: the first question, turns, when, and the document's path. */
-export function conversationListing(list: readonly ConversationSummary[], pathOf: (uri: string) => string): string {
-  if (list.length === 0) return '# Buckley conversations\n\nNone yet: ask about some code, and follow up in the answer document.\n';
-  const lines = list.map((conversation) => {
-    const when = conversation.updated.replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
-    const where = conversation.document ? `\n  ${pathOf(conversation.document)}` : '';
-    return `- ${oneLine(conversation.title, 100)} — ${conversation.turns} turn(s), ${when}${where}`;
-  });
-  return `# Buckley conversations\n\nNewest first. Open one (\`gf\` on its path) and write below its last line to follow it up.\n\n${lines.join('\n')}\n`;
-}

@@ -7,7 +7,7 @@
 import { mkdir, readdir, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ApplyWorkspaceEditRequest, type Connection, type TextEdit, type WorkspaceEdit } from 'vscode-languageserver';
+import { type TextEdit, type WorkspaceEdit } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { applyHunks, carryOver, lineHunks, type Hunk } from '../../edits.js';
 import { readTextIfThere, realPath, shortened, writeText } from '../../fileAccess.js';
@@ -15,10 +15,12 @@ import { isInside } from '../../risk/paths.js';
 import { MAX_READ_BYTES } from '../../wire/contract.js';
 import type { Logger } from '../../logger.js';
 import type { Features } from '../capabilities.js';
-import { requestWithin } from './editorRequests.js';
+import { applyEdit, showDocument, type EditorClient } from '../editor/client.js';
 
 /** How long the editor may take to apply an edit (the coordinator waits 30 s for the outcome). */
 const APPLY_EDIT_TIMEOUT_MS = 20_000;
+/** How long the editor may take to open the change under review. */
+const SHOW_CHANGE_TIMEOUT_MS = 5_000;
 
 /** How many diffs of changes under review stay in the state directory. */
 const KEPT_CHANGES = 50;
@@ -39,7 +41,7 @@ export interface WriteOutcome {
 
 export class AgentEdits {
   constructor(
-    private readonly connection: Connection,
+    private readonly editor: EditorClient,
     private readonly documentAt: (path: string) => TextDocument | undefined,
     private readonly features: () => Features,
     private readonly logger: Logger,
@@ -58,7 +60,7 @@ export class AgentEdits {
     // A regular file only: a pipe or a link put in its place is refused, not waited on or followed.
     mkdir(this.changesDirectory, { recursive: true, mode: 0o700 })
       .then(() => writeText(join(realPath(this.changesDirectory) ?? this.changesDirectory, `${executionId}.diff`), diff, 0o600))
-      .then(() => this.connection.window.showDocument({ uri: pathToFileURL(path).href, takeFocus: false }))
+      .then(() => showDocument(this.editor, { uri: pathToFileURL(path).href, takeFocus: false }, SHOW_CHANGE_TIMEOUT_MS))
       .then(() => this.forgetOldChanges())
       .catch((error: Error) => this.logger.debug(`could not show the change ${executionId}: ${error.message}`));
   }
@@ -90,7 +92,7 @@ export class AgentEdits {
     const name = write.path.split('/').pop();
     try {
       // Within the coordinator's wait for it (FILE_WRITE_TIMEOUT_MS): a late edit would land after the agent was told it failed.
-      const result = await requestWithin(this.connection, ApplyWorkspaceEditRequest.type, { label: `Buckley: the agent's change to ${name}`, edit }, APPLY_EDIT_TIMEOUT_MS);
+      const result = await applyEdit(this.editor, { label: `Buckley: the agent's change to ${name}`, edit }, APPLY_EDIT_TIMEOUT_MS);
       if (!result.applied) return { open: true, applied: false, message: `the editor did not apply it${result.failureReason ? `: ${result.failureReason}` : ''}` };
     } catch (error) {
       return { open: true, applied: false, message: `the editor did not apply it: ${(error as Error).message}` };

@@ -3,8 +3,8 @@
  * gRPC only then), and made anew when the coordinator or agent settings change — the old one
  * closes once the calls in flight on it have ended.
  */
-import type { Config } from '../config.js';
-import type { Logger } from '../logger.js';
+import type { Config } from '../../config.js';
+import type { Logger } from '../../logger.js';
 import type { CoordinatorConnection } from './connection.js';
 
 export interface LinkOptions {
@@ -16,10 +16,6 @@ export interface LinkOptions {
   workspaceRoot(): string | undefined;
   /** Documents already open when a connection is made. */
   openDocuments(): string[];
-  /** The editor's buffer of a file, when it is open (what an agent reads first). */
-  buffer(path: string): { text: string; version: number } | undefined;
-  /** Makes an approved write of the agent in the editor, where the file is open. */
-  write(write: { path: string; base: string; content: string }): Promise<{ open: boolean; applied: boolean; message: string }>;
   /** The current connection became ready or unavailable. */
   onStateChange(connection: CoordinatorConnection): void;
   /** Resolves once the editor's own settings are in (workspace/configuration after `initialized`). */
@@ -58,8 +54,6 @@ export class CoordinatorLink {
       clientName: options.clientName(),
       serverVersion: options.serverVersion,
       workspaceRoot: options.workspaceRoot(),
-      buffer: options.buffer,
-      write: options.write,
     });
     this.current = created;
     for (const uri of options.openDocuments()) created.documentOpened(uri);

@@ -7,20 +7,21 @@
  * ("LSP[buckley-lsp]", "buckley:"). (vscode-languageserver's `window.show*Message` helpers send
  * showMessageRequest instead, which Helix cannot answer: don't use them for plain messages.)
  */
-import { MessageType, ShowMessageNotification, type Connection } from 'vscode-languageserver';
+import { MessageType } from 'vscode-languageserver';
+import type { EditorClient } from './client.js';
 import * as text from '../../text.js';
 import { inline, shorten, width } from '../../text.js';
 
 /** About 60 characters: at 80 columns Neovim prefixes "LSP[buckley-lsp] ". */
 export const MESSAGE_WIDTH = 60;
 
-export function showMessage(connection: Connection, type: MessageType, line: string, max = MESSAGE_WIDTH): void {
-  void connection.sendNotification(ShowMessageNotification.type, { type, message: oneLine(line, max) });
+export function showMessage(editor: EditorClient, type: MessageType, line: string, max = MESSAGE_WIDTH): void {
+  editor.message(type, oneLine(line, max));
 }
 
-export const info = (connection: Connection, text: string, max?: number) => showMessage(connection, MessageType.Info, text, max);
-export const warn = (connection: Connection, text: string, max?: number) => showMessage(connection, MessageType.Warning, text, max);
-export const error = (connection: Connection, text: string, max?: number) => showMessage(connection, MessageType.Error, text, max);
+export const info = (editor: EditorClient, text: string, max?: number) => showMessage(editor, MessageType.Info, text, max);
+export const warn = (editor: EditorClient, text: string, max?: number) => showMessage(editor, MessageType.Warning, text, max);
+export const error = (editor: EditorClient, text: string, max?: number) => showMessage(editor, MessageType.Error, text, max);
 
 export { seconds } from '../../text.js';
 

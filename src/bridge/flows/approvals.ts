@@ -14,7 +14,6 @@ import {
   ResponseError,
   ShowMessageRequest,
   type Command,
-  type Connection,
   type Diagnostic,
   type Range,
   type TextDocuments,
@@ -22,19 +21,20 @@ import {
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Features } from '../capabilities.js';
 import type { Config } from '../../config.js';
-import type { CoordinatorConnection } from '../connection.js';
+import type { CoordinatorSession } from '../link/calls.js';
 import type { TaskEvent } from '../../wire/contract.js';
 import type { Logger } from '../../logger.js';
 import { ApproveToolRequest, Commands, toolApprovalResultSchema, type ToolApprovalRequest } from '../protocol.js';
 import { assessRisk, highestRisk, riskAtMost, RISKS, type Risk } from '../../risk/assess.js';
 import { describeChange } from '../../edits.js';
 import { inert, inline, oneLine, wellFormed } from '../../text.js';
-import * as messages from './messages.js';
-import { TrustStoreError, type TrustStore } from './trust.js';
+import type { EditorClient } from '../editor/client.js';
+import * as messages from '../editor/messages.js';
+import { TrustStoreError, type TrustStore } from '../stores/trust.js';
 import { CoordinatorError, Status } from '../../wire/errors.js';
 
 export type WireApproval = NonNullable<TaskEvent['approval']>;
-export type ApprovalDecider = Pick<CoordinatorConnection, 'decideApproval'>;
+export type ApprovalDecider = Pick<CoordinatorSession, 'decideApproval'>;
 
 export interface Decision {
   approved: boolean;
@@ -45,7 +45,7 @@ export interface Decision {
 }
 
 export interface ApprovalDependencies {
-  connection: Connection;
+  editor: EditorClient;
   documents: TextDocuments<TextDocument>;
   trust: TrustStore;
   logger: Logger;
@@ -207,7 +207,7 @@ export class ApprovalService {
     const key = queueOf(pending);
     if (!this.overflowSaid.has(key)) {
       this.overflowSaid.add(key);
-      messages.warn(this.deps.connection, `the agent asks more than ${MAX_WAITING.toLocaleString('en')} approvals at once in one task: the rest are denied until those are decided`, 200);
+      messages.warn(this.deps.editor, `the agent asks more than ${MAX_WAITING.toLocaleString('en')} approvals at once in one task: the rest are denied until those are decided`, 200);
     }
     return { approved: false, remember: false, by: 'the limit', reason: `the task already has ${MAX_WAITING.toLocaleString('en')} approvals waiting for the user; ask again once they are decided` };
   }
@@ -330,12 +330,12 @@ export class ApprovalService {
 
   /** Asks through the best channel the editor has. */
   private ask(pending: Pending): void {
-    const { connection, logger } = this.deps;
+    const { editor, logger } = this.deps;
     const features = this.deps.features();
     const { request } = pending;
     const fallBack = () => this.askWithMessageOrDiagnostic(pending, features);
     if (!features.approveTool) return fallBack();
-    connection.sendRequest(ApproveToolRequest.type, request, pending.prompt.token).then(
+    editor.request(ApproveToolRequest.type, request, { token: pending.prompt.token }).then(
       (answer) => {
         const parsed = toolApprovalResultSchema.safeParse(answer);
         if (parsed.success && parsed.data.forTask) this.decideForTask(pending, parsed.data.approved, 'the user (buckley/approveTool)');
@@ -361,7 +361,7 @@ export class ApprovalService {
       const actions = [{ title: APPROVE }, ...(request.risk === 'destructive' ? [] : [{ title: TRUST }]), { title: DENY }, ...[approveAll, denyAll].flatMap((title) => (title ? [{ title }] : []))];
       // An editor that renders markdown in prompts (Zed) and opens no documents gets the diff in the prompt.
       const diff = request.change && features.markdownMessageRequest ? `\n\n${diffBlock(request.change.diff)}` : '';
-      this.deps.connection.sendRequest(ShowMessageRequest.type, { type: MessageType.Warning, message: describeRequest(request) + diff, actions }, pending.prompt.token).then(
+      this.deps.editor.request(ShowMessageRequest.type, { type: MessageType.Warning, message: describeRequest(request) + diff, actions }, { token: pending.prompt.token }).then(
         (choice) => {
           const title = choice?.title;
           if (title && (title === approveAll || title === denyAll)) this.decideForTask(pending, title === approveAll, 'the user (prompt)');
@@ -375,7 +375,7 @@ export class ApprovalService {
     pending.uri ??= this.deps.documents.all()[0]?.uri;
     if (pending.uri) {
       this.publishDiagnostics();
-      messages.warn(this.deps.connection, messages.fit('code actions: approve or deny ', request.tool));
+      messages.warn(this.deps.editor, messages.fit('code actions: approve or deny ', request.tool));
       return;
     }
     pending.settle({
@@ -404,7 +404,7 @@ export class ApprovalService {
       byUri.set(pending.uri, list);
     }
     for (const uri of new Set([...this.diagnosticsShown, ...byUri.keys()])) {
-      void this.deps.connection.sendDiagnostics({ uri, diagnostics: byUri.get(uri) ?? [] });
+      this.deps.editor.diagnostics({ uri, diagnostics: byUri.get(uri) ?? [] });
       if (byUri.has(uri)) this.diagnosticsShown.add(uri);
       else this.diagnosticsShown.delete(uri);
     }
@@ -412,21 +412,21 @@ export class ApprovalService {
 
   /** Sends the decision to the coordinator, remembers trust, and logs it: one line per approval. */
   private async apply(pending: Pending, decision: Decision): Promise<void> {
-    const { logger, connection, trust } = this.deps;
+    const { logger, editor, trust } = this.deps;
     const { request } = pending;
     const line = `approval ${request.executionId}: ${request.agent.id} wants ${request.tool} (${request.risk}) — ${decision.approved ? 'approved' : 'denied'} by ${decision.by}${decision.reason ? `: ${decision.reason}` : ''}`;
     logger.info(line);
     if (decision.by === 'timeout') {
-      messages.warn(connection, messages.fit('denied ', request.tool, `: no answer in ${messages.seconds(this.deps.config().approvals.timeoutMs)}`));
+      messages.warn(editor, messages.fit('denied ', request.tool, `: no answer in ${messages.seconds(this.deps.config().approvals.timeoutMs)}`));
     } else if (!decision.approved && decision.by === 'policy') {
-      messages.warn(connection, messages.fit('denied ', request.tool, ': no way to ask (see log)'));
+      messages.warn(editor, messages.fit('denied ', request.tool, ': no way to ask (see log)'));
     }
     // Trusted at once, saved meanwhile: saving must never hold up (or lose) the decision.
     const saving =
       decision.remember && request.risk !== 'destructive'
         ? trust.trust(request.agent.id, request.tool).catch((error: Error) => {
             logger.error(`could not save the trust (it holds for this session): ${error.message}`);
-            messages.error(connection, `trust not saved: ${error instanceof TrustStoreError ? error.summary : 'see log'}`);
+            messages.error(editor, `trust not saved: ${error instanceof TrustStoreError ? error.summary : 'see log'}`);
           })
         : undefined;
     try {
@@ -435,7 +435,7 @@ export class ApprovalService {
       logger.warn(`the coordinator did not take the decision on ${request.executionId}: ${(error as Error).message}`);
       // It had stopped waiting (its own deadline, or the task ended there): the user's answer changed nothing — say so.
       if (error instanceof CoordinatorError && error.code === Status.NOT_FOUND && decision.by.startsWith('the user')) {
-        messages.warn(connection, messages.fit('too late for ', request.tool, ': it was denied already (see log)'));
+        messages.warn(editor, messages.fit('too late for ', request.tool, ': it was denied already (see log)'));
       }
     }
     await saving;

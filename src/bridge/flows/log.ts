@@ -4,9 +4,12 @@
  * every editor, Helix included (it shows a server's log only when started with `hx -v`).
  */
 import { pathToFileURL } from 'node:url';
-import type { Connection } from 'vscode-languageserver';
+import { showDocument, type EditorClient } from '../editor/client.js';
 import type { Features } from '../capabilities.js';
-import * as messages from './messages.js';
+import * as messages from '../editor/messages.js';
+
+/** How long the editor may take to open the log. */
+const SHOW_LOG_TIMEOUT_MS = 5_000;
 
 export interface ShowLogResult {
   /** The log file, or null when the server writes none. */
@@ -15,16 +18,15 @@ export interface ShowLogResult {
   opened: boolean;
 }
 
-export async function showLog(connection: Connection, features: Features, logFile: string | undefined): Promise<ShowLogResult> {
+export async function showLog(editor: EditorClient, features: Features, logFile: string | undefined): Promise<ShowLogResult> {
   if (!logFile) {
-    messages.warn(connection, 'no log file: --log-file or BUCKLEY_LOG_FILE is off');
+    messages.warn(editor, 'no log file: --log-file or BUCKLEY_LOG_FILE is off');
     return { log: null, opened: false };
   }
   if (features.opensDocuments) {
-    const { success } = await connection.window.showDocument({ uri: pathToFileURL(logFile).href, takeFocus: false }).catch(() => ({ success: false }));
-    if (success) return { log: logFile, opened: true };
+    if (await showDocument(editor, { uri: pathToFileURL(logFile).href, takeFocus: false }, SHOW_LOG_TIMEOUT_MS)) return { log: logFile, opened: true };
   }
   // The path is the message: it is not shortened (an editor without showDocument has no 60-cell stall).
-  messages.info(connection, `log file: ${logFile}`, Number.MAX_SAFE_INTEGER);
+  messages.info(editor, `log file: ${logFile}`, Number.MAX_SAFE_INTEGER);
   return { log: logFile, opened: false };
 }

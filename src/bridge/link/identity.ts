@@ -6,9 +6,9 @@
  */
 import { randomBytes, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { Config } from '../config.js';
-import { CoordinatorError, Status } from '../wire/errors.js';
-import { SetupError } from '../errors.js';
+import type { Config } from '../../config.js';
+import { CoordinatorError, Status } from '../../wire/errors.js';
+import { SetupError } from '../../errors.js';
 
 export interface Identity {
   agentId: string;

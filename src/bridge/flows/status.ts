@@ -1,7 +1,7 @@
 /** `buckley/status`: where the coordinator is and how it is doing, what was negotiated, what runs. */
 import type { Features } from '../capabilities.js';
 import type { Config } from '../../config.js';
-import type { CoordinatorConnection } from '../connection.js';
+import type { CoordinatorConnection } from '../link/connection.js';
 import type { ClientIdentity } from '../capabilities.js';
 import type { StatusResult, TaskProgress, ToolApprovalRequest } from '../protocol.js';
 

@@ -10,23 +10,23 @@ import {
   LSPErrorCodes,
   ResponseError,
   type CancellationToken,
-  type Connection,
   type ProgressToken,
 } from 'vscode-languageserver';
 import type { Features } from '../capabilities.js';
 import type { Config } from '../../config.js';
-import type { CoordinatorConnection } from '../connection.js';
+import type { CoordinatorSession, EditorFiles } from '../link/calls.js';
 import { AskFailedError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import { AskRequest, type AskResult } from '../protocol.js';
-import { reportOnly, type Answers } from './answers.js';
-import type { Limiter } from './limits.js';
+import { reportOnly, type Answers } from '../stores/answers.js';
+import type { Limiter } from '../editor/limits.js';
 import type { Targets, TargetInput } from './target.js';
-import * as messages from './messages.js';
-import { oneLine } from './messages.js';
+import type { EditorClient } from '../editor/client.js';
+import * as messages from '../editor/messages.js';
+import { oneLine } from '../editor/messages.js';
 import { inert, inline, utf8Length } from '../../text.js';
-import { AnswerTail, type ProgressFactory } from './progress.js';
-import { earlierTurns, typedFollowUp, type Conversations } from './conversations.js';
+import { AnswerTail, type ProgressFactory } from '../editor/progress.js';
+import { earlierTurns, typedFollowUp, type Conversations } from '../stores/conversations.js';
 
 const FINAL_STATUSES = new Set(['completed', 'failed', 'cancelled']);
 
@@ -43,13 +43,15 @@ export interface AskOptions {
 }
 
 export interface AskDependencies {
-  connection: Connection;
+  editor: EditorClient;
   answers: Answers;
   progress: ProgressFactory;
   logger: Logger;
   config(): Config;
   features(): Features;
-  coordinator(): Promise<CoordinatorConnection>;
+  coordinator(): Promise<CoordinatorSession>;
+  /** The editor's files as the agent reaches them. */
+  files: EditorFiles;
   targets: Targets;
   limiter: Limiter;
   conversations: Conversations;
@@ -108,6 +110,7 @@ export class AskService {
         context: target.built.context,
         signal: controller.signal,
         requireReadOnly: config.ask.requireReadOnly,
+        files: deps.files,
         onEvent: (event) => {
           // The final state is the progress's end ("Answered", "Failed: …"), not a step before it.
           if (FINAL_STATUSES.has(event.status)) return;
@@ -118,7 +121,7 @@ export class AskService {
         onDelta: (delta) => {
           progress.writing(written.push(delta));
           if (options.partialResultToken !== undefined) {
-            deps.connection.sendProgress(AskRequest.partialResult, options.partialResultToken, { answer: inert(delta) });
+            deps.editor.progress(AskRequest.partialResult, options.partialResultToken, { answer: inert(delta) });
           }
         },
       });
@@ -209,12 +212,12 @@ export class AskService {
   askInBackground(input: AskInput): void {
     this.ask(input).catch((error: unknown) => {
       if (error instanceof ResponseError && error.code === LSPErrorCodes.RequestCancelled) {
-        messages.info(this.deps.connection, messages.fit('cancelled «', input.question, '»'));
+        messages.info(this.deps.editor, messages.fit('cancelled «', input.question, '»'));
         return;
       }
       // The message says what to do; the log has it all.
       const summary = error instanceof ResponseError && typeof (error.data as { summary?: unknown })?.summary === 'string' ? (error.data as { summary: string }).summary : undefined;
-      messages.error(this.deps.connection, summary ? `could not answer: ${summary}` : messages.fit('could not answer «', input.question, '» (see log)'));
+      messages.error(this.deps.editor, summary ? `could not answer: ${summary}` : messages.fit('could not answer «', input.question, '» (see log)'));
     });
   }
 

@@ -6,22 +6,23 @@
  * (with the reason, timeouts included) or cancelled.
  */
 import { randomUUID } from 'node:crypto';
-import type { Connection, Range } from 'vscode-languageserver';
+import type { Range } from 'vscode-languageserver';
 import type { Features } from '../capabilities.js';
 import type { Config } from '../../config.js';
-import type { CoordinatorConnection, StreamOutcome } from '../connection.js';
+import type { CoordinatorSession, EditorFiles, StreamOutcome } from '../link/calls.js';
 import type { TaskEvent } from '../../wire/contract.js';
 import type { Logger } from '../../logger.js';
 import { TaskProgressNotification, type TaskProgress, type TaskStatus, type ToolExecution } from '../protocol.js';
-import { reportOnly, type Answers } from './answers.js';
+import { reportOnly, type Answers } from '../stores/answers.js';
 import type { ApprovalService, WireApproval } from './approvals.js';
-import * as messages from './messages.js';
-import { oneLine } from './messages.js';
+import type { EditorClient } from '../editor/client.js';
+import * as messages from '../editor/messages.js';
+import { oneLine } from '../editor/messages.js';
 import { inert, inline } from '../../text.js';
-import { AnswerTail, type Progress, type ProgressFactory } from './progress.js';
-import type { Limiter } from './limits.js';
+import { AnswerTail, type Progress, type ProgressFactory } from '../editor/progress.js';
+import type { Limiter } from '../editor/limits.js';
 import type { Target, Targets, TargetInput } from './target.js';
-import { Coalescer, UPDATE_INTERVAL_MS } from './throttle.js';
+import { Coalescer, UPDATE_INTERVAL_MS } from '../editor/throttle.js';
 import type { TaskEdits } from './taskEdits.js';
 
 export interface TaskInput extends TargetInput {
@@ -34,7 +35,7 @@ export interface TaskInput extends TargetInput {
 }
 
 export interface TaskDependencies {
-  connection: Connection;
+  editor: EditorClient;
   approvals: ApprovalService;
   answers: Answers;
   progress: ProgressFactory;
@@ -42,7 +43,9 @@ export interface TaskDependencies {
   targets: Targets;
   config(): Config;
   features(): Features;
-  coordinator(): Promise<CoordinatorConnection>;
+  coordinator(): Promise<CoordinatorSession>;
+  /** The editor's files as the agent reaches them. */
+  files: EditorFiles;
   limiter: Limiter;
   /** What the tasks' agents changed, for review and undo. */
   edits: TaskEdits;
@@ -133,7 +136,7 @@ export class TaskService {
     const config = deps.config();
     const features = deps.features();
     const notifications = new Coalescer<TaskProgress>(
-      (state) => void deps.connection.sendNotification(TaskProgressNotification.type, state),
+      (state) => deps.editor.notify(TaskProgressNotification.type, state),
       UPDATE_INTERVAL_MS,
     );
     let lastStatus: TaskStatus | undefined;
@@ -165,6 +168,7 @@ export class TaskService {
         intent: task.edit ? 'edit' : 'task',
         // A task is a conversation of its own: it never carries an ask's history, nor another task's.
         conversation: `task-${task.id}`,
+        files: deps.files,
         onDelta: (delta) => progress.writing(written.push(delta)),
         onEvent: (event) => {
           if (event.file_changed) return deps.edits.record(task.id, task.title, event.file_changed);
@@ -234,11 +238,11 @@ export class TaskService {
       if (answered) {
         deps.answers.deliver({ question: task.title, answer: [text, review].filter(Boolean).join('\n\n---\n\n'), ...(reported ? { report: true } : {}), ...place }, features, 'done');
       }
-      if (!answered || !features.answerMessage) messages.info(deps.connection, messages.fit('done «', task.title, '»'));
+      if (!answered || !features.answerMessage) messages.info(deps.editor, messages.fit('done «', task.title, '»'));
     } else {
       if (review) deps.answers.deliver({ question: task.title, answer: `The task ${outcome.status === 'failed' ? `failed: ${outcome.reason}` : 'was cancelled'}.\n\n---\n\n${review}`, report: true, ...place }, features, 'done');
-      if (outcome.status === 'failed') messages.error(deps.connection, `task failed: ${outcome.summary ?? outcome.reason}`);
-      else messages.info(deps.connection, messages.fit('cancelled «', task.title, '»'));
+      if (outcome.status === 'failed') messages.error(deps.editor, `task failed: ${outcome.summary ?? outcome.reason}`);
+      else messages.info(deps.editor, messages.fit('cancelled «', task.title, '»'));
     }
   }
 
@@ -246,14 +250,14 @@ export class TaskService {
   async undoEdits(taskId?: string): Promise<{ undone: string[]; kept: { path: string; why: string }[] }> {
     const outcome = await this.deps.edits.undo(taskId);
     if (!outcome) {
-      messages.info(this.deps.connection, 'no task edits to undo');
+      messages.info(this.deps.editor, 'no task edits to undo');
       return { undone: [], kept: [] };
     }
     // One line: what was kept matters most (the log says why, file by file).
     if (outcome.kept.length) {
-      messages.warn(this.deps.connection, `undo: ${outcome.kept.map(({ path }) => path.split('/').pop()).join(', ')} kept — changed since (see log)`);
+      messages.warn(this.deps.editor, `undo: ${outcome.kept.map(({ path }) => path.split('/').pop()).join(', ')} kept — changed since (see log)`);
     } else {
-      messages.info(this.deps.connection, messages.fit('undid the edits of «', outcome.title, '»'));
+      messages.info(this.deps.editor, messages.fit('undid the edits of «', outcome.title, '»'));
     }
     return { undone: outcome.undone, kept: outcome.kept };
   }

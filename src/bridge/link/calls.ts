@@ -1,0 +1,89 @@
+/**
+ * What the flows ask of the coordinator (ask, task, edit proposals, completions, an approval's
+ * decision) and what each call ends with: the one surface between the features and the link, so
+ * the flows are tested in-process against a fake session as well as against real coordinators.
+ */
+import type { EditorContext, ProposeEditsResponse, TaskEvent } from '../../wire/contract.js';
+
+/**
+ * The editor's files, as a call's agent reaches them: its reads ask for the editor's buffer first
+ * (`file_request`), and an approved write is made in the editor where the file is open
+ * (`file_write`, see flows/agentEdits.ts).
+ */
+export interface EditorFiles {
+  /** The editor's buffer of a file (absolute path), when it is open. */
+  buffer(path: string): { text: string; version: number } | undefined;
+  write(write: { path: string; base: string; content: string }): Promise<{ open: boolean; applied: boolean; message: string }>;
+}
+
+export interface AskCall {
+  question: string;
+  /** The conversation it belongs to: the coordinator keeps one agent session (history) per conversation. */
+  conversation: string;
+  /** A follow-up's earlier turns (within the budget): for a coordinator whose agent no longer holds them, or never did. */
+  earlier?: string;
+  /** Refuse the ask where the coordinator does not keep asks read-only (buckley.ask.requireReadOnly). */
+  requireReadOnly?: boolean;
+  /** The ask ends as timed out after this long. */
+  timeoutMs: number;
+  context: EditorContext;
+  signal: AbortSignal;
+  /** A progress line from the coordinator (tool calls, plan steps). */
+  onEvent?: (event: TaskEvent) => void;
+  /** A streamed piece of the answer. */
+  onDelta?: (delta: string) => void;
+  files?: EditorFiles;
+}
+
+/**
+ * `report`: the coordinator sent no answer, only what it did (status lines; a fixed reply that
+ * echoes the request) — shown as its report, never as the model's answer.
+ */
+export type AskOutcome = { kind: 'answer'; answer: string } | { kind: 'report'; lines: string[] } | { kind: 'cancelled' };
+
+export interface StreamCall {
+  taskId: string;
+  query: string;
+  context: EditorContext;
+  signal: AbortSignal;
+  timeoutMs: number;
+  /** The setting that sets `timeoutMs`, named when the task times out. */
+  timeoutSetting: string;
+  /** `ask`: the coordinator keeps it read-only. */
+  /** The conversation (an ask's, or the task's own): its agent session, never shared with another. */
+  conversation: string;
+  /** `edit`: a task that changes the selection (buckley.edit); a coordinator that knows (`edit_selection`) makes even a model's answer the change. */
+  intent: 'ask' | 'task' | 'edit';
+  onEvent?: (event: TaskEvent) => void;
+  onDelta?: (delta: string) => void;
+  files?: EditorFiles;
+}
+
+export type StreamOutcome =
+  /** `report`: status lines, when the coordinator streams no answer (it does not announce answer_stream). */
+  | { status: 'completed'; answer: string; report?: string[] }
+  /** `summary`: what to do, in a few words, when the reason is long. */
+  | { status: 'failed'; reason: string; summary?: string; timedOut?: boolean }
+  | { status: 'cancelled' };
+
+export interface ApprovalDecision {
+  approved: boolean;
+  remember?: boolean;
+  reason?: string;
+}
+
+export interface CoordinatorSession {
+  /** The coordinator's announced features (empty until it has answered). */
+  readonly features: string[];
+  ask(call: AskCall): Promise<AskOutcome>;
+  /** Runs a task (StreamTask) to its end; never throws for the task's own failures. */
+  runTask(call: StreamCall): Promise<StreamOutcome>;
+  /** Buckley's ProposeEdits: edits for the selection in `context`, proposed, not applied. */
+  proposeEdits(call: { instruction: string; context: EditorContext; signal: AbortSignal; timeoutMs: number }): Promise<ProposeEditsResponse>;
+  /** Completions at the cursor, streamed pieces joined. */
+  inlineCompletions(call: { prompt: string; context: EditorContext; signal: AbortSignal; timeoutMs: number }): Promise<string[]>;
+  /** The user's decision on a pending approval. */
+  decideApproval(executionId: string, decision: ApprovalDecision): Promise<void>;
+  /** Resolves once the session is up or has failed, or after `ms`; never rejects. */
+  whenSettled(ms: number): Promise<void>;
+}

@@ -1,0 +1,46 @@
+/**
+ * What the user is told about the coordinator: a coordinator that does not keep asks read-only,
+ * named once before the first ask; and each change of what is wrong with the link, said once (not
+ * at every retry) — a bad agent setting as that setting, which says more than "set it".
+ */
+import type { ConfigProblem, Config } from '../../config.js';
+import type { Logger } from '../../logger.js';
+import type { EditorClient } from '../editor/client.js';
+import * as messages from '../editor/messages.js';
+import type { CoordinatorConnection } from './connection.js';
+import { ASKS_NOT_READ_ONLY } from './readOnly.js';
+
+export class CoordinatorNotices {
+  /** What the editor was last told of the coordinator's state. */
+  private lastSaid: string | undefined;
+  private readonly warnedNotReadOnly = new WeakSet<CoordinatorConnection>();
+  /** The settings problems last reported: they explain a missing agent better than "set it". */
+  private settingsProblems: readonly ConfigProblem[] = [];
+
+  constructor(
+    private readonly editor: EditorClient,
+    private readonly logger: Logger,
+    private readonly config: () => Config,
+  ) {}
+
+  settingsProblemsFound(problems: readonly ConfigProblem[]): void {
+    this.settingsProblems = problems;
+    messages.error(this.editor, messages.problems(problems));
+  }
+
+  /** The coordinator's state changed (ready, or something is wrong). */
+  stateChanged(coordinator: CoordinatorConnection): void {
+    if (coordinator.state === 'ready' && !coordinator.keepsAsksReadOnly && !this.warnedNotReadOnly.has(coordinator)) {
+      this.warnedNotReadOnly.add(coordinator);
+      this.logger.warn(ASKS_NOT_READ_ONLY(coordinator.address ?? 'the configured address', coordinator.notes));
+      messages.warn(this.editor, this.config().ask.requireReadOnly ? 'asks refused here: buckley.ask.requireReadOnly' : 'asks may edit files here: see buckley.ask.requireReadOnly');
+    }
+    const summary = coordinator.error ? (coordinator.errorSummary ?? coordinator.error) : undefined;
+    if (summary === this.lastSaid) return;
+    this.lastSaid = summary;
+    if (!summary) return;
+    const agentSetting = this.settingsProblems.find((problem) => problem.key.startsWith('buckley.agent.'));
+    if (coordinator.agentMissing && agentSetting) messages.error(this.editor, messages.problems([agentSetting]));
+    else messages.warn(this.editor, /see log/.test(summary) ? summary : `${summary} (see log)`);
+  }
+}

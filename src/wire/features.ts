@@ -1,0 +1,44 @@
+/**
+ * The coordinator features (`GetServerCapabilities.features`), by the flag the bridge knows each
+ * by: declared once, for our coordinator to announce, the bridge to negotiate, and doctor to check.
+ */
+export const FEATURE = {
+  /** SendMessage answers a question. */
+  chat: 'chat',
+  /** StreamTask runs a task and streams its events. */
+  streamTask: 'stream_task',
+  /** StreamTask streams the answer (`answer_delta`) and progress: asks go through it (ours). */
+  answerStream: 'answer_stream',
+  /** Tool approvals are asked of the caller (ToolApprovalRequest). */
+  toolApproval: 'tool_approval',
+  /** Approval requests arrive as StreamTask events. */
+  approvalEvents: 'approval_events',
+  /** It reads the request's `context` itself: the message is the bare question. */
+  readsContext: 'editor_context',
+  /** It keeps an ask read-only (ours, where its agent runs in a sandbox). */
+  readOnlyAsks: 'ask_read_only',
+  /** It honours `x-buckley-intent: ask` (read-only rules) even where it cannot promise more. */
+  askIntent: 'ask_intent',
+  /** An agent's reads ask the caller for the editor's buffers first (`file_request`). */
+  editorBuffers: 'editor_buffers',
+  /** buckley.edit's task is an edit (`x-buckley-intent: edit`): a model's answer becomes the change. */
+  editSelection: 'edit_selection',
+  /** It proposes edits itself (ProposeEdits: Buckley). */
+  proposesEdits: 'propose_edits',
+  /** One agent session per conversation (`x-buckley-conversation`), earlier turns sent where lost. */
+  conversations: 'conversations',
+  /** It completes code at the cursor (StreamInlineCompletions). */
+  inlineCompletion: 'inline_completion',
+} as const;
+
+export type FeatureFlag = keyof typeof FEATURE;
+export type FeatureName = (typeof FEATURE)[FeatureFlag];
+
+/** Every feature the bridge acts on, by its wire name. */
+export const KNOWN_FEATURES: readonly string[] = Object.values(FEATURE);
+
+/** Which features a coordinator announced, as flags (all false for `undefined`: not answered yet). */
+export function featureFlags(announced: readonly string[] | undefined): Record<FeatureFlag, boolean> {
+  const has = new Set(announced ?? []);
+  return Object.fromEntries(Object.entries(FEATURE).map(([flag, name]) => [flag, has.has(name)])) as Record<FeatureFlag, boolean>;
+}

@@ -1,0 +1,80 @@
+/**
+ * A fake coordinator session for the in-process flow tests: the `CoordinatorSession` the flows
+ * call, scripted per test. It records every call, and its task script sends events as a
+ * coordinator would (progress, an approval it then waits for, a write, a change made).
+ */
+import type {
+  ApprovalDecision,
+  AskCall,
+  AskOutcome,
+  CoordinatorSession,
+  StreamCall,
+  StreamOutcome,
+} from '../../src/bridge/link/calls.js';
+import type { ProposeEditsResponse, TaskEvent } from '../../src/wire/contract.js';
+import { FEATURE } from '../../src/wire/features.js';
+
+type Approval = NonNullable<TaskEvent['approval']>;
+
+/** A TaskEvent with the wire's defaults. */
+export function taskEvent(fields: Partial<TaskEvent>): TaskEvent {
+  return { task_id: '', plan_id: '', status: 'in_progress', progress: 0, message: '', tool_executions: [], answer_delta: '', ...fields };
+}
+
+/** An approval request as our coordinator sends it. */
+export function approval(fields: Partial<Approval> & { execution_id: string }): Approval {
+  return { tool: 'Run ls', parameters: {}, risk: 'low', agent_id: 'agent', title: '', reason: '', kind: 'execute', locations: [], diff: '', lines_added: 0, lines_removed: 0, ...fields };
+}
+
+export class FakeSession implements CoordinatorSession {
+  features: string[] = [FEATURE.answerStream, FEATURE.streamTask, FEATURE.approvalEvents, FEATURE.readOnlyAsks, FEATURE.conversations];
+  readonly asks: AskCall[] = [];
+  readonly tasks: StreamCall[] = [];
+  readonly decisions = new Map<string, ApprovalDecision>();
+  private readonly deciding = new Map<string, (decision: ApprovalDecision) => void>();
+
+  /** How an ask is answered; by default in two streamed pieces. */
+  answer: (call: AskCall) => Promise<AskOutcome> = async (call) => {
+    call.onDelta?.('The answer ');
+    call.onDelta?.(`to «${call.question}».`);
+    return { kind: 'answer', answer: `The answer to «${call.question}».` };
+  };
+
+  /** How a task runs; by default it completes with a short answer. */
+  task: (call: StreamCall) => Promise<StreamOutcome> = async (call) => {
+    call.onEvent?.(taskEvent({ message: 'Reading the code' }));
+    return { status: 'completed', answer: `Did «${call.query}».` };
+  };
+
+  ask(call: AskCall): Promise<AskOutcome> {
+    this.asks.push(call);
+    return this.answer(call);
+  }
+
+  runTask(call: StreamCall): Promise<StreamOutcome> {
+    this.tasks.push(call);
+    return this.task(call);
+  }
+
+  async proposeEdits(): Promise<ProposeEditsResponse> {
+    return { plan_id: '', task_id: '', summary: '', edits: [] };
+  }
+
+  async inlineCompletions(): Promise<string[]> {
+    return [];
+  }
+
+  async decideApproval(executionId: string, decision: ApprovalDecision): Promise<void> {
+    this.decisions.set(executionId, decision);
+    this.deciding.get(executionId)?.(decision);
+  }
+
+  async whenSettled(): Promise<void> {}
+
+  /** Within a task's script: asks for an approval, as a coordinator does, and waits for the decision. */
+  awaitApproval(call: StreamCall, request: Approval): Promise<ApprovalDecision> {
+    const decided = new Promise<ApprovalDecision>((resolve) => this.deciding.set(request.execution_id, resolve));
+    call.onEvent?.(taskEvent({ status: 'awaiting_approval', message: `Waiting: ${request.tool}`, approval: request }));
+    return decided;
+  }
+}
