@@ -10,6 +10,7 @@ import { configFromEnv, resolveConfigLeniently, splitCommandLine, type Config, t
 import { RootLogger } from '../logger.js';
 import { isLoopbackHost } from '../net.js';
 import { ASKS_NOT_READ_ONLY } from '../bridge/link/readOnly.js';
+import { FEATURE } from '../wire/features.js';
 import type { AgentDriver } from '../coordinator/agents/driver.js';
 
 export interface DoctorOptions {
@@ -114,11 +115,10 @@ async function checkCoordinator(config: Config, report: Report): Promise<void> {
       return;
     }
   }
-  const [{ CoordinatorClient }, { channelFor }, { serverCapabilitiesSchema, sessionSchema }, { describeConnectFailure }, { identityFor, isRefusal, refusalError }] = await Promise.all([
+  const [{ CoordinatorClient }, { channelFor }, { describeConnectFailure }, { identityFor, isRefusal, refusalError }] = await Promise.all([
     import('../wire/client.js'),
     import('../wire/credentials.js'),
-    import('../wire/contract.js'),
-    import('../bridge/link/connection.js'),
+    import('../bridge/link/failures.js'),
     import('../bridge/link/identity.js'),
   ]);
   const identity = identityFor(config);
@@ -131,23 +131,23 @@ async function checkCoordinator(config: Config, report: Report): Promise<void> {
     return;
   }
   try {
-    const caps = await client.unary('GetServerCapabilities', {}, serverCapabilitiesSchema, { timeoutMs: 5_000 });
+    const caps = await client.call.GetServerCapabilities({}, { timeoutMs: 5_000 });
     report.ok(`the coordinator at ${address} answers (protocol ${caps.protocol_version || '?'}; features: ${caps.features.join(', ') || 'none'})`);
     // What it does with an ask, from what it announces (see bridge/connection.ts).
-    if (!caps.features.includes('ask_read_only')) {
+    if (!caps.features.includes(FEATURE.readOnlyAsks)) {
       report.warn(`${ASKS_NOT_READ_ONLY(address, caps.notes.join('; ') || undefined)}${config.ask.requireReadOnly ? ' (it is true: asks will be refused there)' : ''}`);
     }
     report.note(
       !config.completions.enabled
         ? 'inline completions: turned off (buckley.completions.enabled)'
-        : caps.features.includes('inline_completion')
+        : caps.features.includes(FEATURE.inlineCompletion)
           ? 'inline completions: available (it lists inline_completion), for editors that ask for them (LSP 3.18: Neovim 0.12)'
           : 'inline completions: none — it does not list inline_completion',
     );
-    if (!caps.features.includes('editor_context')) {
+    if (!caps.features.includes(FEATURE.readsContext)) {
       report.note('it does not read the editor context (no editor_context): buckley-lsp puts the question, the file, its language and the selection in the message it reads');
     }
-    if (!caps.features.includes('answer_stream')) {
+    if (!caps.features.includes(FEATURE.answerStream)) {
       report.note('it streams no answer text (no answer_stream): what it sends while working is shown as its progress, and as its report when it sends no answer');
     }
   } catch (error) {
@@ -157,7 +157,7 @@ async function checkCoordinator(config: Config, report: Report): Promise<void> {
   }
   // Who we are to it: a session, as the server makes one (Buckley checks the identity here).
   try {
-    await client.unary('CreateSession', { agent_id: identity.agentId, metadata: { client: 'buckley-lsp doctor' } }, sessionSchema, { timeoutMs: 5_000 });
+    await client.call.CreateSession({ agent_id: identity.agentId, metadata: { client: 'buckley-lsp doctor' } }, { timeoutMs: 5_000 });
     report.ok(`it accepts buckley-lsp as agent id "${identity.agentId}" (${IDENTITY_SOURCES[identity.source]})`);
   } catch (error) {
     report.fail(isRefusal(error) ? refusalError(address, identity, error).message : `CreateSession failed: ${(error as Error).message}`);

@@ -8,6 +8,7 @@ import * as z from '../schema.js';
 import { CoordinatorError, Status } from './errors.js';
 import { agentCommunicationService } from './protos.js';
 import { AGENT_HEADER, AUTHORIZATION_HEADER } from './contract.js';
+import { STREAMS, UNARY, type ReplyOf, type RequestOf } from './methods.js';
 
 export interface CallOptions {
   /** Milliseconds from now; the call fails with DEADLINE_EXCEEDED after it. */
@@ -34,8 +35,17 @@ type UnaryMethod = (
 ) => grpc.ClientUnaryCall;
 type StreamMethod = (request: unknown, metadata: grpc.Metadata, options: grpc.CallOptions) => grpc.ClientReadableStream<unknown>;
 
+/** The wire's calls with one reply, typed by methods.ts: `client.call.CreateSession(request, options)`. */
+export type UnaryCalls = { [M in keyof typeof UNARY]: (request: RequestOf<(typeof UNARY)[M]>, options: CallOptions) => Promise<ReplyOf<(typeof UNARY)[M]>> };
+/** The wire's streaming calls, typed: `client.open.StreamTask(request, options)`. */
+export type StreamCalls = { [M in keyof typeof STREAMS]: (request: RequestOf<(typeof STREAMS)[M]>, options: CallOptions) => AsyncGenerator<ReplyOf<(typeof STREAMS)[M]>> };
+
 export class CoordinatorClient {
   private readonly client: grpc.Client;
+  /** Every call with one reply, typed (see methods.ts). */
+  readonly call: UnaryCalls;
+  /** Every streaming call, typed. */
+  readonly open: StreamCalls;
 
   constructor(private readonly options: ClientOptions) {
     const Service = agentCommunicationService();
@@ -46,6 +56,8 @@ export class CoordinatorClient {
       'grpc.max_receive_message_length': 64 * 1024 * 1024,
       ...options.channelOptions,
     });
+    this.call = Object.fromEntries(Object.entries(UNARY).map(([name, method]) => [name, (request: unknown, call: CallOptions) => this.unary<unknown>(name, request, method.reply, call)])) as UnaryCalls;
+    this.open = Object.fromEntries(Object.entries(STREAMS).map(([name, method]) => [name, (request: unknown, call: CallOptions) => this.stream<unknown>(name, request, method.reply as z.core.$ZodType<unknown>, call)])) as StreamCalls;
   }
 
   get address(): string {
@@ -84,6 +96,10 @@ export class CoordinatorClient {
     return metadata;
   }
 
+  /**
+   * Any method by its name, with any request: what `call` is made of, and how tests probe a
+   * coordinator with what a typed caller cannot send (a method it lacks, a malformed request).
+   */
   unary<T>(method: string, request: unknown, schema: z.core.$ZodType<T>, options: CallOptions): Promise<T> {
     const fn = (this.client as unknown as Record<string, UnaryMethod>)[method];
     if (!fn) return Promise.reject(new CoordinatorError(method, Status.UNIMPLEMENTED, 'no such method in buckley.acp.v1'));
@@ -110,7 +126,7 @@ export class CoordinatorClient {
   }
 
   /**
-   * A server stream as an async iterable of validated messages. Breaking out of the loop or
+   * A server stream by its name, as an async iterable of validated messages (what `open` is made of). Breaking out of the loop or
    * aborting the signal cancels the call.
    */
   async *stream<T>(method: string, request: unknown, schema: z.core.$ZodType<T>, options: CallOptions): AsyncGenerator<T> {

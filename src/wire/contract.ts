@@ -231,4 +231,7 @@ export const taskEventSchema = z.object({
   file_changed: z.optional(z.nullable(fileChangedSchema)),
 });
 export type TaskEvent = z.infer<typeof taskEventSchema>;
+
+/** A task's final states: its last event has one of them. */
+export const FINAL_STATUSES: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled']);
 export type WireToolExecution = z.infer<typeof toolExecutionSchema>;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeConnectFailure, plainDetails } from '../../src/bridge/link/connection.js';
+import { describeConnectFailure, plainDetails } from '../../src/bridge/link/failures.js';
 import { CoordinatorError, Status } from '../../src/wire/errors.js';
 
 /** What grpc-js 1.14 said when these failures happened (seen in the tests' runs). */

@@ -15,6 +15,7 @@ import {
 import type { Features } from '../capabilities.js';
 import type { Config } from '../../config.js';
 import type { CoordinatorSession, EditorFiles } from '../link/calls.js';
+import { FINAL_STATUSES } from '../../wire/contract.js';
 import { AskFailedError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import { AskRequest, type AskResult } from '../protocol.js';
@@ -28,7 +29,6 @@ import { inert, inline, utf8Length } from '../../text.js';
 import { AnswerTail, type ProgressFactory } from '../editor/progress.js';
 import { earlierTurns, typedFollowUp, type Conversations } from '../stores/conversations.js';
 
-const FINAL_STATUSES = new Set(['completed', 'failed', 'cancelled']);
 
 export interface AskInput extends TargetInput {
   question: string;

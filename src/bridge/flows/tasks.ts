@@ -10,7 +10,7 @@ import type { Range } from 'vscode-languageserver';
 import type { Features } from '../capabilities.js';
 import type { Config } from '../../config.js';
 import type { CoordinatorSession, EditorFiles, StreamOutcome } from '../link/calls.js';
-import type { TaskEvent } from '../../wire/contract.js';
+import { FINAL_STATUSES, type TaskEvent } from '../../wire/contract.js';
 import type { Logger } from '../../logger.js';
 import { TaskProgressNotification, type TaskProgress, type TaskStatus, type ToolExecution } from '../protocol.js';
 import { reportOnly, type Answers } from '../stores/answers.js';
@@ -61,7 +61,6 @@ interface RunningTask {
   controller: AbortController;
 }
 
-const FINAL_STATUSES = new Set(['completed', 'failed', 'cancelled']);
 const STATUSES = new Set<TaskStatus>(['pending', 'in_progress', 'awaiting_approval', 'completed', 'failed', 'cancelled']);
 const TOOL_STATUSES = new Set(['pending', 'in_progress', 'completed', 'failed']);
 const TOOL_KINDS = new Set(['read', 'edit', 'execute', 'search', 'fetch', 'think', 'other']);
@@ -282,7 +281,7 @@ function applyEvent(task: RunningTask, event: TaskEvent): void {
     });
   }
   // Buckley often leaves status empty: a message on a running task means it is in progress.
-  const status = STATUSES.has(event.status as TaskStatus) && !['completed', 'failed', 'cancelled'].includes(event.status) ? (event.status as TaskStatus) : 'in_progress';
+  const status = STATUSES.has(event.status as TaskStatus) && !FINAL_STATUSES.has(event.status) ? (event.status as TaskStatus) : 'in_progress';
   const lastTool = event.tool_executions.at(-1);
   task.state = {
     taskId: task.id,
