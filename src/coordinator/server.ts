@@ -9,38 +9,23 @@ import { readFileSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Logger } from '../logger.js';
-import { AgentError, type AgentDriver, type AgentTurn, type FileReadRequest, type PermissionDecision, type PermissionRequest, type TurnResult, type TurnSink } from './agents/driver.js';
+import { type AgentDriver, type AgentTurn, type FileReadRequest, type PermissionDecision, type PermissionRequest, type TurnSink } from './agents/driver.js';
 import { FileAccessError, workspaceOf } from './files.js';
 import { afterTurnNote, TurnFiles } from './turnFiles.js';
 import { CallerRequests, type TurnCaller } from './callerRequests.js';
 import { makeModelEdit, MODEL_EDIT_REPLY, selectionEditOf } from './modelEdits.js';
 import { buildPrompt } from '../wire/prompt.js';
 import { isLoopbackHost } from '../net.js';
-import { assessRisk, type Assessment } from '../risk/assess.js';
 import { EventBatcher } from './batcher.js';
+import { agentFailure, answerOf, certifiedIdentity, checkIdentity, fail, identityOf, type Caller } from './callers.js';
+import { askSink, assessCall, effectiveKind, refusalNote, withNotes } from './turnRules.js';
 import { agentCommunicationService } from '../wire/protos.js';
-import { AGENT_HEADER, AUTHORIZATION_HEADER, BUFFERS_HEADER, CONVERSATION_HEADER, EARLIER_TURNS_KEY, INTENT_HEADER, SESSION_HEADER, type ContextDelta, type FileContent, type FileWritten, type CreateSessionRequest, type EditorContext, type SendMessageRequest, type TaskStreamRequest, type WireToolExecution, type InlineCompletionRequest } from '../wire/contract.js';
+import { AUTHORIZATION_HEADER, BUFFERS_HEADER, CONVERSATION_HEADER, EARLIER_TURNS_KEY, INTENT_HEADER, SESSION_HEADER, type ContextDelta, type FileContent, type FileWritten, type CreateSessionRequest, type EditorContext, type SendMessageRequest, type TaskStreamRequest, type WireToolExecution, type InlineCompletionRequest } from '../wire/contract.js';
 import { uriToPath } from '../uri.js';
 import { FEATURE } from '../wire/features.js';
 
 export const PROTOCOL_VERSION = '1.0';
-/**
- * `answer_stream`: answers stream as `answer_delta`; `approval_events`: tool approvals are
- * announced in TaskEvents (status `awaiting_approval`, field `approval`). Both are ours.
- */
-/**
- * What this coordinator does, as the bridge decides from (never from a name): `answer_stream`
- * (answers come as `answer_delta`), `approval_events`, `editor_context` (it reads the request's
- * `context`), `ask_read_only` (it keeps a StreamTask marked `x-buckley-intent: ask` read-only: its
- * agent runs in a sandbox), `ask_intent` (it runs such a StreamTask by the ask's rules — reads
- * only, the agent's read-only mode — also where it cannot promise that: no sandbox),
- * `editor_buffers` (an agent's file reads ask the caller for the editor's buffer first: TaskEvent
- * `file_request`, answered with ProvideFile; its approved writes are made there: `file_write`,
- * answered with ConfirmFileWrite), `edit_selection` (a StreamTask marked `x-buckley-intent: edit`
- * edits the context's selection; with a model, its answer becomes the change: modelEdits.ts),
- * `conversations` (a call marked `x-buckley-conversation` has the agent session of that
- * conversation, never another's: its history).
- */
+/** What this coordinator offers (what each means: wire/features.ts); `inline_completion` with a model that completes. */
 export const FEATURES = [
   FEATURE.chat,
   FEATURE.streamTask,
@@ -62,7 +47,6 @@ export const FILE_WRITE_TIMEOUT_MS = 30_000;
 
 /** A coordinator-side limit, so a task whose approval nobody answers never waits forever. */
 export const APPROVAL_TIMEOUT_MS = 15 * 60_000;
-
 
 interface SessionState {
   agentId: string;
@@ -182,7 +166,7 @@ class CoordinatorService {
     const controller = new AbortController();
     call.on('cancelled', () => controller.abort());
     try {
-      const sink = this.askSink({ text() {}, tool() {}, plan() {}, notice() {} }, turn.turn.cwd);
+      const sink = askSink({ text() {}, tool() {}, plan() {}, notice() {} }, turn.turn.cwd, this.options.logger);
       const files = new TurnFiles(sink, turn.turn.cwd, { readOnly: true });
       const result = await turn.driver.run(turn.turn, files.sink, controller.signal);
       const refusal = refusalNote(result, controller.signal, turn.driver.shortName, true);
@@ -257,7 +241,7 @@ class CoordinatorService {
     };
     const caller = { identity: identityOf(call, request.agent_id), peer: call.getPeer() };
     const decides = readOnly
-      ? this.askSink(events, turn.turn.cwd)
+      ? askSink(events, turn.turn.cwd, this.options.logger)
       : this.taskSink(events, { send: sendNow, ...caller, agent: turn.driver.shortName, cwd: turn.turn.cwd });
     // A caller that holds the editor's buffers is asked for the file first.
     const servesBuffers = call.metadata.get(BUFFERS_HEADER)[0]?.toString() === '1';
@@ -338,24 +322,6 @@ class CoordinatorService {
         readOnly,
         // Maybe one of the agent's commands (`/review`): the driver knows which it lists.
         ...(question.trimStart().startsWith('/') ? { command: question.trim() } : {}),
-      },
-    };
-  }
-
-  /** An ask is read-only: low-risk reads are allowed, anything else declined without asking. */
-  private askSink(events: Omit<TurnSink, 'permission' | 'readFile' | 'writeFile'>, cwd: string | undefined): Omit<TurnSink, 'readFile' | 'writeFile'> {
-    const logger = this.options.logger;
-    return {
-      ...events,
-      permission: async (request: PermissionRequest): Promise<PermissionDecision> => {
-        const { risk, reasons } = assessCall(request, cwd);
-        const what = `${request.tool} (${request.kind})`;
-        if (risk === 'low') {
-          logger.info(`allowed ${what}: a low-risk read inside the workspace`);
-          return 'allow_once';
-        }
-        logger.info(`declined ${what} without asking: an ask is read-only, and this ${reasons[0] ?? 'is not a read'} (${risk})`);
-        return 'reject';
       },
     };
   }
@@ -461,95 +427,16 @@ class CoordinatorService {
   }
 }
 
-
-/**
- * The risk of what the call does, in the workspace of the turn. A workspace of `/` or the home
- * directory is no workspace at all: nothing would be outside it.
- */
-function assessCall(request: PermissionRequest, cwd: string | undefined): Assessment {
-  return assessRisk({ kind: request.kind, input: request.input, locations: request.locations, writes: request.writes, title: request.title }, { workspaceRoot: workspaceOf(cwd) });
-}
-
-/** Gives a pending question its answer; the error to reply with when it cannot be given. */
-function answerOf<T>(requests: CallerRequests<T>, caller: Caller, id: string, answer: T, what: string, refusal: string): grpc.ServiceError | null {
-  const outcome = requests.answer(id, { identity: identityOf(caller, ''), peer: caller.getPeer() }, answer);
-  if (outcome === 'unknown') return fail(grpc.status.NOT_FOUND, `no pending ${what} ${id} (unknown, or already answered)`);
-  if (outcome === 'notTheCaller') return fail(grpc.status.PERMISSION_DENIED, refusal);
-  return null;
-}
-
-/** The kind the editor is told: an edit when the call writes, whatever the agent called it. */
-function effectiveKind(request: PermissionRequest): string {
-  return request.writes.length > 0 && ['read', 'search', 'think', 'fetch', ''].includes(request.kind) ? 'edit' : request.kind;
-}
-
-/** Anything a call's caller is known by: its metadata and, over mutual TLS, its certificate. */
-type Caller = Pick<grpc.ServerUnaryCall<unknown, unknown>, 'metadata' | 'getAuthContext' | 'getPeer'>;
-
-/**
- * Like Buckley: over mutual TLS the caller is its client certificate's Common Name; on loopback
- * plaintext, the `x-buckley-agent-id` header, else the request's agent_id, else "local".
- */
-function claimedIdentity(caller: Caller): string | undefined {
-  return certifiedIdentity(caller) || caller.metadata.get(AGENT_HEADER)[0]?.toString() || undefined;
-}
-
 /** A document's text before and after a position (LSP: line, UTF-16 character; clamped to the text). */
 function splitAt(content: string, position: { line: number; character: number }): { prefix: string; suffix: string } {
   const offset = TextDocument.create('', '', 0, content).offsetAt(position);
   return { prefix: content.slice(0, offset), suffix: content.slice(offset) };
 }
 
-function certifiedIdentity(caller: Caller): string | undefined {
-  const cn = caller.getAuthContext?.()?.sslPeerCertificate?.subject?.CN;
-  return (Array.isArray(cn) ? cn[0] : cn) || undefined;
-}
-
-function identityOf(caller: Caller, fallback: string): string {
-  return claimedIdentity(caller) || fallback || 'local';
-}
-
-/** Like Buckley: a request's agent_id must match the caller's identity. */
-function checkIdentity(caller: Caller, agentId: string): grpc.ServiceError | undefined {
-  const identity = claimedIdentity(caller);
-  if (identity && identity !== agentId) {
-    return fail(grpc.status.PERMISSION_DENIED, `agent_id "${agentId}" does not match the caller identity "${identity}"`);
-  }
-  return undefined;
-}
-
-function fail(code: grpc.status, details: string): grpc.ServiceError {
-  return Object.assign(new Error(details), { code, details, metadata: new grpc.Metadata() }) as grpc.ServiceError;
-}
-
-/**
- * What to add to the answer of a turn the agent ended after a tool call of it was declined — as
- * cancelled without anyone cancelling it (Codex's only way to take a refusal), or without a word
- * (Claude Code's older adapter): that it stopped, and why. Undefined for any other turn.
- */
-function refusalNote(result: TurnResult, signal: AbortSignal, agent: string, readOnly: boolean): string | undefined {
-  if (signal.aborted || !result.refused?.length) return undefined;
-  if (result.stopReason !== 'cancelled' && result.text.trim()) return undefined;
-  const what = result.refused.map((call) => `its ${call}`).join(', ');
-  return `${agent} stopped when ${what} was declined${readOnly ? ': an ask is read-only (it may read the workspace, not change it or run commands); run it as a task to let it act' : ' (not approved)'}.`;
-}
-
-/** Notes after an answer, each a paragraph of its own; nothing when there are none. */
-function withNotes(answer: string, notes: (string | undefined)[]): string {
-  const given = notes.filter((note): note is string => Boolean(note));
-  return given.length ? `${answer.trim() ? '\n\n' : ''}${given.join('\n\n')}` : '';
-}
-
-function agentFailure(error: unknown): grpc.ServiceError {
-  if (error instanceof AgentError) return fail(grpc.status.UNAVAILABLE, error.message);
-  return fail(grpc.status.INTERNAL, error instanceof Error ? error.message : String(error));
-}
-
 function timestamp() {
   const now = Date.now();
   return { seconds: Math.floor(now / 1000), nanos: (now % 1000) * 1_000_000 };
 }
-
 
 /** Starts the coordinator on `listen` (`host:port`; port 0 picks a free one). Plaintext on loopback only. */
 export async function startCoordinator(listen: string, options: CoordinatorOptions): Promise<RunningCoordinator> {

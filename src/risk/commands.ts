@@ -120,27 +120,9 @@ const DELETERS = new Set(['rm', 'unlink', 'rmdir', 'shred', 'srm', 'rimraf']);
  * so a deleting program deletes an unbounded number of them.
  */
 function assessSimple(command: SimpleCommand, place: Place, findings: Findings, depth: number, bulk = false): void {
-  let words = command.words;
-  // Wrappers: what they run is what counts.
-  for (let unwrap = 0; unwrap < 8 && words.length > 0; unwrap++) {
-    const program = programOf(words[0]);
-    if (ELEVATE.has(program)) {
-      findings.add('destructive', `runs as another user (${program})`);
-      if (program === 'su') {
-        const script = words[words.indexOf('-c') + 1];
-        if (words.includes('-c') && script) findings.merge(assessCommand(script, place, depth + 1));
-        return;
-      }
-      words = afterOptions(words, ['-u', '--user', '-g', '--group', '-C', '-D', '--chdir', '-h', '--host', '-p', '--prompt', '-r', '-t', '-U']);
-    } else if (program in WRAPPERS) {
-      if (program === 'xargs') bulk = true;
-      words = afterOptions(words, WRAPPERS[program]);
-      if (program === 'env') while (words[0] && /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[0])) words = words.slice(1);
-      if (program === 'timeout' || program === 'nice' || program === 'chrt' || program === 'taskset') if (/^[\d.]+[smhd]?$|^0x/.test(words[0] ?? '')) words = words.slice(1);
-    } else {
-      break;
-    }
-  }
+  const unwrapped = unwrap(command.words, place, findings, depth);
+  if (!unwrapped) return;
+  const { words } = unwrapped;
   const program = programOf(words[0]);
   if (!program) return void redirections(command, place, findings);
   if (/^\$|`/.test(words[0]!)) {
@@ -162,6 +144,58 @@ function assessSimple(command: SimpleCommand, place: Place, findings: Findings, 
     }
   };
 
+  byProgram({ program, words, opts, args, command, place, findings, depth, bulk: bulk || unwrapped.bulk, writesOutside });
+  if (SHELLS.has(program) || INTERPRETERS.has(program)) interpreter(program, words, command, place, findings, depth);
+  redirections(command, place, findings);
+}
+
+/**
+ * The wrappers a command runs under (sudo, env, xargs, timeout…), taken off: what they run is what
+ * counts. `bulk`: under xargs. Undefined when what runs is judged already (`su -c`).
+ */
+function unwrap(given: string[], place: Place, findings: Findings, depth: number): { words: string[]; bulk: boolean } | undefined {
+  let words = given;
+  let bulk = false;
+  // Wrappers: what they run is what counts.
+  for (let layer = 0; layer < 8 && words.length > 0; layer++) {
+    const program = programOf(words[0]);
+    if (ELEVATE.has(program)) {
+      findings.add('destructive', `runs as another user (${program})`);
+      if (program === 'su') {
+        const script = words[words.indexOf('-c') + 1];
+        if (words.includes('-c') && script) findings.merge(assessCommand(script, place, depth + 1));
+        return undefined;
+      }
+      words = afterOptions(words, ['-u', '--user', '-g', '--group', '-C', '-D', '--chdir', '-h', '--host', '-p', '--prompt', '-r', '-t', '-U']);
+    } else if (program in WRAPPERS) {
+      if (program === 'xargs') bulk = true;
+      words = afterOptions(words, WRAPPERS[program]);
+      if (program === 'env') while (words[0] && /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[0])) words = words.slice(1);
+      if (program === 'timeout' || program === 'nice' || program === 'chrt' || program === 'taskset') if (/^[\d.]+[smhd]?$|^0x/.test(words[0] ?? '')) words = words.slice(1);
+    } else {
+      break;
+    }
+  }
+  return { words, bulk };
+}
+
+interface ProgramCall {
+  program: string;
+  words: string[];
+  opts: string[];
+  args: string[];
+  command: SimpleCommand;
+  place: Place;
+  findings: Findings;
+  depth: number;
+  bulk: boolean;
+  /** Judges the places it writes: outside the workspace, a credential, a persistent hook. */
+  writesOutside(targets: string[], verb: string, overwrite?: boolean): void;
+}
+
+/** What the program does, by the program. */
+function byProgram(call: ProgramCall): void {
+  const { program, words, opts, args, command, place, findings, depth, bulk, writesOutside } = call;
   if (bulk && DELETERS.has(program)) findings.add('destructive', `deletes every file it is given (${program})`);
   if (WIPERS.has(program) || program.startsWith('mkfs')) findings.add('destructive', `destroys data (${program})`);
   else if (POWER.has(program)) findings.add('destructive', `shuts the machine down (${program})`);
@@ -220,8 +254,6 @@ function assessSimple(command: SimpleCommand, place: Place, findings: Findings, 
   } else {
     infrastructure(program, args, opts, findings);
   }
-  if (SHELLS.has(program) || INTERPRETERS.has(program)) interpreter(program, words, command, place, findings, depth);
-  redirections(command, place, findings);
 }
 
 /** `find … -delete`, `find … -exec rm {} ;`: what it does to each file it finds. */

@@ -19,7 +19,10 @@ export const FEATURE = {
   readOnlyAsks: 'ask_read_only',
   /** It honours `x-buckley-intent: ask` (read-only rules) even where it cannot promise more. */
   askIntent: 'ask_intent',
-  /** An agent's reads ask the caller for the editor's buffers first (`file_request`). */
+  /**
+   * An agent's reads ask the caller for the editor's buffer first (`file_request`, answered with
+   * ProvideFile); its approved writes are made there (`file_write`, answered with ConfirmFileWrite).
+   */
   editorBuffers: 'editor_buffers',
   /** buckley.edit's task is an edit (`x-buckley-intent: edit`): a model's answer becomes the change. */
   editSelection: 'edit_selection',

@@ -77,6 +77,8 @@ export interface FakeBuckley {
 export interface FakeBuckleyOptions {
   /** Never answer unary calls: the bridge's deadline must end them. */
   hang?: boolean;
+  /** Never answer SendMessage (the rest answers): an ask's own deadline must end it. */
+  silentAnswers?: boolean;
   /** What StreamTask sends, as Buckley does: message lines with empty status and progress. */
   taskMessages?: string[];
   /** Break the StreamTask stream with this error after the messages. */
@@ -208,7 +210,9 @@ export async function startFakeBuckley(options: FakeBuckleyOptions = {}): Promis
       const edit = { uri: document.uri, range: { start: at, end: at }, new_text: `// ${call.request.instruction}\n` };
       return [null, { plan_id: 'plan-edit', edits: [{ uri: document.uri, edits: [edit], summary: 'adds a comment', title: 'Say what it does', rank: 1 }], summary: 'one edit' }];
     }),
-    SendMessage: unary('SendMessage', (call) => {
+    SendMessage: (call: any, callback: grpc.sendUnaryData<unknown>) => (options.silentAnswers ? record('SendMessage', call) : answerMessage(call, callback)),
+  });
+  const answerMessage = unary('SendMessage', (call) => {
       const denied = identity(call, call.request.agent_id);
       if (denied) return [denied];
       const content = call.request.message?.content ?? '';
@@ -216,8 +220,7 @@ export async function startFakeBuckley(options: FakeBuckleyOptions = {}): Promis
       // `context` is not read: the selection reaches the model only through the content.
       const plan = pipeline(content);
       return [null, { response: { role: 'assistant', content: `Plan ${plan} executed for request: ${content}` } }];
-    }),
-  });
+    });
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync(`127.0.0.1:${options.port ?? 0}`, credentialsOf(options.tls), (error, bound) => (error ? reject(error) : resolve(bound))),
   );

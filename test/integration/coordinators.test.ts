@@ -154,6 +154,16 @@ describe('coordinators', () => {
     await client.waitFor('window/showMessage', (p) => p.message === 'asks refused here: buckley.ask.requireReadOnly');
   });
 
+  it("ends an ask the coordinator never answers at the ask's one deadline, naming the setting to raise", async () => {
+    const buckley = await fakeBuckley({ silentAnswers: true });
+    const client = await start({ env: { BUCKLEY_COORDINATOR: buckley.address }, initialize: { initializationOptions: { ask: { timeoutMs: 700 } } } });
+    await expect(client.request('buckley/ask', { question: 'Anyone?' })).rejects.toMatchObject({
+      message: 'Buckley could not answer: no answer within 0.7 s (setting buckley.ask.timeoutMs)',
+      data: { summary: 'no answer in 0.7 s: raise buckley.ask.timeoutMs' },
+    });
+    await buckley.waitFor('SendMessage');
+  });
+
   it('answers initialize while the coordinator does not answer, then reports it unavailable with what to do', async () => {
     const silent = await fakeBuckley({ hang: true });
     const client = await start({

@@ -6,6 +6,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../../src');
@@ -62,5 +63,41 @@ describe('the layout', () => {
     expect(features.length).toBeGreaterThan(20);
     const reaching = features.filter((file) => /\bConnection\b[^'"]*\}\s*from\s*'vscode-languageserver'/.test(readFileSync(file, 'utf8').replace(/\s+/g, ' ')));
     expect(reaching.map((file) => relative(SRC, file))).toEqual([]);
+  });
+
+  it('names no gRPC method by a string at a call site: calls go through the typed map (wire/methods.ts)', () => {
+    const named = files
+      .filter((file) => !file.endsWith('wire/client.ts'))
+      .flatMap((file) => [...readFileSync(file, 'utf8').matchAll(/\.(unary|stream)(<[^>]*>)?\(\s*['"`]\w+/g)].map((match) => `${relative(SRC, file)}: ${match[0]}`));
+    expect(named).toEqual([]);
+  });
+});
+
+/** Functions that fit on a screen, files a person can hold (the README's Development section). */
+describe('the sizes', () => {
+  const MAX_FILE_LINES = 500;
+  const MAX_FUNCTION_LINES = 80;
+  const files = sourceFiles(SRC);
+
+  it(`keeps every source file under ${MAX_FILE_LINES} lines`, () => {
+    const long = files.map((file) => ({ file: relative(SRC, file), lines: readFileSync(file, 'utf8').split('\n').length })).filter(({ lines }) => lines > MAX_FILE_LINES);
+    expect(long).toEqual([]);
+  });
+
+  it(`keeps every function under ${MAX_FUNCTION_LINES} lines`, () => {
+    const long: string[] = [];
+    for (const file of files) {
+      const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+      const visit = (node: ts.Node): void => {
+        if (ts.isFunctionLike(node) && 'body' in node && node.body) {
+          const start = source.getLineAndCharacterOfPosition(node.body.getStart()).line;
+          const end = source.getLineAndCharacterOfPosition(node.body.getEnd()).line;
+          if (end - start + 1 > MAX_FUNCTION_LINES) long.push(`${relative(SRC, file)}:${start + 1} (${end - start + 1} lines)`);
+        }
+        ts.forEachChild(node, visit);
+      };
+      visit(source);
+    }
+    expect(long).toEqual([]);
   });
 });

@@ -14,19 +14,19 @@ import {
 } from 'vscode-languageserver';
 import type { Features } from '../capabilities.js';
 import type { Config } from '../../config.js';
-import type { CoordinatorSession, EditorFiles } from '../link/calls.js';
+import type { AskCall, CoordinatorSession, EditorFiles } from '../link/calls.js';
 import { FINAL_STATUSES } from '../../wire/contract.js';
 import { AskFailedError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import { AskRequest, type AskResult } from '../protocol.js';
-import { reportOnly, type Answers } from '../stores/answers.js';
+import { reportOnly, type Answer, type Answers } from '../stores/answers.js';
 import type { Limiter } from '../editor/limits.js';
 import type { Targets, TargetInput } from './target.js';
 import type { EditorClient } from '../editor/client.js';
 import * as messages from '../editor/messages.js';
 import { oneLine } from '../editor/messages.js';
 import { inert, inline, utf8Length } from '../../text.js';
-import { AnswerTail, type ProgressFactory } from '../editor/progress.js';
+import { AnswerTail, type Progress, type ProgressFactory } from '../editor/progress.js';
 import { earlierTurns, typedFollowUp, type Conversations } from '../stores/conversations.js';
 
 
@@ -87,7 +87,6 @@ export class AskService {
     const conversation = input.conversation ?? randomUUID();
     const controller = new AbortController();
     this.running.set(id, controller);
-    const timeout = setTimeout(() => controller.abort(new Error('timeout')), config.ask.timeoutMs);
     const onCancel = options.token?.onCancellationRequested(() => controller.abort());
 
     const progress = deps.progress.begin({
@@ -97,7 +96,6 @@ export class AskService {
       workDoneProgress: features.workDoneProgress,
     });
     progress.onCancel(() => controller.abort());
-    const written = new AnswerTail();
     const releasePending = target.document && target.range ? deps.answers.markPending(target.document.uri, target.range, input.question) : () => {};
 
     try {
@@ -111,55 +109,64 @@ export class AskService {
         signal: controller.signal,
         requireReadOnly: config.ask.requireReadOnly,
         files: deps.files,
-        onEvent: (event) => {
-          // The final state is the progress's end ("Answered", "Failed: …"), not a step before it.
-          if (FINAL_STATUSES.has(event.status)) return;
-          const tool = event.tool_executions.at(-1);
-          const line = tool ? `${tool.tool} (${tool.status})` : event.message;
-          if (line) progress.report(line, event.progress || undefined);
-        },
-        onDelta: (delta) => {
-          progress.writing(written.push(delta));
-          if (options.partialResultToken !== undefined) {
-            deps.editor.progress(AskRequest.partialResult, options.partialResultToken, { answer: inert(delta) });
-          }
-        },
+        ...this.shown(progress, options.partialResultToken),
       });
       if (outcome.kind === 'cancelled') {
-        const timedOut = controller.signal.reason instanceof Error && controller.signal.reason.message === 'timeout';
-        if (timedOut) throw new AskFailedError(`no answer within ${messages.seconds(config.ask.timeoutMs)} (setting buckley.ask.timeoutMs)`);
         progress.done('Cancelled');
         throw new ResponseError(LSPErrorCodes.RequestCancelled, 'the ask was cancelled');
       }
       progress.done(outcome.kind === 'report' ? 'No answer: see its report' : 'Answered');
       releasePending();
       const answer = outcome.kind === 'report' ? reportOnly(outcome.lines) : outcome.answer;
-      const document = thread?.document;
-      const delivered = deps.answers.deliver(
-        { question: input.question, answer, ...(outcome.kind === 'report' ? { report: true } : {}), uri: target.document?.uri, range: target.range, conversation },
-        features,
-        'answered',
-        // A follow-up's answer goes below its question in the conversation's document.
-        { appendTo: document, documented: (uri) => deps.conversations.setDocument(conversation, uri) },
-      );
-      deps.conversations.record(conversation, { question: delivered.question, answer: delivered.answer }, { uri: target.document?.uri, range: target.range });
+      const delivered = this.deliver({ question: input.question, answer, ...(outcome.kind === 'report' ? { report: true } : {}), uri: target.document?.uri, range: target.range, conversation }, thread?.document);
       const references = target.document && target.range ? [{ uri: target.document.uri, range: target.range, title: 'Asked about' }] : undefined;
       // With a partial-result token the answer went out in pieces; the final result repeats none of it.
       return { answer: options.partialResultToken !== undefined ? '' : delivered.answer, ...(references ? { references } : {}), conversation };
     } catch (error) {
-      if (error instanceof ResponseError) throw error;
-      const message = inline(error instanceof AskFailedError ? error.message : `unexpected failure: ${(error as Error).message}`);
-      const summary = error instanceof AskFailedError ? error.summary : undefined;
-      progress.done(`Failed: ${oneLine(summary ?? message, 50)}`);
-      deps.logger.error(`ask "${input.question}" failed: ${message}`);
-      throw new ResponseError(ErrorCodes.InternalError, `Buckley could not answer: ${message}`, summary ? { summary } : undefined);
+      throw this.failed(error, input.question, (line) => progress.done(line));
     } finally {
       releasePending();
       release();
-      clearTimeout(timeout);
       onCancel?.dispose();
       this.running.delete(id);
     }
+  }
+
+  /** How the ask shows while it runs: its steps as progress, its words as they come (partial results, where asked for). */
+  private shown(progress: Progress, partialResultToken: ProgressToken | undefined): Pick<AskCall, 'onEvent' | 'onDelta'> {
+    const written = new AnswerTail();
+    return {
+      onEvent: (event) => {
+        // The final state is the progress's end ("Answered", "Failed: …"), not a step before it.
+        if (FINAL_STATUSES.has(event.status)) return;
+        const tool = event.tool_executions.at(-1);
+        const line = tool ? `${tool.tool} (${tool.status})` : event.message;
+        if (line) progress.report(line, event.progress || undefined);
+      },
+      onDelta: (delta) => {
+        progress.writing(written.push(delta));
+        if (partialResultToken !== undefined) this.deps.editor.progress(AskRequest.partialResult, partialResultToken, { answer: inert(delta) });
+      },
+    };
+  }
+
+  /** The answer delivered (a follow-up's below its question in the conversation's document) and kept in its conversation. */
+  private deliver(answer: Omit<Answer, 'at' | 'documentUri'> & { conversation: string }, document: string | undefined): Answer {
+    const { answers, conversations, features } = this.deps;
+    const { conversation } = answer;
+    const delivered = answers.deliver(answer, features(), 'answered', { appendTo: document, documented: (uri) => conversations.setDocument(conversation, uri) });
+    conversations.record(conversation, { question: delivered.question, answer: delivered.answer }, { uri: answer.uri, range: answer.range });
+    return delivered;
+  }
+
+  /** A failed ask, as the ResponseError the editor gets: what happened, and in a few words what to do. */
+  private failed(error: unknown, question: string, end: (line: string) => void): ResponseError<unknown> {
+    if (error instanceof ResponseError) return error;
+    const message = inline(error instanceof AskFailedError ? error.message : `unexpected failure: ${(error as Error).message}`);
+    const summary = error instanceof AskFailedError ? error.summary : undefined;
+    end(`Failed: ${oneLine(summary ?? message, 50)}`);
+    this.deps.logger.error(`ask "${question}" failed: ${message}`);
+    return new ResponseError(ErrorCodes.InternalError, `Buckley could not answer: ${message}`, summary ? { summary } : undefined);
   }
 
   /**

@@ -111,46 +111,14 @@ export function buildContext(request: ContextRequest): BuiltContext {
   }
 
   if (active) {
-    const text = active.getText();
-    const docMeta: Record<string, string> = {};
-    let content = text;
-    const size = text.length * 3 <= remaining ? 0 : utf8Length(text);
-    if (size > remaining) {
-      const excerpt = excerptAround(text, offsets ?? { start: 0, end: 0 }, remaining);
-      content = excerpt.content;
-      const firstLine = active.positionAt(excerpt.start).line;
-      const lastLine = active.positionAt(Math.max(excerpt.start, excerpt.end - 1)).line;
-      docMeta.excerpt_start_line = String(firstLine);
-      docMeta.excerpt_end_line = String(lastLine);
-      leftOut.push(
-        `the active document was cut to lines ${firstLine + 1}-${lastLine + 1} of ${active.lineCount} (${size} bytes do not fit the ${maxBytes}-byte budget)`,
-      );
-    }
-    remaining -= utf8Length(content);
-    document = snapshot(active, content, request.workspaceRoots, docMeta);
-    if (request.selection && offsets) {
-      document.selection = { start: active.positionAt(offsets.start), end: active.positionAt(offsets.end) };
-    }
+    const budget = { remaining };
+    document = activeSnapshot(request, active, offsets, budget, leftOut);
+    remaining = budget.remaining;
   }
 
-  const related: DocumentSnapshot[] = [];
-  const omitted: string[] = [];
-  for (const doc of request.related) {
-    if (doc.uri === active?.uri) continue;
-    const text = doc.getText();
-    const size = utf8Length(text) + utf8Length(doc.uri) + DOCUMENT_OVERHEAD_BYTES;
-    if (size <= remaining) {
-      related.push(snapshot(doc, text, request.workspaceRoots));
-      remaining -= size;
-    } else {
-      omitted.push(doc.uri);
-    }
-  }
-  if (omitted.length > 0) {
-    const named = omitted.slice(0, NAMED_LEFT_OUT).map((uri) => shortName(uri, request.workspaceRoots));
-    const more = omitted.length > NAMED_LEFT_OUT ? ` and ${omitted.length - NAMED_LEFT_OUT} more` : '';
-    leftOut.push(`${omitted.length} open document(s) did not fit the budget: ${named.join(', ')}${more}`);
-  }
+  const budget = { remaining };
+  const related = relatedSnapshots(request, budget, leftOut);
+  remaining = budget.remaining;
   let note = 0;
   if (leftOut.length > 0) {
     metadata.left_out = utf8Prefix(leftOut.join('; '), noteRoom);
@@ -163,6 +131,50 @@ export function buildContext(request: ContextRequest): BuiltContext {
     bytes: maxBytes - (request.reservedBytes ?? 0) - noteRoom - remaining + note,
     leftOut,
   };
+}
+
+/** The active document: whole where it fits the budget, else an excerpt around the selection (saying which lines). */
+function activeSnapshot(request: ContextRequest, active: TextDocument, offsets: { start: number; end: number } | undefined, budget: { remaining: number }, leftOut: string[]): DocumentSnapshot {
+  const text = active.getText();
+  const docMeta: Record<string, string> = {};
+  let content = text;
+  const size = text.length * 3 <= budget.remaining ? 0 : utf8Length(text);
+  if (size > budget.remaining) {
+    const excerpt = excerptAround(text, offsets ?? { start: 0, end: 0 }, budget.remaining);
+    content = excerpt.content;
+    const firstLine = active.positionAt(excerpt.start).line;
+    const lastLine = active.positionAt(Math.max(excerpt.start, excerpt.end - 1)).line;
+    docMeta.excerpt_start_line = String(firstLine);
+    docMeta.excerpt_end_line = String(lastLine);
+    leftOut.push(`the active document was cut to lines ${firstLine + 1}-${lastLine + 1} of ${active.lineCount} (${size} bytes do not fit the ${request.maxBytes}-byte budget)`);
+  }
+  budget.remaining -= utf8Length(content);
+  const document = snapshot(active, content, request.workspaceRoots, docMeta);
+  if (request.selection && offsets) document.selection = { start: active.positionAt(offsets.start), end: active.positionAt(offsets.end) };
+  return document;
+}
+
+/** The other open documents, whole, as many as fit; those left out are named (the first few). */
+function relatedSnapshots(request: ContextRequest, budget: { remaining: number }, leftOut: string[]): DocumentSnapshot[] {
+  const related: DocumentSnapshot[] = [];
+  const omitted: string[] = [];
+  for (const doc of request.related) {
+    if (doc.uri === request.active?.uri) continue;
+    const text = doc.getText();
+    const size = utf8Length(text) + utf8Length(doc.uri) + DOCUMENT_OVERHEAD_BYTES;
+    if (size <= budget.remaining) {
+      related.push(snapshot(doc, text, request.workspaceRoots));
+      budget.remaining -= size;
+    } else {
+      omitted.push(doc.uri);
+    }
+  }
+  if (omitted.length > 0) {
+    const named = omitted.slice(0, NAMED_LEFT_OUT).map((uri) => shortName(uri, request.workspaceRoots));
+    const more = omitted.length > NAMED_LEFT_OUT ? ` and ${omitted.length - NAMED_LEFT_OUT} more` : '';
+    leftOut.push(`${omitted.length} open document(s) did not fit the budget: ${named.join(', ')}${more}`);
+  }
+  return related;
 }
 
 /**

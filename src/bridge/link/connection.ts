@@ -13,7 +13,7 @@ import { oneLine } from '../../text.js';
 import type { CoordinatorClient } from '../../wire/client.js';
 import { BUFFERS_HEADER, CONVERSATION_HEADER, EARLIER_TURNS_KEY, INTENT_HEADER, SESSION_HEADER, type EditorContext, type ProposeEditsResponse } from '../../wire/contract.js';
 import { featureFlags, type FeatureFlag } from '../../wire/features.js';
-import { CoordinatorError } from '../../wire/errors.js';
+import { CoordinatorError, Status } from '../../wire/errors.js';
 import { buildPrompt, withEarlierTurns } from '../../wire/prompt.js';
 import type { ApprovalDecision, AskCall, AskOutcome, CoordinatorSession, StreamCall, StreamOutcome } from './calls.js';
 import { failedWith, failureOf, type FailureContext } from './failures.js';
@@ -132,11 +132,18 @@ export class CoordinatorConnection implements CoordinatorSession {
 
   ask(call: AskCall): Promise<AskOutcome> {
     return this.tracked(async () => {
+      // One deadline for the whole ask, connecting included: the wire's call ends at the same instant.
+      const deadline = AbortSignal.timeout(call.timeoutMs);
+      const context = { call: 'ask', timeoutMs: call.timeoutMs, timeoutSetting: 'buckley.ask.timeoutMs' } as const;
+      const outOfTime = () => deadline.aborted && !call.signal.aborted;
       try {
-        return await this.askOnce(call);
+        const outcome = await this.askOnce({ ...call, signal: AbortSignal.any([call.signal, deadline]) });
+        if (outcome.kind === 'cancelled' && outOfTime()) throw this.failure(new CoordinatorError('ask', Status.DEADLINE_EXCEEDED, 'the ask ran out of time'), context);
+        return outcome;
       } catch (error) {
+        if (outOfTime()) throw this.failure(new CoordinatorError('ask', Status.DEADLINE_EXCEEDED, 'the ask ran out of time'), context);
         if (cancelledBy(error, call.signal)) return { kind: 'cancelled' };
-        throw this.failure(error, { call: 'ask', timeoutMs: call.timeoutMs, timeoutSetting: 'buckley.ask.timeoutMs' });
+        throw this.failure(error, context);
       }
     });
   }

@@ -15,7 +15,6 @@
  * their own.
  */
 import { statSync } from 'node:fs';
-import { basename } from 'node:path';
 import type * as acp from '@agentclientprotocol/sdk';
 import * as z from '../../schema.js';
 import type { Logger } from '../../logger.js';
@@ -25,7 +24,8 @@ import { FileAccessError } from '../files.js';
 import { AgentError, type AgentDriver, type AgentTurn, type TurnResult, type TurnSink } from './driver.js';
 import { inWords, knownOf, oneLine, remedy, withoutEscapes, type AgentIdentity } from './acpErrors.js';
 import { chooseOption, describeValue, flattenParameters, mapStopReason, permissionToolCall, readTextFileParams, rememberCall, toolKind, writeTextFileParams, type SessionUpdate } from './acpMessages.js';
-import { delay, isAlive, orDeath, startAgentProcess, type AgentProcess } from './acpProcess.js';
+import { abortedAfter, delay, GAVE_UP, isAlive, orDeath, startAgentProcess, type AgentProcess } from './acpProcess.js';
+import { shortCommandName } from './known.js';
 import { modesOf } from './modes.js';
 import { AgentSessions, type AcpSession, type ActiveTurn } from './acpSessions.js';
 import { processTreeSize, stopGroup } from './processes.js';
@@ -56,12 +56,16 @@ export interface AcpDriverOptions {
   wrapCommand?: (command: string[], cwd: string) => { program: string; args: string[]; sandboxed?: boolean };
 }
 
+type ResolvedOptions = AcpDriverOptions & Required<Pick<AcpDriverOptions, 'launch' | 'requestTimeoutMs' | 'cancelGraceMs' | 'maxIdleSessions' | 'silenceMs'>>;
+
 /** An agent process and its sessions. */
 interface Agent extends AgentProcess {
   readonly sessions: AgentSessions;
 }
 
 const CANCEL_GRACE_MS = 5_000;
+/** Deadline of ACP setup requests, unless set (buckley.agent.requestTimeoutMs). */
+const REQUEST_TIMEOUT_MS = 30_000;
 /** How a call of each kind is named in a sentence ("its edit “src/a.ts”"). */
 const KIND_WORDS: Record<string, string> = { execute: 'command', edit: 'edit', delete: 'deletion', move: 'move', read: 'read', search: 'search', fetch: 'fetch', switch_mode: 'change of mode' };
 /** Kinds of tool call that change or run something: done without asking, they are named. */
@@ -82,7 +86,18 @@ export class AcpDriver implements AgentDriver {
   private acpName: string | undefined;
   private readonly terminals: Terminals;
 
-  constructor(private readonly options: AcpDriverOptions) {
+  /** The options, their defaults resolved once. */
+  private readonly options: ResolvedOptions;
+
+  constructor(options: AcpDriverOptions) {
+    this.options = {
+      ...options,
+      launch: options.launch ?? { program: options.command[0]!, args: options.command.slice(1) },
+      requestTimeoutMs: options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS,
+      cancelGraceMs: options.cancelGraceMs ?? CANCEL_GRACE_MS,
+      maxIdleSessions: options.maxIdleSessions ?? MAX_IDLE_SESSIONS,
+      silenceMs: options.silenceMs ?? SILENCE_MS,
+    };
     this.description = `ACP agent \`${options.command.join(' ')}\``;
     this.terminals = new Terminals({ logger: options.logger, wrap: options.wrapCommand, env: options.env });
   }
@@ -126,7 +141,7 @@ export class AcpDriver implements AgentDriver {
     signal.addEventListener('abort', onAbort, { once: true });
     const silence = this.watchSilence(agent, active);
     // An agent that ignores session/cancel must not hold the turn forever.
-    const gaveUp = abortedAfter(signal, this.options.cancelGraceMs ?? CANCEL_GRACE_MS);
+    const gaveUp = abortedAfter(signal, this.options.cancelGraceMs);
     const answered = orDeath(agent, agent.connection.agent.request('session/prompt', { sessionId: session.id, prompt: [{ type: 'text', text }] }));
     const result = (stopReason: TurnResult['stopReason']): TurnResult => ({
       text: active.text,
@@ -174,7 +189,7 @@ export class AcpDriver implements AgentDriver {
    * decided (it may be retrying a refused key in silence, as Claude Code does), with its last log line.
    */
   private watchSilence(agent: Agent, turn: ActiveTurn): NodeJS.Timeout {
-    const silenceMs = this.options.silenceMs ?? SILENCE_MS;
+    const silenceMs = this.options.silenceMs;
     const timer = setInterval(
       () => {
         if (turn.deciding > 0 || Date.now() - turn.lastWord < silenceMs) return;
@@ -197,7 +212,7 @@ export class AcpDriver implements AgentDriver {
     const { logger } = this.options;
     session.abandoned = true;
     logger.warn(
-      `${this.shortName} did not end a cancelled turn within ${seconds(this.options.cancelGraceMs ?? CANCEL_GRACE_MS)}: its ACP session ${session.id} is given up${agent.canClose ? ' and closed' : ''}; what it still sends is dropped`,
+      `${this.shortName} did not end a cancelled turn within ${seconds(this.options.cancelGraceMs)}: its ACP session ${session.id} is given up${agent.canClose ? ' and closed' : ''}; what it still sends is dropped`,
     );
     agent.sessions.close(session.id);
     void answered
@@ -231,7 +246,7 @@ export class AcpDriver implements AgentDriver {
    * back with session/load or their earlier turns.
    */
   private restartIfHoldingTooMany(agent: Agent): void {
-    const max = this.options.maxIdleSessions ?? MAX_IDLE_SESSIONS;
+    const max = this.options.maxIdleSessions;
     if (agent.sessions.heldUnused <= max || agent.sessions.busy) return;
     // Sessions that cost nothing but a little memory (Gemini CLI's) are not worth a restart: only
     // an agent whose sessions are processes of their own is.
@@ -289,7 +304,7 @@ export class AcpDriver implements AgentDriver {
 
   private async start(): Promise<Agent> {
     const { command, logger } = this.options;
-    const launch = this.options.launch ?? { program: command[0]!, args: command.slice(1) };
+    const { launch } = this.options;
     logger.info(`starting ${this.description}${launch.program !== command[0] ? ` (in a sandbox: ${launch.program})` : ''}`);
     // A workspace folder that is gone (or an editor's made-up root) must not read as "no such agent".
     let cwd = this.options.cwd;
@@ -301,7 +316,7 @@ export class AcpDriver implements AgentDriver {
     // The handlers reach the sessions once they are made (the process answers initialize first).
     const sessions = () => started?.sessions;
     const process_ = await startAgentProcess(
-      { command, program: launch.program, args: launch.args, sandboxed: launch.sandboxed, cwd, env: this.options.env, logger, clientVersion: this.options.clientVersion, requestTimeoutMs: this.options.requestTimeoutMs ?? 30_000, name: this.shortName },
+      { command, program: launch.program, args: launch.args, sandboxed: launch.sandboxed, cwd, env: this.options.env, logger, clientVersion: this.options.clientVersion, requestTimeoutMs: this.options.requestTimeoutMs, name: this.shortName },
       {
         update: (update) => this.onUpdate(sessions(), update),
         permission: (params) => this.onPermission(sessions(), params),
@@ -323,8 +338,8 @@ export class AcpDriver implements AgentDriver {
     started = Object.assign(process_, {
       sessions: new AgentSessions(process_, {
         ...this.options,
-        requestTimeoutMs: this.options.requestTimeoutMs ?? 30_000,
-        maxIdleSessions: this.options.maxIdleSessions ?? MAX_IDLE_SESSIONS,
+        requestTimeoutMs: this.options.requestTimeoutMs,
+        maxIdleSessions: this.options.maxIdleSessions,
         identity: () => this.identity,
       }),
     });
@@ -456,41 +471,6 @@ function isDirectory(path: string): boolean {
   } catch {
     return false;
   }
-}
-
-const INTERPRETERS = new Set(['node', 'nodejs', 'npx', 'bun', 'bunx', 'deno', 'python', 'python3', 'uvx', 'sh', 'bash', 'env']);
-
-/** `node /x/agent.js` → `agent.js`; `/usr/bin/gemini --acp` → `gemini`. */
-export function shortCommandName(command: string[]): string {
-  const words = command.map((word) => basename(word));
-  const program = words.find((word) => !INTERPRETERS.has(word) && !word.startsWith('-'));
-  return program ?? words[0] ?? 'agent';
-}
-
-const GAVE_UP = Symbol('gave up');
-
-/**
- * Resolves `graceMs` after the signal aborts. Disposed when the turn ends, so a finished turn
- * leaves no listener or timer behind (a timer would keep the turn's whole request alive).
- */
-function abortedAfter(signal: AbortSignal, graceMs: number): { promise: Promise<typeof GAVE_UP>; dispose(): void } {
-  let timer: NodeJS.Timeout | undefined;
-  let arm = () => {};
-  const promise = new Promise<typeof GAVE_UP>((resolve) => {
-    arm = () => {
-      timer = setTimeout(() => resolve(GAVE_UP), graceMs);
-      timer.unref();
-    };
-  });
-  if (signal.aborted) arm();
-  else signal.addEventListener('abort', arm, { once: true });
-  return {
-    promise,
-    dispose: () => {
-      signal.removeEventListener('abort', arm);
-      clearTimeout(timer);
-    },
-  };
 }
 
 export { chooseOption, flattenParameters } from './acpMessages.js';

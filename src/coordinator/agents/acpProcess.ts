@@ -78,9 +78,20 @@ const STDERR_LINES_KEPT = 50;
 const NOT_ACP_GRACE_MS = 5_000;
 /** The longest line an agent may write (the SDK's own default). */
 const MAX_MESSAGE_BYTES = 32 * 1024 * 1024;
-/** JSON-RPC error codes: ACP's "resource not found", and any other failure. */
-export const RESOURCE_NOT_FOUND = -32002;
-export const INTERNAL_ERROR = -32603;
+/** The process started, before its handshake: what it wrote, how it died, whether it speaks ACP. */
+interface Spawned {
+  child: ChildProcess;
+  stderrTail: string[];
+  /** Rejects with why it died (it never resolves). */
+  died: Promise<never>;
+  /** Rejects when its first output was not JSON-RPC and it still did not answer within NOT_ACP_GRACE_MS. */
+  notSpeakingAcp: Promise<never>;
+  /** What to add to a failure when its first output was not JSON-RPC (else ''). */
+  notAcp(): string;
+  /** What it calls itself, once it said (agentInfo): messages use it from then on. */
+  named(title: string | undefined): void;
+  stopWatching(): void;
+}
 
 /**
  * Starts the agent and initializes it. `onSpawn` gets the process at once, so that a close while
@@ -94,13 +105,42 @@ export async function startAgentProcess(
 ): Promise<AgentProcess> {
   // The SDK loads with the first agent, not with the coordinator: an idle server stays small.
   const sdk = await import('@agentclientprotocol/sdk');
+  const spawned = spawnAgent(spec);
+  onSpawn(spawned.child);
+  const connection = connect(sdk, spec, spawned.child, handlers, isNotFound);
+  const agent: AgentProcess = { child: spawned.child, connection, deathListeners: new Set(), authMethods: [], canClose: false, canLoad: false, stderrTail: spawned.stderrTail };
+  spawned.died.catch((error: AgentError) => {
+    agent.death = error;
+    for (const listener of agent.deathListeners) listener(error);
+    if (agent.stopping) spec.logger.debug(error.message);
+    else spec.logger.warn(error.message);
+    connection.close(error);
+    handlers.died(agent, error);
+  });
+  try {
+    await handshake(sdk, spec, agent, spawned);
+  } catch (error) {
+    if (error instanceof AgentError) {
+      void stopGroup(spawned.child, 0);
+      throw error;
+    }
+    // The connection closed under us: say why the process went away, if it did.
+    const death = await Promise.race([spawned.died.catch((reason: unknown) => reason), delay(1_000)]);
+    void stopGroup(spawned.child, 0);
+    throw death instanceof AgentError ? death : new AgentError(`${spec.name} failed to start: ${errorText(error)}`);
+  } finally {
+    spawned.stopWatching();
+  }
+  return agent;
+}
+
+/** The agent process: spawned (in its sandbox), its stderr kept, its death and its first output watched. */
+function spawnAgent(spec: ProcessSpec): Spawned {
   const { logger, name } = spec;
   const stdio = spec.sandboxed ? sandboxStdio(['pipe', 'pipe', 'pipe'] as const) : (['pipe', 'pipe', 'pipe'] as const);
   const child = spawnGroup(spec.program, spec.args, { cwd: spec.cwd, env: spec.env ?? process.env, stdio: [...stdio] });
   closeOwnDescriptors(stdio);
-  onSpawn(child);
   const stderrTail: string[] = [];
-  /** What it calls itself, once it said (agentInfo): messages use it from then on. */
   let title: string | undefined;
   child.stderr?.setEncoding('utf8');
   child.stderr?.on('data', (chunk: string) => {
@@ -111,7 +151,6 @@ export async function startAgentProcess(
       if (stderrTail.length > STDERR_LINES_KEPT) stderrTail.shift();
     }
   });
-
   // An agent must speak ACP (JSON-RPC, one message per line) on stdout: anything else first says
   // it is not an ACP agent, or not started as one (a usage text, a banner). Some agents print a
   // banner and then speak ACP after all: they get NOT_ACP_GRACE_MS to answer initialize.
@@ -142,12 +181,16 @@ export async function startAgentProcess(
     if (notAcp()) notAcpTimer = setTimeout(() => giveUpNotAcp(new AgentError(`${name} did not answer ACP initialize.${notAcp()}`)), NOT_ACP_GRACE_MS);
   };
   child.stdout?.on('data', watchOutput);
+  return { child, stderrTail, died, notSpeakingAcp, notAcp, named: (given) => (title = given), stopWatching: () => clearTimeout(notAcpTimer) };
+}
 
+/** The ACP client over the process's stdio: session updates read first with our schema, the agent's requests answered by `handlers`. */
+function connect(sdk: typeof acp, spec: ProcessSpec, child: ChildProcess, handlers: ClientHandlers, isNotFound: (error: unknown) => boolean): acp.ClientConnection {
   // Updates are read here, with our schema, before the SDK (see updateStream.ts).
   const onUpdate = (params: unknown) => {
     const update = parseSessionUpdate(params);
     if (update) handlers.update(update);
-    else logger.debug(`ignored a session/update that is not ACP: ${JSON.stringify(params)?.slice(0, 200)}`);
+    else spec.logger.debug(`ignored a session/update that is not ACP: ${JSON.stringify(params)?.slice(0, 200)}`);
   };
   const stream = sdk.ndJsonStream(
     Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>,
@@ -155,65 +198,54 @@ export async function startAgentProcess(
     { maxMessageBytes: MAX_MESSAGE_BYTES },
   );
   child.stdin?.on('error', () => undefined); // EPIPE after a crash is reported through `died`
-  // A refused or failed request is an error the agent can read: JSON-RPC's, with our words.
-  const asRequestError = (error: unknown) => new sdk.RequestError(isNotFound(error) ? RESOURCE_NOT_FOUND : INTERNAL_ERROR, errorText(error));
-  const terminal = (method: string) => (ctx: { params: unknown }) => handlers.terminal(method, ctx.params).catch((error: unknown) => Promise.reject(asRequestError(error))) as Promise<never>;
-  const connection = sdk
+  const refused = (error: unknown) => Promise.reject(requestError(sdk, error, isNotFound));
+  const terminal = (method: string) => (ctx: { params: unknown }) => handlers.terminal(method, ctx.params).catch(refused) as Promise<never>;
+  return sdk
     .client({ name: 'buckley-lsp' })
     .onRequest('session/request_permission', (ctx) => handlers.permission(ctx.params))
-    .onRequest('fs/read_text_file', (ctx) => handlers.readTextFile(ctx.params).catch((error: unknown) => Promise.reject(asRequestError(error))))
-    .onRequest('fs/write_text_file', (ctx) => handlers.writeTextFile(ctx.params).catch((error: unknown) => Promise.reject(asRequestError(error))))
+    .onRequest('fs/read_text_file', (ctx) => handlers.readTextFile(ctx.params).catch(refused))
+    .onRequest('fs/write_text_file', (ctx) => handlers.writeTextFile(ctx.params).catch(refused))
     .onRequest('terminal/create', terminal('terminal/create'))
     .onRequest('terminal/output', terminal('terminal/output'))
     .onRequest('terminal/wait_for_exit', terminal('terminal/wait_for_exit'))
     .onRequest('terminal/kill', terminal('terminal/kill'))
     .onRequest('terminal/release', terminal('terminal/release'))
     .connect(stream);
+}
 
-  const agent: AgentProcess = { child, connection, deathListeners: new Set(), authMethods: [], canClose: false, canLoad: false, stderrTail };
-  died.catch((error: AgentError) => {
-    agent.death = error;
-    for (const listener of agent.deathListeners) listener(error);
-    if (agent.stopping) logger.debug(error.message);
-    else logger.warn(error.message);
-    connection.close(error);
-    handlers.died(agent, error);
-  });
-  try {
-    const init = await withDeadline(
-      Promise.race([
-        connection.agent.request('initialize', {
-          protocolVersion: sdk.PROTOCOL_VERSION,
-          // Reads and writes go through the coordinator: the editor's buffers first, writes approved
-          // (../files.ts); commands too, judged and approved (terminals.ts).
-          clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: true },
-          clientInfo: { name: 'buckley-lsp', version: spec.clientVersion },
-        }),
-        died,
-        notSpeakingAcp,
-      ]),
-      spec.requestTimeoutMs,
-      () => `${name} did not answer ACP initialize within ${spec.requestTimeoutMs} ms (setting buckley.agent.requestTimeoutMs).${notAcp()}`,
-    );
-    agent.canClose = Boolean(init.agentCapabilities?.sessionCapabilities?.close);
-    agent.canLoad = Boolean(init.agentCapabilities?.loadSession);
-    agent.info = init.agentInfo ? { name: init.agentInfo.name, title: init.agentInfo.title ?? undefined, version: init.agentInfo.version } : undefined;
-    agent.authMethods = (init.authMethods ?? []).map((method) => readAuthMethod(method));
-    title = agent.info?.title ?? agent.info?.name;
-    logger.info(`${agent.info?.title ?? name}${agent.info?.version ? ` ${agent.info.version}` : ''} speaks ACP v${init.protocolVersion}`);
-  } catch (error) {
-    if (error instanceof AgentError) {
-      void stopGroup(child, 0);
-      throw error;
-    }
-    // The connection closed under us: say why the process went away, if it did.
-    const death = await Promise.race([died.catch((reason: unknown) => reason), delay(1_000)]);
-    void stopGroup(child, 0);
-    throw death instanceof AgentError ? death : new AgentError(`${name} failed to start: ${errorText(error)}`);
-  } finally {
-    clearTimeout(notAcpTimer);
-  }
-  return agent;
+/**
+ * A refused or failed request of the agent, as the SDK's error of its kind (not found, or any
+ * other failure) — in our words, which the agent reads and repeats: never the bare "Internal error".
+ */
+function requestError(sdk: typeof acp, error: unknown, isNotFound: (error: unknown) => boolean): acp.RequestError {
+  const refusal = isNotFound(error) ? sdk.RequestError.resourceNotFound() : sdk.RequestError.internalError();
+  refusal.message = errorText(error);
+  return refusal;
+}
+
+/** ACP initialize, within the agent's request deadline (and its death): what it is, can do, and how it logs in. */
+async function handshake(sdk: typeof acp, spec: ProcessSpec, agent: AgentProcess, spawned: Spawned): Promise<void> {
+  const init = await withDeadline(
+    Promise.race([
+      agent.connection.agent.request('initialize', {
+        protocolVersion: sdk.PROTOCOL_VERSION,
+        // Reads and writes go through the coordinator: the editor's buffers first, writes approved
+        // (../files.ts); commands too, judged and approved (terminals.ts).
+        clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: true },
+        clientInfo: { name: 'buckley-lsp', version: spec.clientVersion },
+      }),
+      spawned.died,
+      spawned.notSpeakingAcp,
+    ]),
+    spec.requestTimeoutMs,
+    () => `${spec.name} did not answer ACP initialize within ${spec.requestTimeoutMs} ms (setting buckley.agent.requestTimeoutMs).${spawned.notAcp()}`,
+  );
+  agent.canClose = Boolean(init.agentCapabilities?.sessionCapabilities?.close);
+  agent.canLoad = Boolean(init.agentCapabilities?.loadSession);
+  agent.info = init.agentInfo ? { name: init.agentInfo.name, title: init.agentInfo.title ?? undefined, version: init.agentInfo.version } : undefined;
+  agent.authMethods = (init.authMethods ?? []).map((method) => readAuthMethod(method));
+  spawned.named(agent.info?.title ?? agent.info?.name);
+  spec.logger.info(`${agent.info?.title ?? spec.name}${agent.info?.version ? ` ${agent.info.version}` : ''} speaks ACP v${init.protocolVersion}`);
 }
 
 function readAuthMethod(method: unknown): AuthMethod {
@@ -253,4 +285,30 @@ export function withDeadline<T>(promise: Promise<T>, ms: number, message: string
     timer = setTimeout(() => reject(new AgentError(typeof message === 'string' ? message : message())), ms);
   });
   return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
+}
+
+export const GAVE_UP = Symbol('gave up');
+
+/**
+ * Resolves `graceMs` after the signal aborts. Disposed when the turn ends, so a finished turn
+ * leaves no listener or timer behind (a timer would keep the turn's whole request alive).
+ */
+export function abortedAfter(signal: AbortSignal, graceMs: number): { promise: Promise<typeof GAVE_UP>; dispose(): void } {
+  let timer: NodeJS.Timeout | undefined;
+  let arm = () => {};
+  const promise = new Promise<typeof GAVE_UP>((resolve) => {
+    arm = () => {
+      timer = setTimeout(() => resolve(GAVE_UP), graceMs);
+      timer.unref();
+    };
+  });
+  if (signal.aborted) arm();
+  else signal.addEventListener('abort', arm, { once: true });
+  return {
+    promise,
+    dispose: () => {
+      signal.removeEventListener('abort', arm);
+      clearTimeout(timer);
+    },
+  };
 }

@@ -91,3 +91,12 @@ export function knownByCommand(command: readonly string[]): KnownAgent | undefin
 export function knownByAcpName(name: string | undefined): KnownAgent | undefined {
   return name ? KNOWN_AGENTS.find((agent) => agent.acpNames.test(name)) : undefined;
 }
+
+const INTERPRETERS = new Set(['node', 'nodejs', 'npx', 'bun', 'bunx', 'deno', 'python', 'python3', 'uvx', 'sh', 'bash', 'env']);
+
+/** `node /x/agent.js` → `agent.js`; `/usr/bin/gemini --acp` → `gemini`. */
+export function shortCommandName(command: string[]): string {
+  const words = command.map((word) => basename(word));
+  const program = words.find((word) => !INTERPRETERS.has(word) && !word.startsWith('-'));
+  return program ?? words[0] ?? 'agent';
+}

@@ -1,0 +1,55 @@
+/**
+ * Who calls our coordinator, as Buckley tells: over mutual TLS the client certificate's name, on
+ * loopback plaintext the agent-id header; checked against each request's agent_id, and against
+ * whoever started a turn before an answer to its questions (approvals, files) is taken.
+ */
+import * as grpc from '@grpc/grpc-js';
+import { AGENT_HEADER } from '../wire/contract.js';
+import { AgentError } from './agents/driver.js';
+import type { CallerRequests } from './callerRequests.js';
+
+/** Anything a call's caller is known by: its metadata and, over mutual TLS, its certificate. */
+export type Caller = Pick<grpc.ServerUnaryCall<unknown, unknown>, 'metadata' | 'getAuthContext' | 'getPeer'>;
+
+/**
+ * Like Buckley: over mutual TLS the caller is its client certificate's Common Name; on loopback
+ * plaintext, the `x-buckley-agent-id` header, else the request's agent_id, else "local".
+ */
+export function claimedIdentity(caller: Caller): string | undefined {
+  return certifiedIdentity(caller) || caller.metadata.get(AGENT_HEADER)[0]?.toString() || undefined;
+}
+
+export function certifiedIdentity(caller: Caller): string | undefined {
+  const cn = caller.getAuthContext?.()?.sslPeerCertificate?.subject?.CN;
+  return (Array.isArray(cn) ? cn[0] : cn) || undefined;
+}
+
+export function identityOf(caller: Caller, fallback: string): string {
+  return claimedIdentity(caller) || fallback || 'local';
+}
+
+/** Like Buckley: a request's agent_id must match the caller's identity. */
+export function checkIdentity(caller: Caller, agentId: string): grpc.ServiceError | undefined {
+  const identity = claimedIdentity(caller);
+  if (identity && identity !== agentId) {
+    return fail(grpc.status.PERMISSION_DENIED, `agent_id "${agentId}" does not match the caller identity "${identity}"`);
+  }
+  return undefined;
+}
+
+/** Gives a pending question its answer; the error to reply with when it cannot be given. */
+export function answerOf<T>(requests: CallerRequests<T>, caller: Caller, id: string, answer: T, what: string, refusal: string): grpc.ServiceError | null {
+  const outcome = requests.answer(id, { identity: identityOf(caller, ''), peer: caller.getPeer() }, answer);
+  if (outcome === 'unknown') return fail(grpc.status.NOT_FOUND, `no pending ${what} ${id} (unknown, or already answered)`);
+  if (outcome === 'notTheCaller') return fail(grpc.status.PERMISSION_DENIED, refusal);
+  return null;
+}
+
+export function fail(code: grpc.status, details: string): grpc.ServiceError {
+  return Object.assign(new Error(details), { code, details, metadata: new grpc.Metadata() }) as grpc.ServiceError;
+}
+
+export function agentFailure(error: unknown): grpc.ServiceError {
+  if (error instanceof AgentError) return fail(grpc.status.UNAVAILABLE, error.message);
+  return fail(grpc.status.INTERNAL, error instanceof Error ? error.message : String(error));
+}
