@@ -1,35 +1,35 @@
 /**
- * Errors shared across the bridge that must not pull heavy modules (gRPC) into the startup
- * path: `initialize` is answered before the coordinator client is loaded.
+ * The one shape of a failure the user is told of: what went wrong in full, with how to fix it,
+ * and the same in a few words for a one-line message (key or fix first). Shared across the
+ * bridge without pulling heavy modules (gRPC) into the startup path: `initialize` is answered
+ * before the coordinator client is loaded.
  */
 
-/** An ask the coordinator or agent could not complete, with a message for the user. */
-export class AskFailedError extends Error {
-  override readonly name = 'AskFailedError';
-  constructor(
-    message: string,
-    /** What to do, in a few words for a one-line message ("set buckley.agent.command"). */
-    readonly summary?: string,
-  ) {
-    super(message);
-  }
+export interface Failure {
+  message: string;
+  /** Key or fix first, for a one-line message: "buckley.coordinator.tls.ca: no such file". */
+  summary?: string;
 }
 
-/**
- * A connection that cannot be made as configured (a TLS file missing, nothing listening), with
- * what to do in a few words for a one-line message.
- */
-export class SetupError extends Error {
-  override readonly name = 'SetupError';
+/** A failure where code throws (a connection that cannot be made as configured, a store that cannot be read). */
+export class FailedError extends Error {
+  override readonly name = 'FailedError';
   /** Trying again cannot mend it (only a change of settings can): no retries. */
   readonly final: boolean;
   constructor(
     message: string,
-    /** Key or fix first: "buckley.coordinator.tls.ca: no such file". */
-    readonly summary: string,
+    readonly summary?: string,
     options: { final?: boolean } = {},
   ) {
     super(message);
     this.final = options.final ?? false;
+  }
+
+  get failure(): Failure {
+    return { message: this.message, ...(this.summary ? { summary: this.summary } : {}) };
+  }
+
+  static of(failure: Failure): FailedError {
+    return new FailedError(failure.message, failure.summary);
   }
 }

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
 import type { Config } from '../config.js';
 import { isLoopbackHost } from '../net.js';
-import { SetupError } from '../errors.js';
+import { FailedError } from '../errors.js';
 
 export interface ChannelSetup {
   credentials: grpc.ChannelCredentials;
@@ -22,7 +22,7 @@ export function hostOf(address: string): string {
 export function channelFor(address: string, tls: NonNullable<Config['coordinator']['tls']> | undefined): ChannelSetup {
   if (!tls) {
     if (!isLoopbackHost(hostOf(address))) {
-      throw new SetupError(
+      throw new FailedError(
         `refusing to talk to the coordinator at ${address} without TLS: plaintext is only allowed to loopback addresses. ` +
           'Set buckley.coordinator.tls.ca (and tls.cert + tls.key for mutual TLS, as Buckley requires) to the PEM files.',
         `set buckley.coordinator.tls for ${hostOf(address)}`,
@@ -37,7 +37,7 @@ export function channelFor(address: string, tls: NonNullable<Config['coordinator
       return readFileSync(path);
     } catch (error) {
       const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
-      throw new SetupError(
+      throw new FailedError(
         `cannot read buckley.coordinator.tls.${key} (${path}): ${missing ? 'no such file' : (error as Error).message}; give the path of a PEM file`,
         `buckley.coordinator.tls.${key}: ${missing ? 'no such file' : 'cannot read it'}`,
       );

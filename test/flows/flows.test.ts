@@ -4,9 +4,11 @@
  * goes over stdio and into real editors is tested elsewhere; here each flow's logic, in milliseconds.
  */
 import { writeFileSync } from 'node:fs';
+import { CancellationTokenSource } from 'vscode-languageserver';
 import { describe, expect, it } from 'vitest';
 import { EDITORS, startFlows } from '../helpers/flows.js';
 import { approval, taskEvent } from '../helpers/fakeSession.js';
+import { FEATURE } from '../../src/wire/features.js';
 
 const CODE = 'def total(xs):\n    return sum(xs)\n';
 const SELECTION = { start: { line: 0, character: 0 }, end: { line: 1, character: 18 } };
@@ -46,11 +48,20 @@ describe('an ask', () => {
 
   it('says what failed, in one line, when the coordinator cannot answer', async () => {
     const { editor, session, services } = startFlows();
-    session.answer = async () => {
-      throw new (await import('../../src/errors.js')).AskFailedError('the agent exited with code 3', 'the agent exited: see log');
-    };
+    session.answer = async () => ({ status: 'failed', failure: { message: 'the agent exited with code 3', summary: 'the agent exited: see log' } });
     services.asks.askInBackground({ question: 'Why?' });
     await editor.until(() => editor.messages().find((message) => message === 'could not answer: the agent exited: see log'), 'the failure');
+  });
+
+  it("ends the editor's request as LSP says: a failure one error with its summary, a cancellation RequestCancelled", async () => {
+    const { session, services } = startFlows();
+    session.answer = async () => ({ status: 'failed', failure: { message: 'the agent exited with code 3', summary: 'the agent exited: see log' } });
+    await expect(services.asks.ask({ question: 'Why?' })).rejects.toMatchObject({ code: -32603, message: 'Buckley could not answer: the agent exited with code 3', data: { summary: 'the agent exited: see log' } });
+    session.answer = (call) => new Promise((resolve) => (call.signal.aborted ? resolve({ status: 'cancelled' }) : call.signal.addEventListener('abort', () => resolve({ status: 'cancelled' }))));
+    const source = new CancellationTokenSource();
+    const asked = services.asks.ask({ question: 'Why not?' }, { token: source.token });
+    source.cancel();
+    await expect(asked).rejects.toMatchObject({ code: -32800, message: 'the ask was cancelled' });
   });
 });
 
@@ -76,6 +87,42 @@ describe('a task', () => {
     expect(services.tasks.cancel(taskId)).toBe(true);
     await editor.until(() => editor.messages().includes('cancelled «Refactor everything»'), 'the cancellation');
     expect(session.tasks[0]!.signal.aborted).toBe(true);
+  });
+});
+
+describe('buckley.edit', () => {
+  const INSTRUCTION = { instruction: 'say what it does', range: SELECTION };
+
+  it("goes as a task where the coordinator edits through its agent's reviewed writes", async () => {
+    const { session, services, file, editor } = startFlows();
+    const code = file('total.py');
+    editor.open(code.uri, CODE);
+    expect(await services.edits.edit({ ...INSTRUCTION, uri: code.uri })).toMatchObject({ taskId: expect.any(String) });
+    await editor.until(() => session.tasks.length === 1 || undefined, 'the task');
+    expect(session.tasks[0]!.intent).toBe('edit');
+  });
+
+  it('is proposed by a coordinator that proposes edits itself, reviewed, and applied once approved', async () => {
+    const { session, services, file, editor } = startFlows();
+    session.features = [FEATURE.proposesEdits, FEATURE.streamTask];
+    const code = file('total.py');
+    editor.open(code.uri, CODE);
+    editor.respond('buckley/approveTool', () => ({ approved: true }));
+    const at = { line: 0, character: 0 };
+    session.proposal = async () => ({ status: 'completed', proposal: { plan_id: 'p', task_id: '', summary: 'a comment', edits: [{ uri: code.uri, edits: [{ uri: code.uri, range: { start: at, end: at }, new_text: '# Sums xs.\n' }], summary: '', title: 'Say it', rank: 1 }] } });
+    expect(await services.edits.edit({ ...INSTRUCTION, uri: code.uri })).toEqual({ proposed: 1, applied: [code.uri] });
+    expect(editor.text(code.uri)).toBe(`# Sums xs.\n${CODE}`);
+    expect(session.tasks).toEqual([]);
+  });
+
+  it("says why it failed where the coordinator could not propose, and ends the editor's request with the reason", async () => {
+    const { session, services, file, editor } = startFlows();
+    session.features = [FEATURE.proposesEdits];
+    const code = file('total.py');
+    editor.open(code.uri, CODE);
+    session.proposal = async () => ({ status: 'failed', failure: { message: 'the planner crashed', summary: 'the planner crashed: see its log' } });
+    await expect(services.edits.edit({ ...INSTRUCTION, uri: code.uri })).rejects.toMatchObject({ message: 'Buckley could not propose the edit: the planner crashed' });
+    expect(editor.messages()).toContain('edit failed: the planner crashed: see its log');
   });
 });
 

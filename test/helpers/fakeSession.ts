@@ -8,6 +8,7 @@ import type {
   AskCall,
   AskOutcome,
   CoordinatorSession,
+  Outcome,
   StreamCall,
   StreamOutcome,
 } from '../../src/bridge/link/calls.js';
@@ -37,7 +38,7 @@ export class FakeSession implements CoordinatorSession {
   answer: (call: AskCall) => Promise<AskOutcome> = async (call) => {
     call.onDelta?.('The answer ');
     call.onDelta?.(`to «${call.question}».`);
-    return { kind: 'answer', answer: `The answer to «${call.question}».` };
+    return { status: 'completed', answer: `The answer to «${call.question}».` };
   };
 
   /** How a task runs; by default it completes with a short answer. */
@@ -56,12 +57,15 @@ export class FakeSession implements CoordinatorSession {
     return this.task(call);
   }
 
-  async proposeEdits(): Promise<ProposeEditsResponse> {
-    return { plan_id: '', task_id: '', summary: '', edits: [] };
+  /** What ProposeEdits answers (Buckley's way of editing a selection); by default no edit. */
+  proposal: () => Promise<Outcome<{ proposal: ProposeEditsResponse }>> = async () => ({ status: 'completed', proposal: { plan_id: '', task_id: '', summary: '', edits: [] } });
+
+  proposeEdits(): Promise<Outcome<{ proposal: ProposeEditsResponse }>> {
+    return this.proposal();
   }
 
-  async inlineCompletions(): Promise<string[]> {
-    return [];
+  async inlineCompletions(): Promise<Outcome<{ texts: string[] }>> {
+    return { status: 'completed', texts: [] };
   }
 
   async decideApproval(executionId: string, decision: ApprovalDecision): Promise<void> {

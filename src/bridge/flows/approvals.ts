@@ -30,7 +30,8 @@ import { describeChange } from '../../edits.js';
 import { inert, inline, oneLine, wellFormed } from '../../text.js';
 import type { EditorClient } from '../editor/client.js';
 import * as messages from '../editor/messages.js';
-import { TrustStoreError, type TrustStore } from '../stores/trust.js';
+import { FailedError } from '../../errors.js';
+import type { TrustStore } from '../stores/trust.js';
 import { CoordinatorError, Status } from '../../wire/errors.js';
 
 export type WireApproval = NonNullable<TaskEvent['approval']>;
@@ -426,7 +427,7 @@ export class ApprovalService {
       decision.remember && request.risk !== 'destructive'
         ? trust.trust(request.agent.id, request.tool).catch((error: Error) => {
             logger.error(`could not save the trust (it holds for this session): ${error.message}`);
-            messages.error(editor, `trust not saved: ${error instanceof TrustStoreError ? error.summary : 'see log'}`);
+            messages.error(editor, `trust not saved: ${error instanceof FailedError ? error.summary : 'see log'}`);
           })
         : undefined;
     try {

@@ -7,16 +7,15 @@
 import { randomUUID } from 'node:crypto';
 import {
   ErrorCodes,
-  LSPErrorCodes,
   ResponseError,
   type CancellationToken,
   type ProgressToken,
 } from 'vscode-languageserver';
 import type { Features } from '../capabilities.js';
 import type { Config } from '../../config.js';
-import type { AskCall, CoordinatorSession, EditorFiles } from '../link/calls.js';
+import type { AskCall, CoordinatorSession, EditorFiles, Outcome } from '../link/calls.js';
+import { responseError, type Unfinished } from './outcomes.js';
 import { FINAL_STATUSES } from '../../wire/contract.js';
-import { AskFailedError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import { AskRequest, type AskResult } from '../protocol.js';
 import { reportOnly, type Answer, type Answers } from '../stores/answers.js';
@@ -66,6 +65,9 @@ export interface FollowUpInput {
   question?: string;
 }
 
+/** How an ask that did not complete is named to the editor. */
+const ASK_WORDS = { failed: 'Buckley could not answer', cancelled: 'the ask was cancelled' };
+
 export class AskService {
   private readonly running = new Map<string, AbortController>();
 
@@ -73,6 +75,17 @@ export class AskService {
 
   /** Runs an ask to its end: an answer, a ResponseError the user can act on, or cancellation. */
   async ask(request: AskInput, options: AskOptions = {}): Promise<AskResult> {
+    const outcome = await this.answer(request, options);
+    if (outcome.status !== 'completed') throw responseError(outcome, ASK_WORDS);
+    return outcome.result;
+  }
+
+  /**
+   * Runs an ask to its end: the result, why it failed (said once in the log and the progress), or
+   * that it was cancelled. Throws only for a request that cannot be an ask (a bad URI, an unknown
+   * conversation): the editor's mistake, not the coordinator's.
+   */
+  private async answer(request: AskInput, options: AskOptions = {}): Promise<Outcome<{ result: AskResult }>> {
     const { deps } = this;
     const config = deps.config();
     const features = deps.features();
@@ -111,19 +124,19 @@ export class AskService {
         files: deps.files,
         ...this.shown(progress, options.partialResultToken),
       });
-      if (outcome.kind === 'cancelled') {
-        progress.done('Cancelled');
-        throw new ResponseError(LSPErrorCodes.RequestCancelled, 'the ask was cancelled');
-      }
-      progress.done(outcome.kind === 'report' ? 'No answer: see its report' : 'Answered');
+      if (outcome.status !== 'completed') return this.unfinished(outcome, input.question, progress);
+      // Where it sent no answer, only what it did, that is its report.
+      const reported = !outcome.answer.trim() && outcome.report?.length ? outcome.report : undefined;
+      progress.done(reported ? 'No answer: see its report' : 'Answered');
       releasePending();
-      const answer = outcome.kind === 'report' ? reportOnly(outcome.lines) : outcome.answer;
-      const delivered = this.deliver({ question: input.question, answer, ...(outcome.kind === 'report' ? { report: true } : {}), uri: target.document?.uri, range: target.range, conversation }, thread?.document);
+      const answer = reported ? reportOnly(reported) : outcome.answer;
+      const delivered = this.deliver({ question: input.question, answer, ...(reported ? { report: true } : {}), uri: target.document?.uri, range: target.range, conversation }, thread?.document);
       const references = target.document && target.range ? [{ uri: target.document.uri, range: target.range, title: 'Asked about' }] : undefined;
       // With a partial-result token the answer went out in pieces; the final result repeats none of it.
-      return { answer: options.partialResultToken !== undefined ? '' : delivered.answer, ...(references ? { references } : {}), conversation };
+      return { status: 'completed', result: { answer: options.partialResultToken !== undefined ? '' : delivered.answer, ...(references ? { references } : {}), conversation } };
     } catch (error) {
-      throw this.failed(error, input.question, (line) => progress.done(line));
+      // Not the coordinator's failure (it says those in its outcome): a fault of ours, said as one.
+      return this.unfinished({ status: 'failed', failure: { message: `unexpected failure: ${(error as Error).message}` } }, input.question, progress);
     } finally {
       releasePending();
       release();
@@ -159,14 +172,16 @@ export class AskService {
     return delivered;
   }
 
-  /** A failed ask, as the ResponseError the editor gets: what happened, and in a few words what to do. */
-  private failed(error: unknown, question: string, end: (line: string) => void): ResponseError<unknown> {
-    if (error instanceof ResponseError) return error;
-    const message = inline(error instanceof AskFailedError ? error.message : `unexpected failure: ${(error as Error).message}`);
-    const summary = error instanceof AskFailedError ? error.summary : undefined;
-    end(`Failed: ${oneLine(summary ?? message, 50)}`);
-    this.deps.logger.error(`ask "${question}" failed: ${message}`);
-    return new ResponseError(ErrorCodes.InternalError, `Buckley could not answer: ${message}`, summary ? { summary } : undefined);
+  /** An ask that did not complete: its progress ends saying so, and a failure is logged in full. */
+  private unfinished(outcome: Unfinished, question: string, progress: Progress): Unfinished {
+    if (outcome.status === 'cancelled') {
+      progress.done('Cancelled');
+      return outcome;
+    }
+    const { message, summary } = outcome.failure;
+    progress.done(`Failed: ${oneLine(summary ?? message, 50)}`);
+    this.deps.logger.error(`ask "${question}" failed: ${inline(message)}`);
+    return outcome;
   }
 
   /**
@@ -217,15 +232,13 @@ export class AskService {
    * Failures reach the user as a one-line message (and the log).
    */
   askInBackground(input: AskInput): void {
-    this.ask(input).catch((error: unknown) => {
-      if (error instanceof ResponseError && error.code === LSPErrorCodes.RequestCancelled) {
-        messages.info(this.deps.editor, messages.fit('cancelled «', input.question, '»'));
-        return;
-      }
+    const { editor } = this.deps;
+    const couldNot = () => messages.error(editor, messages.fit('could not answer «', input.question, '» (see log)'));
+    this.answer(input).then((outcome) => {
+      if (outcome.status === 'cancelled') messages.info(editor, messages.fit('cancelled «', input.question, '»'));
       // The message says what to do; the log has it all.
-      const summary = error instanceof ResponseError && typeof (error.data as { summary?: unknown })?.summary === 'string' ? (error.data as { summary: string }).summary : undefined;
-      messages.error(this.deps.editor, summary ? `could not answer: ${summary}` : messages.fit('could not answer «', input.question, '» (see log)'));
-    });
+      else if (outcome.status === 'failed') outcome.failure.summary ? messages.error(editor, `could not answer: ${outcome.failure.summary}`) : couldNot();
+    }, couldNot);
   }
 
   /** Cancels every ask in flight (shutdown). */

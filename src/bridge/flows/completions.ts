@@ -87,13 +87,16 @@ export class InlineCompletions {
       if (controller.signal.aborted) throw cancelled();
       const coordinator = await deps.coordinator();
       const context = contextAround(document, prefix, suffix, position);
-      const texts = await coordinator.inlineCompletions({
+      const outcome = await coordinator.inlineCompletions({
         prompt: prefix,
         context,
         signal: AbortSignal.any([controller.signal, AbortSignal.timeout(config.completions.timeoutMs)]),
         timeoutMs: config.completions.timeoutMs,
       });
       if (controller.signal.aborted) throw cancelled();
+      // A completion is a suggestion: a failure is logged, and the editor shows none.
+      if (outcome.status === 'failed') deps.logger.info(`inline completion failed: ${outcome.failure.message}`);
+      const texts = outcome.status === 'completed' ? outcome.texts : [];
       const best = texts[0];
       this.offered = best ? { uri: document.uri, before, after, text: best } : undefined;
       return texts.length ? texts.map((completion) => item(completion, position)) : null;

@@ -15,7 +15,7 @@ import { changeSummary, describeChange, unifiedDiff } from '../../edits.js';
 import type { Logger } from '../../logger.js';
 import { canonicalUri } from '../../uri.js';
 import type { ProposeEditsResponse } from '../../wire/contract.js';
-import type { CoordinatorSession } from '../link/calls.js';
+import type { CoordinatorSession, Outcome } from '../link/calls.js';
 import type { AgentEdits } from './agentEdits.js';
 import type { ApprovalService } from './approvals.js';
 import type { EditorClient } from '../editor/client.js';
@@ -40,22 +40,24 @@ export class Proposals {
   constructor(private readonly deps: ProposalDependencies) {}
 
   /** Asks the coordinator for edits, has the user review each file's, applies the approved ones. */
-  async propose(coordinator: CoordinatorSession, input: { instruction: string; uri: string; range: Range }): Promise<{ proposed: number; applied: string[] }> {
+  async propose(coordinator: CoordinatorSession, input: { instruction: string; uri: string; range: Range }): Promise<Outcome<{ proposed: number; applied: string[] }>> {
     const { deps } = this;
     const config = deps.config();
     const target = deps.targets.resolve(input, config, input.instruction);
-    const response = await coordinator.proposeEdits({ instruction: input.instruction, context: target.built.context, signal: AbortSignal.timeout(config.task.timeoutMs), timeoutMs: config.task.timeoutMs });
+    const outcome = await coordinator.proposeEdits({ instruction: input.instruction, context: target.built.context, signal: AbortSignal.timeout(config.task.timeoutMs), timeoutMs: config.task.timeoutMs });
+    if (outcome.status !== 'completed') return outcome;
+    const response = outcome.proposal;
     const proposals = bestPerFile(response);
     if (proposals.length === 0) {
       messages.info(deps.editor, messages.fit('no edit proposed for «', input.instruction, '»'));
-      return { proposed: 0, applied: [] };
+      return { status: 'completed', proposed: 0, applied: [] };
     }
     const applied: string[] = [];
     for (const proposal of proposals) {
       if (await this.review(proposal, input, response.summary)) applied.push(proposal.uri);
     }
     messages.info(deps.editor, messages.fit(`${applied.length ? 'applied' : 'discarded'} the edit «`, input.instruction, '»'));
-    return { proposed: proposals.length, applied };
+    return { status: 'completed', proposed: proposals.length, applied };
   }
 
   /** One file's proposal: shown, decided, applied if approved. */

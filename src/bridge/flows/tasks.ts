@@ -194,7 +194,7 @@ export class TaskService {
         },
       });
     } catch (error) {
-      outcome = { status: 'failed', reason: (error as Error).message };
+      outcome = { status: 'failed', failure: { message: (error as Error).message } };
     }
     this.finish(task, outcome, progress, notifications, features, target);
   }
@@ -214,15 +214,15 @@ export class TaskService {
     if (outcome.status === 'completed') {
       task.state = { taskId: task.id, status: 'completed', progress: 100, message: 'Done', ...(tools.length ? { toolExecutions: tools } : {}) };
     } else if (outcome.status === 'failed') {
-      task.state = { taskId: task.id, status: 'failed', message: inline(outcome.reason), ...(task.state.progress ? { progress: task.state.progress } : {}), ...(tools.length ? { toolExecutions: tools } : {}) };
+      task.state = { taskId: task.id, status: 'failed', message: inline(outcome.failure.message), ...(task.state.progress ? { progress: task.state.progress } : {}), ...(tools.length ? { toolExecutions: tools } : {}) };
     } else {
       task.state = { taskId: task.id, status: 'cancelled', message: 'Cancelled', ...(tools.length ? { toolExecutions: tools } : {}) };
     }
     if (features.taskProgress) notifications.finish(snapshot(task));
     else notifications.finish();
-    const line = outcome.status === 'completed' ? 'Done' : outcome.status === 'failed' ? `Failed: ${outcome.reason}` : 'Cancelled';
+    const line = outcome.status === 'completed' ? 'Done' : outcome.status === 'failed' ? `Failed: ${outcome.failure.message}` : 'Cancelled';
     progress.done(oneLine(line, 80));
-    if (outcome.status === 'failed') deps.logger.error(`task ${task.id} ("${task.title}") failed: ${outcome.reason}`);
+    if (outcome.status === 'failed') deps.logger.error(`task ${task.id} ("${task.title}") failed: ${outcome.failure.message}`);
     else deps.logger.info(`task ${task.id} ${outcome.status}`);
 
     // What the agent changed ends the answer, however the task ended: it is what the user reviews.
@@ -239,8 +239,8 @@ export class TaskService {
       }
       if (!answered || !features.answerMessage) messages.info(deps.editor, messages.fit('done «', task.title, '»'));
     } else {
-      if (review) deps.answers.deliver({ question: task.title, answer: `The task ${outcome.status === 'failed' ? `failed: ${outcome.reason}` : 'was cancelled'}.\n\n---\n\n${review}`, report: true, ...place }, features, 'done');
-      if (outcome.status === 'failed') messages.error(deps.editor, `task failed: ${outcome.summary ?? outcome.reason}`);
+      if (review) deps.answers.deliver({ question: task.title, answer: `The task ${outcome.status === 'failed' ? `failed: ${outcome.failure.message}` : 'was cancelled'}.\n\n---\n\n${review}`, report: true, ...place }, features, 'done');
+      if (outcome.status === 'failed') messages.error(deps.editor, `task failed: ${outcome.failure.summary ?? outcome.failure.message}`);
       else messages.info(deps.editor, messages.fit('cancelled «', task.title, '»'));
     }
   }

@@ -3,7 +3,23 @@
  * decision) and what each call ends with: the one surface between the features and the link, so
  * the flows are tested in-process against a fake session as well as against real coordinators.
  */
+import type { Failure } from '../../errors.js';
 import type { EditorContext, ProposeEditsResponse, TaskEvent } from '../../wire/contract.js';
+
+/**
+ * What every call ends with: completed (with what it gave), failed (said in words: errors.ts,
+ * link/failures.ts), or cancelled. The flows turn it into what the editor gets (flows/outcomes.ts).
+ */
+export type Outcome<T extends object> = ({ status: 'completed' } & T) | { status: 'failed'; failure: Failure } | { status: 'cancelled' };
+
+/**
+ * An answer; `report` where the coordinator sent none, only what it did (status lines; a fixed
+ * reply that echoes the request) — shown as its report, never as the model's answer.
+ */
+export interface Answered {
+  answer: string;
+  report?: string[];
+}
 
 /**
  * The editor's files, as a call's agent reaches them: its reads ask for the editor's buffer first
@@ -35,11 +51,7 @@ export interface AskCall {
   files?: EditorFiles;
 }
 
-/**
- * `report`: the coordinator sent no answer, only what it did (status lines; a fixed reply that
- * echoes the request) — shown as its report, never as the model's answer.
- */
-export type AskOutcome = { kind: 'answer'; answer: string } | { kind: 'report'; lines: string[] } | { kind: 'cancelled' };
+export type AskOutcome = Outcome<Answered>;
 
 export interface StreamCall {
   taskId: string;
@@ -59,12 +71,7 @@ export interface StreamCall {
   files?: EditorFiles;
 }
 
-export type StreamOutcome =
-  /** `report`: status lines, when the coordinator streams no answer (it does not announce answer_stream). */
-  | { status: 'completed'; answer: string; report?: string[] }
-  /** `summary`: what to do, in a few words, when the reason is long. */
-  | { status: 'failed'; reason: string; summary?: string; timedOut?: boolean }
-  | { status: 'cancelled' };
+export type StreamOutcome = Outcome<Answered>;
 
 export interface ApprovalDecision {
   approved: boolean;
@@ -76,12 +83,12 @@ export interface CoordinatorSession {
   /** The coordinator's announced features (empty until it has answered). */
   readonly features: string[];
   ask(call: AskCall): Promise<AskOutcome>;
-  /** Runs a task (StreamTask) to its end; never throws for the task's own failures. */
+  /** Runs a task (StreamTask) to its end. */
   runTask(call: StreamCall): Promise<StreamOutcome>;
   /** Buckley's ProposeEdits: edits for the selection in `context`, proposed, not applied. */
-  proposeEdits(call: { instruction: string; context: EditorContext; signal: AbortSignal; timeoutMs: number }): Promise<ProposeEditsResponse>;
+  proposeEdits(call: { instruction: string; context: EditorContext; signal: AbortSignal; timeoutMs: number }): Promise<Outcome<{ proposal: ProposeEditsResponse }>>;
   /** Completions at the cursor, streamed pieces joined. */
-  inlineCompletions(call: { prompt: string; context: EditorContext; signal: AbortSignal; timeoutMs: number }): Promise<string[]>;
+  inlineCompletions(call: { prompt: string; context: EditorContext; signal: AbortSignal; timeoutMs: number }): Promise<Outcome<{ texts: string[] }>>;
   /** The user's decision on a pending approval. */
   decideApproval(executionId: string, decision: ApprovalDecision): Promise<void>;
   /** Resolves once the session is up or has failed, or after `ms`; never rejects. */

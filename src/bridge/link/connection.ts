@@ -15,8 +15,8 @@ import { BUFFERS_HEADER, CONVERSATION_HEADER, EARLIER_TURNS_KEY, INTENT_HEADER, 
 import { featureFlags, type FeatureFlag } from '../../wire/features.js';
 import { CoordinatorError, Status } from '../../wire/errors.js';
 import { buildPrompt, withEarlierTurns } from '../../wire/prompt.js';
-import type { ApprovalDecision, AskCall, AskOutcome, CoordinatorSession, StreamCall, StreamOutcome } from './calls.js';
-import { failedWith, failureOf, type FailureContext } from './failures.js';
+import type { ApprovalDecision, AskCall, AskOutcome, CoordinatorSession, Outcome, StreamCall, StreamOutcome } from './calls.js';
+import { failureOf, type Failure, type FailureContext } from './failures.js';
 import { isRefusal } from './identity.js';
 import { NOT_READ_ONLY } from './readOnly.js';
 import { SessionKeeper } from './session.js';
@@ -136,36 +136,31 @@ export class CoordinatorConnection implements CoordinatorSession {
       const deadline = AbortSignal.timeout(call.timeoutMs);
       const context = { call: 'ask', timeoutMs: call.timeoutMs, timeoutSetting: 'buckley.ask.timeoutMs' } as const;
       const outOfTime = () => deadline.aborted && !call.signal.aborted;
+      const ranOut = (): AskOutcome => ({ status: 'failed', failure: this.failure(new CoordinatorError('ask', Status.DEADLINE_EXCEEDED, 'the ask ran out of time'), context) });
       try {
         const outcome = await this.askOnce({ ...call, signal: AbortSignal.any([call.signal, deadline]) });
-        if (outcome.kind === 'cancelled' && outOfTime()) throw this.failure(new CoordinatorError('ask', Status.DEADLINE_EXCEEDED, 'the ask ran out of time'), context);
-        return outcome;
+        return outcome.status === 'cancelled' && outOfTime() ? ranOut() : outcome;
       } catch (error) {
-        if (outOfTime()) throw this.failure(new CoordinatorError('ask', Status.DEADLINE_EXCEEDED, 'the ask ran out of time'), context);
-        if (cancelledBy(error, call.signal)) return { kind: 'cancelled' };
-        throw this.failure(error, context);
+        if (outOfTime()) return ranOut();
+        if (cancelledBy(error, call.signal)) return { status: 'cancelled' };
+        return { status: 'failed', failure: this.failure(error, context) };
       }
     });
   }
 
   private async askOnce(call: AskCall): Promise<AskOutcome> {
     await this.keeper.usable(call.signal);
-    if (call.requireReadOnly && !this.keepsAsksReadOnly) throw failedWith({ message: NOT_READ_ONLY(this.address!, this.notes), summary: 'asks refused: buckley.ask.requireReadOnly' });
+    if (call.requireReadOnly && !this.keepsAsksReadOnly) return { status: 'failed', failure: { message: NOT_READ_ONLY(this.address!, this.notes), summary: 'asks refused: buckley.ask.requireReadOnly' } };
     // A follow-up's earlier turns: beside the context for a coordinator that keeps conversations
     // (it sends them only where its agent lost the session); in the message for any other.
     const keepsConversations = this.offers('conversations');
     const context = call.earlier && keepsConversations ? { ...call.context, metadata: { ...call.context.metadata, [EARLIER_TURNS_KEY]: call.earlier } } : call.context;
     const earlier = keepsConversations ? undefined : call.earlier;
     // Our coordinator streams answers (and progress) through StreamTask; Buckley answers SendMessage.
-    if (this.offers('answerStream')) return this.askStreamed({ ...call, context }, earlier);
+    if (this.offers('answerStream')) {
+      return runStream(this.streams, { ...call, context, taskId: randomUUID(), query: withEarlierTurns(call.question, earlier), intent: 'ask', timeoutSetting: 'buckley.ask.timeoutMs' });
+    }
     return this.askWithMessage({ ...call, context }, earlier);
-  }
-
-  private async askStreamed(call: AskCall, earlier: string | undefined): Promise<AskOutcome> {
-    const outcome = await runStream(this.streams, { ...call, taskId: randomUUID(), query: withEarlierTurns(call.question, earlier), intent: 'ask', timeoutSetting: 'buckley.ask.timeoutMs' });
-    if (outcome.status === 'failed') throw failedWith({ message: outcome.reason, summary: outcome.summary });
-    if (outcome.status === 'cancelled') return { kind: 'cancelled' };
-    return outcome.answer.trim() || !outcome.report?.length ? { kind: 'answer', answer: outcome.answer } : { kind: 'report', lines: outcome.report };
   }
 
   private async askWithMessage(call: AskCall, earlier: string | undefined): Promise<AskOutcome> {
@@ -176,24 +171,24 @@ export class CoordinatorConnection implements CoordinatorSession {
     const reply = await this.keeper.calling(call.signal, (client) => client.call.SendMessage(request, options));
     const text = reply.response?.content ?? '';
     // A reply that repeats the whole request is a receipt ("Plan … executed for request: …"), not an answer.
-    if (content.trim() && text.includes(content.trim())) return { kind: 'report', lines: [text.replace(content.trim(), `«${oneLine(call.question, 80)}»`)] };
-    return { kind: 'answer', answer: text };
+    if (content.trim() && text.includes(content.trim())) return { status: 'completed', answer: '', report: [text.replace(content.trim(), `«${oneLine(call.question, 80)}»`)] };
+    return { status: 'completed', answer: text };
   }
 
-  /** Runs a task on the coordinator (StreamTask) to its end; never throws for the task's own failures. */
+  /** Runs a task on the coordinator (StreamTask) to its end. */
   runTask(call: StreamCall): Promise<StreamOutcome> {
     return this.tracked(() => runStream(this.streams, call));
   }
 
   /** Buckley's ProposeEdits: edits for the selection in `context`, proposed, not applied. */
-  proposeEdits(call: { instruction: string; context: EditorContext; signal: AbortSignal; timeoutMs: number }): Promise<ProposeEditsResponse> {
+  proposeEdits(call: { instruction: string; context: EditorContext; signal: AbortSignal; timeoutMs: number }): Promise<Outcome<{ proposal: ProposeEditsResponse }>> {
     return this.tracked(async () => {
       const request = { agent_id: this.identity.agentId, session_id: this.sessionId, instruction: call.instruction, context: call.context, apply: false, max_suggestions: 1 };
       const options = { timeoutMs: call.timeoutMs, signal: call.signal, metadata: this.callMetadata('edit') };
       try {
-        return await this.keeper.calling(call.signal, (client) => client.call.ProposeEdits(request, options), () => false);
+        return { status: 'completed', proposal: await this.keeper.calling(call.signal, (client) => client.call.ProposeEdits(request, options), () => false) };
       } catch (error) {
-        throw this.failure(error, { call: 'call' });
+        return { status: 'failed', failure: this.failure(error, { call: 'call' }) };
       }
     });
   }
@@ -202,7 +197,7 @@ export class CoordinatorConnection implements CoordinatorSession {
    * Completions at the cursor (StreamInlineCompletions): the text of each, streamed pieces joined.
    * Aborting `signal` cancels the call (our coordinator then aborts the model's HTTP request).
    */
-  inlineCompletions(call: { prompt: string; context: EditorContext; signal: AbortSignal; timeoutMs: number }): Promise<string[]> {
+  inlineCompletions(call: { prompt: string; context: EditorContext; signal: AbortSignal; timeoutMs: number }): Promise<Outcome<{ texts: string[] }>> {
     return this.tracked(async () => {
       const texts = new Map<string, string>();
       const request = { agent_id: this.identity.agentId, session_id: this.sessionId ?? '', context: call.context, prompt: call.prompt, max_suggestions: 1 };
@@ -214,10 +209,10 @@ export class CoordinatorConnection implements CoordinatorSession {
       try {
         await this.keeper.calling(call.signal, complete, () => false);
       } catch (error) {
-        if (cancelledBy(error, call.signal)) return [];
-        throw this.failure(error, { call: 'call' });
+        if (cancelledBy(error, call.signal)) return { status: 'cancelled' };
+        return { status: 'failed', failure: this.failure(error, { call: 'call' }) };
       }
-      return [...texts.values()].filter((text) => text.length > 0);
+      return { status: 'completed', texts: [...texts.values()].filter((text) => text.length > 0) };
     });
   }
 
@@ -273,10 +268,10 @@ export class CoordinatorConnection implements CoordinatorSession {
     return featureFlags(this.capabilities?.features)[flag];
   }
 
-  /** A failure in words, as the flows take it; refused for who we are, the session fails for good. */
-  private failure(error: unknown, context: Omit<FailureContext, 'address' | 'identity'>): Error {
-    if (isRefusal(error)) return failedWith(this.keeper.refused(error));
-    return failedWith(failureOf(error, { ...context, address: this.address!, identity: this.identity }));
+  /** A failure in words; refused for who we are, the session fails for good. */
+  private failure(error: unknown, context: Omit<FailureContext, 'address' | 'identity'>): Failure {
+    if (isRefusal(error)) return this.keeper.refused(error);
+    return failureOf(error, { ...context, address: this.address!, identity: this.identity });
   }
 
   /**

@@ -3,18 +3,12 @@
  * readings (the first that knows the error says what it means, in full and in a few words), as
  * vscode-eslint's error handlers are; and what a failed connection means, from what gRPC said.
  */
-import { AskFailedError, SetupError } from '../../errors.js';
+import { FailedError, type Failure } from '../../errors.js';
 import { seconds } from '../../text.js';
 import { CoordinatorError } from '../../wire/errors.js';
 import { isRefusal, refusalError, type Identity } from './identity.js';
 
-/** What went wrong: in full, with how to fix it; and key or fix first, for a one-line message. */
-export interface Failure {
-  message: string;
-  summary?: string;
-  /** It ran out of time (a task's final state says so). */
-  timedOut?: boolean;
-}
+export type { Failure } from '../../errors.js';
 
 export interface FailureContext {
   address: string;
@@ -31,9 +25,9 @@ type Reading = (error: unknown, context: FailureContext) => Failure | undefined;
 /** The readings, in order. */
 const READINGS: readonly Reading[] = [
   // Ours say it for people already.
-  (error) => (error instanceof AskFailedError || error instanceof SetupError ? withSummary(error.message, error.summary) : undefined),
+  (error) => (error instanceof FailedError ? error.failure : undefined),
   // Refused for who we are (the caller fails the link for good: no retry mends it).
-  (error, { address, identity }) => (isRefusal(error) ? readingOf(refusalError(address, identity, error)) : undefined),
+  (error, { address, identity }) => (isRefusal(error) ? refusalError(address, identity, error).failure : undefined),
   (error, context) => (error instanceof CoordinatorError && error.deadlineExceeded ? outOfTime(context) : undefined),
   (error, { address, call }) =>
     error instanceof CoordinatorError && error.unavailable && call === 'stream'
@@ -51,24 +45,12 @@ export function failureOf(error: unknown, context: FailureContext): Failure {
   return { message: error instanceof Error ? error.message : String(error) };
 }
 
-/** A failure as the error the flows take (AskFailedError), for calls that throw. */
-export function failedWith(failure: Failure): AskFailedError {
-  return new AskFailedError(failure.message, failure.summary);
-}
 
 function outOfTime({ call, timeoutMs, timeoutSetting }: FailureContext): Failure | undefined {
   if (timeoutMs === undefined || !timeoutSetting) return undefined;
   const after = seconds(timeoutMs);
-  if (call === 'ask') return { message: `no answer within ${after} (setting ${timeoutSetting})`, summary: `no answer in ${after}: raise ${timeoutSetting}`, timedOut: true };
-  return { message: `timed out after ${after} (setting ${timeoutSetting})`, summary: `timed out: raise ${timeoutSetting}`, timedOut: true };
-}
-
-function withSummary(message: string, summary: string | undefined): Failure {
-  return { message, ...(summary ? { summary } : {}) };
-}
-
-function readingOf(error: SetupError): Failure {
-  return withSummary(error.message, error.summary);
+  if (call === 'ask') return { message: `no answer within ${after} (setting ${timeoutSetting})`, summary: `no answer in ${after}: raise ${timeoutSetting}` };
+  return { message: `timed out after ${after} (setting ${timeoutSetting})`, summary: `timed out: raise ${timeoutSetting}` };
 }
 
 /** What a failed connection means, in full and in a few words, from what gRPC said. */
@@ -101,11 +83,8 @@ export function describeConnectFailure(mode: 'embedded' | 'remote', address: str
   };
 }
 
-export interface ConnectFailure {
-  message: string;
-  /** Key or fix first, for a one-line message. */
-  summary: string;
-}
+/** A failed connection in words: always with a summary. */
+export type ConnectFailure = Required<Pick<Failure, 'message' | 'summary'>>;
 
 /** gRPC's details without its internals ("Resolution note: .", "Last error:"), for people. */
 export function plainDetails(details: string): string {

@@ -8,7 +8,7 @@ import { randomBytes, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Config } from '../../config.js';
 import { CoordinatorError, Status } from '../../wire/errors.js';
-import { SetupError } from '../../errors.js';
+import { FailedError } from '../../errors.js';
 
 export interface Identity {
   agentId: string;
@@ -48,7 +48,7 @@ export function isRefusal(error: unknown): error is CoordinatorError {
  * A refusal as the configuration error it is: both names and the key to change. Retrying does
  * not mend it, so it is `final`.
  */
-export function refusalError(address: string, identity: Identity, error: CoordinatorError): SetupError {
+export function refusalError(address: string, identity: Identity, error: CoordinatorError): FailedError {
   const { agentId, source, certificateName } = identity;
   const actsAs =
     source === 'setting'
@@ -61,7 +61,7 @@ export function refusalError(address: string, identity: Identity, error: Coordin
   if (certificateName && certificateName !== agentId) fix = `unset buckley.coordinator.agentId, so that the certificate's name is used, or set it to "${certificateName}"`;
   else if (!certificateName) fix = 'set buckley.coordinator.tls.cert and tls.key to a client certificate the coordinator accepts; its name (CN) becomes the agent id';
   else fix = `the coordinator does not accept "${certificateName}": ask its administrator for a client certificate it accepts`;
-  return new SetupError(
+  return new FailedError(
     `the coordinator at ${address} refused buckley-lsp's identity (${error.details}). buckley-lsp acts as ${actsAs}; ${certificate}. Buckley requires the agent id to be the client certificate's name: ${fix}.`,
     'agent id refused: see buckley.coordinator.agentId',
     { final: true },

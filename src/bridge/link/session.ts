@@ -8,7 +8,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../../config.js';
-import { SetupError } from '../../errors.js';
+import { FailedError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import { seconds } from '../../text.js';
 import { uriToPath } from '../../uri.js';
@@ -16,7 +16,7 @@ import { CoordinatorClient } from '../../wire/client.js';
 import type { ServerCapabilities } from '../../wire/contract.js';
 import { channelFor } from '../../wire/credentials.js';
 import { CoordinatorError, Status } from '../../wire/errors.js';
-import { describeConnectFailure, failedWith, plainDetails, type Failure } from './failures.js';
+import { describeConnectFailure, plainDetails, type Failure } from './failures.js';
 import { identityFor, isRefusal, refusalError, type Identity } from './identity.js';
 
 export type SessionState =
@@ -95,10 +95,10 @@ export class SessionKeeper {
     }
   }
 
-  /** Waits for the session and an agent; or says, as an AskFailedError, why there is none. */
+  /** Waits for the session and an agent; or says, as an FailedError, why there is none. */
   async usable(signal: AbortSignal): Promise<CoordinatorClient> {
     const client = await this.ready(signal);
-    if (this.agentProblem && !this.agentDescription) throw failedWith(this.agentProblem);
+    if (this.agentProblem && !this.agentDescription) throw FailedError.of(this.agentProblem);
     return client;
   }
 
@@ -106,23 +106,23 @@ export class SessionKeeper {
   async ready(signal: AbortSignal): Promise<CoordinatorClient> {
     const within = (promise: Promise<unknown>) => Promise.race([promise, new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }))]);
     if (this.state.kind === 'starting') await within(this.settled);
-    if (this.state.kind === 'failed') throw failedWith(this.state.failure);
+    if (this.state.kind === 'failed') throw FailedError.of(this.state.failure);
     if (this.state.kind === 'ready' && this.state.stale && !signal.aborted) await within(this.reestablish());
     if (this.state.kind === 'backoff' && this.client && !signal.aborted) {
       // The circuit breaker: while it is open, fail fast instead of piling up.
       const wait = this.state.retryAt - Date.now();
-      if (wait > 0) throw failedWith({ message: `${this.state.failure.message} (next try in ${seconds(wait)})`, summary: this.state.failure.summary });
+      if (wait > 0) throw FailedError.of({ message: `${this.state.failure.message} (next try in ${seconds(wait)})`, summary: this.state.failure.summary });
       await within(this.reestablish());
     }
     if (signal.aborted) throw new CoordinatorError('connect', Status.CANCELLED, 'cancelled while connecting');
     const state = this.state as SessionState;
     if (state.kind === 'ready' && this.client) return this.client;
-    throw failedWith(state.kind === 'backoff' || state.kind === 'failed' ? state.failure : { message: 'the coordinator is not available' });
+    throw FailedError.of(state.kind === 'backoff' || state.kind === 'failed' ? state.failure : { message: 'the coordinator is not available' });
   }
 
   /** A call refused for who we are: the session fails for good; the failure, to report. */
   refused(error: CoordinatorError): Failure {
-    const failure = readingOf(refusalError(this.address!, this.identity, error));
+    const failure = refusalError(this.address!, this.identity, error).failure;
     this.failedForGood(failure);
     return failure;
   }
@@ -201,7 +201,7 @@ export class SessionKeeper {
       this.capabilities = await client.call.GetServerCapabilities({}, { timeoutMs: this.callTimeoutMs });
     } catch (error) {
       const failure = describeConnectFailure(this.mode, this.address!, error, this.options.config.coordinator.tls !== undefined);
-      throw new SetupError(failure.message, failure.summary);
+      throw new FailedError(failure.message, failure.summary);
     }
     const { clientName, workspaceRoot, logger } = this.options;
     const metadata = { client: clientName, ...(workspaceRoot ? { workspace_root: workspaceRoot } : {}) };
@@ -217,11 +217,11 @@ export class SessionKeeper {
   /** A failed connection: backoff (the circuit breaker opens for a while), or failed for good. */
   private failed(error: unknown): void {
     if (this.closed) return;
-    if (error instanceof SetupError && error.final) return this.failedForGood(readingOf(error));
+    if (error instanceof FailedError && error.final) return this.failedForGood(error.failure);
     const failures = this.state.kind === 'backoff' ? this.state.failures + 1 : 1;
     const backoff = Math.min(30_000, 500 * 2 ** (failures - 1)) * (0.5 + Math.random());
     const message = error instanceof Error ? error.message : String(error);
-    const failure = { message, summary: error instanceof SetupError ? error.summary : `cannot reach ${this.address ?? 'the coordinator'} (see log)` };
+    const failure = { message, summary: error instanceof FailedError ? error.summary : `cannot reach ${this.address ?? 'the coordinator'} (see log)` };
     this.state = { kind: 'backoff', failure, failures, retryAt: Date.now() + backoff, ...(this.sessionId ? { sessionId: this.sessionId } : {}) };
     this.options.logger.error(`${message} (next try in ${seconds(backoff)})`);
     this.options.changed();
@@ -262,8 +262,4 @@ export class SessionKeeper {
  */
 export function isLost(error: unknown): error is CoordinatorError {
   return error instanceof CoordinatorError && error.unavailable;
-}
-
-function readingOf(error: SetupError): Failure {
-  return { message: error.message, summary: error.summary };
 }

@@ -25,7 +25,7 @@ export interface StreamRunner {
   metadata(intent: StreamCall['intent'], conversation?: string): Record<string, string>;
 }
 
-/** Runs a StreamTask to its end; never throws for the call's own failures. */
+/** Runs a StreamTask to its end: what it gave, why it failed, or that it was cancelled; never throws. */
 export async function runStream(runner: StreamRunner, call: StreamCall): Promise<StreamOutcome> {
   const { keeper } = runner;
   const read = { answer: '', lines: [] as string[], final: undefined as TaskEvent | undefined, received: 0 };
@@ -43,11 +43,10 @@ export async function runStream(runner: StreamRunner, call: StreamCall): Promise
   } catch (error) {
     if (call.signal.aborted) return { status: 'cancelled' };
     const context: FailureContext = { address: keeper.address!, identity: keeper.identity, call: 'stream', timeoutMs: call.timeoutMs, timeoutSetting: call.timeoutSetting };
-    const failure = isRefusal(error) ? keeper.refused(error) : failureOf(error, context);
-    return { status: 'failed', reason: failure.message, ...(failure.summary ? { summary: failure.summary } : {}), ...(failure.timedOut ? { timedOut: true } : {}) };
+    return { status: 'failed', failure: isRefusal(error) ? keeper.refused(error) : failureOf(error, context) };
   }
   if (call.signal.aborted || read.final?.status === 'cancelled') return { status: 'cancelled' };
-  if (read.final?.status === 'failed') return { status: 'failed', reason: read.final.message || 'the agent failed' };
+  if (read.final?.status === 'failed') return { status: 'failed', failure: { message: read.final.message || 'the agent failed' } };
   // Buckley ends its stream without a final status and sends status lines only ("Planning task…",
   // "✅ Task completed"): they are its report, not an answer. An answer comes as answer_delta.
   return { status: 'completed', answer: read.answer, ...(read.lines.length ? { report: read.lines } : {}) };

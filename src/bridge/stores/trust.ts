@@ -6,6 +6,7 @@
  * it and what is wrong, and left alone for the user — never silently reset, never read as
  * "trust everything", and never waited on: reading a pipe does not block.
  */
+import { FailedError } from '../../errors.js';
 import { basename } from 'node:path';
 import { lstat, open, rm } from 'node:fs/promises';
 import * as z from '../../schema.js';
@@ -20,17 +21,6 @@ type TrustFile = z.infer<typeof fileSchema>;
 
 const LOCK_WAIT_MS = 3_000;
 const LOCK_STALE_MS = 10_000;
-
-export class TrustStoreError extends Error {
-  override readonly name = 'TrustStoreError';
-  constructor(
-    message: string,
-    /** The same in a few words, for a one-line message. */
-    readonly summary: string,
-  ) {
-    super(message);
-  }
-}
 
 export class TrustStore {
   private entries: TrustFile['trusted'] = [];
@@ -84,21 +74,21 @@ export class TrustStore {
     });
   }
 
-  private async read(): Promise<{ entries: TrustFile['trusted']; problem?: TrustStoreError }> {
+  private async read(): Promise<{ entries: TrustFile['trusted']; problem?: FailedError }> {
     const name = basename(this.path);
     let text: string | undefined;
     try {
       text = await readStateFile(this.path);
     } catch (error) {
       const message = `the trust file: ${(error as Error).message}; nothing is trusted until then`;
-      return { entries: [], problem: new TrustStoreError(message, error instanceof StateFileError ? `${name} ${shortProblem(error.message)}` : `cannot read ${name}`) };
+      return { entries: [], problem: new FailedError(message, error instanceof StateFileError ? `${name} ${shortProblem(error.message)}` : `cannot read ${name}`) };
     }
     if (text === undefined) return { entries: [] };
     const parsed = fileSchema.safeParse(parseJson(text));
     if (!parsed.success) {
       return {
         entries: [],
-        problem: new TrustStoreError(`the trust file ${this.path} is not a trust list (version 1), so nothing is trusted; fix or delete it (it is left as it is)`, `${name} is not a trust list`),
+        problem: new FailedError(`the trust file ${this.path} is not a trust list (version 1), so nothing is trusted; fix or delete it (it is left as it is)`, `${name} is not a trust list`),
       };
     }
     return { entries: parsed.data.trusted };
@@ -118,17 +108,17 @@ export class TrustStore {
           await rm(`${this.path}.init`, { force: true });
           continue;
         }
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw new TrustStoreError(`cannot create the lock file ${lock}: ${(error as Error).message}`, `cannot lock ${basename(this.path)}`);
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw new FailedError(`cannot create the lock file ${lock}: ${(error as Error).message}`, `cannot lock ${basename(this.path)}`);
         const stats = await lstat(lock).catch(() => undefined);
         if (stats && !stats.isFile()) {
-          throw new TrustStoreError(`the lock file ${lock} is ${kindOf(stats)}, not a file; remove it`, `${basename(lock)} ${shortProblem(`is ${kindOf(stats)}`)}`);
+          throw new FailedError(`the lock file ${lock} is ${kindOf(stats)}, not a file; remove it`, `${basename(lock)} ${shortProblem(`is ${kindOf(stats)}`)}`);
         }
         const age = stats ? Date.now() - stats.mtimeMs : 0;
         if (age > LOCK_STALE_MS) {
           await rm(lock, { force: true });
           continue;
         }
-        if (Date.now() > deadline) throw new TrustStoreError(`the trust file is locked by another process (${lock}); try again`, `${basename(this.path)} is locked`);
+        if (Date.now() > deadline) throw new FailedError(`the trust file is locked by another process (${lock}); try again`, `${basename(this.path)} is locked`);
         await new Promise((resolve) => setTimeout(resolve, 10 + Math.random() * 20));
       }
     }
