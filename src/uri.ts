@@ -4,6 +4,7 @@
  * one spelling must be found under the others. Every URI that comes in is made canonical once,
  * at the boundary; inside the server URIs are compared as strings.
  */
+import { isAbsolute, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 /** The local path a file URI names; undefined for another scheme, or a file URI of another host. */
@@ -19,6 +20,22 @@ export function pathOfUri(uri: string | undefined): string | undefined {
 /** A URI as a person reads it: the path of a local file, else the URI as it is. */
 export function uriToPath(uri: string): string {
   return pathOfUri(uri) ?? uri;
+}
+
+/**
+ * A file as a person reads it: relative to the workspace folder it is in (the nearest, where
+ * folders nest), else its absolute path; a URI of another scheme as it is. The file and the
+ * folders may be paths or file URIs.
+ */
+export function shownName(file: string, folders: readonly (string | undefined)[]): string {
+  const path = pathOfUri(file) ?? (isAbsolute(file) ? file : undefined);
+  if (path === undefined) return file;
+  const within = folders
+    .map((folder) => (folder ? (pathOfUri(folder) ?? folder) : undefined))
+    .map((root) => (root ? relative(root, path) : ''))
+    .filter((rel) => rel !== '' && rel !== '..' && !rel.startsWith('../') && !isAbsolute(rel))
+    .sort((a, b) => a.length - b.length);
+  return within[0] ?? path;
 }
 
 const cache = new Map<string, string>();

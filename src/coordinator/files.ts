@@ -18,6 +18,7 @@ import { FileAccessError, pathTooLong, readText, readTextIfThere, realPath, shor
 import { assessRisk } from '../risk/assess.js';
 import { MAX_READ_BYTES } from '../wire/contract.js';
 import type { FileEdit, FileReadRequest, FileWriteRequest, PermissionRequest, PermissionDecision } from './agents/driver.js';
+import { shownName } from '../uri.js';
 
 export { FileAccessError } from '../fileAccess.js';
 
@@ -166,7 +167,7 @@ function wholeFile(base: string, edit: FileEdit): [string, string] {
 
 /** A path as the user reads it: relative to the workspace inside it, else absolute. */
 export function shownPath(path: string, workspaceRoot: string | undefined): string {
-  return insideWorkspace(path, workspaceRoot) ? relative(workspaceRoot!, path) : path;
+  return shownName(path, [workspaceRoot]);
 }
 
 /** The approved edit this write makes exactly, taken off the list; undefined when there is none. */

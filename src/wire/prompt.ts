@@ -11,6 +11,7 @@
  */
 import type { DocumentSnapshot, EditorContext } from './contract.js';
 import { describeLines, utf8Length, utf8Prefix } from '../text.js';
+import { shownName } from '../uri.js';
 
 export function buildPrompt(question: string, context: EditorContext | undefined, readOnly: boolean): string {
   const head: string[] = [question.trim()];
@@ -53,14 +54,7 @@ function fileSection(doc: DocumentSnapshot): string {
 
 /** The document as a person names it: relative to its workspace folder, else its path. */
 function displayPath(doc: DocumentSnapshot): string {
-  const root = doc.workspace_root ? doc.workspace_root.replace(/\/?$/, '/') : undefined;
-  const relative = root && doc.uri.startsWith(root) ? doc.uri.slice(root.length) : undefined;
-  const text = relative ?? (doc.uri.startsWith('file://') ? doc.uri.slice('file://'.length) : doc.uri);
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return text;
-  }
+  return shownName(doc.uri, [doc.workspace_root]);
 }
 
 /** A markdown code fence longer than any backtick run inside the text. */

@@ -1,6 +1,6 @@
 /** One way from a URI to a path, for every place that needs one (the coordinator, the bridge, the answers). */
 import { describe, expect, it } from 'vitest';
-import { pathOfUri, uriToPath } from '../../src/uri.js';
+import { pathOfUri, shownName, uriToPath } from '../../src/uri.js';
 
 describe('uriToPath and pathOfUri', () => {
   it('a local file URI: its path, escapes decoded', () => {
@@ -15,5 +15,24 @@ describe('uriToPath and pathOfUri', () => {
     expect(pathOfUri('file:///a%2Fb')).toBeUndefined();
     expect(pathOfUri('file://server/share/x')).toBeUndefined();
     expect(pathOfUri(undefined)).toBeUndefined();
+  });
+});
+
+describe('shownName: one way a file is named to people', () => {
+  it('relative to the workspace folder it is in, whether file and folder are paths or URIs', () => {
+    expect(shownName('/work/project/src/a.ts', ['/work/project'])).toBe('src/a.ts');
+    expect(shownName('file:///work/project/src/my%20file.ts', ['file:///work/project'])).toBe('src/my file.ts');
+    expect(shownName('file:///work/project/src/a.ts', ['/work/project/'])).toBe('src/a.ts');
+  });
+
+  it('the nearest folder where folders nest', () => {
+    expect(shownName('/work/project/pkg/x/a.ts', ['/work/project', '/work/project/pkg/x'])).toBe('a.ts');
+  });
+
+  it('absolute outside every folder (a sibling that shares the prefix included), and as it is for another scheme', () => {
+    expect(shownName('/work/project-old/a.ts', ['/work/project'])).toBe('/work/project-old/a.ts');
+    expect(shownName('/etc/passwd', ['/work/project', undefined])).toBe('/etc/passwd');
+    expect(shownName('/work/project', ['/work/project'])).toBe('/work/project');
+    expect(shownName('untitled:Untitled-1', ['/work/project'])).toBe('untitled:Untitled-1');
   });
 });

@@ -16,7 +16,7 @@ import { inline, shorten, width } from '../../text.js';
 export const MESSAGE_WIDTH = 60;
 
 export function showMessage(editor: EditorClient, type: MessageType, line: string, max = MESSAGE_WIDTH): void {
-  editor.message(type, oneLine(line, max));
+  editor.message(type, text.oneLine(line, max));
 }
 
 export const info = (editor: EditorClient, text: string, max?: number) => showMessage(editor, MessageType.Info, text, max);
@@ -25,10 +25,6 @@ export const error = (editor: EditorClient, text: string, max?: number) => showM
 
 export { seconds } from '../../text.js';
 
-/** One line of at most `max` cells (see text.ts): no control characters, cut between graphemes. */
-export function oneLine(line: string, max = MESSAGE_WIDTH): string {
-  return text.oneLine(line, max);
-}
 
 /**
  * `before` + `middle` + `after` on one line of at most `max` cells, shortening only `middle` (a
@@ -36,7 +32,7 @@ export function oneLine(line: string, max = MESSAGE_WIDTH): string {
  */
 export function fit(before: string, middle: string, after = '', max = MESSAGE_WIDTH): string {
   const room = max - width(before) - width(after);
-  return oneLine(`${before}${shorten(inline(middle), Math.max(8, room))}${after}`, max);
+  return text.oneLine(`${before}${shorten(inline(middle), Math.max(8, room))}${after}`, max);
 }
 
 /** Settings problems in one line: the first one, key first, and how many more the log has. */

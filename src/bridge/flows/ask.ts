@@ -23,8 +23,7 @@ import type { Limiter } from '../editor/limits.js';
 import type { Targets, TargetInput } from './target.js';
 import type { EditorClient } from '../editor/client.js';
 import * as messages from '../editor/messages.js';
-import { oneLine } from '../editor/messages.js';
-import { inert, inline, utf8Length } from '../../text.js';
+import { inert, inline, oneLine, utf8Length } from '../../text.js';
 import { AnswerTail, type Progress, type ProgressFactory } from '../editor/progress.js';
 import { earlierTurns, typedFollowUp, type Conversations } from '../stores/conversations.js';
 

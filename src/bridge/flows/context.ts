@@ -9,6 +9,7 @@ import type { Range } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import type { DocumentSnapshot, EditorContext } from '../../wire/contract.js';
 import { isHighSurrogate, isLowSurrogate, utf8Length, utf8Prefix, utf8Suffix } from '../../text.js';
+import { shownName } from '../../uri.js';
 
 export interface ContextRequest {
   /** Bytes of the prompt that are not context (the question, the instructions): they count too. */
@@ -57,12 +58,6 @@ export function rangeOffsets(doc: TextDocument, range: Range): { start: number; 
 export function normalizeRange(doc: TextDocument, range: Range): Range {
   const { start, end } = rangeOffsets(doc, range);
   return { start: doc.positionAt(start), end: doc.positionAt(end) };
-}
-
-/** A document as the note on left-out documents names it: relative to its workspace when it can. */
-function shortName(uri: string, roots: string[]): string {
-  const root = workspaceRootOf(uri, roots);
-  return root ? uri.slice(root.length).replace(/^\//, '') : uri;
 }
 
 function workspaceRootOf(uri: string, roots: string[]): string {
@@ -170,7 +165,7 @@ function relatedSnapshots(request: ContextRequest, budget: { remaining: number }
     }
   }
   if (omitted.length > 0) {
-    const named = omitted.slice(0, NAMED_LEFT_OUT).map((uri) => shortName(uri, request.workspaceRoots));
+    const named = omitted.slice(0, NAMED_LEFT_OUT).map((uri) => shownName(uri, request.workspaceRoots));
     const more = omitted.length > NAMED_LEFT_OUT ? ` and ${omitted.length - NAMED_LEFT_OUT} more` : '';
     leftOut.push(`${omitted.length} open document(s) did not fit the budget: ${named.join(', ')}${more}`);
   }

@@ -4,7 +4,7 @@
  * task's edits", which restores what was there before, carried over what the user changed since
  * and refused, file by file, where they changed the same lines.
  */
-import { relative } from 'node:path';
+import { shownName } from '../../uri.js';
 import { changeSummary, describeChange } from '../../edits.js';
 import type { Logger } from '../../logger.js';
 import type { FileChanged } from '../../wire/contract.js';
@@ -93,8 +93,6 @@ export class TaskEdits {
   }
 
   private shown(path: string): string {
-    const root = this.workspaceRoot();
-    const inside = root ? relative(root, path) : undefined;
-    return inside && !inside.startsWith('..') ? inside : path;
+    return shownName(path, [this.workspaceRoot()]);
   }
 }

@@ -7,8 +7,6 @@
  * list, kept in step with the editor.
  */
 import { randomUUID } from 'node:crypto';
-import type { Config } from '../../config.js';
-import type { Logger } from '../../logger.js';
 import { oneLine } from '../../text.js';
 import type { CoordinatorClient } from '../../wire/client.js';
 import { BUFFERS_HEADER, CONVERSATION_HEADER, EARLIER_TURNS_KEY, INTENT_HEADER, SESSION_HEADER, type EditorContext, type ProposeEditsResponse } from '../../wire/contract.js';
@@ -19,21 +17,14 @@ import type { ApprovalDecision, AskCall, AskOutcome, CoordinatorSession, Outcome
 import { failureOf, type Failure, type FailureContext } from './failures.js';
 import { isRefusal } from './identity.js';
 import { NOT_READ_ONLY } from './readOnly.js';
-import { SessionKeeper } from './session.js';
+import { SessionKeeper, type ConnectionOptions } from './session.js';
 import { runStream, type StreamRunner } from './streams.js';
 
 export type { AskCall, AskOutcome, StreamCall, StreamOutcome } from './calls.js';
 
 export type ConnectionState = 'starting' | 'ready' | 'unavailable';
 
-export interface ConnectionOptions {
-  config: Config;
-  logger: Logger;
-  env: NodeJS.ProcessEnv;
-  clientName: string;
-  serverVersion: string;
-  workspaceRoot?: string;
-}
+export type { ConnectionOptions } from './session.js';
 
 export class CoordinatorConnection implements CoordinatorSession {
   private readonly keeper: SessionKeeper;

@@ -26,13 +26,17 @@ export type SessionState =
   /** A failure no retry mends (the coordinator refused our identity): calls fail at once with it. */
   | { kind: 'failed'; failure: Failure; sessionId?: string };
 
-export interface SessionOptions {
+/** What a connection is made with: the settings, the environment, who the bridge is and where it works. */
+export interface ConnectionOptions {
   config: Config;
   logger: Logger;
   env: NodeJS.ProcessEnv;
   clientName: string;
   serverVersion: string;
   workspaceRoot?: string;
+}
+
+export interface SessionOptions extends ConnectionOptions {
   /** Called at each change of state. */
   changed(): void;
   /** Called once a session is made: the open files are told again. */

@@ -7,6 +7,7 @@
  * "Internal error" and never the agent's whole command line.
  */
 import { knownByAcpName, knownByCommand, type KnownAgent } from './known.js';
+import { oneLine } from '../../text.js';
 
 /** The line of an agent's stderr that says what went wrong: the error itself (`Error: Cannot find
  * module …`, `ModuleNotFoundError: …`, `panic: …`), not the stack trace below it or the runtime's
@@ -106,7 +107,7 @@ export function remedy(text: string, agent: AgentIdentity): string | undefined {
 
 /** One line: what failed, why (the agent's own reason), and what to do. */
 export function inWords(what: string, error: unknown, agent: AgentIdentity): string {
-  const reason = oneLine(errorText(error));
+  const reason = oneLine(errorText(error), 400);
   const fix = remedy(reason, agent);
   return fix ? `${what}: ${reason.replace(/[.\s]+$/, '')}. To fix it, ${fix}` : `${what}: ${reason}`;
 }
@@ -117,7 +118,3 @@ export function withoutEscapes(text: string): string {
   return text.replace(/\u001b\[[0-9;]*[A-Za-z]/g, '');
 }
 
-export function oneLine(text: string, max = 400): string {
-  const line = text.replace(/\s+/g, ' ').trim();
-  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
-}
