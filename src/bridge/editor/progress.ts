@@ -10,6 +10,7 @@ import {
   WorkDoneProgress,
   WorkDoneProgressCreateRequest,
   type ProgressToken,
+  type WorkDoneProgressEnd,
   type WorkDoneProgressReport,
 } from 'vscode-languageserver';
 import type { Logger } from '../../logger.js';
@@ -94,9 +95,8 @@ export class ProgressFactory {
   }
 
   private onToken(token: ProgressToken, title: string): Progress {
-    const progress = new TokenProgress(this.editor, token, () => this.cancellers.delete(token));
+    const progress = new TokenProgress(this.editor, token, title, () => this.cancellers.delete(token));
     this.cancellers.set(token, () => progress.cancelled());
-    this.editor.progress(WorkDoneProgress.type, token, { kind: 'begin', title, cancellable: true });
     return progress;
   }
 }
@@ -141,7 +141,7 @@ class PendingProgress implements Progress {
 
 class TokenProgress implements Progress {
   /** Made when sent: of an answer streaming in many pieces, only the tails sent are laid out. */
-  private readonly reports: Coalescer<() => WorkDoneProgressReport>;
+  private readonly reports: Coalescer<() => WorkDoneProgressReport | WorkDoneProgressEnd>;
   private ended = false;
   private lastReport: string | undefined;
   /** The answer has begun to arrive. */
@@ -149,11 +149,15 @@ class TokenProgress implements Progress {
   private readonly cancelListeners: (() => void)[] = [];
 
   constructor(
-    private readonly editor: EditorClient,
-    private readonly token: ProgressToken,
+    editor: EditorClient,
+    token: ProgressToken,
+    title: string,
     private readonly release: () => void,
   ) {
     this.reports = new Coalescer((report) => editor.progress(WorkDoneProgress.type, token, report()), UPDATE_INTERVAL_MS);
+    // The begin counts in the token's budget of notifications a second, as the end does.
+    editor.progress(WorkDoneProgress.type, token, { kind: 'begin', title, cancellable: true });
+    this.reports.counted();
   }
 
   report(message: string, percentage?: number): void {
@@ -178,9 +182,9 @@ class TokenProgress implements Progress {
   done(message: string): void {
     if (this.ended) return;
     this.ended = true;
-    this.reports.finish();
     this.release();
-    this.editor.progress(WorkDoneProgress.type, this.token, { kind: 'end', message: oneLine(message, MESSAGE_WIDTH) });
+    // The end in the slot kept for it: a report still waiting is superseded, not sent before it.
+    this.reports.finish(() => ({ kind: 'end', message: oneLine(message, MESSAGE_WIDTH) }));
   }
 
   onCancel(listener: () => void): void {
@@ -224,8 +228,7 @@ class MessageProgress implements Progress {
     // A log line per piece of the answer would bury the log: the answer comes whole at the end.
   }
   done(message: string): void {
-    this.steps.finish();
-    this.log(`${this.title}: ${oneLine(message, MESSAGE_WIDTH)}`);
+    this.steps.finish(`${this.title}: ${oneLine(message, MESSAGE_WIDTH)}`);
   }
   onCancel(): void {
     // No progress UI to cancel from; $/cancelRequest and commands still cancel.

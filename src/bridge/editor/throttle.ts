@@ -2,7 +2,9 @@
  * Coalescing for chatty producers: `push` keeps only the latest value and sends at most one per
  * interval; `finish` sends the last value at once and stops. So an agent emitting thousands of
  * updates a second produces a bounded number of notifications, and neither the latest nor the
- * final state is ever lost.
+ * final state is ever lost. The bound is exact: in any one second (its ends included), at most
+ * `1000 / intervalMs` sends — one of them kept for the final value, which therefore never waits —
+ * counting sends made around the coalescer (`counted`: a progress's begin), whatever the load.
  */
 export class Coalescer<T> {
   private lastSent = -Infinity;
@@ -30,10 +32,10 @@ export class Coalescer<T> {
     const roomIn = this.roomIn(now);
     const wait = urgent ? roomIn : Math.max(this.lastSent + this.intervalMs - now, roomIn);
     if (wait <= 0) this.flush();
-    else this.timer ??= setTimeout(() => this.flush(), wait);
+    else this.timer ??= setTimeout(() => this.due(), wait);
   }
 
-  /** Sends `last` (or whatever is pending) now; later pushes are ignored. */
+  /** Sends `last` (or whatever is pending) now, in the slot kept for it; later pushes are ignored. */
   finish(last?: T): void {
     if (this.finished) return;
     if (last !== undefined) this.pending = { value: last };
@@ -41,10 +43,28 @@ export class Coalescer<T> {
     this.finished = true;
   }
 
-  /** How long until one more send fits in the last second's budget (0: now). */
+  /** A send made around the coalescer (a progress's begin): it counts in the second's budget. */
+  counted(): void {
+    this.lastSent = Date.now();
+    this.sentTimes.push(this.lastSent);
+  }
+
+  /**
+   * How long until one more send that is not the final one fits in the budget of every second it
+   * falls in (0: now). A send a full second old still shares a closed one-second window with now.
+   */
   private roomIn(now: number): number {
-    while (this.sentTimes.length > 0 && this.sentTimes[0]! <= now - 1000) this.sentTimes.shift();
-    return this.sentTimes.length < 1000 / this.intervalMs ? 0 : this.sentTimes[0]! + 1000 - now;
+    while (this.sentTimes.length > 0 && this.sentTimes[0]! < now - 1000) this.sentTimes.shift();
+    const allowed = 1000 / this.intervalMs - 1;
+    return this.sentTimes.length < allowed ? 0 : this.sentTimes[this.sentTimes.length - allowed]! + 1001 - now;
+  }
+
+  /** The timer's turn: a timer may fire a little early by the clock, so room is checked again. */
+  private due(): void {
+    this.timer = undefined;
+    const wait = this.roomIn(Date.now());
+    if (wait > 0) this.timer = setTimeout(() => this.due(), wait);
+    else this.flush();
   }
 
   private flush(): void {
