@@ -141,6 +141,18 @@ export function shorten(text: string, max: number): string {
 }
 
 /**
+ * `shorten`, cut at a word boundary where one is near enough (in the second half of the room): a
+ * name or a title reads "Modifying critical…", not "Modifying critical configurat…".
+ */
+export function shortenAtWord(text: string, max: number): string {
+  const cut = shorten(text, max);
+  if (cut === text) return text;
+  const kept = cut.slice(0, -1);
+  const space = kept.search(/\s\S*$/);
+  return space >= kept.length / 2 ? `${kept.slice(0, space).trimEnd()}…` : cut;
+}
+
+/**
  * The end of `text` as one line of at most `max` cells, "…" first when something was left out:
  * the latest words of an answer being written. Reads only the last few hundred characters.
  */

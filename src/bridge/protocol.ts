@@ -191,6 +191,8 @@ export interface ToolApprovalRequest {
   title?: string;
   /** Why the risk is what it is, e.g. "writes /etc/hosts outside the workspace". */
   reason?: string;
+  /** The call in a few words with its key facts — "run `npm test`", "edit package.json" — where it shows them. */
+  subject?: string;
   /** A write of a file: its lines added and removed, and the change as a unified diff. */
   change?: { linesAdded: number; linesRemoved: number; diff: string };
   /**

@@ -75,7 +75,7 @@ if (available) describe('Emacs 30.1 with eglot 1.17 (real editor)', () => {
     expect(result.command).toEqual(['buckley-lsp', '--stdio']);
     expect(result.actions).toContain('Buckley: explain this');
     // eglot shows window/showMessage in the echo area (and *Messages*): what happened, where the answer is.
-    expect(result.message).toBe('answered «Explain what this code does and w…»: answer opened');
+    expect(result.message).toBe('answered «Explain what this code does and…»: answer opened');
     // eglot 1.17 opens window/showDocument in a buffer.
     expect(result.document).toMatch(/buckley-lsp\/answers\/.*-explain-what-this-code-does-and-why\.md$/);
     expect(result.documentText).toContain('# Explain what this code does and why.');

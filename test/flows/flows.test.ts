@@ -186,6 +186,22 @@ describe('an approval', () => {
     expect(flows.editor.diagnosticsOf.get(code.uri)).toEqual([]);
   });
 
+  it("says in one line what to do and the call's key facts first, the agent's words after them, cut at a word", async () => {
+    const flows = startFlows({ capabilities: { ...EDITORS.codeActions, experimental: { buckley: { taskProgress: true } } } });
+    const code = flows.file('package.json');
+    flows.editor.open(code.uri, '{}\n', 'json');
+    const title = 'Modifying critical configuration file to add the new dependency';
+    flows.session.task = async (call) => {
+      await flows.session.awaitApproval(call, approval({ execution_id: 'exec-2', tool: title, kind: 'edit', locations: [code.path], risk: 'medium' }));
+      return { status: 'completed', answer: '' };
+    };
+    flows.services.tasks.start({ task: 'Add the dependency', uri: code.uri, range: SELECTION });
+    await flows.editor.until(() => flows.editor.messages().includes('code actions: approve or deny edit package.json: Modifying…'), 'the message');
+    const waiting = (flows.editor.notifications('$/buckley/taskProgress') as { status: string; message: string }[]).find((state) => state.status === 'awaiting_approval');
+    expect(waiting?.message).toMatch(/^Waiting for your approval: edit package\.json \(medium\) — use the code action .*: Modifying critical/);
+    flows.services.approvals.decide('exec-2', false);
+  });
+
   it('is denied by policy where the editor can be asked no way at all', async () => {
     const flows = startFlows({ capabilities: {} });
     taskAskingApproval(flows);

@@ -102,7 +102,7 @@ if (available) describe('Helix 25.01 (real editor)', () => {
     expect(shown).toMatch(/export function backoff.*│.*\S/);
     expect(shown).toMatch(/starts with `export function backoff/);
     // ...and the status line shows the one-line summary.
-    await waitForScreen(session, 'answered «Explain what this code does and w…»: answer opened');
+    await waitForScreen(session, 'answered «Explain what this code does and…»: answer opened');
   });
 
   it('follows up in the answer document: a question written below its last line and "Buckley: follow up" append the answer there', async () => {

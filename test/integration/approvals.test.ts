@@ -65,6 +65,7 @@ describe('approvals', () => {
         taskId: final.taskId,
         title: 'Edit config.json',
         reason: 'edits files',
+        subject: 'edit config.json',
         batch: 'edits',
       },
     ]);

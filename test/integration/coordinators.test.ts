@@ -56,8 +56,8 @@ describe('coordinators', () => {
       handlers: { 'buckley/approveTool': () => ({ approved: true }) },
     });
     await client.request('buckley/executeTask', { task: 'Run the tests' });
-    const said = await client.waitFor('window/showMessage', (p) => p.message.startsWith('too late for '));
-    expect(said).toEqual({ type: 2, message: 'too late for Bash: it was denied already (see log)' });
+    const said = await client.waitFor('window/showMessage', (p) => p.message.startsWith('too late, '));
+    expect(said).toEqual({ type: 2, message: 'too late, denied already (see log): run `npm test`: Bash' });
     await client.waitFor('window/logMessage', (p) => p.message.includes('the coordinator did not take the decision') && p.message.includes('NOT_FOUND'));
   });
 

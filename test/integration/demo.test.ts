@@ -18,7 +18,7 @@ it('plays a whole editor session to its end: an answer, a task with an approval,
   expect({ code, output: code === 0 ? '' : output }).toEqual({ code: 0, output: '' });
   const steps = [
     'it gives the same canned answer to every question',
-    'server  ← showMessage (info): answered «Explain what this code does and w…»: answer opened',
+    'server  ← showMessage (info): answered «Explain what this code does and…»: answer opened',
     'editor  → hover inside the selection',
     'editor  → buckley/executeTask "Update the configuration"',
     'editor  → choose [Deny]',

@@ -1,6 +1,6 @@
 /** Text from agents made safe for editors: one-line, inert, well-formed, cut between graphemes. */
 import { describe, expect, it } from 'vitest';
-import { graphemesOf, inert, inline, lastLine, oneLine, selectLines, shorten, wellFormed, width } from '../../src/text.js';
+import { graphemesOf, inert, inline, lastLine, oneLine, selectLines, shorten, wellFormed, shortenAtWord, width } from '../../src/text.js';
 
 const FAMILY = '👨‍👩‍👧‍👦'; // one grapheme, 11 UTF-16 units, two cells
 const FLAG = '🇫🇷';
@@ -174,5 +174,14 @@ describe('selectLines', () => {
     expect(selectLines(text, 5)).toBe('');
     expect(selectLines('one\n', 2)).toBe('');
     expect(selectLines('', 1, 1)).toBe('');
+  });
+});
+
+describe('shortenAtWord', () => {
+  it('cuts at a word boundary near the end of the room, else between graphemes', () => {
+    expect(shortenAtWord('Modifying critical configuration file', 30)).toBe('Modifying critical…');
+    expect(shortenAtWord('short enough', 30)).toBe('short enough');
+    // No space in the second half: cut where the room ends.
+    expect(shortenAtWord('a supercalifragilisticexpialidocious word', 20)).toBe('a supercalifragilis…');
   });
 });

@@ -10,7 +10,7 @@
 import { MessageType } from 'vscode-languageserver';
 import type { EditorClient } from './client.js';
 import * as text from '../../text.js';
-import { inline, shorten, width } from '../../text.js';
+import { inline, shortenAtWord, width } from '../../text.js';
 
 /** About 60 characters: at 80 columns Neovim prefixes "LSP[buckley-lsp] ". */
 export const MESSAGE_WIDTH = 60;
@@ -32,7 +32,7 @@ export { seconds } from '../../text.js';
  */
 export function fit(before: string, middle: string, after = '', max = MESSAGE_WIDTH): string {
   const room = max - width(before) - width(after);
-  return text.oneLine(`${before}${shorten(inline(middle), Math.max(8, room))}${after}`, max);
+  return text.oneLine(`${before}${shortenAtWord(inline(middle), Math.max(8, room))}${after}`, max);
 }
 
 /** Settings problems in one line: the first one, key first, and how many more the log has. */

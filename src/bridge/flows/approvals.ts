@@ -26,10 +26,10 @@ import type { TaskEvent } from '../../wire/contract.js';
 import type { Logger } from '../../logger.js';
 import { ApproveToolRequest, Commands, toolApprovalResultSchema, type ToolApprovalRequest } from '../protocol.js';
 import { assessRisk, highestRisk, riskAtMost, RISKS, type Risk } from '../../risk/assess.js';
-import { describeChange } from '../../edits.js';
 import { inert, inline, oneLine, wellFormed } from '../../text.js';
 import type { EditorClient } from '../editor/client.js';
 import * as messages from '../editor/messages.js';
+import { describeRequest, diffBlock, named, subjectOf } from './approvalWords.js';
 import { FailedError } from '../../errors.js';
 import type { TrustStore } from '../stores/trust.js';
 import { CoordinatorError, Status } from '../../wire/errors.js';
@@ -113,6 +113,7 @@ export class ApprovalService {
   handle(input: { taskId: string; approval: WireApproval; coordinator: ApprovalDecider; uri?: string; range?: Range }): Promise<Decision> {
     const { approval } = input;
     const { risk, reason, opaque } = this.assess(approval);
+    const subject = subjectOf(approval);
     // What the agent sent is shown, never interpreted: one-line names, inert parameter values.
     const request: ToolApprovalRequest = {
       executionId: approval.execution_id,
@@ -123,6 +124,7 @@ export class ApprovalService {
       taskId: input.taskId,
       ...(approval.title ? { title: oneLine(approval.title, MAX_NAME_CELLS) } : {}),
       ...(reason ? { reason: inline(reason) } : {}),
+      ...(subject ? { subject } : {}),
       ...(approval.diff ? { change: { linesAdded: approval.lines_added, linesRemoved: approval.lines_removed, diff: wellFormed(approval.diff) } } : {}),
     };
     const batchKey = batchKeyOf(approval, risk, opaque);
@@ -376,7 +378,7 @@ export class ApprovalService {
     pending.uri ??= this.deps.documents.all()[0]?.uri;
     if (pending.uri) {
       this.publishDiagnostics();
-      messages.warn(this.deps.editor, messages.fit('code actions: approve or deny ', request.tool));
+      messages.warn(this.deps.editor, messages.fit('code actions: approve or deny ', named(request)));
       return;
     }
     pending.settle({
@@ -418,9 +420,9 @@ export class ApprovalService {
     const line = `approval ${request.executionId}: ${request.agent.id} wants ${request.tool} (${request.risk}) — ${decision.approved ? 'approved' : 'denied'} by ${decision.by}${decision.reason ? `: ${decision.reason}` : ''}`;
     logger.info(line);
     if (decision.by === 'timeout') {
-      messages.warn(editor, messages.fit('denied ', request.tool, `: no answer in ${messages.seconds(this.deps.config().approvals.timeoutMs)}`));
+      messages.warn(editor, messages.fit('denied ', named(request), `: no answer in ${messages.seconds(this.deps.config().approvals.timeoutMs)}`));
     } else if (!decision.approved && decision.by === 'policy') {
-      messages.warn(editor, messages.fit('denied ', request.tool, ': no way to ask (see log)'));
+      messages.warn(editor, messages.fit('denied ', named(request), ': no way to ask (see log)'));
     }
     // Trusted at once, saved meanwhile: saving must never hold up (or lose) the decision.
     const saving =
@@ -436,7 +438,7 @@ export class ApprovalService {
       logger.warn(`the coordinator did not take the decision on ${request.executionId}: ${(error as Error).message}`);
       // It had stopped waiting (its own deadline, or the task ended there): the user's answer changed nothing — say so.
       if (error instanceof CoordinatorError && error.code === Status.NOT_FOUND && decision.by.startsWith('the user')) {
-        messages.warn(editor, messages.fit('too late for ', request.tool, ': it was denied already (see log)'));
+        messages.warn(editor, messages.fit('too late, denied already (see log): ', named(request)));
       }
     }
     await saving;
@@ -452,32 +454,4 @@ function batchKeyOf(approval: WireApproval, risk: Risk, opaque: string | undefin
 /** The queue an approval waits in: its task's (an approval of no task, such as a proposed edit, is alone). */
 function queueOf(pending: Pending): string {
   return pending.request.taskId ?? `approval ${pending.request.executionId}`;
-}
-
-/** Lines of a diff shown in a prompt; the rest is in the log. */
-const PROMPT_DIFF_LINES = 60;
-
-/** A unified diff as a markdown block, cut to PROMPT_DIFF_LINES lines (saying so). */
-function diffBlock(diff: string): string {
-  const lines = diff.split('\n').filter((line) => !/^={3,}$/.test(line));
-  const shown = lines.slice(0, PROMPT_DIFF_LINES);
-  const fence = '`'.repeat(Math.max(3, ...[...diff.matchAll(/`{3,}/g)].map((match) => match[0].length + 1)));
-  return `${fence}diff\n${shown.join('\n')}\n${fence}${lines.length > shown.length ? `\n(${lines.length - shown.length} more lines in the log)` : ''}`;
-}
-
-/**
- * What will run, how risky it is and who asks, on one line. The command is shown whole (its line
- * breaks as ⏎), so what the user approves is exactly what runs; other parameters are shortened.
- */
-export function describeRequest(request: ToolApprovalRequest): string {
-  const command = request.parameters.command;
-  // A change says how big it is, whoever shows it (a write through us, or a tool call's diff).
-  const size = request.change && !/\(\+\d+ −\d+\)/.test(`${request.tool} ${request.title ?? ''}`) ? ` (${describeChange({ added: request.change.linesAdded, removed: request.change.linesRemoved })})` : '';
-  const what = typeof command === 'string' && command ? `run \`${inline(command.replace(/\r?\n/g, ' ⏎ '))}\`` : `use ${request.tool}${size}`;
-  const parameters = Object.entries(request.parameters)
-    .filter(([key]) => key !== 'command')
-    .map(([key, value]) => `${key}=${oneLine(String(value), 80)}`)
-    .join(', ');
-  const position = (request.waiting ?? 1) > 1 ? ` (1 of ${request.waiting!.toLocaleString('en')})` : '';
-  return `Buckley${position}: ${request.agent.id} wants to ${what} (risk: ${request.risk}${request.reason ? ` — ${oneLine(request.reason, 120)}` : ''}).${request.title && request.title !== request.tool ? ` ${request.title}.` : ''}${parameters ? ` Parameters: ${parameters}.` : ''}`;
 }

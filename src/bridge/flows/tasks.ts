@@ -15,6 +15,7 @@ import type { Logger } from '../../logger.js';
 import { TaskProgressNotification, type TaskProgress, type TaskStatus, type ToolExecution } from '../protocol.js';
 import { reportOnly, type Answers } from '../stores/answers.js';
 import type { ApprovalService, WireApproval } from './approvals.js';
+import { named, subjectOf } from './approvalWords.js';
 import type { EditorClient } from '../editor/client.js';
 import * as messages from '../editor/messages.js';
 import { inert, inline, oneLine } from '../../text.js';
@@ -177,10 +178,14 @@ export class TaskService {
             if (decided === 'by the user') {
               const waiting = deps.approvals.waiting(task.id) + 1;
               // The count first: a progress line cut to the editor's width keeps it.
-              task.state.message = `Waiting for your approval${waiting > 1 ? ` (${waiting.toLocaleString('en')} waiting)` : ''}: ${oneLine(approval.tool, 60)} (${inline(approval.risk) || 'unknown risk'}) — ${deps.approvals.hint()}`;
+              // The count, what to do and the call's key facts first: a line cut to the editor's width keeps them; the agent's words last.
+              const tool = oneLine(approval.tool, 60);
+              const subject = subjectOf(approval);
+              const [facts, theirs] = named({ tool, subject }) === tool ? [tool, ''] : [subject, `: ${tool}`];
+              task.state.message = `Waiting for your approval${waiting > 1 ? ` (${waiting.toLocaleString('en')} waiting)` : ''}: ${facts} (${inline(approval.risk) || 'unknown risk'}) — ${deps.approvals.hint()}${theirs}`;
             } else {
               // Decided at once (policy, trust, the task's "approve all", the limit): nothing to wait for.
-              task.state = { ...task.state, status: 'in_progress', message: `${decided === 'approved' ? 'Approved' : 'Denied'}: ${oneLine(approval.tool, 60)}` };
+              task.state = { ...task.state, status: 'in_progress', message: `${decided === 'approved' ? 'Approved' : 'Denied'}: ${named({ tool: oneLine(approval.tool, 60), subject: subjectOf(approval) })}` };
             }
           }
           publish();
