@@ -13,7 +13,7 @@ import { type AgentDriver, type AgentTurn, type FileReadRequest, type Permission
 import { FileAccessError, workspaceOf } from './files.js';
 import { afterTurnNote, TurnFiles } from './turnFiles.js';
 import { CallerRequests, type TurnCaller } from './callerRequests.js';
-import { makeModelEdit, MODEL_EDIT_REPLY, selectionEditOf } from './modelEdits.js';
+import { makeModelEdit, MODEL_EDIT_REPLY, replacementIn, selectionEditOf } from './modelEdits.js';
 import { buildPrompt } from '../wire/prompt.js';
 import { isLoopbackHost } from '../net.js';
 import { EventBatcher } from './batcher.js';
@@ -215,7 +215,8 @@ class CoordinatorService {
     const turn = this.prepareTurn(call, request.agent_id, request.query, request.context, readOnly);
     if (turn.error) return call.emit('error', turn.error);
     // An edit of the selection by a model that cannot write files: its answer becomes the change.
-    const modelEdit = intent === 'edit' && !turn.driver.writesFiles ? selectionEditOf(request.context, (uri) => (uri.startsWith('file://') ? uriToPath(uri) : undefined)) : undefined;
+    const selection = intent === 'edit' ? selectionEditOf(request.context, (uri) => (uri.startsWith('file://') ? uriToPath(uri) : undefined)) : undefined;
+    const modelEdit = turn.driver.writesFiles ? undefined : selection;
     if (modelEdit) turn.turn.prompt += `\n\n${MODEL_EDIT_REPLY}`;
     const taskId = request.task_id || randomUUID();
     const traceparent = call.metadata.get('traceparent')[0]?.toString();
@@ -264,6 +265,10 @@ class CoordinatorService {
       // An agent that can only end its turn when refused (Codex) was refused, not cancelled.
       const refusal = refusalNote(result, controller.signal, turn.driver.shortName, readOnly);
       const settled = call.cancelled ? undefined : await files.settle(this.options.logger);
+      // An agent that answered the edit in text (the lines in a code block) and changed nothing: its answer is the proposal, as a model's is.
+      if (selection && !modelEdit && result.stopReason === 'end_turn' && !files.touched(selection.path) && replacementIn(result.text) !== undefined) {
+        events.text(`\n\n${await makeModelEdit(selection, result.text, sink, controller.signal)}`);
+      }
       const notes = withNotes(result.text, [refusal, afterTurnNote(turn.driver.shortName, settled, result.unasked ?? [], workspaceOf(turn.turn.cwd))]);
       if (notes) events.text(notes);
       batch.flush();

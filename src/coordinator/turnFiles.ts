@@ -58,6 +58,12 @@ export class TurnFiles {
     };
   }
 
+  /** The turn changed the file, through us or (once settled) on disk by itself. */
+  touched(path: string): boolean {
+    const real = realPath(path);
+    return this.writtenThroughUs.has(path) || (real !== undefined && this.writtenThroughUs.has(real));
+  }
+
   /** Notes the workspace as it is before the agent runs (for agents that write the disk themselves). */
   watch(): void {
     const root = this.policy.workspaceRoot;

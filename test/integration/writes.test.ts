@@ -255,6 +255,19 @@ describe('what the agent writes', () => {
       expect(session.buffers.get(uri)!.getText()).toBe(text.replace('// edit:', '// say what it retries\n// edit:'));
     });
 
+    it('an agent that answers the edit in text (the lines in a code block, nothing written): its answer is the proposal, previewed and applied by approving it', async () => {
+      const { root, file, original } = workspace();
+      const session = await editor(root, () => true);
+      const uri = await openIn(session, file, original);
+      await editBackoff(session.client, uri, original, 'IN TEXT cap the delay');
+      const logged = await session.client.waitFor('window/logMessage', (p) => p.message.startsWith(`Buckley's answer to "Edit: IN TEXT cap the delay"`));
+      expect(logged.message).toContain('The change to retry.ts was made.');
+      const [approval] = session.client.all('buckley/approveTool');
+      expect(approval).toMatchObject({ tool: 'Write retry.ts', change: { linesAdded: 1, linesRemoved: 0 } });
+      expect(approval.change.diff).toContain('+// cap the delay\n export function backoff');
+      expect(session.buffers.get(uri)!.getText()).toBe(original.replace('export function backoff', '// cap the delay\nexport function backoff'));
+    });
+
     it('buckley.edit takes the instruction, file and lines itself, and a denied preview changes nothing', async () => {
       const { root, file, original } = workspace();
       const session = await editor(root, () => false);
