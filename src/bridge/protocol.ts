@@ -55,6 +55,8 @@ export interface AskResult {
   taskId?: string;
   /** The conversation this answer belongs to: ask with it to follow up. */
   conversation: string;
+  /** The coordinator sent no answer, only what it did (Buckley's receipt, its status lines): `answer` is its report. */
+  report?: true;
 }
 
 /** Arguments of the `buckley.ask` command: JSON a Helix key binding can write by hand. */

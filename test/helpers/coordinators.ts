@@ -79,6 +79,8 @@ export interface FakeBuckleyOptions {
   hang?: boolean;
   /** Never answer SendMessage (the rest answers): an ask's own deadline must end it. */
   silentAnswers?: boolean;
+  /** How its receipt spells the request back (as it is, by default). */
+  spellsBack?: (content: string) => string;
   /** What StreamTask sends, as Buckley does: message lines with empty status and progress. */
   taskMessages?: string[];
   /** Break the StreamTask stream with this error after the messages. */
@@ -219,7 +221,7 @@ export async function startFakeBuckley(options: FakeBuckleyOptions = {}): Promis
       if (!content) return [{ code: grpc.status.INVALID_ARGUMENT, details: 'content required' }];
       // `context` is not read: the selection reaches the model only through the content.
       const plan = pipeline(content);
-      return [null, { response: { role: 'assistant', content: `Plan ${plan} executed for request: ${content}` } }];
+      return [null, { response: { role: 'assistant', content: `Plan ${plan} executed for request: ${options.spellsBack?.(content) ?? content}` } }];
     });
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync(`127.0.0.1:${options.port ?? 0}`, credentialsOf(options.tls), (error, bound) => (error ? reject(error) : resolve(bound))),

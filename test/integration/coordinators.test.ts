@@ -117,6 +117,7 @@ describe('coordinators', () => {
     // Its fixed reply is a receipt, shown as its report, not as the model's answer.
     expect(result.answer).toContain('The coordinator sent no answer, only a report of what it did:\n\n> Plan plan-1 executed for request: «Explain»');
     expect(result.answer).not.toContain('export function backoff');
+    expect(result.report).toBe(true);
     await client.waitFor('window/showMessage', (p) => p.message === 'no answer to «Explain»: report opened');
     // And it did run its tools, unasked: what the notice warned of.
     expect(buckley.ranUnasked).toEqual(['write_file docs/plans/plan-1.md']);
@@ -140,6 +141,14 @@ describe('coordinators', () => {
     // Its agent reads the disk: the user is told that unsaved edits are not what it sees.
     expect(status.coordinator.files.read).toContain('not your unsaved edits');
     expect(client.all('window/showMessage').filter((p) => p.message === notice.message)).toHaveLength(1);
+  });
+
+  it("tells Buckley's receipt from an answer however it spells the request back: the result says it is a report", async () => {
+    const buckley = await fakeBuckley({ spellsBack: (content) => content.replace(/\s+/g, ' ') });
+    const client = await start({ env: { BUCKLEY_COORDINATOR: buckley.address } });
+    const result = await client.request('buckley/ask', { question: 'What does this function do?\nAnd why?' });
+    expect(result).toMatchObject({ report: true, answer: expect.stringContaining('> Plan plan-1 executed for request: «What does this function do? And why?»') });
+    await client.waitFor('window/showMessage', (p) => p.message.startsWith('no answer to «What does this'));
   });
 
   it('refuses asks where Buckley cannot keep them read-only, when buckley.ask.requireReadOnly says so', async () => {

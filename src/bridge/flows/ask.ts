@@ -132,7 +132,8 @@ export class AskService {
       const delivered = this.deliver({ question: input.question, answer, ...(reported ? { report: true } : {}), uri: target.document?.uri, range: target.range, conversation }, thread?.document);
       const references = target.document && target.range ? [{ uri: target.document.uri, range: target.range, title: 'Asked about' }] : undefined;
       // With a partial-result token the answer went out in pieces; the final result repeats none of it.
-      return { status: 'completed', result: { answer: options.partialResultToken !== undefined ? '' : delivered.answer, ...(references ? { references } : {}), conversation } };
+      const result = { answer: options.partialResultToken !== undefined ? '' : delivered.answer, ...(references ? { references } : {}), conversation };
+      return { status: 'completed', result: reported ? { ...result, report: true } : result };
     } catch (error) {
       // Not the coordinator's failure (it says those in its outcome): a fault of ours, said as one.
       return this.unfinished({ status: 'failed', failure: { message: `unexpected failure: ${(error as Error).message}` } }, input.question, progress);

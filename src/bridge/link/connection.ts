@@ -161,8 +161,11 @@ export class CoordinatorConnection implements CoordinatorSession {
     // The coordinator restarted or forgot our session: connect anew and ask once more.
     const reply = await this.keeper.calling(call.signal, (client) => client.call.SendMessage(request, options));
     const text = reply.response?.content ?? '';
-    // A reply that repeats the whole request is a receipt ("Plan … executed for request: …"), not an answer.
-    if (content.trim() && text.includes(content.trim())) return { status: 'completed', answer: '', report: [text.replace(content.trim(), `«${oneLine(call.question, 80)}»`)] };
+    const asked = `«${oneLine(call.question, 80)}»`;
+    // A reply that repeats the whole request is a receipt ("Plan … executed for request: …"), not
+    // an answer; and Buckley's receipt is one however it spells the request back.
+    if (content.trim() && text.includes(content.trim())) return { status: 'completed', answer: '', report: [text.replace(content.trim(), asked)] };
+    if (BUCKLEY_RECEIPT.test(text)) return { status: 'completed', answer: '', report: [text.replace(/(executed for request: )[\s\S]*$/, `$1${asked}`)] };
     return { status: 'completed', answer: text };
   }
 
@@ -303,6 +306,9 @@ export class CoordinatorConnection implements CoordinatorSession {
     }
   }
 }
+
+/** Buckley's fixed reply to SendMessage: a receipt of its plan → execute pipeline, never the model's words (see the wire contract). */
+const BUCKLEY_RECEIPT = /^Plan \S+ executed for request: /;
 
 /** The call was cancelled because its caller aborted it (not failed). */
 function cancelledBy(error: unknown, signal: AbortSignal): boolean {
