@@ -711,8 +711,9 @@ async function team(): Promise<void> {
 /**
  * Inline completions: the editor's request → the completion, against the same model answering the
  * same request straight over HTTP. The model answers at once, so what is measured is what the
- * bridge and the coordinator add (with `completions.debounceMs: 0`: the debounce is a wait the
- * user chooses, not work). Every request is at a new prefix, so none is answered from the last.
+ * bridge and the coordinator add, with the default settings, as Neovim 0.12 asks: a didChange per
+ * keystroke, then an automatic inlineCompletion request. Every request is at a new prefix, so none
+ * is answered from the last.
  */
 async function completions(): Promise<void> {
   const model = createServer(async (req, res) => {
@@ -735,7 +736,8 @@ async function completions(): Promise<void> {
     processId: process.pid,
     rootUri: pathToFileURL(join(REPO, 'fixtures/workspace')).href,
     capabilities: { textDocument: { inlineCompletion: {} } },
-    initializationOptions: { agent: { driver: 'openai', openai: { baseUrl: `${url}/v1`, model: 'coder' } }, completions: { debounceMs: 0 } },
+    clientInfo: { name: 'Neovim', version: '0.12.4' },
+    initializationOptions: { agent: { driver: 'openai', openai: { baseUrl: `${url}/v1`, model: 'coder' } } },
   });
   await lsp.connection.sendNotification('initialized', {});
   await untilReady(lsp);

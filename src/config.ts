@@ -130,8 +130,12 @@ export const configSchema = z.object({
   completions: section({
     /** Inline completions (LSP 3.18 textDocument/inlineCompletion) where the editor asks for them. */
     enabled: flag(true),
-    /** Wait this long after the last keystroke before asking the model (a keystroke meanwhile cancels). */
-    debounceMs: wholeNumber(60, 0),
+    /**
+     * Wait this long after the last keystroke before asking the model (a keystroke meanwhile
+     * cancels). None by default: the editor paces its requests, and a newer one cancels the older
+     * end to end, so a wait here is only latency (about 60 ms over the model's own, measured).
+     */
+    debounceMs: wholeNumber(0, 0),
     /** The code around the cursor sent with a completion (UTF-8 bytes; never more than context.maxBytes). */
     maxBytes: wholeNumber(8_000, 256),
     /** A completion that takes longer is given up (the model's request is aborted). */

@@ -35,7 +35,7 @@ describe('config', () => {
           "timeoutMs": 180000,
         },
         "completions": {
-          "debounceMs": 60,
+          "debounceMs": 0,
           "enabled": true,
           "maxBytes": 8000,
           "timeoutMs": 10000,

@@ -1,8 +1,8 @@
 /**
  * Inline completions (LSP 3.18 `textDocument/inlineCompletion`, for editors that ask: Neovim
  * 0.12): the code around the cursor, within its budget, completed by the coordinator
- * (`StreamInlineCompletions`). Quiet and quick: a request waits `completions.debounceMs` and is
- * dropped if the editor cancels it meanwhile; a newer request for the same document cancels the
+ * (`StreamInlineCompletions`). Quick: a request goes out at once (or after `completions.debounceMs`,
+ * where the user asks for a wait: dropped if the editor cancels it meanwhile); a newer request for the same document cancels the
  * older one end to end (the gRPC call, and with it the model's HTTP request); typing what the
  * last completion offered is answered from it, with no new request.
  */
