@@ -3,12 +3,13 @@
 // the project's own (default `.editors/`, where the tests look), without touching the system
 // beyond Debian 12's own neovim:
 //
-//   node scripts/install-editors.mjs [--dest DIR] [nvim-0.7] [nvim-0.10] [helix-25.01] [emacs-30.1] [nvim-0.12]
+//   node scripts/install-editors.mjs [--dest DIR] [nvim-0.7] [nvim-0.10] [helix-25.01] [emacs-30.1] [emacs-28.2] [nvim-0.12]
 //
 //   nvim-0.7     Debian 12's neovim, installed with apt-get (root or sudo -n)   → DIR/bin/nvim-0.7
 //   nvim-0.10    Debian 13's neovim 0.10                                        → DIR/bin/nvim-0.10
 //   helix-25.01  Debian 13's hx 25.01 (and Debian 12's tmux, to drive it)        → DIR/bin/hx-25.01
 //   emacs-30.1   Debian 13's emacs-nox 30.1, whose built-in eglot is 1.17       → DIR/bin/emacs-30.1
+//   emacs-28.2   Debian 12's emacs-nox 28.2 and elpa-eglot 1.9, with apt-get      → DIR/bin/emacs-28.2
 //   nvim-0.12    Debian sid's neovim 0.12 (LSP 3.18: inline completions)         → DIR/bin/nvim-0.12
 //
 // The Debian 13 editors come from a private apt configuration under DIR/apt (the machine's own
@@ -23,7 +24,8 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync
 import { join, resolve } from 'node:path';
 
 const EDITORS = {
-  'nvim-0.7': { system: true },
+  'nvim-0.7': { system: () => installSystemNeovim() },
+  'emacs-28.2': { system: () => installSystemEmacs() },
   'nvim-0.10': { version: /^0\.10\./, packages: ['neovim', 'neovim-runtime'], binary: 'usr/bin/nvim', wrapper: 'nvim-0.10', env: (root) => ({ VIMRUNTIME: `${root}/usr/share/nvim/runtime`, VIM: `${root}/usr/share/nvim` }) },
   'helix-25.01': { version: /^25\.01/, packages: ['hx'], binary: 'usr/bin/hx', wrapper: 'hx-25.01', env: (root) => ({ HELIX_RUNTIME: `${root}/usr/lib/hx/runtime` }) },
   // sid moves: once it has another Neovim, this one is skipped (its test says so), not a failed install.
@@ -98,6 +100,16 @@ function installSystemNeovim() {
   const version = execFileSync('dpkg-query', ['-W', '-f=${Version}', 'neovim'], { encoding: 'utf8' });
   if (!version.startsWith('0.7')) fail(`the system's neovim is ${version}, not 0.7 (is this Debian 12?)`);
   return writeWrapper('nvim-0.7', '/usr/bin/nvim', {});
+}
+
+/** Debian 12's Emacs and eglot, system-wide: the wrapper puts eglot 1.9 on the load path (`-Q` loads no packages). */
+function installSystemEmacs() {
+  installSystemPackage('emacs-nox', (version) => version.startsWith('1:28.'));
+  installSystemPackage('elpa-eglot', (version) => version.startsWith('1.9'));
+  const eglot = ['/usr/share/emacs/site-lisp/elpa/eglot-1.9', '/usr/share/emacs/site-lisp/elpa-src/eglot-1.9'].find((dir) => existsSync(dir));
+  if (!eglot) fail('elpa-eglot 1.9 is installed but its directory is not where Debian 12 puts it');
+  // The trailing colon keeps Emacs's own load path after it.
+  return writeWrapper('emacs-28.2', '/usr/bin/emacs-nox', { EMACSLOADPATH: `${eglot}:` });
 }
 
 /** The machine's Debian mirror for its own release, with its options, from the one-line or deb822 sources. */
@@ -222,7 +234,7 @@ function patch(from, binary) {
 
 function installEditor(name) {
   const editor = EDITORS[name];
-  if (editor.system) return installSystemNeovim();
+  if (editor.system) return editor.system();
   // The Helix tests drive it in tmux.
   if (name === 'helix-25.01') installSystemPackage('tmux');
   const root = join(dest, name);
@@ -254,7 +266,7 @@ function installEditor(name) {
 for (const name of wanted) {
   const wrapper = installEditor(name);
   if (!wrapper) continue;
-  const probe = name === 'emacs-30.1' ? ['-Q', '--batch', '--eval', '(princ emacs-version)'] : ['--version'];
+  const probe = name.startsWith('emacs') ? ['-Q', '--batch', '--eval', '(princ emacs-version)'] : ['--version'];
   const version = spawnSync(wrapper, probe, { encoding: 'utf8' });
   if (version.status !== 0) fail(`${wrapper} does not run: ${version.stderr}`);
   process.stdout.write(`${name.padEnd(12)} ${(version.stdout || version.stderr).split('\n')[0].trim().padEnd(24)} ${wrapper}\n`);

@@ -51,7 +51,11 @@
   (let* ((actions (buckley-code-actions server beg end))
          (action (seq-find (lambda (action) (string-prefix-p title (plist-get action :title))) actions)))
     (unless action (error "No %S among %S" title (mapcar (lambda (a) (plist-get a :title)) actions)))
-    (eglot-execute server action)
+    ;; eglot 1.17 runs an action with `eglot-execute'; 1.9 (Debian 12) runs its command with `eglot-execute-command'.
+    (if (fboundp 'eglot-execute)
+        (eglot-execute server action)
+      (let ((command (if (stringp (plist-get action :command)) action (plist-get action :command))))
+        (eglot-execute-command server (plist-get command :command) (plist-get command :arguments))))
     actions))
 
 (defun buckley-select-backoff ()

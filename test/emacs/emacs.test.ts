@@ -1,6 +1,6 @@
 /**
- * A real editor: Emacs 30.1 with its built-in eglot 1.17 (Debian's, installed into .editors/ by
- * `npm run install-editors`), in batch mode. The scripts run code actions through eglot's own
+ * Real editors: Emacs 30.1 with its built-in eglot 1.17 (Debian's, installed into .editors/ by
+ * `npm run install-editors`), and Emacs 28.2 with Debian 12's elpa-eglot 1.9, in batch mode. The scripts run code actions through eglot's own
  * code action and command machinery and report what Emacs then showed (see common.el).
  */
 import { spawnSync } from 'node:child_process';
@@ -15,6 +15,8 @@ import { tempDir } from '../helpers/temp.js';
 const EMACS = EDITORS.emacs.bin;
 const available = requireEditor(EDITORS.emacs);
 if (!available) it.skip(missingLine(EDITORS.emacs), () => {});
+const available28 = requireEditor(EDITORS.emacs28);
+if (!available28) it.skip(missingLine(EDITORS.emacs28), () => {});
 
 interface Result {
   error?: string;
@@ -38,13 +40,13 @@ interface Result {
   messages: string;
 }
 
-/** Runs test/emacs/`script`; with `readme`, the README's block of that name is the user's init. */
-function runEmacs(script: string, readme?: string, file = `${FIXTURES}workspace/retry.ts`): Result {
+/** Runs test/emacs/`script` in `emacs`; with `readme`, the README's block of that name is the user's init. */
+function runEmacs(script: string, readme?: string, file = `${FIXTURES}workspace/retry.ts`, emacs = EMACS): Result {
   const home = tempDir('buckley-emacs');
   const resultFile = join(home, 'result.json');
   const init = join(home, 'init.el');
   if (readme) writeFileSync(init, readmeSnippet(readme));
-  const run = spawnSync(EMACS, ['--batch', '-Q', '-l', join(REPO, 'test/emacs', script)], {
+  const run = spawnSync(emacs, ['--batch', '-Q', '-l', join(REPO, 'test/emacs', script)], {
     cwd: REPO,
     encoding: 'utf8',
     timeout: 50_000,
@@ -125,5 +127,18 @@ if (available) describe('Emacs 30.1 with eglot 1.17 (real editor)', () => {
     expect(result.modified).toBe(true);
     expect(readFileSync(file, 'utf8')).toBe(original);
     expect(result.afterUndo).toBe(`${original}// mine, unsaved\n`);
+  });
+});
+
+if (available28) describe('Emacs 28.2 with eglot 1.9 (Debian 12; real editor)', () => {
+  it("with the README's eglot init, explains the selected lines: the one-line summary in the echo area, the answer on hover", () => {
+    const result = runEmacs('summary.el', 'emacs-eglot', undefined, EDITORS.emacs28.bin);
+    expect(result.error, result.messages).toBeUndefined();
+    expect(result.server).toBe('buckley-lsp');
+    expect(result.actions).toContain('Buckley: explain this');
+    // eglot 1.9 opens no documents: the summary says where the answer is.
+    expect(result.message).toBe('[eglot] Server reports (type=3): answered «Explain what this code does and…»: hover the code');
+    expect(result.hover).toMatch(/^Buckley — Explain what this code does and why\./);
+    expect(result.messages).not.toMatch(/unsupported capability|\((warning|error)\)|^Error/im);
   });
 });

@@ -32,6 +32,14 @@ export const EDITORS = {
   nvim012: { name: 'Neovim 0.12', install: 'nvim-0.12', bin: process.env.BUCKLEY_NVIM_012 ?? installed('nvim-0.12'), version: /NVIM v0\.12\./ },
   helix: { name: 'Helix 25.01', install: 'helix-25.01', bin: process.env.BUCKLEY_HX ?? installed('hx-25.01'), needs: ['tmux'], version: /helix 25\.01/ },
   emacs: { name: 'Emacs 30.1 (eglot 1.17)', install: 'emacs-30.1', bin: process.env.BUCKLEY_EMACS ?? installed('emacs-30.1'), version: /^30\.1/, probe: ['-Q', '--batch', '--eval', '(princ emacs-version)'] },
+  emacs28: {
+    name: 'Emacs 28.2 (eglot 1.9)',
+    install: 'emacs-28.2',
+    bin: process.env.BUCKLEY_EMACS_28 ?? installed('emacs-28.2'),
+    // eglot 1.9 says its version only in its directory's name (Debian's elpa-eglot).
+    version: /^28\.2 eglot-1\.9$/,
+    probe: ['-Q', '--batch', '--eval', '(progn (require (quote eglot)) (princ (format "%s %s" emacs-version (file-name-nondirectory (directory-file-name (file-name-directory (locate-library "eglot")))))))'],
+  },
 } satisfies Record<string, Editor>;
 
 /** Whether the editor (and what its test needs) runs here. */
