@@ -106,6 +106,8 @@ function installSystemNeovim() {
 function installSystemEmacs() {
   installSystemPackage('emacs-nox', (version) => version.startsWith('1:28.'));
   installSystemPackage('elpa-eglot', (version) => version.startsWith('1.9'));
+  const versions = ['emacs-nox', 'elpa-eglot'].map((name) => execFileSync('dpkg-query', ['-W', '-f=${Version}', name], { encoding: 'utf8' }));
+  if (!versions[0]?.startsWith('1:28.') || !versions[1]?.startsWith('1.9')) fail(`the system's emacs-nox and elpa-eglot are ${versions.join(' and ')}, not 28 and 1.9 (is this Debian 12?)`);
   const eglot = ['/usr/share/emacs/site-lisp/elpa/eglot-1.9', '/usr/share/emacs/site-lisp/elpa-src/eglot-1.9'].find((dir) => existsSync(dir));
   if (!eglot) fail('elpa-eglot 1.9 is installed but its directory is not where Debian 12 puts it');
   // The trailing colon keeps Emacs's own load path after it.

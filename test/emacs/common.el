@@ -69,6 +69,30 @@
   (seq-find (lambda (buffer) (string-match-p "buckley-lsp/answers/.*\\.md\\'" (or (buffer-file-name buffer) "")))
             (buffer-list)))
 
+;; "Buckley: explain this" on the lines of `backoff', its one-line message, and hover there: what
+;; explain.el (eglot 1.17) and summary.el (eglot 1.9) share.
+(defun buckley-explain (server)
+  "Run \"Buckley: explain this\" on `backoff' with SERVER; note the server's name and the actions offered."
+  (let ((lines (buckley-select-backoff)))
+    (buckley-note "server" (plist-get (eglot--server-info server) :name))
+    (buckley-note "actions" (mapcar (lambda (action) (plist-get action :title))
+                                    (buckley-run-code-action server (car lines) (cdr lines) "Buckley: explain this")))))
+
+(defun buckley-note-message (regexp)
+  "Wait for the answer's one-line message, the first match of REGEXP in *Messages*, and note it."
+  (buckley-note "message"
+                (buckley-wait "the answer's one-line message"
+                              (lambda () (let ((messages (buckley-messages)))
+                                           (when (string-match regexp messages) (match-string 0 messages)))))))
+
+(defun buckley-note-hover (server)
+  "Note what SERVER's hover gives over the asked lines."
+  (with-current-buffer (find-buffer-visiting (getenv "BUCKLEY_FILE"))
+    (goto-char (point-min))
+    (search-forward "return 2 ** attempt")
+    (let ((hover (jsonrpc-request server :textDocument/hover (eglot--TextDocumentPositionParams))))
+      (buckley-note "hover" (plist-get (plist-get hover :contents) :value)))))
+
 (defun buckley-finish (body)
   "Run BODY, note an error if it fails, and write the result with the *Messages* log."
   (condition-case err (funcall body)

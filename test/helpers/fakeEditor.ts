@@ -159,7 +159,8 @@ export class FakeEditor implements EditorClient {
     this.wake();
   }
 
-  private wake(): void {
+  /** Something the waiters may be looking at changed (a call reached the fake coordinator): check them again. */
+  wake(): void {
     for (const waiter of [...this.waiters]) waiter();
   }
 

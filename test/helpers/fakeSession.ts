@@ -33,6 +33,8 @@ export class FakeSession implements CoordinatorSession {
   readonly tasks: StreamCall[] = [];
   readonly decisions = new Map<string, ApprovalDecision>();
   private readonly deciding = new Map<string, (decision: ApprovalDecision) => void>();
+  /** Told after each call is recorded (the flows harness wakes the editor's waiters with it). */
+  onCall: () => void = () => undefined;
 
   /** How an ask is answered; by default in two streamed pieces. */
   answer: (call: AskCall) => Promise<AskOutcome> = async (call) => {
@@ -49,11 +51,13 @@ export class FakeSession implements CoordinatorSession {
 
   ask(call: AskCall): Promise<AskOutcome> {
     this.asks.push(call);
+    this.onCall();
     return this.answer(call);
   }
 
   runTask(call: StreamCall): Promise<StreamOutcome> {
     this.tasks.push(call);
+    this.onCall();
     return this.task(call);
   }
 

@@ -54,6 +54,8 @@ export function startFlows(options: { capabilities?: ClientCapabilities; setting
     workspaceRoots: () => [pathToFileURL(root).href],
     coordinator: async () => session,
   });
+  // A waiter looking at the calls the coordinator got is checked when one arrives.
+  session.onCall = () => editor.wake();
   // As Neovim does: a document the server shows is opened in a buffer.
   editor.respond('window/showDocument', (params) => {
     const { uri } = params as { uri: string };

@@ -258,8 +258,13 @@ export class CoordinatorConnection implements CoordinatorSession {
 
   // ---- how calls are made ----
 
+  /** The coordinator's features as flags, read once per answer it gave (a call asks several). */
+  private flags: { of: readonly string[] | undefined; flags: Record<FeatureFlag, boolean> } | undefined;
+
   private offers(flag: FeatureFlag): boolean {
-    return featureFlags(this.capabilities?.features)[flag];
+    const announced = this.capabilities?.features;
+    if (this.flags?.of !== announced) this.flags = { of: announced, flags: featureFlags(announced) };
+    return this.flags!.flags[flag];
   }
 
   /** A failure in words; refused for who we are, the session fails for good. */

@@ -45,7 +45,6 @@ export function failureOf(error: unknown, context: FailureContext): Failure {
   return { message: error instanceof Error ? error.message : String(error) };
 }
 
-
 function outOfTime({ call, timeoutMs, timeoutSetting }: FailureContext): Failure | undefined {
   if (timeoutMs === undefined || !timeoutSetting) return undefined;
   const after = seconds(timeoutMs);
