@@ -5,6 +5,11 @@
 // the npm registry, into a folder of the project's own (default `.agents/`, where the tests look):
 //
 //   node scripts/install-agents.mjs [--dest DIR]
+//   node scripts/install-agents.mjs --copilot [--dest DIR]
+//
+// With --copilot, instead: GitHub's Copilot language server, pinned in scripts/copilot/, into
+// `.copilot/` — not an agent, the other AI language server `npm run bench` compares startup and
+// idle memory with (optional: without it the bench compares with a bare server only).
 //
 // `npm install` with the lock, not `npm ci`: npm 11 refuses that lock for the optional platform
 // packages it leaves out of it (Qwen's clipboard). Install scripts are not run: none of these agents
@@ -14,10 +19,11 @@ import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
-const here = new URL('./agents/', import.meta.url).pathname;
 const args = process.argv.slice(2);
+const copilot = args.includes('--copilot');
+const here = new URL(copilot ? './copilot/' : './agents/', import.meta.url).pathname;
 const destAt = args.indexOf('--dest');
-const dest = resolve(destAt === -1 ? '.agents' : args[destAt + 1]);
+const dest = resolve(destAt === -1 ? (copilot ? '.copilot' : '.agents') : args[destAt + 1]);
 mkdirSync(dest, { recursive: true });
 
 const lock = readFileSync(join(here, 'package-lock.json'), 'utf8');
@@ -27,7 +33,7 @@ if (!existsSync(stamp) || readFileSync(stamp, 'utf8') !== lock) {
   writeFileSync(join(dest, 'package-lock.json'), lock);
   const run = spawnSync('npm', ['install', '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error'], { cwd: dest, stdio: ['ignore', 'inherit', 'inherit'] });
   if (run.status !== 0) {
-    process.stderr.write(`install-agents: npm install in ${dest} failed (exit ${run.status ?? run.signal}); the agents' tests will be skipped\n`);
+    process.stderr.write(`install-agents: npm install in ${dest} failed (exit ${run.status ?? run.signal}); ${copilot ? 'the bench compares with a bare server only' : "the agents' tests will be skipped"}\n`);
     process.exit(1);
   }
   writeFileSync(stamp, lock);

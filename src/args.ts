@@ -8,20 +8,23 @@
  * Every setting is also a flag: `--context.maxBytes 100000`, `--approvals.autoApprove=medium`.
  */
 import { isLogLevel } from './logger.js';
-import { settings, type ConfigInput } from './config.js';
-import { didYouMean } from './configProblems.js';
+import type { ConfigInput } from './config.js';
+import { didYouMean, type SettingKey } from './configProblems.js';
 
 declare const __BUCKLEY_VERSION__: string | undefined;
 export const VERSION = typeof __BUCKLEY_VERSION__ === 'string' ? __BUCKLEY_VERSION__ : '0.0.0-dev';
 
-const SETTINGS_HELP = `Settings (editors send them as initializationOptions or the "buckley" section of
+/** Every setting (config.ts's `settings`): loaded only when the command line needs them (see needsSettings). */
+export type KnownSettings = () => readonly SettingKey[];
+
+const settingsHelp = (settings: readonly SettingKey[]) => `Settings (editors send them as initializationOptions or the "buckley" section of
 workspace/configuration; here each is also a flag, --KEY VALUE or --KEY=VALUE):
-${settings()
+${settings
   .map(({ key, type, values }) => `  --${key} ${values ? values.join('|') : type === 'boolean' ? 'true|false' : type === 'number' ? 'N' : type === 'record' ? 'NAME=VALUE (again for more)' : 'VALUE'}`)
   .join('\n')}
 The README's Configuration table says what each does.`;
 
-export const USAGE = `buckley-lsp ${VERSION}: an LSP server that asks an AI agent about your code
+export const usage = (settings: readonly SettingKey[]) => `buckley-lsp ${VERSION}: an LSP server that asks an AI agent about your code
 
 Usage:
   buckley-lsp [--stdio] [options]      the language server: your editor starts it and speaks
@@ -41,9 +44,9 @@ Options:
                             $XDG_STATE_HOME/buckley-lsp or ~/.local/state/buckley-lsp)
   --version, --help
 
-${SETTINGS_HELP}`;
+${settingsHelp(settings)}`;
 
-export const DOCTOR_USAGE = `buckley-lsp doctor [--settings FILE] [options]
+export const doctorUsage = (settings: readonly SettingKey[]) => `buckley-lsp doctor [--settings FILE] [options]
 
 Checks what your editor will send and everything it depends on, and says in plain words what is
 wrong and how to fix it (exit code 0 when all is well):
@@ -66,7 +69,7 @@ Options:
   --coordinator HOST:PORT   the same as --coordinator.address
   --agent "CMD ARGS"        the same as --agent.command
 
-${SETTINGS_HELP}`;
+${settingsHelp(settings)}`;
 
 export interface ParsedArgs {
   mode: 'server' | 'coordinator' | 'doctor' | 'help' | 'version';
@@ -84,9 +87,20 @@ export interface ParsedArgs {
   error?: string;
 }
 
+/** The flags of the command line's own; any other needs the settings' list (see needsSettings). */
+const OWN_FLAGS = new Set(['--stdio', '--version', '-v', '--coordinator', '--listen', '--tls-cert', '--tls-key', '--tls-client-ca', '--log-file', '--prompt', '--settings', '--log-level', '--agent']);
+
+/**
+ * Whether parsing `argv` may need every setting (a setting given as a flag, help, a mistake to
+ * suggest a fix for): loading them costs the schema, which a server started with its own flags
+ * only does without until `initialize` is answered. Errs on the side of yes.
+ */
+export function needsSettings(argv: readonly string[]): boolean {
+  return argv.some((arg) => arg.startsWith('-') && !OWN_FLAGS.has(arg.split('=')[0]!));
+}
+
 /** Sets `key` (dotted) in `config` to `value`, typed as the setting is (a number, true/false); or says what is wrong. */
-function setSetting(config: Record<string, unknown>, key: string, raw: string): string | undefined {
-  const setting = settings().find((known) => known.key === key)!;
+function setSetting(config: Record<string, unknown>, key: string, raw: string, setting: Pick<SettingKey, 'type'> = { type: 'string' }): string | undefined {
   let value: unknown = raw;
   if (setting.type === 'number' && raw.trim() !== '' && !Number.isNaN(Number(raw))) value = Number(raw);
   if (setting.type === 'boolean' && /^(true|false)$/.test(raw)) value = raw === 'true';
@@ -105,7 +119,7 @@ function setSetting(config: Record<string, unknown>, key: string, raw: string): 
   return undefined;
 }
 
-export function parseArgs(argv: string[]): ParsedArgs {
+export function parseArgs(argv: string[], settings: KnownSettings): ParsedArgs {
   const args = [...argv];
   let mode: ParsedArgs['mode'] = 'server';
   if (args[0] === 'coordinator' || args[0] === 'doctor') mode = args.shift() as ParsedArgs['mode'];
@@ -166,9 +180,10 @@ export function parseArgs(argv: string[]): ParsedArgs {
         break;
       default: {
         const key = flag.replace(/^--/, '');
-        if (flag.startsWith('--') && settings().some((setting) => setting.key === key)) {
+        const setting = flag.startsWith('--') ? settings().find((known) => known.key === key) : undefined;
+        if (setting) {
           const given = value();
-          if (given !== undefined) result.error = setSetting(config, key, given);
+          if (given !== undefined) result.error = setSetting(config, key, given, setting);
           break;
         }
         const meant = flag.startsWith('--') ? didYouMean(key.split('.'), settings()) : undefined;

@@ -1,12 +1,18 @@
 /** The `buckley-lsp` command: parses arguments (args.ts) and hands off to the command. */
-import { DOCTOR_USAGE, parseArgs, USAGE, VERSION } from './args.js';
+import { doctorUsage, needsSettings, parseArgs, usage, VERSION } from './args.js';
 import { chooseLogFile } from './logFile.js';
 import { isLogLevel, RootLogger, stderrSink } from './logger.js';
 
+/** Every setting, from the schema: loaded only when needed, so a server started plainly answers `initialize` without it. */
+const allSettings = async () => (await import('./config.js')).settings();
+
 async function main(): Promise<void> {
-  const parsed = parseArgs(process.argv.slice(2));
+  const argv = process.argv.slice(2);
+  const known = needsSettings(argv) ? await allSettings() : [];
+  const parsed = parseArgs(argv, () => known);
   if (parsed.error) {
-    process.stderr.write(`buckley-lsp: ${parsed.error}\n\n${parsed.mode === 'doctor' ? DOCTOR_USAGE : USAGE}\n`);
+    const settings = await allSettings();
+    process.stderr.write(`buckley-lsp: ${parsed.error}\n\n${parsed.mode === 'doctor' ? doctorUsage(settings) : usage(settings)}\n`);
     process.exit(2);
   }
   const envLevel = process.env.BUCKLEY_LOG;
@@ -14,7 +20,7 @@ async function main(): Promise<void> {
   const askedLogFile = parsed.logFile ?? process.env.BUCKLEY_LOG_FILE;
   switch (parsed.mode) {
     case 'help':
-      process.stdout.write(`${parsed.helpFor === 'doctor' ? DOCTOR_USAGE : USAGE}\n`);
+      process.stdout.write(`${parsed.helpFor === 'doctor' ? doctorUsage(known) : usage(known)}\n`);
       return;
     case 'version':
       process.stdout.write(`${VERSION}\n`);

@@ -5,6 +5,9 @@
  */
 import * as z from './schema.js';
 import { didYouMean, problemsOfIssue, settingKeys, type ConfigProblem, type SettingKey } from './configProblems.js';
+import { configFromEnv as configValuesFromEnv, isPlainObject, NEGOTIATED_DEFAULTS, splitCommandLine, type ConfigSource } from './configSources.js';
+
+export { OUR_ENVIRONMENT, splitCommandLine, type ConfigSource } from './configSources.js';
 
 const logLevel = z.enum(['error', 'warn', 'info', 'debug']);
 export type LogLevel = z.infer<typeof logLevel>;
@@ -129,7 +132,7 @@ export const configSchema = z.object({
   }),
   completions: section({
     /** Inline completions (LSP 3.18 textDocument/inlineCompletion) where the editor asks for them. */
-    enabled: flag(true),
+    enabled: flag(NEGOTIATED_DEFAULTS.completions.enabled),
     /**
      * Wait this long after the last keystroke before asking the model (a keystroke meanwhile
      * cancels). None by default: the editor paces its requests, and a newer one cancels the older
@@ -143,11 +146,11 @@ export const configSchema = z.object({
   }),
   answers: section({
     /** Open each answer as a markdown document (window/showDocument) where the editor can. */
-    showDocument: flag(true),
+    showDocument: flag(NEGOTIATED_DEFAULTS.answers.showDocument),
     /** Show the answer on hover over the asked range. */
-    hover: flag(true),
+    hover: flag(NEGOTIATED_DEFAULTS.answers.hover),
     /** A one-line summary with window/showMessage. */
-    showMessage: flag(true),
+    showMessage: flag(NEGOTIATED_DEFAULTS.answers.showMessage),
     /** Where answer documents are written; defaults to the user's state directory. */
     directory: optionalText(),
   }),
@@ -158,12 +161,6 @@ export type Config = z.infer<typeof configSchema>;
 export type ConfigInput = z.input<typeof configSchema>;
 
 export const defaultConfig: Config = configSchema.parse({});
-
-/** A source of settings, named so errors can say where a bad value came from. */
-export interface ConfigSource {
-  name: string;
-  values: unknown;
-}
 
 export type { ConfigProblem } from './configProblems.js';
 
@@ -249,23 +246,9 @@ export function describeProblems(problems: ConfigProblem[]): string {
   return problems.map((p) => `${p.key} (from ${p.source}): ${p.message}`).join('; ');
 }
 
-/**
- * The environment variables buckley-lsp reads: its own, never passed on to agents (`buckley acp`
- * reads a BUCKLEY_AGENT of its own, the path of an agent profile).
- */
-export const OUR_ENVIRONMENT = ['BUCKLEY_AGENT', 'BUCKLEY_COORDINATOR', 'BUCKLEY_LOG', 'BUCKLEY_LOG_FILE'] as const;
-
 /** Settings from the environment: BUCKLEY_COORDINATOR, BUCKLEY_AGENT, BUCKLEY_LOG. */
 export function configFromEnv(env: NodeJS.ProcessEnv): ConfigInput {
-  const values: Record<string, Record<string, unknown>> = {};
-  if (env.BUCKLEY_COORDINATOR) values.coordinator = { address: env.BUCKLEY_COORDINATOR };
-  if (env.BUCKLEY_AGENT) values.agent = { driver: 'acp', command: env.BUCKLEY_AGENT };
-  if (env.BUCKLEY_LOG) values.log = { level: env.BUCKLEY_LOG };
-  return values as ConfigInput;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+  return configValuesFromEnv(env) as ConfigInput;
 }
 
 function deepMerge(base: unknown, override: unknown): unknown {
@@ -274,30 +257,4 @@ function deepMerge(base: unknown, override: unknown): unknown {
   const result: Record<string, unknown> = { ...base };
   for (const [key, value] of Object.entries(override)) result[key] = deepMerge(base[key], value);
   return result;
-}
-
-/** Splits `node agent.js --flag "a b"` into argv, honouring single and double quotes. */
-export function splitCommandLine(line: string): string[] {
-  const args: string[] = [];
-  let current = '';
-  let quote: '"' | "'" | undefined;
-  let started = false;
-  for (const char of line) {
-    if (quote) {
-      if (char === quote) quote = undefined;
-      else current += char;
-    } else if (char === '"' || char === "'") {
-      quote = char;
-      started = true;
-    } else if (/\s/.test(char)) {
-      if (started) args.push(current);
-      current = '';
-      started = false;
-    } else {
-      current += char;
-      started = true;
-    }
-  }
-  if (started) args.push(current);
-  return args;
 }

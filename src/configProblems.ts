@@ -44,7 +44,7 @@ export function settingKeys(schema: z.core.$ZodType): SettingKey[] {
 }
 
 /** The known key (or section) a misspelt one most likely meant, among those beside it. */
-export function didYouMean(path: string[], known: SettingKey[]): string | undefined {
+export function didYouMean(path: string[], known: readonly SettingKey[]): string | undefined {
   const parent = path.slice(0, -1).join('.');
   const wrong = normal(path.at(-1) ?? '');
   // The names one level below the parent: settings, or sections (`agent.openai`).

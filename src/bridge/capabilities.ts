@@ -7,8 +7,8 @@
  */
 import { featureFlags, KNOWN_FEATURES, type FeatureFlag } from '../wire/features.js';
 import { CodeActionKind, TextDocumentSyncKind, type InitializeParams, type ServerCapabilities } from 'vscode-languageserver';
-import { Commands, PROTOCOL_VERSION } from './protocol.js';
-import type { Config } from '../config.js';
+import { Commands, PROTOCOL_VERSION } from './names.js';
+import type { NegotiatedSettings } from '../configSources.js';
 
 /** What the bridge may do with this client. */
 export interface ClientFeatures {
@@ -213,7 +213,8 @@ export type InitializeInput = Pick<InitializeParams, 'capabilities' | 'clientInf
  */
 export function negotiate(input: {
   initialize: InitializeInput;
-  config: Config;
+  /** The settings in force (`Config`), or at `initialize` those it depends on, read early. */
+  config: NegotiatedSettings;
   coordinator?: readonly string[];
 }): Features {
   const client = negotiateClientFeatures(input.initialize);

@@ -246,24 +246,7 @@ export namespace TaskProgressNotification {
   export const type = new NotificationType<TaskProgress>(method);
 }
 
-/** Commands listed in `executeCommandProvider.commands` (Zed and Neovim 0.10+ need them listed). */
-export const Commands = {
-  ask: 'buckley.ask',
-  runTask: 'buckley.runTask',
-  cancelTask: 'buckley.cancelTask',
-  approve: 'buckley.approve',
-  deny: 'buckley.deny',
-  status: 'buckley.status',
-  showLog: 'buckley.showLog',
-  undoTaskEdits: 'buckley.undoTaskEdits',
-  edit: 'buckley.edit',
-  followUp: 'buckley.followUp',
-  newConversation: 'buckley.newConversation',
-  conversations: 'buckley.conversations',
-} as const;
-
-/** What `InitializeResult.capabilities.experimental.buckley` carries. */
-export const PROTOCOL_VERSION = '0.1';
+export { Commands, PROTOCOL_VERSION } from './names.js';
 
 /** Formats zod issues as "path: message" lines for an InvalidParams error a person can act on. */
 export function describeIssues(error: z.core.$ZodError, root = 'params'): string {

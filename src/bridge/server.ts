@@ -18,15 +18,12 @@ import {
   type ExecuteCommandParams,
   type HoverParams,
   type InitializeParams,
-  type InitializeResult,
   type InlineCompletionParams,
 } from 'vscode-languageserver';
-import type { ConfigInput } from '../config.js';
-import type { RootLogger } from '../logger.js';
 import { stateDirectory } from '../state.js';
 import { canonicalUri, pathOfUri } from '../uri.js';
 import * as z from '../schema.js';
-import { capabilities, clientIdentity, negotiate, type ClientIdentity, type Features, type InitializeInput } from './capabilities.js';
+import { clientIdentity, negotiate, type ClientIdentity, type Features, type InitializeInput } from './capabilities.js';
 import { documentEvents } from './documentSync.js';
 import { lspEditor, type EditorClient } from './editor/client.js';
 import * as releaseMemory from './editor/memory.js';
@@ -55,7 +52,9 @@ import {
   type ExecuteTaskParams,
 } from './protocol.js';
 import { createServices, endWork, saveState, type Services } from './services.js';
+import type { Config } from '../config.js';
 import { Settings } from './settings.js';
+import type { Initialized, RunningServer, ServerOptions } from './start.js';
 
 /** How long the editor may take to answer workspace/configuration. */
 const CONFIGURATION_TIMEOUT_MS = 2_000;
@@ -67,45 +66,17 @@ const STOP_DEADLINE_MS = 900;
 /** How long after starting the server waits for `initialized` before connecting anyway. */
 const INITIALIZED_TIMEOUT_MS = 5_000;
 
-export interface ServerOptions {
-  version: string;
-  env: NodeJS.ProcessEnv;
-  /** Settings from CLI flags. */
-  cliConfig: ConfigInput;
-  logger: RootLogger;
-  /** The log file the server writes (logFile.ts), for `buckley.showLog` and the status. */
-  logFile?: string;
-  /** Why there is no log file although one was asked for. */
-  logFileProblem?: string;
-}
-
-export interface RunningServer {
-  shutdownReceived(): boolean;
-  /**
-   * Ends the work (asks, tasks, approvals), saves the answers and stops the coordinator and its
-   * agents, within STOP_DEADLINE_MS. Idempotent: `shutdown`, the end of input and signals share it.
-   */
-  stop(): Promise<void>;
-}
-
 /**
- * Where the server is in LSP's lifecycle. Requests are served from when `initialize` is answered
- * (LSP allows them before `initialized` arrives) until `shutdown`.
+ * Where the server is in LSP's lifecycle: it is made once `initialize` is answered (start.ts) and
+ * serves requests (LSP allows them before `initialized` arrives) until `shutdown`.
  */
-type Phase = 'before initialize' | 'serving' | 'shut down';
-
-export function startServer(connection: Connection, options: ServerOptions): RunningServer {
-  const server = new BuckleyServer(connection, options);
-  server.register();
-  connection.listen();
-  return server;
-}
+type Phase = 'serving' | 'shut down';
 
 export class BuckleyServer implements RunningServer {
-  private phase: Phase = 'before initialize';
-  private initializeInput: InitializeInput = { capabilities: {} };
-  private client: ClientIdentity = { name: 'unknown' };
-  private workspaceRoots: string[] = [];
+  private phase: Phase = 'serving';
+  private readonly initializeInput: InitializeInput;
+  private readonly client: ClientIdentity;
+  private readonly workspaceRoots: string[];
   private features: Features;
   private readonly editor: EditorClient;
   private readonly settings: Settings;
@@ -121,12 +92,19 @@ export class BuckleyServer implements RunningServer {
   constructor(
     private readonly connection: Connection,
     private readonly options: ServerOptions,
+    { sources, params }: Initialized,
   ) {
     const { logger, env } = options;
+    this.initializeInput = params;
+    this.client = clientIdentity(params);
+    this.workspaceRoots = workspaceRootsOf(params);
     this.editor = lspEditor(connection);
+    this.settings = new Settings(sources, logger);
+    logger.setLevel(this.settings.current.log.level);
     this.notices = new CoordinatorNotices(this.editor, logger.child('coordinator'), () => this.settings.current);
-    this.settings = new Settings(env, options.cliConfig, logger, (problems) => this.notices.settingsProblemsFound(problems));
-    this.features = negotiate({ initialize: this.initializeInput, config: this.settings.current });
+    this.settings.onProblems((problems) => this.notices.settingsProblemsFound(problems));
+    if (this.settings.problems.length > 0) this.notices.settingsProblemsFound(this.settings.problems);
+    this.features = negotiate({ initialize: params, config: this.settings.current });
     this.documentSync = documentEvents(connection, logger.child('documents'));
     this.services = createServices({
       editor: this.editor,
@@ -143,19 +121,23 @@ export class BuckleyServer implements RunningServer {
     // An editor that never sends `initialized` gets a connection with the settings it gave so far.
     this.settingsDeadline = setTimeout(() => this.settingsIn(), INITIALIZED_TIMEOUT_MS).unref();
     this.link = this.linkToCoordinator(initialSettings);
-    this.settings.onChange((current) => {
+    const applySettings = (current: Config) => {
       logger.setLevel(current.log.level);
       if (current.answers.directory) this.services.answers.setDirectory(current.answers.directory);
+    };
+    applySettings(this.settings.current);
+    this.settings.onChange((current) => {
+      applySettings(current);
       this.link.settingsChanged(current);
       this.renegotiate();
     });
     // However the process ends (the LSP `exit` notification exits at once), the answers are saved.
     process.on('exit', () => saveState(this.services));
+    logger.info(`buckley-lsp ${options.version} serving ${this.client.name} ${this.client.version ?? ''}`.trim());
   }
 
   register(): void {
     const connection = this.connection;
-    connection.onInitialize(this.initialize);
     connection.onInitialized(this.initialized);
     connection.onDidChangeConfiguration(this.didChangeConfiguration);
     connection.onShutdown(this.shutdown);
@@ -189,18 +171,6 @@ export class BuckleyServer implements RunningServer {
 
   // ---- lifecycle ----
 
-  private readonly initialize = (params: InitializeParams): InitializeResult => {
-    this.phase = 'serving';
-    this.initializeInput = params;
-    this.client = clientIdentity(params);
-    this.workspaceRoots = workspaceRootsOf(params);
-    const { clientCapabilities: _ignored, ...values } = (params.initializationOptions ?? {}) as Record<string, unknown>;
-    this.settings.setInitializationOptions(values);
-    this.renegotiate();
-    this.options.logger.info(`buckley-lsp ${this.options.version} serving ${this.client.name} ${this.client.version ?? ''}`.trim());
-    return { capabilities: capabilities(this.features), serverInfo: { name: 'buckley-lsp', version: this.options.version } };
-  };
-
   private readonly initialized = async (): Promise<void> => {
     const { answers, trust, progress } = this.services;
     // Registered here, not earlier: vscode-languageserver installs its own handler while
@@ -220,7 +190,8 @@ export class BuckleyServer implements RunningServer {
       this.options.logger.warn(this.options.logFileProblem);
       messages.warn(this.editor, 'cannot write its log file (the LSP log says why)');
     }
-    void this.link.get();
+    // A remote coordinator is connected to now; the embedded one waits until it is first needed.
+    void this.link.start();
   };
 
   private readonly didChangeConfiguration = async (change: DidChangeConfigurationParams): Promise<void> => {
@@ -262,6 +233,8 @@ export class BuckleyServer implements RunningServer {
 
   private readonly status = () => {
     const { tasks, approvals, conversations } = this.services;
+    // Asked how the coordinator is: it is started if it is not yet, and says so as it goes.
+    this.link.get().catch(() => undefined);
     const config = this.settings.current;
     return buildStatus({
       version: this.options.version,
@@ -318,15 +291,14 @@ export class BuckleyServer implements RunningServer {
   };
 
   /**
-   * Every request handler: refused before `initialize` (ServerNotInitialized) and after
-   * `shutdown` (InvalidRequest), as LSP says; one debug line with method, duration and outcome.
+   * Every request handler: refused after `shutdown` (InvalidRequest), as LSP says (start.ts
+   * refuses them before `initialize`); one debug line with method, duration and outcome.
    */
   private request<P, R>(method: string, handler: (params: P, token: CancellationToken) => R | Promise<R>) {
     return async (params: P, token: CancellationToken): Promise<R> => {
       const started = performance.now();
       let outcome = 'ok';
       try {
-        if (this.phase === 'before initialize') throw new ResponseError(ErrorCodes.ServerNotInitialized, `${method} before initialize`);
         if (this.phase === 'shut down') throw new ResponseError(ErrorCodes.InvalidRequest, `${method} after shutdown: the server is shutting down`);
         // Changes held for their turn are in before anything reads a document.
         this.documentSync.flush();
@@ -358,6 +330,7 @@ export class BuckleyServer implements RunningServer {
         this.renegotiate();
         this.notices.stateChanged(coordinator);
       },
+      onPreflightProblem: (problem) => this.notices.preflightProblem(problem),
     });
   }
 
@@ -365,7 +338,7 @@ export class BuckleyServer implements RunningServer {
   private renegotiate(): void {
     const before = JSON.stringify(this.features.coordinator);
     this.features = negotiate({ initialize: this.initializeInput, config: this.settings.current, coordinator: this.link?.current?.knownFeatures });
-    if (this.phase === 'before initialize' || JSON.stringify(this.features.coordinator) === before) return;
+    if (JSON.stringify(this.features.coordinator) === before) return;
     const { known, unused, ...flags } = this.features.coordinator;
     if (known) {
       const used = Object.entries(flags).filter(([, on]) => on).map(([name]) => name);

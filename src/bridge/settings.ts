@@ -1,53 +1,52 @@
 /**
  * The configuration in force, from its sources (environment < CLI flags < initializationOptions
- * < workspace/configuration). A bad value is reported in the editor naming its key and left out
- * (a lower source or the default applies to that key); the rest of the settings apply.
+ * < workspace/configuration; configSources.ts). A bad value is reported in the editor naming its
+ * key and left out (a lower source or the default applies to that key); the rest applies.
  */
-import { configFromEnv, defaultConfig, describeProblems, resolveConfigLeniently, type Config, type ConfigInput, type ConfigProblem, type ConfigSource } from '../config.js';
+import { describeProblems, resolveConfigLeniently, type Config, type ConfigProblem } from '../config.js';
+import type { ConfigSource } from '../configSources.js';
 import type { Logger } from '../logger.js';
 
-export class Settings {
-  current: Config = defaultConfig;
-  private readonly sources: ConfigSource[];
-  private readonly listeners: ((config: Config) => void)[] = [];
+/** Where the editor's own settings go among the sources. */
+const WORKSPACE = 3;
 
+export class Settings {
+  current!: Config;
+  /** What was wrong with the settings when they last changed (left out of `current`). */
+  problems: readonly ConfigProblem[] = [];
+  private readonly listeners: ((config: Config) => void)[] = [];
+  private readonly problemListeners: ((problems: readonly ConfigProblem[]) => void)[] = [];
+
+  /** From the sources as `initialize` left them (configSources.ts's `serverSources`). */
   constructor(
-    env: NodeJS.ProcessEnv,
-    cli: ConfigInput,
+    private readonly sources: ConfigSource[],
     private readonly logger: Logger,
-    /** Tells the user, in the editor, which keys are wrong. */
-    private readonly report: (problems: ConfigProblem[]) => void,
   ) {
-    this.sources = [
-      { name: 'environment', values: configFromEnv(env) },
-      { name: 'command line', values: cli },
-      { name: 'initializationOptions', values: undefined },
-      { name: 'workspace/configuration', values: undefined },
-    ];
+    this.apply();
   }
 
   onChange(listener: (config: Config) => void): void {
     this.listeners.push(listener);
   }
 
-  setInitializationOptions(values: unknown): void {
-    this.sources[2]!.values = values;
-    this.apply();
+  /** Told which keys are wrong whenever a change has some (to say so in the editor). */
+  onProblems(listener: (problems: readonly ConfigProblem[]) => void): void {
+    this.problemListeners.push(listener);
   }
 
   setWorkspace(values: unknown): void {
-    this.sources[3]!.values = values;
+    this.sources[WORKSPACE]!.values = values;
     this.apply();
   }
 
   private apply(): void {
     const { config, problems } = resolveConfigLeniently(this.sources);
+    this.problems = problems;
     if (problems.length > 0) {
       this.logger.error(`invalid settings, left out (the rest applies): ${describeProblems(problems)}`);
-      this.report(problems);
+      for (const listener of this.problemListeners) listener(problems);
     }
     this.current = config;
     for (const listener of this.listeners) listener(this.current);
   }
-
 }

@@ -15,13 +15,16 @@
  * Bodies above CHECKED_BYTES (a didOpen of a big file) are not parsed here, so they are not parsed
  * twice; vscode-jsonrpc skips a bad one of those itself, and the caller answers its reader error.
  *
+ * Then the HeldReader: the messages after `initialize` wait, in order, until the server that
+ * handles them is loaded (bridge/start.ts answers `initialize` before loading it).
+ *
  * Out: the EditorWriter never fails the connection. A message the server sends after the editor
  * has closed the pipe is dropped (no "Connection is closed" error to turn a clean exit into a
  * crash), every string in a message is well-formed Unicode, and `drained()` tells when every
  * message handed to it has been written.
  */
 import { Transform, type TransformCallback, type Writable } from 'node:stream';
-import { Emitter, StreamMessageWriter, type Message, type MessageWriter } from 'vscode-languageserver/node.js';
+import { Emitter, Message, StreamMessageWriter, type DataCallback, type Disposable, type MessageReader, type MessageWriter } from 'vscode-languageserver/node.js';
 import { shorten, wellFormed } from '../text.js';
 
 /** Larger bodies are skipped unread (a 5 MB document is 1/20 of this). */
@@ -43,7 +46,7 @@ export interface FramingError {
 export interface FramingGuardOptions {
   maxBytes?: number;
   /** A message passed on when the input ends (see the module comment). */
-  endOfInput?: object;
+  endOfInput?: () => object;
 }
 
 const SEPARATOR = Buffer.from('\r\n\r\n');
@@ -93,7 +96,7 @@ export class FramingGuard extends Transform {
 
   override _flush(done: TransformCallback): void {
     if (this.options.endOfInput) {
-      const body = Buffer.from(JSON.stringify(this.options.endOfInput));
+      const body = Buffer.from(JSON.stringify(this.options.endOfInput()));
       this.push(Buffer.concat([Buffer.from(`Content-Length: ${body.length}\r\n\r\n`), body]));
     }
     done();
@@ -316,5 +319,50 @@ export class EditorWriter implements MessageWriter {
     this.inner.dispose();
     this.errors.dispose();
     this.closes.dispose();
+  }
+}
+
+/**
+ * The reader the connection listens to: it passes the messages on as they come until an
+ * `initialize` request has passed, then holds the ones after it — in order, none lost — until
+ * `release()`, after which they and every later one pass on.
+ */
+export class HeldReader implements MessageReader {
+  private held: Message[] | undefined;
+  private released = false;
+  private callback: DataCallback | undefined;
+
+  constructor(private readonly reader: MessageReader) {}
+
+  get onError() {
+    return this.reader.onError;
+  }
+  get onClose() {
+    return this.reader.onClose;
+  }
+  get onPartialMessage() {
+    return this.reader.onPartialMessage;
+  }
+
+  listen(callback: DataCallback): Disposable {
+    this.callback = callback;
+    return this.reader.listen((message) => {
+      if (this.held) return void this.held.push(message);
+      callback(message);
+      if (!this.released && Message.isRequest(message) && message.method === 'initialize') this.held = [];
+    });
+  }
+
+  /** Passes on what was held, and from now on every message as it comes. */
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    const held = this.held ?? [];
+    this.held = undefined;
+    for (const message of held) this.callback?.(message);
+  }
+
+  dispose(): void {
+    this.reader.dispose();
   }
 }

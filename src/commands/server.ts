@@ -9,15 +9,14 @@
  * RunningServer.stop), writes what it still has to write, and exits: 0 after `shutdown`, else 1,
  * as LSP says for `exit`.
  */
-import { randomUUID } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import { createConnection, StreamMessageReader } from 'vscode-languageserver/node.js';
 import type { ConfigInput } from '../config.js';
 import type { LogFile } from '../logFile.js';
 import type { RootLogger } from '../logger.js';
-import { startServer } from '../bridge/server.js';
+import { startServer } from '../bridge/start.js';
 import { inert } from '../text.js';
-import { EditorWriter, FramingGuard } from '../bridge/transport.js';
+import { EditorWriter, FramingGuard, HeldReader } from '../bridge/transport.js';
 
 export interface StdioServerOptions {
   version: string;
@@ -49,16 +48,17 @@ export function serveStdio({ version, cliConfig, logger, logFile, logFileProblem
   // Bad input gets a JSON-RPC error and the server reads on (see bridge/transport.ts).
   const answerError = (code: number, message: string, id: number | string | null = null) =>
     void writer.write({ jsonrpc: '2.0', id, error: { code, message } } as never);
-  // Only this process knows the nonce: an editor cannot end the session with this message.
-  const nonce = randomUUID();
+  // Only this process knows the nonce: an editor cannot end the session with this message. Made
+  // when the input ends (Web Crypto's global: node:crypto's import would cost startup ~5 ms).
+  let nonce: string | undefined;
   const guard = new FramingGuard(({ code, message, id }) => answerError(code, message, id), {
-    endOfInput: { jsonrpc: '2.0', method: END_OF_INPUT, params: { nonce } },
+    endOfInput: () => ({ jsonrpc: '2.0', method: END_OF_INPUT, params: { nonce: (nonce = globalThis.crypto.randomUUID()) } }),
   });
   // The reader's stream never ends: the connection stays open to answer what came before the end.
   const input = new PassThrough();
   process.stdin.pipe(guard).pipe(input, { end: false });
   process.stdin.on('error', () => guard.end());
-  const reader = new StreamMessageReader(input);
+  const reader = new HeldReader(new StreamMessageReader(input));
   // A large body the guard passed unchecked that is not JSON: vscode-jsonrpc skips it; say so.
   reader.onError((error) => answerError(-32700, `Parse error: ${error.message}`));
   const connection = createConnection(reader, writer);
@@ -71,7 +71,7 @@ export function serveStdio({ version, cliConfig, logger, logFile, logFileProblem
     else if (level === 'info') connection.console.info(shown);
     else connection.console.log(shown);
   });
-  const server = startServer(connection, { version, env: process.env, cliConfig, logger, logFile: logFile?.path, logFileProblem });
+  const server = startServer(connection, reader, { version, env: process.env, cliConfig, logger, logFile: logFile?.path, logFileProblem });
 
   let ending = false;
   const end = async (why: string) => {
@@ -85,7 +85,7 @@ export function serveStdio({ version, cliConfig, logger, logFile, logFileProblem
     process.exit(server.shutdownReceived() ? 0 : 1);
   };
   connection.onNotification(END_OF_INPUT, (params: { nonce?: unknown } | undefined) => {
-    if (params?.nonce === nonce) void end('the editor closed the input');
+    if (nonce !== undefined && params?.nonce === nonce) void end('the editor closed the input');
   });
   for (const signal of ['SIGTERM', 'SIGHUP', 'SIGINT'] as const) process.on(signal, () => void end(signal));
   // An editor killed outright may leave our stdin open (a wrapper holds it): we are re-parented then.

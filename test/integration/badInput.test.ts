@@ -109,6 +109,45 @@ describe('bad input', () => {
     }
   });
 
+  it('answers what the editor sends right behind initialize, in order, while the server loads after answering it', async () => {
+    const { spawn } = await import('node:child_process');
+    const { pathToFileURL } = await import('node:url');
+    const { BIN, REPO } = await import('../helpers/paths.js');
+    const { parseFrames } = await import('../helpers/lspClient.js');
+    const child = spawn(process.execPath, [BIN, '--stdio'], { env: { PATH: process.env.PATH, HOME: tempDir('buckley-home'), BUCKLEY_AGENT: 'no-such-agent' }, stdio: ['pipe', 'pipe', 'ignore'] });
+    const uri = pathToFileURL(`${REPO}fixtures/workspace/behind.ts`).href;
+    const message = (body: object) => frame(JSON.stringify({ jsonrpc: '2.0', ...body }));
+    const range = { start: { line: 0, character: 0 }, end: { line: 1, character: 0 } };
+    let out = Buffer.alloc(0);
+    const answered = new Promise<any[]>((resolve) =>
+      child.stdout!.on('data', (chunk: Buffer) => {
+        out = Buffer.concat([out, chunk]);
+        const responses = parseFrames(out).filter((m) => m.id !== undefined && m.method === undefined);
+        if (responses.length >= 3) resolve(responses);
+      }),
+    );
+    try {
+      // One write: the messages after initialize reach the server before it has loaded its handlers.
+      child.stdin!.write(
+        Buffer.concat([
+          message({ id: 1, method: 'initialize', params: { processId: null, rootUri: null, capabilities: {} } }),
+          message({ method: 'initialized', params: {} }),
+          message({ method: 'textDocument/didOpen', params: { textDocument: { uri, languageId: 'typescript', version: 1, text: 'const a = 1;\nconst b = 2;\n' } } }),
+          message({ id: 2, method: 'textDocument/codeAction', params: { textDocument: { uri }, range, context: { diagnostics: [] } } }),
+          message({ id: 3, method: 'buckley/noSuchMethod', params: {} }),
+        ]),
+      );
+      const [initialize, actions, unknown] = await answered;
+      expect(initialize).toMatchObject({ id: 1, result: { serverInfo: { name: 'buckley-lsp' } } });
+      // The document was opened before the code actions were asked for: they are there.
+      expect(actions.id).toBe(2);
+      expect(actions.result.map((action: any) => action.title)).toContain('Buckley: explain this');
+      expect(unknown).toMatchObject({ id: 3, error: { code: -32601 } });
+    } finally {
+      child.kill();
+    }
+  });
+
   it('survives a seeded fuzz run of thousands of random and mutated messages', async () => {
     const client = await start(quiet);
     const { uri } = await client.openFixture('workspace/retry.ts');

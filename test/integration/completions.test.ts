@@ -28,8 +28,12 @@ async function complete(client: TestClient, uri: string, text: string, offset: n
   return client.request('textDocument/inlineCompletion', { textDocument: { uri }, position: positionAt(text, offset), context: { triggerKind: 2 } }, token);
 }
 
-/** The coordinator has answered (its features decide whether completions are offered). */
+/**
+ * The coordinator has answered (its features decide whether completions are offered). The embedded
+ * coordinator starts when first needed: asking for the status starts it.
+ */
 async function ready(client: TestClient): Promise<void> {
+  await client.request('buckley/status', {});
   await client.waitFor('$/buckley/features', (features) => features.coordinator?.known === true);
 }
 

@@ -1,5 +1,5 @@
 /** Lifecycle and configuration over stdio: settings errors, live configuration, state kept across restarts. */
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startingClients, TestClient } from '../helpers/lspClient.js';
@@ -60,6 +60,16 @@ describe('configuration', () => {
     expect(logs.filter((line) => line.includes('connected to the embedded coordinator'))).toHaveLength(1);
   });
 
+  it('starts the embedded coordinator when first needed, not with the editor: no listening socket before the first ask', async () => {
+    const client = await start({ client: 'neovim-0.10.4', settings: {} });
+    await client.waitFor('window/logMessage', (p) => p.message.includes('the embedded coordinator starts when first needed'));
+    const pid = client.process.pid!;
+    expect(listening(pid)).toEqual([]);
+    const result = await client.request('buckley/ask', { question: 'Now?' });
+    expect(result.answer).toContain('You asked: Now?');
+    expect(listening(pid)).toHaveLength(1);
+  });
+
   it('connects anew when the coordinator or agent settings change', async () => {
     const client = await start({ client: 'neovim-0.10.4', settings: {} });
     await client.request('buckley/ask', { question: 'Before?' });
@@ -106,3 +116,26 @@ describe('lifecycle', () => {
     expect(await client.exit()).toBe(1);
   });
 });
+
+/** The TCP ports the process listens on (its sockets, found in /proc/net/tcp by inode). */
+function listening(pid: number): number[] {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const target = readlinkSync(`/proc/${pid}/fd/${fd}`);
+      const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1];
+      if (inode) inodes.add(inode);
+    } catch {
+      // closed meanwhile
+    }
+  }
+  const ports: number[] = [];
+  for (const table of ['tcp', 'tcp6']) {
+    for (const line of readFileSync(`/proc/${pid}/net/${table}`, 'utf8').split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      // local_address, state (0A: LISTEN), inode
+      if (fields[3] === '0A' && inodes.has(fields[9]!)) ports.push(parseInt(fields[1]!.split(':')[1]!, 16));
+    }
+  }
+  return ports;
+}

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { DOCTOR_USAGE, parseArgs, USAGE } from '../../src/args.js';
+import { doctorUsage, needsSettings, parseArgs as parseWith, usage } from '../../src/args.js';
 import { settings } from '../../src/config.js';
+
+const parseArgs = (argv: string[]) => parseWith(argv, settings);
 
 describe('the command line', () => {
   it('takes every setting as a flag, typed as the setting is', () => {
@@ -35,12 +37,25 @@ describe('the command line', () => {
   it('gives doctor its own help', () => {
     expect(parseArgs(['doctor', '--help'])).toMatchObject({ mode: 'help', helpFor: 'doctor' });
     expect(parseArgs(['--help'])).toMatchObject({ mode: 'help', helpFor: 'server' });
-    expect(DOCTOR_USAGE).toContain('buckley-lsp doctor [--settings FILE]');
+    expect(doctorUsage(settings())).toContain('buckley-lsp doctor [--settings FILE]');
   });
 
   it("--help names every setting, initializationOptions and the README", () => {
-    for (const { key } of settings()) expect(USAGE).toContain(`--${key} `);
-    expect(USAGE).toContain('initializationOptions');
-    expect(USAGE).toContain('README');
+    const text = usage(settings());
+    for (const { key } of settings()) expect(text).toContain(`--${key} `);
+    expect(text).toContain('initializationOptions');
+    expect(text).toContain('README');
+  });
+
+  it('parses its own flags without the settings, and says when a command line needs them', () => {
+    const none = () => {
+      throw new Error('the settings were needed');
+    };
+    for (const argv of [['--stdio'], ['--stdio', '--coordinator', '127.0.0.1:1', '--log-level=debug', '--log-file', 'off'], ['coordinator', '--listen', '127.0.0.1:0'], ['--agent', 'gemini --acp']]) {
+      expect(needsSettings(argv)).toBe(false);
+      expect(parseWith(argv, none).error).toBeUndefined();
+    }
+    expect(parseWith(['--stdio', '--coordinator', '127.0.0.1:1'], none).config).toEqual({ coordinator: { address: '127.0.0.1:1' } });
+    for (const argv of [['--context.maxBytes', '5'], ['--help'], ['-h'], ['--nonsense'], ['--stdio', '--answers.hover=false']]) expect(needsSettings(argv)).toBe(true);
   });
 });

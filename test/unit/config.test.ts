@@ -158,7 +158,7 @@ describe('config', () => {
 });
 
 describe('ollamaBaseUrl', async () => {
-  const { ollamaBaseUrl } = await import('../../src/coordinator/agents/detect.js');
+  const { ollamaBaseUrl } = await import('../../src/coordinator/agents/choose.js');
   it.each([
     [undefined, 'http://127.0.0.1:11434/v1'],
     ['127.0.0.1:8080', 'http://127.0.0.1:8080/v1'],
@@ -168,5 +168,30 @@ describe('ollamaBaseUrl', async () => {
     ['gpu-box.internal:11434', undefined],
   ])('OLLAMA_HOST=%j → %j (loopback only)', (value, expected) => {
     expect(ollamaBaseUrl({ OLLAMA_HOST: value })).toBe(expected);
+  });
+});
+
+describe("the settings `initialize`'s answer depends on, read without the schema", async () => {
+  const { negotiatedSettings, serverSources } = await import('../../src/configSources.js');
+  const negotiated = (config: typeof defaultConfig) => ({
+    answers: { showDocument: config.answers.showDocument, hover: config.answers.hover, showMessage: config.answers.showMessage },
+    completions: { enabled: config.completions.enabled },
+  });
+  const sourcesWith = (cli: unknown, initializationOptions: unknown) => {
+    const sources = serverSources({}, cli);
+    sources[2]!.values = initializationOptions;
+    return sources;
+  };
+  it.each([
+    ['nothing set', undefined, undefined],
+    ['flags, then initializationOptions over them', { completions: { enabled: false }, answers: { hover: false } }, { completions: { enabled: true } }],
+    ['a value of another type left out', { answers: { hover: false } }, { answers: { hover: 'no', showDocument: false } }],
+    ['a section that is not an object left out', { answers: { showMessage: false } }, { answers: 'none', completions: [] }],
+    ['a null section, a null source', { completions: null }, null],
+    ['a misspelt key beside a good one', undefined, { answers: { hovr: false, showMessage: false }, completions: { enabled: false, debounceMs: -5 } }],
+    ['other sections and wrapping', { log: { level: 'loud' } }, { buckley: { completions: { enabled: false } }, fromUser: true, answers: { showDocument: false } }],
+  ])('as the schema resolves them: %s', (_name, cli, initializationOptions) => {
+    const sources = sourcesWith(cli, initializationOptions);
+    expect(negotiatedSettings(sources)).toEqual(negotiated(resolveConfigLeniently(sources).config));
   });
 });

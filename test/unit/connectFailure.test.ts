@@ -1,3 +1,4 @@
+import { status as grpcStatus } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
 import { describeConnectFailure, plainDetails } from '../../src/bridge/link/failures.js';
 import { CoordinatorError, Status } from '../../src/wire/errors.js';
@@ -10,6 +11,13 @@ const said = {
 };
 
 describe("a coordinator connection's failure, for people", () => {
+  it("names gRPC's status codes as grpc-js does (they are kept apart so that startup does not load it)", () => {
+    const ours = Object.entries(Status);
+    const theirs = Object.entries(grpcStatus).filter(([name]) => Number.isNaN(Number(name)));
+    expect(ours).toEqual(theirs);
+    expect(new CoordinatorError('Ask', Status.NOT_FOUND, 'no such plan').message).toBe('Ask: NOT_FOUND: no such plan');
+  });
+
   it("leaves gRPC's internals out", () => {
     expect(plainDetails(said.refused)).toBe('connect ECONNREFUSED 127.0.0.1:1');
     expect(plainDetails(said.deadline)).toBe('waited 5.0 s');

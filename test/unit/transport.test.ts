@@ -3,7 +3,8 @@
  * they are, garbage reported once, and the end-of-input marker after everything else.
  */
 import { describe, expect, it } from 'vitest';
-import { FramingGuard, type FramingError } from '../../src/bridge/transport.js';
+import { Emitter, type DataCallback, type Message, type MessageReader } from 'vscode-languageserver/node.js';
+import { FramingGuard, HeldReader, type FramingError } from '../../src/bridge/transport.js';
 import { parseFrames } from '../helpers/lspClient.js';
 
 const frame = (body: string | Buffer) => {
@@ -113,7 +114,50 @@ describe('FramingGuard', () => {
 
   it('passes on the end-of-input message after everything read before the end', async () => {
     const shutdown = frame('{"jsonrpc":"2.0","id":9,"method":"shutdown"}');
-    const { output } = await run(shutdown, 10, { endOfInput: { jsonrpc: '2.0', method: '$/end' } });
+    const { output } = await run(shutdown, 10, { endOfInput: () => ({ jsonrpc: '2.0', method: '$/end' }) });
     expect(output.toString()).toBe(`${shutdown.toString()}${frame('{"jsonrpc":"2.0","method":"$/end"}').toString()}`);
+  });
+});
+
+describe('the reader that holds what comes after initialize', () => {
+  /** A reader whose messages the test hands it. */
+  function source() {
+    let callback: DataCallback | undefined;
+    const reader: MessageReader = {
+      onError: new Emitter<Error>().event,
+      onClose: new Emitter<void>().event,
+      onPartialMessage: new Emitter<never>().event,
+      listen: (cb) => ((callback = cb), { dispose: () => undefined }),
+      dispose: () => undefined,
+    };
+    return { reader, send: (message: object) => callback!(message as Message) };
+  }
+
+  it('passes messages on until initialize, holds the ones after it, then passes them on in order once released', () => {
+    const { reader, send } = source();
+    const held = new HeldReader(reader);
+    const seen: string[] = [];
+    held.listen((message) => seen.push((message as { method?: string }).method ?? 'response'));
+    send({ jsonrpc: '2.0', id: 1, method: 'buckley/status' });
+    send({ jsonrpc: '2.0', id: 2, method: 'initialize', params: {} });
+    send({ jsonrpc: '2.0', method: 'initialized', params: {} });
+    send({ jsonrpc: '2.0', method: 'textDocument/didOpen', params: {} });
+    send({ jsonrpc: '2.0', id: 3, method: 'textDocument/hover', params: {} });
+    expect(seen).toEqual(['buckley/status', 'initialize']);
+    held.release();
+    expect(seen).toEqual(['buckley/status', 'initialize', 'initialized', 'textDocument/didOpen', 'textDocument/hover']);
+    send({ jsonrpc: '2.0', method: 'exit' });
+    expect(seen.at(-1)).toBe('exit');
+  });
+
+  it('holds nothing when released before initialize, nor after a second initialize', () => {
+    const { reader, send } = source();
+    const held = new HeldReader(reader);
+    const seen: string[] = [];
+    held.listen((message) => seen.push((message as { method?: string }).method ?? ''));
+    held.release();
+    send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: {} });
+    send({ jsonrpc: '2.0', method: 'initialized', params: {} });
+    expect(seen).toEqual(['initialize', 'initialized']);
   });
 });

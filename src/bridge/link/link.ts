@@ -1,11 +1,14 @@
 /**
- * The bridge's current coordinator connection: made on first use after `initialize` (loading
- * gRPC only then), and made anew when the coordinator or agent settings change — the old one
- * closes once the calls in flight on it have ended.
+ * The bridge's current coordinator connection, made anew when the coordinator or agent settings
+ * change (the old one closes once the calls in flight on it have ended). A remote coordinator is
+ * connected to at startup: only a call tells whether it takes our certificate and agent id, and
+ * the user hears that at once. The embedded one — a worker thread and gRPC — starts when it is
+ * first needed; until then startup's cheap checks (preflight.ts) say what is wrong with its agent.
  */
 import type { Config } from '../../config.js';
 import type { Logger } from '../../logger.js';
 import type { CoordinatorConnection } from './connection.js';
+import { preflight, type PreflightProblem } from './preflight.js';
 
 export interface LinkOptions {
   logger: Logger;
@@ -18,6 +21,8 @@ export interface LinkOptions {
   openDocuments(): string[];
   /** The current connection became ready or unavailable. */
   onStateChange(connection: CoordinatorConnection): void;
+  /** Startup's checks found something wrong (no connection is made yet). */
+  onPreflightProblem(problem: PreflightProblem): void;
   /** Resolves once the editor's own settings are in (workspace/configuration after `initialized`). */
   initialSettings(): Promise<void>;
 }
@@ -26,6 +31,8 @@ export class CoordinatorLink {
   current: CoordinatorConnection | undefined;
   private pending: Promise<CoordinatorConnection> | undefined;
   private madeWith: string | undefined;
+  /** The settings startup last ran with. */
+  private startedWith: string | undefined;
   private closed = false;
 
   constructor(private readonly options: LinkOptions) {}
@@ -37,6 +44,34 @@ export class CoordinatorLink {
   get(): Promise<CoordinatorConnection> {
     this.pending ??= this.connect();
     return this.pending;
+  }
+
+  /**
+   * At startup, and after a settings change before any connection: with the editor's settings, a
+   * remote coordinator is connected to; for the embedded one the cheap checks run (once per
+   * settings) and say what is wrong, while nothing is connected — a connection says so itself.
+   */
+  async start(): Promise<void> {
+    const { options } = this;
+    await options.initialSettings();
+    const config = options.config();
+    const key = settingsKey(config);
+    if (this.pending || this.closed || key === this.startedWith) return;
+    this.startedWith = key;
+    if (config.coordinator.address) {
+      this.get().catch(() => undefined);
+      return;
+    }
+    const problem = await preflight(config, options.env);
+    // A connection made meanwhile, or newer settings, say what is so now.
+    if (this.pending || this.closed || this.startedWith !== key) return;
+    if (problem) options.onPreflightProblem(problem);
+    else options.logger.info('the embedded coordinator starts when first needed (an ask, a task, a completion, the status)');
+  }
+
+  /** A connection is made or being made. */
+  get connecting(): boolean {
+    return this.pending !== undefined;
   }
 
   private async connect(): Promise<CoordinatorConnection> {
@@ -65,8 +100,13 @@ export class CoordinatorLink {
 
   /** After a settings change: a new connection if the coordinator or agent settings differ. */
   settingsChanged(config: Config): void {
-    // Not connected yet, or still waiting for the initial settings: it will use these.
-    if (!this.pending || this.madeWith === undefined || this.madeWith === settingsKey(config)) return;
+    // Not connected yet: startup runs again with these (once it has run); a connection will use them.
+    if (!this.pending) {
+      if (this.startedWith !== undefined) void this.start();
+      return;
+    }
+    // Still waiting for the initial settings: it will use these.
+    if (this.madeWith === undefined || this.madeWith === settingsKey(config)) return;
     this.options.logger.info('coordinator or agent settings changed: connecting anew (calls in flight finish on the old connection)');
     const old = this.pending;
     this.current = undefined;

@@ -8,6 +8,7 @@ import type { Logger } from '../../logger.js';
 import type { EditorClient } from '../editor/client.js';
 import * as messages from '../editor/messages.js';
 import type { CoordinatorConnection } from './connection.js';
+import type { PreflightProblem } from './preflight.js';
 import { ASKS_NOT_READ_ONLY } from './readOnly.js';
 
 export class CoordinatorNotices {
@@ -35,12 +36,21 @@ export class CoordinatorNotices {
       this.logger.warn(ASKS_NOT_READ_ONLY(coordinator.address ?? 'the configured address', coordinator.notes));
       messages.warn(this.editor, this.config().ask.requireReadOnly ? 'asks refused here: buckley.ask.requireReadOnly' : 'asks may edit files here: see buckley.ask.requireReadOnly');
     }
-    const summary = coordinator.error ? (coordinator.errorSummary ?? coordinator.error) : undefined;
+    this.say(coordinator.error ? (coordinator.errorSummary ?? coordinator.error) : undefined, coordinator.agentMissing);
+  }
+
+  /** Startup's checks found what is wrong before any connection: logged in full, said in a few words. */
+  preflightProblem(problem: PreflightProblem): void {
+    this.logger.warn(problem.message);
+    this.say(problem.summary ?? problem.message, problem.agentMissing);
+  }
+
+  private say(summary: string | undefined, agentMissing: boolean): void {
     if (summary === this.lastSaid) return;
     this.lastSaid = summary;
     if (!summary) return;
     const agentSetting = this.settingsProblems.find((problem) => problem.key.startsWith('buckley.agent.'));
-    if (coordinator.agentMissing && agentSetting) messages.error(this.editor, messages.problems([agentSetting]));
+    if (agentMissing && agentSetting) messages.error(this.editor, messages.problems([agentSetting]));
     else messages.warn(this.editor, /see log/.test(summary) ? summary : `${summary} (see log)`);
   }
 }

@@ -18,6 +18,7 @@ import { channelFor } from '../../wire/credentials.js';
 import { CoordinatorError, Status } from '../../wire/errors.js';
 import { describeConnectFailure, plainDetails, type Failure } from './failures.js';
 import { identityFor, isRefusal, refusalError, type Identity } from './identity.js';
+import { NO_AGENT_SUMMARY } from './preflight.js';
 
 export type SessionState =
   | { kind: 'starting' }
@@ -165,7 +166,7 @@ export class SessionKeeper {
       throw new Error('closed while starting');
     }
     if (running.agentProblem) {
-      this.agentProblem = { message: running.agentProblem, summary: 'set buckley.agent.command to an ACP agent' };
+      this.agentProblem = { message: running.agentProblem, summary: NO_AGENT_SUMMARY };
       logger.warn(running.agentProblem);
     }
   }

@@ -13,7 +13,7 @@
  * Without a sandbox (not Linux, no bubblewrap, or turned off) there is one process for everything,
  * as before, and the caller says so to the user (`sandboxProblem`).
  */
-import { accessSync, constants, existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, resolve } from 'node:path';
 import type { Logger } from '../../logger.js';
@@ -23,7 +23,7 @@ import type { AcpDriver } from './acp.js';
 import { AgentError, type AgentDriver, type AgentTurn, type TurnResult, type TurnSink } from './driver.js';
 import { knownByCommand } from './known.js';
 import { probeSandbox, sandboxArgs, type SandboxPlan } from './sandbox.js';
-import { findOnPath } from './which.js';
+import { agentNotFound, agentProgram } from './choose.js';
 
 /** How a process is started: the program and its arguments (bwrap and the agent, or the agent). */
 export interface Launch {
@@ -155,10 +155,7 @@ export class AgentPool implements AgentDriver {
     }
     // The sandbox would say a missing program in its own words, after starting: said here, at once.
     const program = this.program();
-    if (!program) {
-      const name = this.options.command[0]!;
-      throw new AgentError(`cannot start ACP agent \`${this.options.command.join(' ')}\`: ${name} is not found${name.includes('/') ? '' : ' on PATH'}. Check that the command exists and is executable (setting buckley.agent.command or BUCKLEY_AGENT).`);
-    }
+    if (!program) throw new AgentError(agentNotFound(this.options.command));
     const credentials = workspace ? this.scanOf(workspace).find() : { paths: [], complete: true };
     if (!credentials.complete) this.options.logger.warn(`the workspace ${workspace} is too big to look for all its credential files: those in folders not looked at are not hidden from the agent`);
     const hidden = credentials.paths.join('\0');
@@ -214,15 +211,9 @@ export class AgentPool implements AgentDriver {
 
   /** The agent's program as it will run: its path, found on PATH; undefined when there is none. */
   private program(): string | undefined {
-    const name = this.options.command[0]!;
-    if (!name.includes('/')) return findOnPath(name, this.options.env.PATH ?? '');
-    try {
-      accessSync(name, constants.X_OK);
-      return resolve(name);
-    } catch {
-      return undefined;
-    }
+    return agentProgram(this.options.command, this.options.env);
   }
+
 
   private scanOf(workspace: string): CredentialScan {
     let scan = this.scans.get(workspace);
