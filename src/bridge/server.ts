@@ -63,7 +63,7 @@ const CONFIGURATION_TIMEOUT_MS = 2_000;
  * agents still running then are killed as the process exits.
  */
 const STOP_DEADLINE_MS = 900;
-/** How long after starting the server waits for `initialized` before connecting anyway. */
+/** How long the server waits for `initialized` (and the editor's settings) before starting the link anyway. */
 const INITIALIZED_TIMEOUT_MS = 5_000;
 
 /**
@@ -100,7 +100,6 @@ export class BuckleyServer implements RunningServer {
     this.workspaceRoots = workspaceRootsOf(params);
     this.editor = lspEditor(connection);
     this.settings = new Settings(sources, logger);
-    logger.setLevel(this.settings.current.log.level);
     this.notices = new CoordinatorNotices(this.editor, logger.child('coordinator'), () => this.settings.current);
     this.settings.onProblems((problems) => this.notices.settingsProblemsFound(problems));
     if (this.settings.problems.length > 0) this.notices.settingsProblemsFound(this.settings.problems);

@@ -45,11 +45,11 @@ export interface Initialized {
 export function startServer(connection: Connection, reader: HeldReader, options: ServerOptions): RunningServer {
   const sources = serverSources(options.env, options.cliConfig);
   let server: RunningServer | undefined;
-  /** Why the server could not be loaded (a broken install), said to every request. */
+  /** Why the server could not start (a broken install), said to every request. */
   let broken: string | undefined;
-  let initialized = false;
+  let answeredInitialize = false;
   connection.onInitialize((params): InitializeResult => {
-    initialized = true;
+    answeredInitialize = true;
     const { clientCapabilities: _ignored, ...values } = (params.initializationOptions ?? {}) as Record<string, unknown>;
     sources.find((source) => source.name === 'initializationOptions')!.values = values;
     // The settings the answer depends on, read without the schema: the server validates them all.
@@ -63,8 +63,8 @@ export function startServer(connection: Connection, reader: HeldReader, options:
           server = loaded;
         })
         .catch((error: unknown) => {
-          broken = `buckley-lsp cannot load its server (${(error as Error).message}): reinstall it`;
-          options.logger.error(broken);
+          broken = `buckley-lsp could not start its server: ${(error as Error).message} (reinstalling it may help; the log has more)`;
+          options.logger.error(`${broken}\n${(error as Error).stack ?? ''}`);
         })
         .finally(() => reader.release());
     });
@@ -72,7 +72,7 @@ export function startServer(connection: Connection, reader: HeldReader, options:
   });
   // Methods nobody handles: before `initialize` every request is refused as LSP says; after it, unknown.
   connection.onRequest((method) => {
-    if (!initialized) throw new ResponseError(ErrorCodes.ServerNotInitialized, `${method} before initialize`);
+    if (!answeredInitialize) throw new ResponseError(ErrorCodes.ServerNotInitialized, `${method} before initialize`);
     if (broken) throw new ResponseError(LSPErrorCodes.RequestFailed, broken);
     throw new ResponseError(ErrorCodes.MethodNotFound, `Unhandled method ${method}`);
   });
