@@ -329,7 +329,7 @@ export class BuckleyServer implements RunningServer {
         this.renegotiate();
         this.notices.stateChanged(coordinator);
       },
-      onPreflightProblem: (problem) => this.notices.preflightProblem(problem),
+      onPreflight: (problem) => this.notices.preflight(problem),
     });
   }
 

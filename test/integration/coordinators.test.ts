@@ -257,6 +257,19 @@ describe('coordinators', () => {
     });
   });
 
+  it("says a missing agent command at start, checks it again when the settings change, and says it again if it returns", async () => {
+    const client = await start({ client: 'neovim-0.10.4', settings: {}, env: { BUCKLEY_AGENT: undefined }, initialize: { initializationOptions: { agent: { command: ['no-such-agent', '--acp'] } } } });
+    const first = await client.waitFor('window/showMessage', (p) => p.type === 2);
+    expect(first.message).toBe('no-such-agent not found: fix buckley.agent.command (see log)');
+    client.settings = { agent: { command: [process.execPath, SCRIPTED_AGENT] } };
+    await client.notify('workspace/didChangeConfiguration', { settings: null });
+    await client.waitFor('window/logMessage', (p) => p.message.includes('the embedded coordinator starts when first needed'));
+    const again = client.waitForNext('window/showMessage', (p) => p.type === 2);
+    client.settings = { agent: { command: ['no-such-agent', '--acp'] } };
+    await client.notify('workspace/didChangeConfiguration', { settings: null });
+    expect((await again).message).toBe(first.message);
+  });
+
   it('with no agent anywhere, tells the user in the editor how to configure one', async () => {
     const client = await start({ env: { BUCKLEY_AGENT: undefined, PATH: '/nonexistent' } });
     const warning = await client.waitFor('window/showMessage', (p) => p.type === 2);

@@ -51,7 +51,7 @@ async function started(values: object, env: NodeJS.ProcessEnv = {}) {
     workspaceRoot: () => undefined,
     openDocuments: () => [],
     onStateChange: () => undefined,
-    onPreflightProblem: (problem) => problems.push(problem),
+    onPreflight: (problem) => problem && problems.push(problem),
     initialSettings: () => Promise.resolve(),
   });
   await link.start();
@@ -73,7 +73,7 @@ describe('startup, before the coordinator is needed', () => {
     expect(problems).toEqual([
       {
         message: 'cannot start ACP agent `no-such-agent --acp`: no-such-agent is not found on PATH. Check that the command exists and is executable (setting buckley.agent.command or BUCKLEY_AGENT).',
-        summary: 'no-such-agent is not found: see buckley.agent.command',
+        summary: 'no-such-agent not found: fix buckley.agent.command',
         agentMissing: true,
       },
     ]);
@@ -95,7 +95,7 @@ describe('startup, before the coordinator is needed', () => {
     expect(problems).toEqual([
       {
         message: `the model server at http://127.0.0.1:${port}/v1 (buckley.agent.openai.baseUrl) does not accept connections: connect ECONNREFUSED 127.0.0.1:${port}`,
-        summary: `127.0.0.1:${port} does not answer: see buckley.agent.openai.baseUrl`,
+        summary: `no model server at 127.0.0.1:${port} (see log)`,
         agentMissing: false,
       },
     ]);

@@ -21,8 +21,8 @@ export interface LinkOptions {
   openDocuments(): string[];
   /** The current connection became ready or unavailable. */
   onStateChange(connection: CoordinatorConnection): void;
-  /** Startup's checks found something wrong (no connection is made yet). */
-  onPreflightProblem(problem: PreflightProblem): void;
+  /** What startup's checks found (no connection is made yet): a problem, or none. */
+  onPreflight(problem: PreflightProblem | undefined): void;
   /** Resolves once the editor's own settings are in (workspace/configuration after `initialized`). */
   initialSettings(): Promise<void>;
 }
@@ -65,8 +65,8 @@ export class CoordinatorLink {
     const problem = await preflight(config, options.env);
     // A connection made meanwhile, or newer settings, say what is so now.
     if (this.pending || this.closed || this.startedWith !== key) return;
-    if (problem) options.onPreflightProblem(problem);
-    else options.logger.info('the embedded coordinator starts when first needed (an ask, a task, a completion, the status)');
+    options.onPreflight(problem);
+    if (!problem) options.logger.info('the embedded coordinator starts when first needed (an ask, a task, a completion, the status)');
   }
 
   /** A connection is made or being made. */

@@ -39,8 +39,15 @@ export class CoordinatorNotices {
     this.say(coordinator.error ? (coordinator.errorSummary ?? coordinator.error) : undefined, coordinator.agentMissing);
   }
 
-  /** Startup's checks found what is wrong before any connection: logged in full, said in a few words. */
-  preflightProblem(problem: PreflightProblem): void {
+  /**
+   * What startup's checks found before any connection: a problem is logged in full and said in a
+   * few words; none (the settings were mended) clears it, so that it is said again if it returns.
+   */
+  preflight(problem: PreflightProblem | undefined): void {
+    if (!problem) {
+      this.lastSaid = undefined;
+      return;
+    }
     this.logger.warn(problem.message);
     this.say(problem.summary ?? problem.message, problem.agentMissing);
   }

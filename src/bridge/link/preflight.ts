@@ -6,6 +6,7 @@
  * Ollama) accepts a connection.
  */
 import { connect } from 'node:net';
+import { basename } from 'node:path';
 import type { Config } from '../../config.js';
 import type { Failure } from '../../errors.js';
 import { agentEnvironment, agentNotFound, agentProgram, chooseAgent, noAgentFound } from '../../coordinator/agents/choose.js';
@@ -26,7 +27,8 @@ export async function preflight(config: Config, env: NodeJS.ProcessEnv, timeoutM
       return { message: choice.problem, summary: NO_AGENT_SUMMARY, agentMissing: true };
     case 'acp':
       if (agentProgram(choice.command, agentEnvironment(env, config.agent.env))) return undefined;
-      return { message: agentNotFound(choice.command), summary: `${choice.command[0]} is not found: see buckley.agent.command`, agentMissing: true };
+      // The summary fits a one-line message: the program's name, then the setting to fix.
+      return { message: agentNotFound(choice.command), summary: `${basename(choice.command[0]!)} not found: fix buckley.agent.command`, agentMissing: true };
     case 'ollama':
       if (!(await refusal(new URL(choice.baseUrl), timeoutMs))) return undefined;
       return { message: noAgentFound(choice.baseUrl), summary: NO_AGENT_SUMMARY, agentMissing: true };
@@ -36,7 +38,7 @@ export async function preflight(config: Config, env: NodeJS.ProcessEnv, timeoutM
       if (!refused) return undefined;
       return {
         message: `the model server at ${choice.baseUrl} (buckley.agent.openai.baseUrl) does not accept connections: ${refused}`,
-        summary: `${url.host} does not answer: see buckley.agent.openai.baseUrl`,
+        summary: `no model server at ${url.host} (see log)`,
         agentMissing: false,
       };
     }
