@@ -38,6 +38,7 @@ export const FEATURES = [
   FEATURE.editorBuffers,
   FEATURE.editSelection,
   FEATURE.conversations,
+  FEATURE.usage,
 ] as const;
 
 /** How long the caller may take to answer a file_request before the disk is read instead. */
@@ -275,7 +276,7 @@ class CoordinatorService {
       if (result.stopReason === 'cancelled' && !refusal) {
         if (!call.cancelled) call.write({ task_id: taskId, status: 'cancelled', message: 'Task cancelled', timestamp: timestamp() });
       } else {
-        send({ status: 'completed', progress: 100, message: 'Done' });
+        send({ status: 'completed', progress: 100, message: 'Done', ...(result.usage ? { usage: result.usage } : {}) });
       }
       call.end();
     } catch (error) {

@@ -177,6 +177,15 @@ export interface FileWritten {
 const fileChangedSchema = z.object({ path: z.string(), before: text(), after: text(), in_editor: z._default(z.boolean(), false), unasked: z._default(z.boolean(), false) });
 export type FileChanged = z.infer<typeof fileChangedSchema>;
 
+/** What the agent says a turn cost (the final TaskEvent's `usage`). */
+const turnUsageSchema = z.object({
+  cost: z._default(z.number(), 0),
+  currency: text(),
+  context_used: z._default(z.int(), 0),
+  context_size: z._default(z.int(), 0),
+});
+export type TurnUsage = z.infer<typeof turnUsageSchema>;
+
 const wireRangeSchema = z.object({
   start: z.object({ line: z._default(z.int(), 0), character: z._default(z.int(), 0) }),
   end: z.object({ line: z._default(z.int(), 0), character: z._default(z.int(), 0) }),
@@ -229,6 +238,7 @@ export const taskEventSchema = z.object({
   file_request: z.optional(z.nullable(fileRequestSchema)),
   file_write: z.optional(z.nullable(fileWriteSchema)),
   file_changed: z.optional(z.nullable(fileChangedSchema)),
+  usage: z.optional(z.nullable(turnUsageSchema)),
 });
 export type TaskEvent = z.infer<typeof taskEventSchema>;
 

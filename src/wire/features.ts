@@ -32,6 +32,8 @@ export const FEATURE = {
   conversations: 'conversations',
   /** It completes code at the cursor (StreamInlineCompletions). */
   inlineCompletion: 'inline_completion',
+  /** It says what a turn cost, where its agent reports it (`usage` on a task's final event). */
+  usage: 'usage',
 } as const;
 
 export type FeatureFlag = keyof typeof FEATURE;

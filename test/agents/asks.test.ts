@@ -73,6 +73,18 @@ describe.each(REAL_AGENTS)('$name, asked', (agent) => {
     expect(model.received()).toContain('What does this do?');
   });
 
+  // Claude Code and Gemini CLI report no usage against their stand-ins; Codex and Qwen Code do.
+  it.runIf(installed && agent.reportsUsage)('says the context it used at the end of the progress, apart from the answer', async () => {
+    const ws = workspace();
+    const { client } = await session(agent, ws.root, [{ text: 'The delay doubles.' }]);
+    const uri = await client.open(ws.code, readFileSync(ws.code, 'utf8'));
+    const { answer } = await client.request('buckley/ask', { question: 'What does this do?', workDoneToken: 'usage', context: { activeFile: uri } });
+    expect(answer).toContain('The delay doubles.');
+    expect(answer).not.toContain('context');
+    const end = client.all('$/progress').find((p) => p.token === 'usage' && p.value.kind === 'end');
+    expect(end.value.message).toMatch(/^Answered \(context \d+k of \d+k tokens\)$/);
+  });
+
   it.runIf(installed)('reads a workspace file when the model asks for it', async () => {
     const ws = workspace();
     const { client, model } = await session(agent, ws.root, [{ tools: [agent.tools.read(ws.notes)] }, { text: 'They say retries back off.' }]);

@@ -46,6 +46,8 @@ export interface RealAgent {
   permissiveMode: string;
   /** One of its commands that it answers itself, without its model, and what the answer says. */
   localCommand?: { line: string; answer: RegExp };
+  /** It reports its context window in use (ACP `usage_update`) against its model's stand-in. */
+  reportsUsage?: boolean;
   model(script: Script): Promise<ModelServer>;
   /** `agent.env` for it, pointed at the stand-in, with a home of its own (files written there). */
   setup(model: ModelServer, home: string): Record<string, string>;
@@ -106,6 +108,7 @@ export const REAL_AGENTS: RealAgent[] = [
     },
     key: 'OPENAI_API_KEY',
     permissiveMode: 'full-access',
+    reportsUsage: true,
     model: openaiResponsesModel,
     setup: (model, home) => {
       // Codex takes a custom model provider in $CODEX_HOME/config.toml; its helpers may not live under /tmp.
@@ -139,6 +142,7 @@ export const REAL_AGENTS: RealAgent[] = [
     key: 'OPENAI_API_KEY',
     permissiveMode: 'yolo',
     localCommand: { line: '/status', answer: /Qwen Code v0\.24\.4/ },
+    reportsUsage: true,
     model: openaiChatModel,
     setup: (model, home) => {
       // Qwen Code reads OPENAI_* only with its auth type set to openai in its settings.

@@ -231,4 +231,21 @@ describe('context hygiene', () => {
     // The agent lists the related files it was sent: the workspace one, not the one outside.
     expect(result.answer).toContain('Other open files: notes.md.');
   });
+
+  it("says what the turn cost where the agent reports it: at the end of its progress and in the answer document's footer, never in the answer's words", async () => {
+    const client = await start({ client: 'neovim-0.10.4' });
+    const costly = await client.request('buckley/ask', { question: 'COSTLY question', workDoneToken: 'cost-1' });
+    expect(costly.answer).toBe('ok');
+    const end = client.all('$/progress').find((p) => p.token === 'cost-1' && p.value.kind === 'end');
+    expect(end.value.message).toBe('Answered ($0.0123 · context 42k of 200k tokens)');
+    const shown = await client.waitFor('window/showDocument');
+    const document = readFileSync(fileURLToPath(shown.uri), 'utf8');
+    expect(document).toContain('ok\n\n*Cost of this answer: $0.0123 · context 42k of 200k tokens*\n');
+    // An agent that reports nothing: nothing is said, no "$0.00" made up.
+    const plain = await client.request('buckley/ask', { question: 'INSTANT question', workDoneToken: 'cost-2' });
+    expect(plain.answer).toBe('ok');
+    expect(client.all('$/progress').find((p) => p.token === 'cost-2' && p.value.kind === 'end').value.message).toBe('Answered');
+    const second = await client.waitFor('window/showDocument', (p) => p.uri !== shown.uri);
+    expect(readFileSync(fileURLToPath(second.uri), 'utf8')).not.toContain('Cost');
+  });
 });

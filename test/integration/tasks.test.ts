@@ -51,6 +51,13 @@ function expectWellFormed(updates: any[], final: string): void {
 }
 
 describe('tasks', () => {
+  it('ends its progress with what the turn cost where the agent reports it', async () => {
+    const client = await start(optedIn());
+    const { taskId } = await client.request('buckley/executeTask', { task: 'COSTLY task' });
+    await ended(client, taskId);
+    expect((await progressEnded(client, 'Buckley: COSTLY task')).message).toBe('Done ($0.0123 · context 42k of 200k tokens)');
+  });
+
   it("ends its progress on the answer's words: a piece of the answer does not bring the last step back", async () => {
     const client = await start(optedIn());
     const { taskId } = await client.request('buckley/executeTask', { task: 'SLOW PLAN for the last words' });

@@ -78,6 +78,7 @@ describe('negotiate', () => {
       proposesEdits: false,
       conversations: false,
       inlineCompletion: false,
+      usage: false,
       unused: [],
     });
   });
@@ -101,6 +102,7 @@ describe('negotiate', () => {
       proposesEdits: true,
       conversations: false,
       inlineCompletion: true,
+      usage: false,
       unused: ['context_handles', 'apply_edits', 'editor_state'],
     });
   });

@@ -4,7 +4,7 @@
  * the flows are tested in-process against a fake session as well as against real coordinators.
  */
 import type { Failure } from '../../errors.js';
-import type { EditorContext, ProposeEditsResponse, TaskEvent } from '../../wire/contract.js';
+import type { TurnUsage, EditorContext, ProposeEditsResponse, TaskEvent } from '../../wire/contract.js';
 
 /**
  * What every call ends with: completed (with what it gave), failed (said in words: errors.ts,
@@ -19,6 +19,8 @@ export type Outcome<T extends object> = ({ status: 'completed' } & T) | { status
 export interface Answered {
   answer: string;
   report?: string[];
+  /** What the agent says the turn cost, where it says (our coordinator's `usage`). */
+  usage?: TurnUsage;
 }
 
 /**

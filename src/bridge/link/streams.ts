@@ -49,7 +49,8 @@ export async function runStream(runner: StreamRunner, call: StreamCall): Promise
   if (read.final?.status === 'failed') return { status: 'failed', failure: { message: read.final.message || 'the agent failed' } };
   // Buckley ends its stream without a final status and sends status lines only ("Planning task…",
   // "✅ Task completed"): they are its report, not an answer. An answer comes as answer_delta.
-  return { status: 'completed', answer: read.answer, ...(read.lines.length ? { report: read.lines } : {}) };
+  const usage = read.final?.usage;
+  return { status: 'completed', answer: read.answer, ...(read.lines.length ? { report: read.lines } : {}), ...(usage ? { usage } : {}) };
 }
 
 function readEvent(

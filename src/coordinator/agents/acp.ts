@@ -148,6 +148,7 @@ export class AcpDriver implements AgentDriver {
       stopReason,
       ...(active.refused.length ? { refused: active.refused } : {}),
       ...(active.unasked.size ? { unasked: [...active.unasked.values()] } : {}),
+      ...(active.usage ? { usage: active.usage } : {}),
     });
     try {
       const response = await Promise.race([answered, gaveUp.promise]);
@@ -399,6 +400,10 @@ export class AcpDriver implements AgentDriver {
       }
       case 'agent_thought_chunk':
         turn.textInterrupted = true;
+        break;
+      case 'usage_update':
+        // The latest says it all: the context in use now, the turn's cost so far.
+        turn.usage = { cost: update.cost?.amount ?? 0, currency: update.cost?.currency ?? '', context_used: update.used, context_size: update.size };
         break;
       default:
         break;

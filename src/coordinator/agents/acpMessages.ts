@@ -58,6 +58,12 @@ const updateSchemas = {
   plan: notificationOf({ sessionUpdate: z.literal('plan'), entries: z.array(z.object({ content: z.string(), status: z.string() })) }),
   current_mode_update: notificationOf({ sessionUpdate: z.literal('current_mode_update'), currentModeId: z.string() }),
   config_option_update: notificationOf({ sessionUpdate: z.literal('config_option_update'), configOptions: z.array(z.unknown()) }),
+  usage_update: notificationOf({
+    sessionUpdate: z.literal('usage_update'),
+    used: z.number().check(z.nonnegative()),
+    size: z.number().check(z.nonnegative()),
+    cost: z.nullish(z.object({ amount: z.number(), currency: z.string() })),
+  }),
   available_commands_update: notificationOf({
     sessionUpdate: z.literal('available_commands_update'),
     availableCommands: z.array(z.object({ name: z.string(), description: z.nullish(z.string()) })),

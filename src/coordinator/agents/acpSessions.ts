@@ -8,7 +8,7 @@
  */
 import type * as acp from '@agentclientprotocol/sdk';
 import type { Logger } from '../../logger.js';
-import type { WireToolExecution } from '../../wire/contract.js';
+import type { TurnUsage, WireToolExecution } from '../../wire/contract.js';
 import { withEarlierTurns } from '../../wire/prompt.js';
 import { errorLine, errorText, inWords, knownOf, type AgentIdentity } from './acpErrors.js';
 import type { CallFacts } from './acpMessages.js';
@@ -50,6 +50,8 @@ export interface ActiveTurn {
   asked: Set<string>;
   /** Tool calls that changed or ran something without a permission request, by title. */
   unasked: Map<string, string>;
+  /** What the agent says the turn cost (its latest `usage_update`). */
+  usage?: TurnUsage;
   /** When the agent last said anything in this turn. */
   lastWord: number;
   /** Permission requests being decided: silence then is the user's, not the agent's. */

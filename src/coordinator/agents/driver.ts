@@ -2,7 +2,7 @@
  * What our coordinator needs from an agent: run one turn of a conversation, streaming what
  * happens to a sink. Drivers: ACP (an agent subprocess) and OpenAI-compatible HTTP.
  */
-import type { WireToolExecution } from '../../wire/contract.js';
+import type { TurnUsage, WireToolExecution } from '../../wire/contract.js';
 import type { Completion, CompletionRequest } from './fillInTheMiddle.js';
 
 export interface AgentTurn {
@@ -99,6 +99,8 @@ export interface TurnResult {
   refused?: string[];
   /** Tool calls that changed or ran something without a permission request (commands, edits), by what the agent called them. */
   unasked?: string[];
+  /** What the agent says the turn cost; absent where it reports nothing. */
+  usage?: TurnUsage;
 }
 
 export interface AgentDriver {
