@@ -240,12 +240,12 @@ describe('context hygiene', () => {
     expect(end.value.message).toBe('Answered ($0.0123 · context 42k of 200k tokens)');
     const shown = await client.waitFor('window/showDocument');
     const document = readFileSync(fileURLToPath(shown.uri), 'utf8');
-    expect(document).toContain('ok\n\n*Cost of this answer: $0.0123 · context 42k of 200k tokens*\n');
+    expect(document).toContain('ok\n\n*Usage: $0.0123 · context 42k of 200k tokens*\n');
     // An agent that reports nothing: nothing is said, no "$0.00" made up.
     const plain = await client.request('buckley/ask', { question: 'INSTANT question', workDoneToken: 'cost-2' });
     expect(plain.answer).toBe('ok');
     expect(client.all('$/progress').find((p) => p.token === 'cost-2' && p.value.kind === 'end').value.message).toBe('Answered');
     const second = await client.waitFor('window/showDocument', (p) => p.uri !== shown.uri);
-    expect(readFileSync(fileURLToPath(second.uri), 'utf8')).not.toContain('Cost');
+    expect(readFileSync(fileURLToPath(second.uri), 'utf8')).not.toContain('Usage:');
   });
 });

@@ -19,7 +19,7 @@ import { FINAL_STATUSES } from '../../wire/contract.js';
 import type { Logger } from '../../logger.js';
 import { AskRequest, type AskResult } from '../protocol.js';
 import { reportOnly, type Answer, type Answers } from '../stores/answers.js';
-import { costLine } from './usage.js';
+import { usageLine } from './usage.js';
 import type { Limiter } from '../editor/limits.js';
 import type { Targets, TargetInput } from './target.js';
 import type { EditorClient } from '../editor/client.js';
@@ -127,11 +127,11 @@ export class AskService {
       if (outcome.status !== 'completed') return this.unfinished(outcome, input.question, progress);
       // Where it sent no answer, only what it did, that is its report.
       const reported = !outcome.answer.trim() && outcome.report?.length ? outcome.report : undefined;
-      const cost = costLine(outcome.usage);
-      progress.done(reported ? 'No answer: see its report' : cost ? `Answered (${cost})` : 'Answered');
+      const used = usageLine(outcome.usage);
+      progress.done(reported ? 'No answer: see its report' : used ? `Answered (${used})` : 'Answered');
       releasePending();
       const answer = reported ? reportOnly(reported) : outcome.answer;
-      const delivered = this.deliver({ question: input.question, answer, ...(reported ? { report: true } : {}), ...(cost ? { cost } : {}), uri: target.document?.uri, range: target.range, conversation }, thread?.document);
+      const delivered = this.deliver({ question: input.question, answer, ...(reported ? { report: true } : {}), ...(used ? { usage: used } : {}), uri: target.document?.uri, range: target.range, conversation }, thread?.document);
       const references = target.document && target.range ? [{ uri: target.document.uri, range: target.range, title: 'Asked about' }] : undefined;
       // With a partial-result token the answer went out in pieces; the final result repeats none of it.
       const result = { answer: options.partialResultToken !== undefined ? '' : delivered.answer, ...(references ? { references } : {}), conversation };

@@ -13,7 +13,7 @@ import type { CoordinatorSession, EditorFiles, StreamOutcome } from '../link/cal
 import { FINAL_STATUSES, type TaskEvent } from '../../wire/contract.js';
 import type { Logger } from '../../logger.js';
 import { TaskProgressNotification, type TaskProgress, type TaskStatus, type ToolExecution } from '../protocol.js';
-import { costLine } from './usage.js';
+import { usageLine } from './usage.js';
 import { reportOnly, type Answers } from '../stores/answers.js';
 import type { ApprovalService, WireApproval } from './approvals.js';
 import { named, subjectOf } from './approvalWords.js';
@@ -225,8 +225,8 @@ export class TaskService {
     }
     if (features.taskProgress) notifications.finish(snapshot(task));
     else notifications.finish();
-    const cost = outcome.status === 'completed' ? costLine(outcome.usage) : undefined;
-    const line = outcome.status === 'completed' ? (cost ? `Done (${cost})` : 'Done') : outcome.status === 'failed' ? `Failed: ${outcome.failure.message}` : 'Cancelled';
+    const used = outcome.status === 'completed' ? usageLine(outcome.usage) : undefined;
+    const line = outcome.status === 'completed' ? (used ? `Done (${used})` : 'Done') : outcome.status === 'failed' ? `Failed: ${outcome.failure.message}` : 'Cancelled';
     progress.done(oneLine(line, 80));
     if (outcome.status === 'failed') deps.logger.error(`task ${task.id} ("${task.title}") failed: ${outcome.failure.message}`);
     else deps.logger.info(`task ${task.id} ${outcome.status}`);
@@ -241,7 +241,7 @@ export class TaskService {
       const answered = text.trim() !== '' || review !== undefined;
       // With an answer (or the coordinator's report), its message is the final state: "done «task»: answer opened".
       if (answered) {
-        deps.answers.deliver({ question: task.title, answer: [text, review].filter(Boolean).join('\n\n---\n\n'), ...(reported ? { report: true } : {}), ...(cost ? { cost } : {}), ...place }, features, 'done');
+        deps.answers.deliver({ question: task.title, answer: [text, review].filter(Boolean).join('\n\n---\n\n'), ...(reported ? { report: true } : {}), ...(used ? { usage: used } : {}), ...place }, features, 'done');
       }
       if (!answered || !features.answerMessage) messages.info(deps.editor, messages.fit('done «', task.title, '»'));
     } else {

@@ -5,8 +5,8 @@
  */
 import type { TurnUsage } from '../../wire/contract.js';
 
-/** "$0.0123 · context 42k of 200k tokens"; undefined where nothing was reported. */
-export function costLine(usage: TurnUsage | undefined): string | undefined {
+/** What the turn used and cost: "$0.0123 · context 42k of 200k tokens"; undefined where nothing was reported. */
+export function usageLine(usage: TurnUsage | undefined): string | undefined {
   if (!usage) return undefined;
   const parts: string[] = [];
   if (usage.currency) parts.push(money(usage.cost, usage.currency));

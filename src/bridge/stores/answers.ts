@@ -51,8 +51,8 @@ const answerSchema = z.object({
   conversation: z.optional(z.string()),
   /** The whole answer's length, when only its start is kept (for hover). */
   length: z.optional(z.number()),
-  /** What the turn cost, in words (flows/usage.ts), where the agent said: the document's footer. */
-  cost: z.optional(z.string()),
+  /** What the turn used and cost, in words (flows/usage.ts), where the agent said: the document's footer. */
+  usage: z.optional(z.string()),
 });
 export type Answer = z.infer<typeof answerSchema>;
 
@@ -291,7 +291,7 @@ export class Answers {
       : `*${when}*\n\n`;
     // Wrapped, so it reads in an editor that does not wrap long lines.
     const body = answer.answer.length > WRAPPED_ANSWER_CHARS ? answer.answer : wrapMarkdown(answer.answer);
-    const content = `# ${answer.question}\n\n${source}${body}\n${costFooter(answer)}${answer.conversation ? `\n---\n\n${FOLLOW_UP_MARKER}\n\n` : ''}`;
+    const content = `# ${answer.question}\n\n${source}${body}\n${usageFooter(answer)}${answer.conversation ? `\n---\n\n${FOLLOW_UP_MARKER}\n\n` : ''}`;
     // A new file each time, opened only once written: no temporary file and rename needed.
     for (let attempt = 1; ; attempt++) {
       const path = join(this.answersDir, `${stamp}-${slug(answer.question)}${attempt > 1 ? `-${attempt}` : ''}.md`);
@@ -385,9 +385,9 @@ export class Answers {
  * wrote below the follow-up line (as a heading, with the answer, and a new follow-up line after
  * it); a question written since the follow-up was asked is left below the new line.
  */
-export function followUpEdit(text: string, answer: Pick<Answer, 'question' | 'answer' | 'at' | 'cost'>): { from: number; to: number; newText: string } {
+export function followUpEdit(text: string, answer: Pick<Answer, 'question' | 'answer' | 'at' | 'usage'>): { from: number; to: number; newText: string } {
   const when = answer.at.replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
-  const turn = `## ${answer.question}\n\n*${when}*\n\n${wrapMarkdown(answer.answer)}\n${costFooter(answer)}\n---\n\n${FOLLOW_UP_MARKER}\n\n`;
+  const turn = `## ${answer.question}\n\n*${when}*\n\n${wrapMarkdown(answer.answer)}\n${usageFooter(answer)}\n---\n\n${FOLLOW_UP_MARKER}\n\n`;
   const at = text.lastIndexOf(FOLLOW_UP_MARKER);
   if (at === -1) return { from: text.length, to: text.length, newText: `${text.endsWith('\n') ? '' : '\n'}\n---\n\n${turn}` };
   const typed = text.slice(at + FOLLOW_UP_MARKER.length).trim();
@@ -446,7 +446,7 @@ function slug(text: string): string {
   );
 }
 
-/** The answer's footer: what the turn cost, where the agent said (apart from the answer's words). */
-function costFooter(answer: Pick<Answer, 'cost'>): string {
-  return answer.cost ? `\n*Cost of this answer: ${answer.cost}*\n` : '';
+/** The answer's footer: what the turn used and cost, where the agent said (apart from the answer's words). */
+function usageFooter(answer: Pick<Answer, 'usage'>): string {
+  return answer.usage ? `\n*Usage: ${answer.usage}*\n` : '';
 }
