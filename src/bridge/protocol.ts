@@ -160,8 +160,10 @@ export interface StatusResult {
   features: Record<string, boolean>;
   tasks: TaskProgress[];
   approvals: unknown[];
-  /** The conversations kept (newest first): follow one up with its id, or in its document. */
-  conversations: { id: string; title: string; turns: number; updated: string; document?: string }[];
+  /** The conversations kept (newest first): follow one up with its id, or in its document; what its turns used and cost here, where the agent said. */
+  conversations: { id: string; title: string; turns: number; updated: string; document?: string; usage?: string }[];
+  /** What the turns used and cost while this server runs, where the agents said ("$0.0246 over 2 turns · context 42k of 200k tokens"). */
+  usage?: string;
   /** Inline completions (textDocument/inlineCompletion): available, or why not. */
   completions: { available: boolean; why?: string };
 }

@@ -246,6 +246,7 @@ export class BuckleyServer implements RunningServer {
       approvals: approvals.list(),
       conversations: conversations.list(),
       completions: completionsUnavailable(this.features, config),
+      usage: this.services.usage,
     });
   };
 

@@ -25,6 +25,7 @@ import { Proposals } from './flows/proposals.js';
 import { Targets } from './flows/target.js';
 import { TaskEdits } from './flows/taskEdits.js';
 import { TaskService } from './flows/tasks.js';
+import { UsageTally } from './flows/usage.js';
 import { Answers } from './stores/answers.js';
 import { Conversations } from './stores/conversations.js';
 import { TrustStore } from './stores/trust.js';
@@ -78,7 +79,8 @@ export function createServices(input: ServicesInput) {
     },
     write: (write) => agentEdits.apply(write),
   };
-  const common = { editor, config, features, targets, answers, progress, limiter, coordinator, files };
+  const usage = new UsageTally();
+  const common = { editor, config, features, targets, answers, progress, limiter, coordinator, files, usage };
   const asks = new AskService({ ...common, logger: logger.child('ask'), conversations, openText: (uri) => documents.get(canonicalUri(uri))?.getText() });
   const approvals = new ApprovalService({
     editor,
@@ -96,7 +98,7 @@ export function createServices(input: ServicesInput) {
   const edits = new EditRoute({ editor, coordinator, tasks, proposals });
   const completions = new InlineCompletions({ documents, config, features, coordinator, logger: logger.child('completions') });
   documents.listen(input.documentEvents);
-  return { documents, openDocument, documentAt, answers, conversations, trust, progress, agentEdits, asks, approvals, taskEdits, tasks, edits, completions, logger };
+  return { documents, openDocument, documentAt, answers, conversations, trust, progress, agentEdits, asks, approvals, taskEdits, tasks, edits, completions, usage, logger };
 }
 
 /** Ends the work in flight (asks, tasks, completions) and saves what must outlive the process. */

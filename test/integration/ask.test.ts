@@ -241,11 +241,17 @@ describe('context hygiene', () => {
     const shown = await client.waitFor('window/showDocument');
     const document = readFileSync(fileURLToPath(shown.uri), 'utf8');
     expect(document).toContain('ok\n\n*Usage: $0.0123 · context 42k of 200k tokens*\n');
+    // A follow-up in the same conversation: the status adds the turns up, per conversation and in all.
+    await client.request('buckley/ask', { question: 'COSTLY again', conversation: costly.conversation });
+    const status = await client.request('buckley/status', {});
+    expect(status.usage).toBe('$0.0246 over 2 turns · context 42k of 200k tokens');
+    expect(status.conversations.find((c: any) => c.id === costly.conversation).usage).toBe('$0.0246 over 2 turns · context 42k of 200k tokens');
     // An agent that reports nothing: nothing is said, no "$0.00" made up.
     const plain = await client.request('buckley/ask', { question: 'INSTANT question', workDoneToken: 'cost-2' });
     expect(plain.answer).toBe('ok');
     expect(client.all('$/progress').find((p) => p.token === 'cost-2' && p.value.kind === 'end').value.message).toBe('Answered');
     const second = await client.waitFor('window/showDocument', (p) => p.uri !== shown.uri);
     expect(readFileSync(fileURLToPath(second.uri), 'utf8')).not.toContain('Usage:');
+    expect((await client.request('buckley/status', {})).usage).toBe('$0.0246 over 2 turns · context 42k of 200k tokens');
   });
 });

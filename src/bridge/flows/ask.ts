@@ -19,7 +19,7 @@ import { FINAL_STATUSES } from '../../wire/contract.js';
 import type { Logger } from '../../logger.js';
 import { AskRequest, type AskResult } from '../protocol.js';
 import { reportOnly, type Answer, type Answers } from '../stores/answers.js';
-import { usageLine } from './usage.js';
+import { usageLine, type UsageTally } from './usage.js';
 import type { Limiter } from '../editor/limits.js';
 import type { Targets, TargetInput } from './target.js';
 import type { EditorClient } from '../editor/client.js';
@@ -53,6 +53,8 @@ export interface AskDependencies {
   files: EditorFiles;
   targets: Targets;
   limiter: Limiter;
+  /** What the turns used and cost (for buckley/status). */
+  usage: UsageTally;
   conversations: Conversations;
   /** The text of a document open in the editor. */
   openText(uri: string): string | undefined;
@@ -128,6 +130,7 @@ export class AskService {
       // Where it sent no answer, only what it did, that is its report.
       const reported = !outcome.answer.trim() && outcome.report?.length ? outcome.report : undefined;
       const used = usageLine(outcome.usage);
+      deps.usage.add(outcome.usage, conversation);
       progress.done(reported ? 'No answer: see its report' : used ? `Answered (${used})` : 'Answered');
       releasePending();
       const answer = reported ? reportOnly(reported) : outcome.answer;

@@ -4,6 +4,7 @@ import type { Config } from '../../config.js';
 import type { CoordinatorConnection } from '../link/connection.js';
 import type { ClientIdentity } from '../capabilities.js';
 import type { StatusResult, TaskProgress, ToolApprovalRequest } from '../protocol.js';
+import type { UsageTally } from './usage.js';
 
 export function buildStatus(input: {
   version: string;
@@ -17,6 +18,7 @@ export function buildStatus(input: {
   conversations: StatusResult['conversations'];
   /** Why there are no inline completions; undefined: there are. */
   completions: string | undefined;
+  usage: UsageTally;
 }): StatusResult {
   const { coordinator, config, features } = input;
   const { coordinator: coordinatorFeatures, ...clientFeatures } = features;
@@ -44,7 +46,11 @@ export function buildStatus(input: {
     },
     tasks: input.tasks,
     approvals: input.approvals,
-    conversations: input.conversations,
+    conversations: input.conversations.map((conversation) => {
+      const usage = input.usage.ofConversation(conversation.id);
+      return usage ? { ...conversation, usage } : conversation;
+    }),
+    ...(input.usage.ofSession() ? { usage: input.usage.ofSession() } : {}),
     completions: input.completions ? { available: false, why: input.completions } : { available: true },
   };
 }

@@ -13,7 +13,7 @@ import type { CoordinatorSession, EditorFiles, StreamOutcome } from '../link/cal
 import { FINAL_STATUSES, type TaskEvent } from '../../wire/contract.js';
 import type { Logger } from '../../logger.js';
 import { TaskProgressNotification, type TaskProgress, type TaskStatus, type ToolExecution } from '../protocol.js';
-import { usageLine } from './usage.js';
+import { usageLine, type UsageTally } from './usage.js';
 import { reportOnly, type Answers } from '../stores/answers.js';
 import type { ApprovalService, WireApproval } from './approvals.js';
 import { named, subjectOf } from './approvalWords.js';
@@ -50,6 +50,8 @@ export interface TaskDependencies {
   limiter: Limiter;
   /** What the tasks' agents changed, for review and undo. */
   edits: TaskEdits;
+  /** What the turns used and cost (for buckley/status). */
+  usage: UsageTally;
 }
 
 interface RunningTask {
@@ -226,6 +228,7 @@ export class TaskService {
     if (features.taskProgress) notifications.finish(snapshot(task));
     else notifications.finish();
     const used = outcome.status === 'completed' ? usageLine(outcome.usage) : undefined;
+    if (outcome.status === 'completed') deps.usage.add(outcome.usage, `task-${task.id}`);
     const line = outcome.status === 'completed' ? (used ? `Done (${used})` : 'Done') : outcome.status === 'failed' ? `Failed: ${outcome.failure.message}` : 'Cancelled';
     progress.done(oneLine(line, 80));
     if (outcome.status === 'failed') deps.logger.error(`task ${task.id} ("${task.title}") failed: ${outcome.failure.message}`);

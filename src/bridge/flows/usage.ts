@@ -23,3 +23,50 @@ function money(amount: number, currency: string): string {
 function tokens(count: number): string {
   return count >= 1000 ? `${Math.round(count / 1000)}k` : String(count);
 }
+
+/**
+ * What the turns used and cost while this server runs (`buckley/status`), in all and per
+ * conversation: costs summed per currency, the context window as the latest turn left it.
+ */
+export class UsageTally {
+  private readonly session = new Tally();
+  private readonly conversations = new Map<string, Tally>();
+
+  add(usage: TurnUsage | undefined, conversation: string): void {
+    if (!usage) return;
+    this.session.add(usage);
+    let tally = this.conversations.get(conversation);
+    if (!tally) this.conversations.set(conversation, (tally = new Tally()));
+    tally.add(usage);
+  }
+
+  /** "$0.0246 over 2 turns · context 42k of 200k tokens"; undefined where no turn reported any. */
+  ofSession(): string | undefined {
+    return this.session.line();
+  }
+
+  ofConversation(conversation: string): string | undefined {
+    return this.conversations.get(conversation)?.line();
+  }
+}
+
+class Tally {
+  private turns = 0;
+  private readonly costs = new Map<string, number>();
+  private context: TurnUsage | undefined;
+
+  add(usage: TurnUsage): void {
+    this.turns++;
+    if (usage.currency) this.costs.set(usage.currency, (this.costs.get(usage.currency) ?? 0) + usage.cost);
+    if (usage.context_size > 0) this.context = usage;
+  }
+
+  line(): string | undefined {
+    if (this.turns === 0) return undefined;
+    const turns = `${this.turns} turn${this.turns === 1 ? '' : 's'}`;
+    const costs = [...this.costs].map(([currency, amount]) => money(amount, currency));
+    const spent = costs.length ? `${costs.join(' + ')} over ${turns}` : turns;
+    const context = this.context ? usageLine({ ...this.context, currency: '' }) : undefined;
+    return context ? `${spent} · ${context}` : spent;
+  }
+}
