@@ -35,6 +35,8 @@ export interface StartupSample {
 const IDLE_FOR_MS = 1_000;
 const IDLE_AT_MOST_MS = 20_000;
 const POLL_MS = 50;
+/** A server that has not answered `initialize` by then fails the benchmark, named. */
+const INITIALIZE_WITHIN_MS = 30_000;
 
 /** Where `npm run install-agents -- --copilot` puts GitHub's Copilot language server. */
 export function copilotServer(repo: string): StartupServer | undefined {
@@ -68,7 +70,7 @@ async function measureOne(server: StartupServer, workspace: string): Promise<Sta
   connection.listen();
   try {
     const rootUri = pathToFileURL(workspace).href;
-    await connection.sendRequest('initialize', {
+    const answered = connection.sendRequest('initialize', {
       processId: process.pid,
       clientInfo: { name: 'Neovim', version: '0.10.4' },
       rootUri,
@@ -76,6 +78,9 @@ async function measureOne(server: StartupServer, workspace: string): Promise<Sta
       capabilities: { window: { workDoneProgress: true, showMessage: {} }, workspace: { configuration: true, workspaceFolders: true } },
       initializationOptions: server.initializationOptions,
     });
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${server.name} did not answer initialize within ${INITIALIZE_WITHIN_MS / 1000} s`)), INITIALIZE_WITHIN_MS)));
+    await Promise.race([answered, late]).finally(() => clearTimeout(timer));
     const initialize = performance.now() - started;
     await connection.sendNotification('initialized', {});
     const cpuToIdle = await untilIdle(child.pid!);
