@@ -1,6 +1,5 @@
 /** The `buckley-lsp` command: parses arguments (args.ts) and hands off to the command. */
 import { doctorUsage, needsSettings, parseArgs, usage, VERSION } from './args.js';
-import { chooseLogFile } from './logFile.js';
 import { isLogLevel, RootLogger, stderrSink } from './logger.js';
 
 /** Every setting, from the schema: loaded only when needed, so a server started plainly answers `initialize` without it. */
@@ -26,12 +25,14 @@ async function main(): Promise<void> {
       process.stdout.write(`${VERSION}\n`);
       return;
     case 'server': {
-      const { serveStdio } = await import('./commands/server.js');
+      // Loaded side by side: the server answers `initialize` the sooner.
+      const [{ serveStdio }, { chooseLogFile }] = await Promise.all([import('./commands/server.js'), import('./logFile.js')]);
       const { logFile, problem } = chooseLogFile(askedLogFile, process.env, true);
       serveStdio({ version: VERSION, cliConfig: parsed.config, logger, logFile, logFileProblem: problem });
       return;
     }
     case 'coordinator': {
+      const { chooseLogFile } = await import('./logFile.js');
       const { logFile, problem } = chooseLogFile(askedLogFile, process.env, false);
       if (problem) stderrSink('warn', problem);
       if (logFile) logger.setSink((level, line) => (logFile.sink(level, line), stderrSink(level, line)));
