@@ -49,7 +49,6 @@ export function startServer(connection: Connection, reader: HeldReader, options:
   let broken: string | undefined;
   let answeredInitialize = false;
   connection.onInitialize((params): InitializeResult => {
-    answeredInitialize = true;
     const { clientCapabilities: _ignored, ...values } = (params.initializationOptions ?? {}) as Record<string, unknown>;
     sources.find((source) => source.name === 'initializationOptions')!.values = values;
     // The settings the answer depends on, read without the schema: the server validates them all.
@@ -68,7 +67,9 @@ export function startServer(connection: Connection, reader: HeldReader, options:
         })
         .finally(() => reader.release());
     });
-    return { capabilities: capabilities(features), serverInfo: { name: 'buckley-lsp', version: options.version } };
+    const result = { capabilities: capabilities(features), serverInfo: { name: 'buckley-lsp', version: options.version } };
+    answeredInitialize = true;
+    return result;
   });
   // Methods nobody handles: before `initialize` every request is refused as LSP says; after it, unknown.
   connection.onRequest((method) => {

@@ -286,7 +286,11 @@ export class EditorWriter implements MessageWriter {
   readonly onError = this.errors.event;
   readonly onClose = this.closes.event;
 
-  constructor(private readonly output: Writable) {
+  constructor(
+    private readonly output: Writable,
+    /** Told of each message as it is written (the HeldReader watches for `initialize`'s answer). */
+    private readonly written?: (message: Message) => void,
+  ) {
     this.inner = new StreamMessageWriter(output);
     const stop = () => (this.gone = true);
     output.on('error', stop);
@@ -294,6 +298,7 @@ export class EditorWriter implements MessageWriter {
   }
 
   write(message: Message): Promise<void> {
+    this.written?.(message);
     if (this.gone || this.output.destroyed) return Promise.resolve();
     this.pending++;
     return this.inner
@@ -325,10 +330,14 @@ export class EditorWriter implements MessageWriter {
 /**
  * The reader the connection listens to: it passes the messages on as they come until an
  * `initialize` request has passed, then holds the ones after it — in order, none lost — until
- * `release()`, after which they and every later one pass on.
+ * `release()`, after which they and every later one pass on. An `initialize` answered with an
+ * error (params the LSP library cannot read) loads no server: what it held passes on at once
+ * (`answered`), and a later `initialize` holds again — the server is never left deaf.
  */
 export class HeldReader implements MessageReader {
   private held: Message[] | undefined;
+  /** The id of the `initialize` the held messages wait behind. */
+  private initializeId: number | string | undefined;
   private released = false;
   private callback: DataCallback | undefined;
 
@@ -346,20 +355,38 @@ export class HeldReader implements MessageReader {
 
   listen(callback: DataCallback): Disposable {
     this.callback = callback;
-    return this.reader.listen((message) => {
-      if (this.held) return void this.held.push(message);
-      callback(message);
-      if (!this.released && Message.isRequest(message) && message.method === 'initialize') this.held = [];
-    });
+    return this.reader.listen((message) => this.pass(message));
   }
 
   /** Passes on what was held, and from now on every message as it comes. */
   release(): void {
     if (this.released) return;
     this.released = true;
+    this.flush();
+  }
+
+  /** A message written to the editor: an error answering the `initialize` waited behind lets the held ones go. */
+  answered(message: Message): void {
+    if (this.released || !this.held || !Message.isResponse(message) || message.id !== this.initializeId || !message.error) return;
+    this.flush();
+  }
+
+  /** Held while an `initialize` is waited behind; else on, and an `initialize` starts the wait. */
+  private pass(message: Message): void {
+    if (this.held) return void this.held.push(message);
+    this.callback?.(message);
+    if (!this.released && Message.isRequest(message) && message.method === 'initialize') {
+      this.held = [];
+      this.initializeId = message.id ?? undefined;
+    }
+  }
+
+  private flush(): void {
     const held = this.held ?? [];
     this.held = undefined;
-    for (const message of held) this.callback?.(message);
+    this.initializeId = undefined;
+    // One may be another `initialize`: what comes after it is held again.
+    for (const message of held) this.pass(message);
   }
 
   dispose(): void {

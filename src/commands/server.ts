@@ -44,7 +44,9 @@ Ctrl-C ends it.
 `;
 
 export function serveStdio({ version, cliConfig, logger, logFile, logFileProblem }: StdioServerOptions): void {
-  const writer = new EditorWriter(process.stdout);
+  // The reader holds what comes after `initialize` until the server is loaded — or `initialize` failed.
+  let reader: HeldReader | undefined;
+  const writer = new EditorWriter(process.stdout, (message) => reader?.answered(message));
   // Bad input gets a JSON-RPC error and the server reads on (see bridge/transport.ts).
   const answerError = (code: number, message: string, id: number | string | null = null) =>
     void writer.write({ jsonrpc: '2.0', id, error: { code, message } } as never);
@@ -58,7 +60,7 @@ export function serveStdio({ version, cliConfig, logger, logFile, logFileProblem
   const input = new PassThrough();
   process.stdin.pipe(guard).pipe(input, { end: false });
   process.stdin.on('error', () => guard.end());
-  const reader = new HeldReader(new StreamMessageReader(input));
+  reader = new HeldReader(new StreamMessageReader(input));
   // A large body the guard passed unchecked that is not JSON: vscode-jsonrpc skips it; say so.
   reader.onError((error) => answerError(-32700, `Parse error: ${error.message}`));
   const connection = createConnection(reader, writer);

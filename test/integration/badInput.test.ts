@@ -148,6 +148,29 @@ describe('bad input', () => {
     }
   });
 
+  it('lives on after an initialize it cannot read: the requests behind it are answered, and a good initialize then works', async () => {
+    const { spawn } = await import('node:child_process');
+    const { StreamMessageReader, StreamMessageWriter, createMessageConnection } = await import('vscode-jsonrpc/node.js');
+    const { BIN } = await import('../helpers/paths.js');
+    const child = spawn(process.execPath, [BIN, '--stdio'], { env: { PATH: process.env.PATH, HOME: tempDir('buckley-home'), BUCKLEY_AGENT: 'no-such-agent' }, stdio: ['pipe', 'pipe', 'ignore'] });
+    const connection = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
+    connection.onRequest(() => null);
+    connection.listen();
+    try {
+      const bad = connection.sendRequest('initialize', { processId: null, rootUri: null, capabilities: null });
+      const behind = connection.sendRequest('buckley/status', {});
+      await expect(bad).rejects.toMatchObject({ code: -32603 });
+      await expect(behind).rejects.toMatchObject({ code: -32002 });
+      const good = await connection.sendRequest<any>('initialize', { processId: null, rootUri: null, capabilities: {} });
+      expect(good.serverInfo.name).toBe('buckley-lsp');
+      const status = await connection.sendRequest<any>('buckley/status', {});
+      expect(status.server.name).toBe('buckley-lsp');
+    } finally {
+      connection.dispose();
+      child.kill();
+    }
+  });
+
   it('survives a seeded fuzz run of thousands of random and mutated messages', async () => {
     const client = await start(quiet);
     const { uri } = await client.openFixture('workspace/retry.ts');

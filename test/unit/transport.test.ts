@@ -160,4 +160,21 @@ describe('the reader that holds what comes after initialize', () => {
     send({ jsonrpc: '2.0', method: 'initialized', params: {} });
     expect(seen).toEqual(['initialize', 'initialized']);
   });
+
+  it('lets the held messages go when initialize is answered with an error, and holds again behind the next initialize', () => {
+    const { reader, send } = source();
+    const held = new HeldReader(reader);
+    const seen: string[] = [];
+    held.listen((message) => seen.push((message as { method?: string }).method ?? ''));
+    send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { capabilities: null } });
+    send({ jsonrpc: '2.0', id: 2, method: 'buckley/status' });
+    send({ jsonrpc: '2.0', id: 3, method: 'initialize', params: { capabilities: {} } });
+    send({ jsonrpc: '2.0', method: 'initialized', params: {} });
+    held.answered({ jsonrpc: '2.0', id: 9, result: null } as Message);
+    expect(seen).toEqual(['initialize']);
+    held.answered({ jsonrpc: '2.0', id: 1, error: { code: -32603, message: 'cannot read capabilities' } } as Message);
+    expect(seen).toEqual(['initialize', 'buckley/status', 'initialize']);
+    held.release();
+    expect(seen).toEqual(['initialize', 'buckley/status', 'initialize', 'initialized']);
+  });
 });
