@@ -53,13 +53,17 @@ function refusal(url: URL, timeoutMs: number): Promise<string | undefined> {
   const host = url.hostname.replace(/^\[|\]$/g, '');
   return new Promise((resolve) => {
     const socket = connect({ host, port });
+    let ended = false;
     const done = (why: string | undefined) => {
+      if (ended) return;
+      ended = true;
       clearTimeout(timer);
       socket.destroy();
       resolve(why);
     };
     const timer = setTimeout(() => done(TIMED_OUT), timeoutMs);
     socket.once('connect', () => done(undefined));
-    socket.once('error', (error) => done(error.message));
+    // For the socket's whole life: an error after the check has ended must not go uncaught.
+    socket.on('error', (error) => done(error.message));
   });
 }
