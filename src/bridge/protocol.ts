@@ -134,6 +134,8 @@ export interface TaskProgress {
   progress?: number;
   message?: string;
   toolExecutions?: ToolExecution[];
+  /** The agent's plan as it last sent it: each step's words and state (`pending`, `in_progress`, `completed`). */
+  plan?: { content: string; status: string }[];
 }
 
 export interface StatusResult {

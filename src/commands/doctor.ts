@@ -271,7 +271,7 @@ async function oneTurn(driver: AgentDriver): Promise<string> {
   const refuse = async () => Promise.reject(new Error('doctor reads and writes nothing'));
   const result = await driver.run(
     { sessionKey: 'doctor', prompt: question, readOnly: true, cwd: process.cwd() },
-    { text() {}, tool() {}, plan() {}, notice() {}, permission: decline, readFile: refuse, writeFile: refuse },
+    { text() {}, tool() {}, plan() {}, thought() {}, notice() {}, permission: decline, readFile: refuse, writeFile: refuse },
     AbortSignal.timeout(60_000),
   );
   const answer = result.text.replace(/\s+/g, ' ').trim();

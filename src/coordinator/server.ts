@@ -20,7 +20,7 @@ import { EventBatcher } from './batcher.js';
 import { agentFailure, answerOf, certifiedIdentity, checkIdentity, fail, identityOf, type Caller } from './callers.js';
 import { askSink, assessCall, effectiveKind, refusalNote, withNotes } from './turnRules.js';
 import { agentCommunicationService } from '../wire/protos.js';
-import { AUTHORIZATION_HEADER, BUFFERS_HEADER, CONVERSATION_HEADER, EARLIER_TURNS_KEY, INTENT_HEADER, SESSION_HEADER, type ContextDelta, type FileContent, type FileWritten, type CreateSessionRequest, type EditorContext, type SendMessageRequest, type TaskStreamRequest, type WireToolExecution, type InlineCompletionRequest } from '../wire/contract.js';
+import { AUTHORIZATION_HEADER, BUFFERS_HEADER, CONVERSATION_HEADER, EARLIER_TURNS_KEY, INTENT_HEADER, SESSION_HEADER, type ContextDelta, type FileContent, type FileWritten, type CreateSessionRequest, type EditorContext, type SendMessageRequest, type TaskStreamRequest, type WireToolExecution, type InlineCompletionRequest, type PlanEntry } from '../wire/contract.js';
 import { uriToPath } from '../uri.js';
 import { FEATURE } from '../wire/features.js';
 
@@ -39,6 +39,8 @@ export const FEATURES = [
   FEATURE.editSelection,
   FEATURE.conversations,
   FEATURE.usage,
+  FEATURE.plan,
+  FEATURE.thoughts,
 ] as const;
 
 /** How long the caller may take to answer a file_request before the disk is read instead. */
@@ -167,7 +169,7 @@ class CoordinatorService {
     const controller = new AbortController();
     call.on('cancelled', () => controller.abort());
     try {
-      const sink = askSink({ text() {}, tool() {}, plan() {}, notice() {} }, turn.turn.cwd, this.options.logger);
+      const sink = askSink({ text() {}, tool() {}, plan() {}, thought() {}, notice() {} }, turn.turn.cwd, this.options.logger);
       const files = new TurnFiles(sink, turn.turn.cwd, { readOnly: true });
       const result = await turn.driver.run(turn.turn, files.sink, controller.signal);
       const refusal = refusalNote(result, controller.signal, turn.driver.shortName, true);
@@ -232,8 +234,8 @@ class CoordinatorService {
     const events = {
       text: (delta: string) => batch.text(delta),
       tool: (execution: WireToolExecution) => batch.tool(execution),
-      plan: (done: number, total: number, current?: string) =>
-        batch.step(total ? Math.round((done / total) * 100) : 0, current ?? `${done} of ${total} steps done`),
+      plan: (entries: PlanEntry[]) => batch.plan(entries),
+      thought: (delta: string) => batch.thought(delta),
       notice: (message: string) => sendNow({ status: 'in_progress', message }),
     };
     // Whatever is batched goes out before an approval or the final event, in order.

@@ -186,6 +186,11 @@ const turnUsageSchema = z.object({
 });
 export type TurnUsage = z.infer<typeof turnUsageSchema>;
 
+/** The agent's plan, whole (TaskEvent `plan`): each entry's words and state. */
+const taskPlanSchema = z.object({ entries: list(z.object({ content: text(), status: text(), priority: text() })) });
+export type TaskPlan = z.infer<typeof taskPlanSchema>;
+export type PlanEntry = TaskPlan['entries'][number];
+
 const wireRangeSchema = z.object({
   start: z.object({ line: z._default(z.int(), 0), character: z._default(z.int(), 0) }),
   end: z.object({ line: z._default(z.int(), 0), character: z._default(z.int(), 0) }),
@@ -239,6 +244,8 @@ export const taskEventSchema = z.object({
   file_write: z.optional(z.nullable(fileWriteSchema)),
   file_changed: z.optional(z.nullable(fileChangedSchema)),
   usage: z.optional(z.nullable(turnUsageSchema)),
+  plan: z.optional(z.nullable(taskPlanSchema)),
+  thought_delta: text(),
 });
 export type TaskEvent = z.infer<typeof taskEventSchema>;
 

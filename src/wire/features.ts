@@ -34,6 +34,10 @@ export const FEATURE = {
   inlineCompletion: 'inline_completion',
   /** It says what a turn cost, where its agent reports it (`usage` on a task's final event). */
   usage: 'usage',
+  /** It sends the agent's plan, whole, each time it changes (`plan`). */
+  plan: 'plan',
+  /** It streams the agent's thinking apart from its answer (`thought_delta`). */
+  thoughts: 'thoughts',
 } as const;
 
 export type FeatureFlag = keyof typeof FEATURE;

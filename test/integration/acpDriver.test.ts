@@ -19,7 +19,7 @@ afterEach(async () => {
 const noFiles = async (): Promise<never> => {
   throw new Error('no files here');
 };
-const sink = { text() {}, tool() {}, plan() {}, notice() {}, permission: async () => 'reject' as const, readFile: noFiles, writeFile: noFiles };
+const sink = { text() {}, tool() {}, plan() {}, thought() {}, notice() {}, permission: async () => 'reject' as const, readFile: noFiles, writeFile: noFiles };
 
 /** Starts a turn whose agent ignores session/cancel, cancels it once it streams; resolves with how it ended. */
 async function cancelStubbornTurn(driver: AcpDriver): Promise<string> {

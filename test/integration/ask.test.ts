@@ -254,4 +254,36 @@ describe('context hygiene', () => {
     expect(readFileSync(fileURLToPath(second.uri), 'utf8')).not.toContain('Usage:');
     expect((await client.request('buckley/status', {})).usage).toBe('$0.0246 over 2 turns · context 42k of 200k tokens');
   });
+  it("folds the agent's thinking into the answer document, collapsed and quoted — never into the answer's words, hover or log", async () => {
+    const client = await start({ client: 'neovim-0.10.4' });
+    const { uri, text } = await client.openFixture('workspace/retry.ts');
+    const range = linesRange(text, 'export function backoff', 'return 2 ** attempt');
+    const asked = await client.request('buckley/ask', { question: 'THINK about the loop', workDoneToken: 'think-1', context: { activeFile: uri, selection: range } });
+    expect(asked.answer).toBe('Off by one.');
+    const reports = client.all('$/progress').filter((p) => p.token === 'think-1' && p.value.kind === 'report').map((p) => p.value.message);
+    expect(reports.some((message) => message.startsWith('Thinking: '))).toBe(true);
+    const shown = await client.waitFor('window/showDocument');
+    const document = readFileSync(fileURLToPath(shown.uri), 'utf8');
+    expect(document).toContain('Off by one.\n\n<details>\n<summary>Thinking</summary>\n\n> Reading the loop. It stops one short.\n> &lt;/details>\n> # Escaped\n\n</details>\n');
+    // Its words cannot end the section: the only closing tag is ours.
+    expect(document.match(/<\/details>/g)).toHaveLength(1);
+    const hover = await client.request('textDocument/hover', { textDocument: { uri }, position: range.start });
+    expect(hover.contents.value).toContain('Off by one.');
+    expect(hover.contents.value).not.toContain('Reading the loop');
+    // The answer as logged is the answer alone.
+    const logged = await client.waitFor('window/logMessage', (p) => p.message.startsWith("Buckley's answer to \"THINK about the loop\""));
+    expect(logged.message).not.toContain('It stops one short');
+  });
+
+  it('shows the plan as it goes (its step, the share done), and its last state at the end and in the document, even from an agent that plans in an instant', async () => {
+    const client = await start({ client: 'neovim-0.10.4' });
+    const asked = await client.request('buckley/ask', { question: 'PLAN the answer', workDoneToken: 'plan-1' });
+    expect(asked.answer).toMatch(/^Planned answer to: PLAN the answer/);
+    const progress = client.all('$/progress').filter((p) => p.token === 'plan-1').map((p) => p.value);
+    // The scripted agent sends its four plans in an instant: batched, only the last may be reported — but it is never lost.
+    expect(progress.at(-1)).toEqual({ kind: 'end', message: 'Answered (3 of 3 steps)' });
+    for (const report of progress.filter((value) => value.kind === 'report' && value.message.startsWith('Step '))) expect(report.message).toMatch(/^Step \d of 3: /);
+    const shown = await client.waitFor('window/showDocument');
+    expect(readFileSync(fileURLToPath(shown.uri), 'utf8')).toContain('**Plan** — 3 of 3 steps done\n\n- [x] Read the code\n- [x] Think it over\n- [x] Write the answer\n');
+  });
 });

@@ -64,7 +64,7 @@ describe('tasks', () => {
     await ended(client, taskId);
     await progressEnded(client, 'Buckley: SLOW PLAN for the last words');
     const reports = progressOf(client, 'Buckley: SLOW PLAN for the last words').filter((value) => value.kind === 'report');
-    expect(reports.map((value) => value.message)).toContain('Run the tests');
+    expect(reports.map((value) => value.message)).toContain('Step 3 of 3: Run the tests');
     expect(reports.at(-1).message).toBe('All 3 steps done for: SLOW PLAN for the last words');
   });
 
@@ -78,13 +78,15 @@ describe('tasks', () => {
     expect(taskId).toMatch(/^[0-9a-f-]{36}$/);
     const final = await ended(client, taskId);
     expect(final).toMatchObject({ taskId, status: 'completed', progress: 100, message: 'Done' });
+    // The plan's last state reaches the editor whole, however the updates were batched.
+    expect(final.plan).toEqual(['Read the code', 'Think it over', 'Write the answer'].map((content) => ({ content, status: 'completed' })));
 
     const updates = taskUpdates(client, taskId);
     expectWellFormed(updates, 'completed');
-    // Percentages come from the agent's plan (1, 2, 3 of 3 steps done), never invented.
-    for (const update of updates) if (update.progress !== undefined) expect([33, 67, 100]).toContain(update.progress);
+    // Percentages come from the agent's plan (0, 1, 2, 3 of 3 steps done), never invented.
+    for (const update of updates) if (update.progress !== undefined) expect([0, 33, 67, 100]).toContain(update.progress);
 
-    expect(await progressEnded(client, 'Buckley: PLAN the refactoring')).toEqual({ kind: 'end', message: 'Done' });
+    expect(await progressEnded(client, 'Buckley: PLAN the refactoring')).toEqual({ kind: 'end', message: 'Done (3 of 3 steps)' });
     expect(client.all('window/workDoneProgress/create')).toHaveLength(1);
     // The token is created before any progress is reported on it (Zed ignores unknown tokens).
     const { token } = client.all('window/workDoneProgress/create')[0];
@@ -94,7 +96,7 @@ describe('tasks', () => {
     const progress = progressOf(client, 'Buckley: PLAN the refactoring');
     expect(progress[0]).toEqual({ kind: 'begin', title: 'Buckley: PLAN the refactoring', cancellable: true });
     expect(progress.slice(1, -1).every((value) => value.kind === 'report' && value.cancellable === true)).toBe(true);
-    expect(progress.at(-1)).toEqual({ kind: 'end', message: 'Done' });
+    expect(progress.at(-1)).toEqual({ kind: 'end', message: 'Done (3 of 3 steps)' });
 
     await client.waitFor('window/logMessage', (p) => p.message.includes('Planned answer to: PLAN the refactoring'));
   });
@@ -103,14 +105,14 @@ describe('tasks', () => {
     const client = await start({ client: 'eglot-1.9' });
     await client.request('workspace/executeCommand', { command: 'buckley.runTask', arguments: [{ task: 'SLOW PLAN the release' }] });
     await client.waitFor('window/showMessage', (p) => p.message === 'working on «SLOW PLAN the release»…');
-    await client.waitFor('window/logMessage', (p) => p.message === 'Buckley: SLOW PLAN the release: Change it');
-    await client.waitFor('window/logMessage', (p) => p.message === 'Buckley: SLOW PLAN the release: Done');
+    await client.waitFor('window/logMessage', (p) => p.message === 'Buckley: SLOW PLAN the release: Step 2 of 3: Change it');
+    await client.waitFor('window/logMessage', (p) => p.message === 'Buckley: SLOW PLAN the release: Done (2 of 3 steps)');
     await client.waitFor('window/showMessage', (p) => p.message === 'done «SLOW PLAN the release»: answer in the log');
     expect(client.all('$/progress')).toEqual([]);
     // Each step once, however often the agent repeats it.
     const steps = client.all('window/logMessage').map((p) => p.message).filter((line) => line.startsWith('Buckley: SLOW PLAN the release: '));
     expect(steps).toEqual([...new Set(steps)]);
-    expect(steps.at(-1)).toBe('Buckley: SLOW PLAN the release: Done');
+    expect(steps.at(-1)).toBe('Buckley: SLOW PLAN the release: Done (2 of 3 steps)');
 
     const { taskId } = await client.request('workspace/executeCommand', { command: 'buckley.runTask', arguments: [{ task: 'HANG about' }] });
     await client.waitFor('window/showMessage', (p) => p.message === 'working on «HANG about»…');
@@ -154,8 +156,9 @@ describe('tasks', () => {
     await Promise.all([ended(client, first.taskId), ended(client, second.taskId)]);
     expectWellFormed(taskUpdates(client, first.taskId), 'completed');
     expectWellFormed(taskUpdates(client, second.taskId), 'completed');
-    expect(await progressEnded(client, 'Buckley: SLOW PLAN the first')).toEqual({ kind: 'end', message: 'Done' });
-    expect(await progressEnded(client, 'Buckley: PLAN the second')).toEqual({ kind: 'end', message: 'Done' });
+    // Each its own plan's last state: the slow one's agent never marked its last step done.
+    expect(await progressEnded(client, 'Buckley: SLOW PLAN the first')).toEqual({ kind: 'end', message: 'Done (2 of 3 steps)' });
+    expect(await progressEnded(client, 'Buckley: PLAN the second')).toEqual({ kind: 'end', message: 'Done (3 of 3 steps)' });
     const tokens = new Set(client.all('window/workDoneProgress/create').map((p) => p.token));
     expect(tokens.size).toBe(2);
     await client.waitFor('window/logMessage', (p) => p.message.includes('All 3 steps done for: SLOW PLAN the first'));
@@ -237,7 +240,7 @@ describe('tasks', () => {
     expect(await ended(client, taskId)).toMatchObject({ status: 'completed' });
     // After the token request's deadline it fell back to the log; the task was over by then, so
     // no stale "started…" message either.
-    await client.waitFor('window/logMessage', (p) => p.message === 'Buckley: PLAN despite a silent editor: Done');
+    await client.waitFor('window/logMessage', (p) => p.message === 'Buckley: PLAN despite a silent editor: Done (3 of 3 steps)');
     expect(client.all('window/showMessage').filter((p) => p.message === 'working on «PLAN despite a silent editor»…')).toEqual([]);
   });
 

@@ -79,6 +79,8 @@ describe('negotiate', () => {
       conversations: false,
       inlineCompletion: false,
       usage: false,
+      plan: false,
+      thoughts: false,
       unused: [],
     });
   });
@@ -103,6 +105,8 @@ describe('negotiate', () => {
       conversations: false,
       inlineCompletion: true,
       usage: false,
+      plan: false,
+      thoughts: false,
       unused: ['context_handles', 'apply_edits', 'editor_state'],
     });
   });

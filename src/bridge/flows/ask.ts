@@ -20,6 +20,7 @@ import type { Logger } from '../../logger.js';
 import { AskRequest, type AskResult } from '../protocol.js';
 import { reportOnly, type Answer, type Answers } from '../stores/answers.js';
 import { usageLine, type UsageTally } from './usage.js';
+import { endLine, turnNotes, TurnSteps } from './plans.js';
 import type { Limiter } from '../editor/limits.js';
 import type { Targets, TargetInput } from './target.js';
 import type { EditorClient } from '../editor/client.js';
@@ -131,10 +132,14 @@ export class AskService {
       const reported = !outcome.answer.trim() && outcome.report?.length ? outcome.report : undefined;
       const used = usageLine(outcome.usage);
       deps.usage.add(outcome.usage, conversation);
-      progress.done(reported ? 'No answer: see its report' : used ? `Answered (${used})` : 'Answered');
+      progress.done(reported ? 'No answer: see its report' : endLine('Answered', outcome.plan, used));
       releasePending();
       const answer = reported ? reportOnly(reported) : outcome.answer;
-      const delivered = this.deliver({ question: input.question, answer, ...(reported ? { report: true } : {}), ...(used ? { usage: used } : {}), uri: target.document?.uri, range: target.range, conversation }, thread?.document);
+      const notes = turnNotes(outcome);
+      const delivered = this.deliver(
+        { question: input.question, answer, ...(reported ? { report: true } : {}), ...(used ? { usage: used } : {}), ...(notes ? { notes } : {}), uri: target.document?.uri, range: target.range, conversation },
+        thread?.document,
+      );
       const references = target.document && target.range ? [{ uri: target.document.uri, range: target.range, title: 'Asked about' }] : undefined;
       // With a partial-result token the answer went out in pieces; the final result repeats none of it.
       const result = { answer: options.partialResultToken !== undefined ? '' : delivered.answer, ...(references ? { references } : {}), conversation };
@@ -153,13 +158,16 @@ export class AskService {
   /** How the ask shows while it runs: its steps as progress, its words as they come (partial results, where asked for). */
   private shown(progress: Progress, partialResultToken: ProgressToken | undefined): Pick<AskCall, 'onEvent' | 'onDelta'> {
     const written = new AnswerTail();
+    const steps = new TurnSteps();
     return {
       onEvent: (event) => {
         // The final state is the progress's end ("Answered", "Failed: …"), not a step before it.
         if (FINAL_STATUSES.has(event.status)) return;
         const tool = event.tool_executions.at(-1);
-        const line = tool ? `${tool.tool} (${tool.status})` : event.message;
-        if (line) progress.report(line, event.progress || undefined);
+        // The plan's step says most; then the tool call; then the thinking or the coordinator's words.
+        const step = steps.of(event);
+        const line = event.plan && step ? step.line : tool ? `${tool.tool} (${tool.status})` : (step?.line ?? event.message);
+        if (line) progress.report(line, step?.percentage ?? (event.progress || undefined));
       },
       onDelta: (delta) => {
         progress.writing(written.push(delta));

@@ -14,6 +14,7 @@ import { FINAL_STATUSES, type TaskEvent } from '../../wire/contract.js';
 import type { Logger } from '../../logger.js';
 import { TaskProgressNotification, type TaskProgress, type TaskStatus, type ToolExecution } from '../protocol.js';
 import { usageLine, type UsageTally } from './usage.js';
+import { endLine, planSteps, turnNotes, TurnSteps } from './plans.js';
 import { reportOnly, type Answers } from '../stores/answers.js';
 import type { ApprovalService, WireApproval } from './approvals.js';
 import { named, subjectOf } from './approvalWords.js';
@@ -154,6 +155,7 @@ export class TaskService {
     deps.logger.info(`task ${task.id} started: "${task.title}"`);
 
     const written = new AnswerTail();
+    const steps = new TurnSteps();
     let outcome: StreamOutcome;
     try {
       const coordinator = await deps.coordinator();
@@ -174,7 +176,7 @@ export class TaskService {
         onDelta: (delta) => progress.writing(written.push(delta)),
         onEvent: (event) => {
           if (event.file_changed) return deps.edits.record(task.id, task.title, event.file_changed);
-          applyEvent(task, event);
+          applyEvent(task, event, steps.of(event));
           const approval = event.status === 'awaiting_approval' ? event.approval : undefined;
           if (approval) {
             const decided = deps.approvals.howDecided(approval, task.id);
@@ -194,7 +196,7 @@ export class TaskService {
           publish();
           // The final state is the progress's end ("Done", "Failed: …"), not a step before it; and a
           // piece of the answer alone says nothing new: its words are shown (onDelta), not the last step again.
-          const saysSomething = event.message !== '' || event.tool_executions.length > 0 || event.progress > 0 || approval !== undefined;
+          const saysSomething = event.message !== '' || event.tool_executions.length > 0 || event.progress > 0 || approval !== undefined || event.plan || event.thought_delta;
           if (!FINAL_STATUSES.has(event.status) && saysSomething) progress.report(task.state.message ?? 'Working…', task.state.progress);
           // The editor hears that the task waits before it is asked.
           if (approval) approve(approval);
@@ -218,18 +220,19 @@ export class TaskService {
     this.tasks.delete(task.id);
     deps.approvals.withdrawTask(task.id, `its task ${outcome.status === 'completed' ? 'ended' : outcome.status}`);
     const tools = [...task.tools.values()];
+    const plan = task.state.plan ? { plan: task.state.plan } : {};
     if (outcome.status === 'completed') {
-      task.state = { taskId: task.id, status: 'completed', progress: 100, message: 'Done', ...(tools.length ? { toolExecutions: tools } : {}) };
+      task.state = { taskId: task.id, status: 'completed', progress: 100, message: 'Done', ...(tools.length ? { toolExecutions: tools } : {}), ...plan };
     } else if (outcome.status === 'failed') {
-      task.state = { taskId: task.id, status: 'failed', message: inline(outcome.failure.message), ...(task.state.progress ? { progress: task.state.progress } : {}), ...(tools.length ? { toolExecutions: tools } : {}) };
+      task.state = { taskId: task.id, status: 'failed', message: inline(outcome.failure.message), ...(task.state.progress ? { progress: task.state.progress } : {}), ...(tools.length ? { toolExecutions: tools } : {}), ...plan };
     } else {
-      task.state = { taskId: task.id, status: 'cancelled', message: 'Cancelled', ...(tools.length ? { toolExecutions: tools } : {}) };
+      task.state = { taskId: task.id, status: 'cancelled', message: 'Cancelled', ...(tools.length ? { toolExecutions: tools } : {}), ...plan };
     }
     if (features.taskProgress) notifications.finish(snapshot(task));
     else notifications.finish();
     const used = outcome.status === 'completed' ? usageLine(outcome.usage) : undefined;
     if (outcome.status === 'completed') deps.usage.add(outcome.usage, `task-${task.id}`);
-    const line = outcome.status === 'completed' ? (used ? `Done (${used})` : 'Done') : outcome.status === 'failed' ? `Failed: ${outcome.failure.message}` : 'Cancelled';
+    const line = outcome.status === 'completed' ? endLine('Done', outcome.plan, used) : outcome.status === 'failed' ? `Failed: ${outcome.failure.message}` : 'Cancelled';
     progress.done(oneLine(line, 80));
     if (outcome.status === 'failed') deps.logger.error(`task ${task.id} ("${task.title}") failed: ${outcome.failure.message}`);
     else deps.logger.info(`task ${task.id} ${outcome.status}`);
@@ -244,7 +247,8 @@ export class TaskService {
       const answered = text.trim() !== '' || review !== undefined;
       // With an answer (or the coordinator's report), its message is the final state: "done «task»: answer opened".
       if (answered) {
-        deps.answers.deliver({ question: task.title, answer: [text, review].filter(Boolean).join('\n\n---\n\n'), ...(reported ? { report: true } : {}), ...(used ? { usage: used } : {}), ...place }, features, 'done');
+        const notes = turnNotes(outcome);
+        deps.answers.deliver({ question: task.title, answer: [text, review].filter(Boolean).join('\n\n---\n\n'), ...(reported ? { report: true } : {}), ...(used ? { usage: used } : {}), ...(notes ? { notes } : {}), ...place }, features, 'done');
       }
       if (!answered || !features.answerMessage) messages.info(deps.editor, messages.fit('done «', task.title, '»'));
     } else {
@@ -276,8 +280,8 @@ export function editQuery(instruction: string): string {
   return `Edit the selected code: ${instruction.trim()}\n(Change the selected lines only, and write the file with your file tools: the user sees the change as a diff and applies it by approving it.)`;
 }
 
-/** Folds one coordinator event into the task's state. Never invents a percentage. */
-function applyEvent(task: RunningTask, event: TaskEvent): void {
+/** Folds one coordinator event into the task's state, with the step it shows (its plan's, its thinking). Never invents a percentage. */
+function applyEvent(task: RunningTask, event: TaskEvent, step: { line: string; percentage?: number } | undefined): void {
   for (const tool of event.tool_executions) {
     if (!tool.id) continue;
     task.tools.set(tool.id, {
@@ -292,12 +296,11 @@ function applyEvent(task: RunningTask, event: TaskEvent): void {
   // Buckley often leaves status empty: a message on a running task means it is in progress.
   const status = STATUSES.has(event.status as TaskStatus) && !FINAL_STATUSES.has(event.status) ? (event.status as TaskStatus) : 'in_progress';
   const lastTool = event.tool_executions.at(-1);
-  task.state = {
-    taskId: task.id,
-    status,
-    ...(event.progress > 0 ? { progress: Math.min(100, event.progress) } : task.state.progress !== undefined ? { progress: task.state.progress } : {}),
-    message: event.message ? oneLine(event.message, 200) : lastTool ? `${oneLine(lastTool.tool, 150)} (${inline(lastTool.status)})` : task.state.message,
-  };
+  const plan = event.plan ? planSteps(event.plan.entries) : task.state.plan;
+  const percentage = step?.percentage ?? (event.progress > 0 ? Math.min(100, event.progress) : task.state.progress);
+  // The plan's step says most; then the coordinator's words, the tool call, the thinking.
+  const message = event.plan && step ? step.line : event.message ? oneLine(event.message, 200) : lastTool ? `${oneLine(lastTool.tool, 150)} (${inline(lastTool.status)})` : (step?.line ?? task.state.message);
+  task.state = { taskId: task.id, status, ...(percentage !== undefined ? { progress: percentage } : {}), message, ...(plan ? { plan } : {}) };
 }
 
 function snapshot(task: RunningTask): TaskProgress {

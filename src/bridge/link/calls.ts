@@ -5,6 +5,7 @@
  */
 import type { Failure } from '../../errors.js';
 import type { TurnUsage, EditorContext, ProposeEditsResponse, TaskEvent } from '../../wire/contract.js';
+import type { PlanStep } from '../flows/plans.js';
 
 /**
  * What every call ends with: completed (with what it gave), failed (said in words: errors.ts,
@@ -21,6 +22,10 @@ export interface Answered {
   report?: string[];
   /** What the agent says the turn cost, where it says (our coordinator's `usage`). */
   usage?: TurnUsage;
+  /** The agent's plan as it last sent it (our coordinator's `plan`). */
+  plan?: PlanStep[];
+  /** The end of the agent's thinking (`thought_delta`), where it thought aloud. */
+  thinking?: string;
 }
 
 /**

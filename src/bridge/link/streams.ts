@@ -15,6 +15,7 @@ import type { SessionKeeper } from './session.js';
 import { FINAL_STATUSES } from '../../wire/contract.js';
 import type { EditorFiles, StreamCall, StreamOutcome } from './calls.js';
 import { CoordinatorError } from '../../wire/errors.js';
+import { planSteps, Thinking, type PlanStep } from '../flows/plans.js';
 
 export interface StreamRunner {
   keeper: SessionKeeper;
@@ -28,7 +29,7 @@ export interface StreamRunner {
 /** Runs a StreamTask to its end: what it gave, why it failed, or that it was cancelled; never throws. */
 export async function runStream(runner: StreamRunner, call: StreamCall): Promise<StreamOutcome> {
   const { keeper } = runner;
-  const read = { answer: '', lines: [] as string[], final: undefined as TaskEvent | undefined, received: 0 };
+  const read: StreamRead = { answer: '', lines: [], final: undefined, received: 0, thinking: new Thinking() };
   try {
     await keeper.calling(
       call.signal,
@@ -50,7 +51,26 @@ export async function runStream(runner: StreamRunner, call: StreamCall): Promise
   // Buckley ends its stream without a final status and sends status lines only ("Planning task…",
   // "✅ Task completed"): they are its report, not an answer. An answer comes as answer_delta.
   const usage = read.final?.usage;
-  return { status: 'completed', answer: read.answer, ...(read.lines.length ? { report: read.lines } : {}), ...(usage ? { usage } : {}) };
+  const thinking = read.thinking.kept;
+  return {
+    status: 'completed',
+    answer: read.answer,
+    ...(read.lines.length ? { report: read.lines } : {}),
+    ...(usage ? { usage } : {}),
+    ...(read.plan?.length ? { plan: read.plan } : {}),
+    ...(thinking ? { thinking } : {}),
+  };
+}
+
+/** What a stream gave so far. */
+interface StreamRead {
+  answer: string;
+  lines: string[];
+  final: TaskEvent | undefined;
+  received: number;
+  /** The plan as the agent last sent it. */
+  plan?: PlanStep[];
+  thinking: Thinking;
 }
 
 function readEvent(
@@ -58,7 +78,7 @@ function readEvent(
   client: CoordinatorClient,
   call: StreamCall,
   event: TaskEvent,
-  read: { answer: string; lines: string[]; final: TaskEvent | undefined; received: number },
+  read: StreamRead,
 ): void {
   read.received++;
   if (event.file_request) return provideFile(runner, client, event.file_request, call.files);
@@ -68,6 +88,8 @@ function readEvent(
     call.onDelta?.(event.answer_delta);
   }
   if (event.message) read.lines.push(event.message);
+  if (event.plan) read.plan = planSteps(event.plan.entries);
+  if (event.thought_delta) read.thinking.push(event.thought_delta);
   call.onEvent?.(event);
   if (FINAL_STATUSES.has(event.status)) read.final = event;
 }

@@ -53,6 +53,11 @@ const answerSchema = z.object({
   length: z.optional(z.number()),
   /** What the turn used and cost, in words (flows/usage.ts), where the agent said: the document's footer. */
   usage: z.optional(z.string()),
+  /**
+   * What the document shows of the turn besides its answer (the plan, the thinking: flows/plans.ts),
+   * as markdown: in the document only, never kept with the answer, shown on hover or in a message.
+   */
+  notes: z.optional(z.string()),
 });
 export type Answer = z.infer<typeof answerSchema>;
 
@@ -216,7 +221,8 @@ export class Answers {
     // The agent's text is shown as written, never interpreted (no escapes, no bidi tricks).
     const record: Answer = { ...answer, question: inert(answer.question), answer: inert(answer.answer), at: new Date().toISOString() };
     // Kept for hover (and saved) is the start of a long answer: the document holds all of it.
-    const kept: Answer = record.answer.length > HOVER_ANSWER_CHARS ? { ...record, answer: startOf(record.answer, HOVER_ANSWER_CHARS), length: record.answer.length } : record;
+    const { notes: _notes, ...bare } = record;
+    const kept: Answer = record.answer.length > HOVER_ANSWER_CHARS ? { ...bare, answer: startOf(record.answer, HOVER_ANSWER_CHARS), length: record.answer.length } : bare;
     this.answers.push(kept);
     this.dirty = true;
     if (this.answers.length > KEPT_ANSWERS * 2) this.answers = this.answers.slice(-KEPT_ANSWERS);
@@ -291,7 +297,7 @@ export class Answers {
       : `*${when}*\n\n`;
     // Wrapped, so it reads in an editor that does not wrap long lines.
     const body = answer.answer.length > WRAPPED_ANSWER_CHARS ? answer.answer : wrapMarkdown(answer.answer);
-    const content = `# ${answer.question}\n\n${source}${body}\n${usageFooter(answer)}${answer.conversation ? `\n---\n\n${FOLLOW_UP_MARKER}\n\n` : ''}`;
+    const content = `# ${answer.question}\n\n${source}${body}\n${footer(answer)}${answer.conversation ? `\n---\n\n${FOLLOW_UP_MARKER}\n\n` : ''}`;
     // A new file each time, opened only once written: no temporary file and rename needed.
     for (let attempt = 1; ; attempt++) {
       const path = join(this.answersDir, `${stamp}-${slug(answer.question)}${attempt > 1 ? `-${attempt}` : ''}.md`);
@@ -385,9 +391,9 @@ export class Answers {
  * wrote below the follow-up line (as a heading, with the answer, and a new follow-up line after
  * it); a question written since the follow-up was asked is left below the new line.
  */
-export function followUpEdit(text: string, answer: Pick<Answer, 'question' | 'answer' | 'at' | 'usage'>): { from: number; to: number; newText: string } {
+export function followUpEdit(text: string, answer: Pick<Answer, 'question' | 'answer' | 'at' | 'usage' | 'notes'>): { from: number; to: number; newText: string } {
   const when = answer.at.replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
-  const turn = `## ${answer.question}\n\n*${when}*\n\n${wrapMarkdown(answer.answer)}\n${usageFooter(answer)}\n---\n\n${FOLLOW_UP_MARKER}\n\n`;
+  const turn = `## ${answer.question}\n\n*${when}*\n\n${wrapMarkdown(answer.answer)}\n${footer(answer)}\n---\n\n${FOLLOW_UP_MARKER}\n\n`;
   const at = text.lastIndexOf(FOLLOW_UP_MARKER);
   if (at === -1) return { from: text.length, to: text.length, newText: `${text.endsWith('\n') ? '' : '\n'}\n---\n\n${turn}` };
   const typed = text.slice(at + FOLLOW_UP_MARKER.length).trim();
@@ -447,6 +453,7 @@ function slug(text: string): string {
 }
 
 /** The answer's footer: what the turn used and cost, where the agent said (apart from the answer's words). */
-function usageFooter(answer: Pick<Answer, 'usage'>): string {
-  return answer.usage ? `\n*Usage: ${answer.usage}*\n` : '';
+/** What follows a turn's answer in its document: its notes (plan, thinking), then what it used. */
+function footer(answer: Pick<Answer, 'usage' | 'notes'>): string {
+  return `${answer.notes ?? ''}${answer.usage ? `\n*Usage: ${answer.usage}*\n` : ''}`;
 }

@@ -392,14 +392,12 @@ export class AcpDriver implements AgentDriver {
         turn.sink.tool(execution);
         break;
       }
-      case 'plan': {
-        const done = update.entries.filter((entry) => entry.status === 'completed').length;
-        const current = update.entries.find((entry) => entry.status === 'in_progress')?.content;
-        turn.sink.plan(done, update.entries.length, current);
+      case 'plan':
+        turn.sink.plan(update.entries.map((entry) => ({ content: entry.content, status: entry.status, priority: entry.priority ?? '' })));
         break;
-      }
       case 'agent_thought_chunk':
         turn.textInterrupted = true;
+        if (update.content.type === 'text' && update.content.text) turn.sink.thought(update.content.text);
         break;
       case 'usage_update':
         // The latest says it all: the context in use now, the turn's cost so far.

@@ -55,7 +55,7 @@ const updateSchemas = {
   agent_thought_chunk: notificationOf({ sessionUpdate: z.literal('agent_thought_chunk'), content: textChunk }),
   tool_call: toolUpdate,
   tool_call_update: toolUpdate,
-  plan: notificationOf({ sessionUpdate: z.literal('plan'), entries: z.array(z.object({ content: z.string(), status: z.string() })) }),
+  plan: notificationOf({ sessionUpdate: z.literal('plan'), entries: z.array(z.object({ content: z.string(), status: z.string(), priority: z.nullish(z.string()) })) }),
   current_mode_update: notificationOf({ sessionUpdate: z.literal('current_mode_update'), currentModeId: z.string() }),
   config_option_update: notificationOf({ sessionUpdate: z.literal('config_option_update'), configOptions: z.array(z.unknown()) }),
   usage_update: notificationOf({

@@ -2,7 +2,7 @@
  * What our coordinator needs from an agent: run one turn of a conversation, streaming what
  * happens to a sink. Drivers: ACP (an agent subprocess) and OpenAI-compatible HTTP.
  */
-import type { TurnUsage, WireToolExecution } from '../../wire/contract.js';
+import type { PlanEntry, TurnUsage, WireToolExecution } from '../../wire/contract.js';
 import type { Completion, CompletionRequest } from './fillInTheMiddle.js';
 
 export interface AgentTurn {
@@ -76,8 +76,10 @@ export interface FileReadRequest {
 export interface TurnSink {
   text(delta: string): void;
   tool(execution: WireToolExecution): void;
-  /** Plan entries: how many there are and how many are done. */
-  plan(done: number, total: number, current?: string): void;
+  /** The agent's plan, whole, each time it changes. */
+  plan(entries: PlanEntry[]): void;
+  /** A piece of the agent's thinking: shown apart from its answer, never in it. */
+  thought(delta: string): void;
   /** The agent asks permission to run a tool; the coordinator decides. */
   permission(request: PermissionRequest, signal: AbortSignal): Promise<PermissionDecision>;
   /** The agent reads a file: its text (the editor's buffer where the file is open), or an error saying why not. */
