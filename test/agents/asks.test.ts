@@ -8,6 +8,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { agentHome, REAL_AGENTS, requireAgent, stepsScript, toolResultsOf, type RealAgent } from '../helpers/agents.js';
 import { startingClients, type TestClient } from '../helpers/lspClient.js';
@@ -38,12 +39,13 @@ function workspace(): { root: string; code: string; notes: string; env: string; 
 }
 
 /** buckley-lsp with `agent` pointed at a model that plays `steps`. */
-async function session(agent: RealAgent, root: string, steps: Reply[] | (() => Reply[]), mode?: string): Promise<{ client: TestClient; model: ModelServer }> {
+async function session(agent: RealAgent, root: string, steps: Reply[] | (() => Reply[]), mode?: string, editor?: string): Promise<{ client: TestClient; model: ModelServer }> {
   const model = await agent.model(stepsScript(steps));
   cleanups.push(() => model.close());
   const { home, cleanup } = agentHome();
   cleanups.push(cleanup);
   const client = await start({
+    ...(editor ? { client: editor } : {}),
     env: { BUCKLEY_AGENT: undefined },
     initialize: {
       rootUri: fileUri(root),
@@ -83,6 +85,26 @@ describe.each(REAL_AGENTS)('$name, asked', (agent) => {
     expect(answer).not.toContain('context');
     const end = client.all('$/progress').find((p) => p.token === 'usage' && p.value.kind === 'end');
     expect(end.value.message).toMatch(/^Answered \(context \d+k of \d+k tokens\)$/);
+  });
+
+  it.runIf(installed)("folds the model's thinking into the answer document, apart from the answer; shows its plan where it has a plan tool", async () => {
+    const ws = workspace();
+    const plan = agent.tools.plan?.([
+      { content: 'Read the retry code', done: true },
+      { content: 'Explain the delay', done: true },
+    ]);
+    const steps: Reply[] = plan ? [{ thinking: 'Pondering the back-off.', tools: [plan] }, { text: 'The delay doubles.' }] : [{ thinking: 'Pondering the back-off.', text: 'The delay doubles.' }];
+    const { client } = await session(agent, ws.root, steps, undefined, 'neovim-0.10.4');
+    const uri = await client.open(ws.code, readFileSync(ws.code, 'utf8'));
+    const { answer } = await client.request('buckley/ask', { question: 'What does this do?', workDoneToken: 'extras', context: { activeFile: uri } });
+    expect(answer).toContain('The delay doubles.');
+    expect(answer).not.toContain('Pondering');
+    const document = readFileSync(fileURLToPath((await client.waitFor('window/showDocument')).uri), 'utf8');
+    expect(document).toMatch(/<details>\n<summary>Thinking<\/summary>\n\n(> .*\n)*> Pondering the back-off\.\n\n<\/details>\n/);
+    if (!plan) return;
+    expect(document).toContain('**Plan** — 2 of 2 steps done\n\n- [x] Read the retry code\n- [x] Explain the delay\n');
+    const end = client.all('$/progress').find((p) => p.token === 'extras' && p.value.kind === 'end');
+    expect(end.value.message).toMatch(/^Answered \(2 of 2 steps( · .*)?\)$/);
   });
 
   it.runIf(installed)('reads a workspace file when the model asks for it', async () => {

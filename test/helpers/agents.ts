@@ -29,6 +29,8 @@ export interface Tools {
   /** Replace `from` with `to` in the file. */
   edit(path: string, from: string, to: string): ToolUse;
   write(path: string, content: string): ToolUse;
+  /** Sets the agent's plan (its to-do tool), where it has one the agent turns into an ACP plan. */
+  plan?(steps: { content: string; done: boolean }[]): ToolUse;
 }
 
 export interface RealAgent {
@@ -68,6 +70,7 @@ const claudeTools = (prefix: string): Tools => ({
   read: (path) => ({ name: `${prefix}Read`, input: { file_path: path } }),
   edit: (path, from, to) => ({ name: `${prefix}Edit`, input: { file_path: path, old_string: from, new_string: to } }),
   write: (path, content) => ({ name: `${prefix}Write`, input: { file_path: path, content } }),
+  plan: (steps) => ({ name: 'TodoWrite', input: { todos: steps.map(({ content, done }) => ({ content, status: done ? 'completed' : 'pending', activeForm: content })) } }),
 });
 
 const geminiStyle = (editTool: string): Tools => ({
@@ -105,6 +108,7 @@ export const REAL_AGENTS: RealAgent[] = [
       read: (path) => ({ name: 'exec_command', input: { cmd: `cat ${path}` } }),
       edit: (path, from, to) => ({ name: 'apply_patch', input: { input: `*** Begin Patch\n*** Update File: ${path}\n@@\n-${from}\n+${to}\n*** End Patch\n` } }),
       write: (path, content) => ({ name: 'apply_patch', input: { input: `*** Begin Patch\n*** Add File: ${path}\n${content.split('\n').map((line) => `+${line}`).join('\n')}\n*** End Patch\n` } }),
+      plan: (steps) => ({ name: 'update_plan', input: { plan: steps.map(({ content, done }) => ({ step: content, status: done ? 'completed' : 'pending' })) } }),
     },
     key: 'OPENAI_API_KEY',
     permissiveMode: 'full-access',

@@ -31,6 +31,7 @@ export const anthropic: Dialect = {
   write(res, reply, call, ids) {
     const id = ids();
     const blocks = [
+      ...(reply.thinking !== undefined ? [{ kind: 'thinking' as const, pieces: [reply.thinking] }] : []),
       ...(reply.text !== undefined ? [{ kind: 'text' as const, pieces: pieces(reply.text) }] : []),
       ...(reply.tools ?? []).map((tool) => ({ kind: 'tool' as const, tool, id: `toolu_${id}_${ids()}` })),
     ];
@@ -38,7 +39,9 @@ export const anthropic: Dialect = {
     const usage = { input_tokens: Math.ceil(call.raw.length / 4), output_tokens: 10 };
     const model = call.body.model ?? 'claude-sonnet-4-6';
     if (!call.body.stream) {
-      const content = blocks.map((block) => (block.kind === 'text' ? { type: 'text', text: block.pieces.join('') } : { type: 'tool_use', id: block.id, name: block.tool.name, input: block.tool.input }));
+      const content = blocks.map((block) =>
+        block.kind === 'text' ? { type: 'text', text: block.pieces.join('') } : block.kind === 'thinking' ? { type: 'thinking', thinking: block.pieces.join(''), signature: 'sig' } : { type: 'tool_use', id: block.id, name: block.tool.name, input: block.tool.input },
+      );
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: `msg_${id}`, type: 'message', role: 'assistant', model, content, stop_reason: stopReason, stop_sequence: null, usage }));
       return;
     }
@@ -46,7 +49,11 @@ export const anthropic: Dialect = {
       { event: 'message_start', data: { type: 'message_start', message: { id: `msg_${id}`, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } } } },
     ];
     blocks.forEach((block, index) => {
-      if (block.kind === 'text') {
+      if (block.kind === 'thinking') {
+        events.push({ event: 'content_block_start', data: { type: 'content_block_start', index, content_block: { type: 'thinking', thinking: '', signature: '' } } });
+        for (const thinking of block.pieces) events.push({ event: 'content_block_delta', data: { type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking } } });
+        events.push({ event: 'content_block_delta', data: { type: 'content_block_delta', index, delta: { type: 'signature_delta', signature: 'sig' } } });
+      } else if (block.kind === 'text') {
         events.push({ event: 'content_block_start', data: { type: 'content_block_start', index, content_block: { type: 'text', text: '' } } });
         for (const text of block.pieces) events.push({ event: 'content_block_delta', data: { type: 'content_block_delta', index, delta: { type: 'text_delta', text } } });
       } else {

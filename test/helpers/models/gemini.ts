@@ -46,7 +46,7 @@ export const gemini: Dialect = {
   },
   write(res, reply, call) {
     const schema = call.body.generationConfig?.responseJsonSchema ?? call.body.generationConfig?.responseSchema;
-    const parts: any[] = schema ? [{ text: JSON.stringify(jsonAnswer(schema)) }] : [...pieces(reply.text).map((text) => ({ text })), ...(reply.tools ?? []).map((tool) => ({ functionCall: { name: tool.name, args: tool.input } }))];
+    const parts: any[] = schema ? [{ text: JSON.stringify(jsonAnswer(schema)) }] : [...(reply.thinking ? [{ text: reply.thinking, thought: true }] : []), ...pieces(reply.text).map((text) => ({ text })), ...(reply.tools ?? []).map((tool) => ({ functionCall: { name: tool.name, args: tool.input } }))];
     if (parts.length === 0) parts.push({ text: '' });
     const modelVersion = /models\/([^/:]+)/.exec(call.path)?.[1] ?? 'gemini-2.5-pro';
     if (!call.path.includes(':streamGenerateContent')) {

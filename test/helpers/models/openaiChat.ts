@@ -35,7 +35,7 @@ export const openaiChat: Dialect = {
     const chunk = (delta: object, finish_reason: string | null = null, extra: object = {}) => ({ data: { id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, finish_reason }], ...extra } });
     sse(
       res,
-      [chunk({ role: 'assistant', content: '' }), ...pieces(reply.text).map((content) => chunk({ content })), ...toolCalls.map((toolCall) => chunk({ tool_calls: [toolCall] })), chunk({}, finish, { usage })],
+      [chunk({ role: 'assistant', content: '' }), ...(reply.thinking ? [chunk({ reasoning_content: reply.thinking })] : []), ...pieces(reply.text).map((content) => chunk({ content })), ...toolCalls.map((toolCall) => chunk({ tool_calls: [toolCall] })), chunk({}, finish, { usage })],
       'data: [DONE]\n\n',
     );
   },

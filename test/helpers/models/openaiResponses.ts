@@ -25,6 +25,16 @@ export const openaiResponses: Dialect = {
     const responseId = `resp_${ids()}`;
     const events: { event: string; data: any }[] = [{ event: 'response.created', data: { type: 'response.created', response: { id: responseId, status: 'in_progress' } } }];
     let index = 0;
+    if (reply.thinking) {
+      const id = `rs_${ids()}`;
+      const output_index = index++;
+      const summary = [{ type: 'summary_text', text: reply.thinking }];
+      events.push({ event: 'response.output_item.added', data: { type: 'response.output_item.added', output_index, item: { type: 'reasoning', id, summary: [] } } });
+      events.push({ event: 'response.reasoning_summary_part.added', data: { type: 'response.reasoning_summary_part.added', item_id: id, output_index, summary_index: 0, part: { type: 'summary_text', text: '' } } });
+      events.push({ event: 'response.reasoning_summary_text.delta', data: { type: 'response.reasoning_summary_text.delta', item_id: id, output_index, summary_index: 0, delta: reply.thinking } });
+      events.push({ event: 'response.reasoning_summary_text.done', data: { type: 'response.reasoning_summary_text.done', item_id: id, output_index, summary_index: 0, text: reply.thinking } });
+      events.push({ event: 'response.output_item.done', data: { type: 'response.output_item.done', output_index, item: { type: 'reasoning', id, summary } } });
+    }
     const text = pieces(reply.text);
     if (text.length) {
       const id = `msg_${ids()}`;

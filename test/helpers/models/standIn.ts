@@ -21,6 +21,8 @@ export interface ToolUse {
 export interface Reply {
   /** The answer's words, in pieces (each piece one streamed delta). */
   text?: string | string[];
+  /** The model's thinking, before its text, as its API streams reasoning (Anthropic thinking blocks, Gemini thought parts, reasoning_content, reasoning summaries). */
+  thinking?: string;
   /** Tools the model calls, after the text. */
   tools?: ToolUse[];
   /** An HTTP error instead of an answer: its status and message. */
