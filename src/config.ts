@@ -82,6 +82,11 @@ export const configSchema = z.object({
      * `task` (default: the mode where it asks before changes and commands). By id or name.
      */
     modes: section({ ask: optionalText(), task: optionalText() }),
+    /**
+     * The model the agent's turns use, by id or name, where it offers models (else its own
+     * default). "Buckley: choose model" picks another, remembered per agent, which wins over this.
+     */
+    model: optionalText(),
     /** Idle agent sessions kept for their conversations; more are closed (or the agent restarted). */
     maxIdleSessions: wholeNumber(4),
     /** No word from the agent this long during a turn (and no approval pending), and the user is told, with its last log line. */

@@ -41,6 +41,8 @@ export interface ClientFeatures {
   approveTool: boolean;
   /** Asks for inline completions (LSP 3.18 `textDocument/inlineCompletion`: Neovim 0.12). */
   inlineCompletion: boolean;
+  /** Takes completions (`textDocument/completion`): the agent's `/commands` are completed in answer documents. */
+  commandCompletion: boolean;
 }
 
 /**
@@ -126,6 +128,7 @@ function negotiateClientFeatures(params: InitializeInput): ClientFeatures {
     taskProgress: optIn.taskProgress === true,
     approveTool: optIn.approveTool === true,
     inlineCompletion: caps.textDocument?.inlineCompletion !== undefined,
+    commandCompletion: caps.textDocument?.completion !== undefined,
   };
   const identity = clientIdentity(params);
   const features = { ...advertised };
@@ -243,6 +246,8 @@ export function capabilities(features: Features): ServerCapabilities {
     codeActionProvider: { codeActionKinds: [CodeActionKind.Empty], resolveProvider: false },
     executeCommandProvider: { commands: Object.values(Commands) },
     ...(features.inlineCompletion ? { inlineCompletionProvider: {} } : {}),
+    // Only `/` asks: the agent's commands, in answer documents (elsewhere the answer is empty at once).
+    ...(features.commandCompletion ? { completionProvider: { triggerCharacters: ['/'] } } : {}),
     experimental: { buckley: { protocolVersion: PROTOCOL_VERSION, features } },
   };
 }

@@ -17,6 +17,7 @@ export const Commands = {
   followUp: 'buckley.followUp',
   newConversation: 'buckley.newConversation',
   conversations: 'buckley.conversations',
+  chooseModel: 'buckley.chooseModel',
 } as const;
 
 /** What `InitializeResult.capabilities.experimental.buckley` carries. */

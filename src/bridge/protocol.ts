@@ -107,6 +107,7 @@ export type EditCommandArgs = z.infer<typeof editCommandArgsSchema>;
 
 /** Arguments of `buckley.undoTaskEdits`; without a task id the newest task that changed files. */
 export const undoTaskEditsArgsSchema = z.object({ taskId: z.optional(z.string().check(z.minLength(1))) });
+export const chooseModelArgsSchema = z.object({ model: z.optional(z.string().check(z.minLength(1))) });
 
 /** Arguments of the `buckley.cancelTask` command; without a task id the newest running task. */
 export const cancelTaskCommandArgsSchema = z.object({ taskId: z.optional(z.string().check(z.minLength(1))) });
@@ -168,6 +169,20 @@ export interface StatusResult {
   usage?: string;
   /** Inline completions (textDocument/inlineCompletion): available, or why not. */
   completions: { available: boolean; why?: string };
+  /**
+   * What the agent offers, once known (our coordinator, after its first turn or "choose model"):
+   * its commands, its models and the one in use (and why that one), its modes and those asks and tasks run in.
+   */
+  agent?: {
+    name: string;
+    commands: { name: string; description: string; hint?: string }[];
+    models: { id: string; name?: string }[];
+    model?: string;
+    modelSource?: string;
+    modes: { id: string; name?: string }[];
+    askMode?: string;
+    taskMode?: string;
+  };
 }
 
 export namespace AskRequest {

@@ -19,6 +19,7 @@ import {
   type HoverParams,
   type InitializeParams,
   type InlineCompletionParams,
+  type CompletionParams,
 } from 'vscode-languageserver';
 import { stateDirectory } from '../state.js';
 import { canonicalUri, pathOfUri } from '../uri.js';
@@ -149,6 +150,7 @@ export class BuckleyServer implements RunningServer {
     connection.onExecuteCommand(this.request('workspace/executeCommand', this.executeCommand));
     connection.onRequest(InlineCompletionRequest.type, this.request(InlineCompletionRequest.method, this.inlineCompletion));
     connection.onHover(this.request('textDocument/hover', this.hover));
+    connection.onCompletion(this.request('textDocument/completion', this.completion));
     this.services.documents.onDidOpen(({ document }) => this.link.current?.documentOpened(document.uri));
     this.services.documents.onDidClose(({ document }) => {
       this.link.current?.documentClosed(document.uri);
@@ -230,12 +232,14 @@ export class BuckleyServer implements RunningServer {
 
   private readonly cancelTask = (params: unknown) => ({ cancelled: this.services.tasks.cancel(validate(cancelTaskParamsSchema, params).taskId) });
 
-  private readonly status = () => {
-    const { tasks, approvals, conversations } = this.services;
+  private readonly status = async () => {
+    const { tasks, approvals, conversations, controls } = this.services;
     // Asked how the coordinator is: it is started if it is not yet, and says so as it goes.
     this.link.get().catch(() => undefined);
+    const agent = await controls.forStatus(this.link.current?.state === 'ready');
     const config = this.settings.current;
     return buildStatus({
+      agent,
       version: this.options.version,
       logFile: this.options.logFile,
       client: this.client,
@@ -264,6 +268,7 @@ export class BuckleyServer implements RunningServer {
       approvals: approvals.commands(),
       undoable: path ? taskEdits.undoable(path) : [],
       conversation: conversations.ofDocument(document.uri),
+      agent: this.services.controls.commands(),
     });
   };
 
@@ -277,7 +282,16 @@ export class BuckleyServer implements RunningServer {
       edit: (args) => edits.edit(args),
       conversations: () => listConversations({ editor: this.editor, features: () => this.features, ...this.services }),
       showLog: () => showLog(this.editor, this.features, this.options.logFile),
+      chooseModel: (model) => this.services.controls.chooseModel(model),
     });
+  };
+
+  /** The agent's `/commands`, after `/` in an answer document; nothing elsewhere. */
+  private readonly completion = (params: CompletionParams) => {
+    const { textDocument, position } = validate(textDocumentPositionSchema, params);
+    const document = this.services.documents.get(canonicalUri(textDocument.uri));
+    if (!document || !this.services.conversations.ofDocument(document.uri)) return [];
+    return this.services.controls.completions(document, position);
   };
 
   private readonly inlineCompletion = (params: InlineCompletionParams, token: CancellationToken) => {

@@ -18,6 +18,7 @@ import { ProgressFactory } from './editor/progress.js';
 import type { CoordinatorSession, EditorFiles } from './link/calls.js';
 import { AgentEdits } from './flows/agentEdits.js';
 import { ApprovalService } from './flows/approvals.js';
+import { AgentControlsService } from './flows/agentControls.js';
 import { AskService } from './flows/ask.js';
 import { InlineCompletions } from './flows/completions.js';
 import { EditRoute } from './flows/editRoute.js';
@@ -80,7 +81,10 @@ export function createServices(input: ServicesInput) {
     write: (write) => agentEdits.apply(write),
   };
   const usage = new UsageTally();
-  const common = { editor, config, features, targets, answers, progress, limiter, coordinator, files, usage };
+  const controls = new AgentControlsService({ editor, features, coordinator, logger: logger.child('agent') });
+  // After each turn: the agent's commands may have come with its session.
+  const turnEnded = () => void controls.refresh();
+  const common = { editor, config, features, targets, answers, progress, limiter, coordinator, files, usage, turnEnded };
   const asks = new AskService({ ...common, logger: logger.child('ask'), conversations, openText: (uri) => documents.get(canonicalUri(uri))?.getText() });
   const approvals = new ApprovalService({
     editor,
@@ -98,7 +102,7 @@ export function createServices(input: ServicesInput) {
   const edits = new EditRoute({ editor, coordinator, tasks, proposals });
   const completions = new InlineCompletions({ documents, config, features, coordinator, logger: logger.child('completions') });
   documents.listen(input.documentEvents);
-  return { documents, openDocument, documentAt, answers, conversations, trust, progress, agentEdits, asks, approvals, taskEdits, tasks, edits, completions, usage, logger };
+  return { documents, openDocument, documentAt, answers, conversations, trust, progress, agentEdits, asks, approvals, taskEdits, tasks, edits, completions, usage, controls, logger };
 }
 
 /** Ends the work in flight (asks, tasks, completions) and saves what must outlive the process. */

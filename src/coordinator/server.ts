@@ -17,6 +17,7 @@ import { makeModelEdit, MODEL_EDIT_REPLY, replacementIn, selectionEditOf } from 
 import { buildPrompt } from '../wire/prompt.js';
 import { isLoopbackHost } from '../net.js';
 import { EventBatcher } from './batcher.js';
+import { controlHandlers } from './controls.js';
 import { agentFailure, answerOf, certifiedIdentity, checkIdentity, fail, identityOf, type Caller } from './callers.js';
 import { askSink, assessCall, effectiveKind, refusalNote, withNotes } from './turnRules.js';
 import { agentCommunicationService } from '../wire/protos.js';
@@ -89,6 +90,7 @@ class CoordinatorService {
         const refused = this.refuse(call);
         return refused ? callback(refused) : handler(call, callback);
       };
+    const controls = controlHandlers(() => this.options.driver, () => this.options.agentProblem);
     return {
       GetServerCapabilities: unary(this.getServerCapabilities),
       CreateSession: unary(this.createSession),
@@ -106,6 +108,8 @@ class CoordinatorService {
       RejectToolExecution: unary(this.rejectToolExecution),
       ProvideFile: unary(this.provideFile),
       ConfirmFileWrite: unary(this.confirmFileWrite),
+      GetAgentControls: unary(controls.GetAgentControls),
+      SetAgentModel: unary(controls.SetAgentModel),
     };
   }
 
@@ -128,7 +132,7 @@ class CoordinatorService {
       protocol_version: PROTOCOL_VERSION,
       // Completions where the agent can make them (a model: fill-in-the-middle; an ACP agent has no
       // such call); asks read-only only where the agent runs in its sandbox.
-      features: [...FEATURES.filter((feature) => !(unsafeAsks && feature === FEATURE.readOnlyAsks)), ...(this.options.driver?.complete ? [FEATURE.inlineCompletion] : [])],
+      features: [...FEATURES.filter((feature) => !(unsafeAsks && feature === FEATURE.readOnlyAsks)), ...(this.options.driver?.complete ? [FEATURE.inlineCompletion] : []), ...(this.options.driver?.controls ? [FEATURE.agentControls] : [])],
       notes: unsafeAsks ? [unsafeAsks] : [],
       max_agents: 1,
       supported_auth: this.options.tls ? [this.options.tls.clientCa ? 'mtls' : 'tls'] : ['insecure_local'],

@@ -186,6 +186,22 @@ const turnUsageSchema = z.object({
 });
 export type TurnUsage = z.infer<typeof turnUsageSchema>;
 
+const agentChoiceSchema = z.object({ id: z.string(), name: text(), description: text() });
+/** What the agent offers and uses now (GetAgentControls, SetAgentModel). */
+export const agentControlsSchema = z.object({
+  agent: text(),
+  known: z._default(z.boolean(), false),
+  commands: list(z.object({ name: z.string(), description: text(), hint: text() })),
+  models: list(agentChoiceSchema),
+  model: text(),
+  model_source: text(),
+  modes: list(agentChoiceSchema),
+  ask_mode: text(),
+  task_mode: text(),
+});
+export type AgentControls = z.infer<typeof agentControlsSchema>;
+export type AgentChoice = z.infer<typeof agentChoiceSchema>;
+
 /** The agent's plan, whole (TaskEvent `plan`): each entry's words and state. */
 const taskPlanSchema = z.object({ entries: list(z.object({ content: text(), status: text(), priority: text() })) });
 export type TaskPlan = z.infer<typeof taskPlanSchema>;

@@ -38,6 +38,8 @@ export const FEATURE = {
   plan: 'plan',
   /** It streams the agent's thinking apart from its answer (`thought_delta`). */
   thoughts: 'thoughts',
+  /** It says what the agent offers — commands, models, modes — and sets the model (GetAgentControls, SetAgentModel). */
+  agentControls: 'agent_controls',
 } as const;
 
 export type FeatureFlag = keyof typeof FEATURE;

@@ -5,12 +5,14 @@
  */
 import * as z from '../schema.js';
 import {
+  agentControlsSchema,
   inlineCompletionEventSchema,
   proposeEditsResponseSchema,
   sendMessageResponseSchema,
   serverCapabilitiesSchema,
   sessionSchema,
   taskEventSchema,
+  type AgentControls,
   type ContextDelta,
   type CreateSessionRequest,
   type EditorContext,
@@ -52,6 +54,8 @@ export const UNARY = {
   ProposeEdits: method<ProposeEditsRequest, z.infer<typeof proposeEditsResponseSchema>>(proposeEditsResponseSchema),
   ApproveToolExecution: method<{ execution_id: string; remember: boolean }, object>(empty),
   RejectToolExecution: method<{ execution_id: string; reason: string }, object>(empty),
+  GetAgentControls: method<{ agent_id: string; discover: boolean }, AgentControls>(agentControlsSchema),
+  SetAgentModel: method<{ agent_id: string; model: string }, AgentControls>(agentControlsSchema),
 };
 
 /** Calls whose replies stream. */

@@ -12,7 +12,7 @@ import type {
   StreamCall,
   StreamOutcome,
 } from '../../src/bridge/link/calls.js';
-import type { ProposeEditsResponse, TaskEvent } from '../../src/wire/contract.js';
+import type { AgentControls, ProposeEditsResponse, TaskEvent } from '../../src/wire/contract.js';
 import { FEATURE } from '../../src/wire/features.js';
 
 type Approval = NonNullable<TaskEvent['approval']>;
@@ -78,6 +78,21 @@ export class FakeSession implements CoordinatorSession {
   }
 
   async whenSettled(): Promise<void> {}
+
+  /** What the agent offers, as the test sets it; none: a coordinator that does not say. */
+  controls: AgentControls | undefined;
+  readonly chosenModels: string[] = [];
+
+  async agentControls(call: { discover: boolean; model?: string }): Promise<Outcome<{ controls: AgentControls }>> {
+    this.onCall();
+    if (!this.controls) return { status: 'failed', failure: { message: 'the coordinator does not say what its agent offers' } };
+    if (call.model === undefined) return { status: 'completed', controls: this.controls };
+    const model = this.controls.models.find((choice) => choice.id === call.model || choice.name === call.model);
+    if (!model) return { status: 'failed', failure: { message: `the agent offers no model "${call.model}"` } };
+    this.chosenModels.push(model.id);
+    this.controls = { ...this.controls, model: model.id, model_source: 'chosen in the editor' };
+    return { status: 'completed', controls: this.controls };
+  }
 
   /** Within a task's script: asks for an approval, as a coordinator does, and waits for the decision. */
   awaitApproval(call: StreamCall, request: Approval): Promise<ApprovalDecision> {

@@ -81,6 +81,7 @@ describe('negotiate', () => {
       usage: false,
       plan: false,
       thoughts: false,
+      agentControls: false,
       unused: [],
     });
   });
@@ -107,6 +108,7 @@ describe('negotiate', () => {
       usage: false,
       plan: false,
       thoughts: false,
+      agentControls: false,
       unused: ['context_handles', 'apply_edits', 'editor_state'],
     });
   });

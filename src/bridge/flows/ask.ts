@@ -56,6 +56,8 @@ export interface AskDependencies {
   limiter: Limiter;
   /** What the turns used and cost (for buckley/status). */
   usage: UsageTally;
+  /** Told when a turn has ended, however it ended. */
+  turnEnded(): void;
   conversations: Conversations;
   /** The text of a document open in the editor. */
   openText(uri: string): string | undefined;
@@ -148,6 +150,7 @@ export class AskService {
       // Not the coordinator's failure (it says those in its outcome): a fault of ours, said as one.
       return this.unfinished({ status: 'failed', failure: { message: `unexpected failure: ${(error as Error).message}` } }, input.question, progress);
     } finally {
+      deps.turnEnded();
       releasePending();
       release();
       onCancel?.dispose();

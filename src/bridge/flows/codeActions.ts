@@ -36,10 +36,12 @@ export interface CodeActionInput {
   undoable?: readonly { id: string; title: string }[];
   /** The conversation this document is the answer document of: following it up replaces asking about it. */
   conversation?: { id: string };
+  /** The agent's controls as commands (choose its model: agentControls.ts), offered anywhere. */
+  agent?: readonly Command[];
 }
 
 export function codeActionsFor(input: CodeActionInput): (CodeAction | Command)[] {
-  const { document, literals, tasks: runningTasks = [], approvals = [], undoable = [], conversation } = input;
+  const { document, literals, tasks: runningTasks = [], approvals = [], undoable = [], conversation, agent = [] } = input;
   const requested = input.range;
   const range = normalizeRange(document, requested);
   const commands: Command[] = [];
@@ -85,6 +87,7 @@ export function codeActionsFor(input: CodeActionInput): (CodeAction | Command)[]
   for (const task of undoable) {
     commands.push({ title: `Buckley: undo the task's edits «${oneLine(task.title, 40)}»`, command: Commands.undoTaskEdits, arguments: [{ taskId: task.id }] });
   }
+  commands.push(...agent);
   if (!literals) return commands;
   return commands.map((command) => ({ title: command.title, kind: CodeActionKind.Empty, command }));
 }

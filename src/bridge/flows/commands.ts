@@ -6,7 +6,7 @@
  */
 import { ErrorCodes, ResponseError, type ExecuteCommandParams } from 'vscode-languageserver';
 import * as z from '../../schema.js';
-import { approvalCommandArgsSchema, askCommandArgsSchema, cancelTaskCommandArgsSchema, Commands, describeIssues, editCommandArgsSchema, followUpCommandArgsSchema, runTaskCommandArgsSchema, undoTaskEditsArgsSchema, type EditCommandArgs } from '../protocol.js';
+import { approvalCommandArgsSchema, askCommandArgsSchema, chooseModelArgsSchema, cancelTaskCommandArgsSchema, Commands, describeIssues, editCommandArgsSchema, followUpCommandArgsSchema, runTaskCommandArgsSchema, undoTaskEditsArgsSchema, type EditCommandArgs } from '../protocol.js';
 import type { ApprovalService } from './approvals.js';
 import type { AskService } from './ask.js';
 import type { TaskService } from './tasks.js';
@@ -28,6 +28,7 @@ const USAGE: Record<string, string> = {
     'buckley.followUp takes {"uri": "<answer document>"} or {"conversation": "…"}, and "question"? (default: the one written below the document\'s last line)',
   [Commands.newConversation]: 'buckley.newConversation takes {"uri": "<answer document>"} or {"conversation": "…"}, and "question"? — asked afresh about the same code',
   [Commands.conversations]: 'buckley.conversations takes nothing',
+  [Commands.chooseModel]: 'buckley.chooseModel takes {"model": "<id or name>"} or nothing (choose from what the agent offers)',
 };
 
 export interface CommandDependencies {
@@ -40,6 +41,8 @@ export interface CommandDependencies {
   edit(args: EditCommandArgs): unknown;
   /** buckley.conversations: lists them (and shows the list where the editor opens documents). */
   conversations(): unknown;
+  /** buckley.chooseModel: the model given, else chosen by the user from what the agent offers. */
+  chooseModel(model: string | undefined): unknown;
 }
 
 export function executeCommand(params: ExecuteCommandParams, deps: CommandDependencies): unknown {
@@ -74,6 +77,10 @@ export function executeCommand(params: ExecuteCommandParams, deps: CommandDepend
     }
     case Commands.conversations:
       return deps.conversations();
+    case Commands.chooseModel: {
+      const { model } = parseArgs(params.command, chooseModelArgsSchema, typeof first === 'string' ? { model: first } : (first ?? {}));
+      return deps.chooseModel(model);
+    }
     case Commands.undoTaskEdits: {
       const { taskId } = parseArgs(params.command, undoTaskEditsArgsSchema, typeof first === 'string' ? { taskId: first } : (first ?? {}));
       return deps.tasks.undoEdits(taskId);

@@ -5,6 +5,7 @@ import type { CoordinatorConnection } from '../link/connection.js';
 import type { ClientIdentity } from '../capabilities.js';
 import type { StatusResult, TaskProgress, ToolApprovalRequest } from '../protocol.js';
 import type { UsageTally } from './usage.js';
+import type { AgentControls } from '../../wire/contract.js';
 
 export function buildStatus(input: {
   version: string;
@@ -19,6 +20,8 @@ export function buildStatus(input: {
   /** Why there are no inline completions; undefined: there are. */
   completions: string | undefined;
   usage: UsageTally;
+  /** What the agent offers, once known. */
+  agent?: AgentControls;
 }): StatusResult {
   const { coordinator, config, features } = input;
   const { coordinator: coordinatorFeatures, ...clientFeatures } = features;
@@ -52,6 +55,20 @@ export function buildStatus(input: {
     }),
     ...(input.usage.ofSession() ? { usage: input.usage.ofSession() } : {}),
     completions: input.completions ? { available: false, why: input.completions } : { available: true },
+    ...(input.agent?.known ? { agent: agentOf(input.agent) } : {}),
+  };
+}
+
+function agentOf(controls: AgentControls): NonNullable<StatusResult['agent']> {
+  const choice = ({ id, name }: { id: string; name: string }) => (name && name !== id ? { id, name } : { id });
+  return {
+    name: controls.agent,
+    commands: controls.commands.map(({ name, description, hint }) => ({ name, description, ...(hint ? { hint } : {}) })),
+    models: controls.models.map(choice),
+    ...(controls.model ? { model: controls.model, modelSource: controls.model_source } : {}),
+    modes: controls.modes.map(choice),
+    ...(controls.ask_mode ? { askMode: controls.ask_mode } : {}),
+    ...(controls.task_mode ? { taskMode: controls.task_mode } : {}),
   };
 }
 

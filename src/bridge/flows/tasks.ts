@@ -53,6 +53,8 @@ export interface TaskDependencies {
   edits: TaskEdits;
   /** What the turns used and cost (for buckley/status). */
   usage: UsageTally;
+  /** Told when a turn has ended, however it ended. */
+  turnEnded(): void;
 }
 
 interface RunningTask {
@@ -218,6 +220,7 @@ export class TaskService {
   ): void {
     const { deps } = this;
     this.tasks.delete(task.id);
+    deps.turnEnded();
     deps.approvals.withdrawTask(task.id, `its task ${outcome.status === 'completed' ? 'ended' : outcome.status}`);
     const tools = [...task.tools.values()];
     const plan = task.state.plan ? { plan: task.state.plan } : {};

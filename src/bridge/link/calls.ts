@@ -4,7 +4,7 @@
  * the flows are tested in-process against a fake session as well as against real coordinators.
  */
 import type { Failure } from '../../errors.js';
-import type { TurnUsage, EditorContext, ProposeEditsResponse, TaskEvent } from '../../wire/contract.js';
+import type { AgentControls, TurnUsage, EditorContext, ProposeEditsResponse, TaskEvent } from '../../wire/contract.js';
 import type { PlanStep } from '../flows/plans.js';
 
 /**
@@ -96,6 +96,8 @@ export interface CoordinatorSession {
   proposeEdits(call: { instruction: string; context: EditorContext; signal: AbortSignal; timeoutMs: number }): Promise<Outcome<{ proposal: ProposeEditsResponse }>>;
   /** Completions at the cursor, streamed pieces joined. */
   inlineCompletions(call: { prompt: string; context: EditorContext; signal: AbortSignal; timeoutMs: number }): Promise<Outcome<{ texts: string[] }>>;
+  /** What the agent offers and uses; with `model`, the model its turns use from now on. */
+  agentControls(call: { discover: boolean; model?: string; signal: AbortSignal; timeoutMs: number }): Promise<Outcome<{ controls: AgentControls }>>;
   /** The user's decision on a pending approval. */
   decideApproval(executionId: string, decision: ApprovalDecision): Promise<void>;
   /** Resolves once the session is up or has failed, or after `ms`; never rejects. */

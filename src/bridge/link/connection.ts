@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { oneLine } from '../../text.js';
 import type { CoordinatorClient } from '../../wire/client.js';
-import { BUFFERS_HEADER, CONVERSATION_HEADER, EARLIER_TURNS_KEY, INTENT_HEADER, SESSION_HEADER, type EditorContext, type ProposeEditsResponse } from '../../wire/contract.js';
+import { BUFFERS_HEADER, CONVERSATION_HEADER, EARLIER_TURNS_KEY, INTENT_HEADER, SESSION_HEADER, type AgentControls, type EditorContext, type ProposeEditsResponse } from '../../wire/contract.js';
 import { featureFlags, type FeatureFlag } from '../../wire/features.js';
 import { CoordinatorError, Status } from '../../wire/errors.js';
 import { buildPrompt, withEarlierTurns } from '../../wire/prompt.js';
@@ -207,6 +207,29 @@ export class CoordinatorConnection implements CoordinatorSession {
         return { status: 'failed', failure: this.failure(error, { call: 'call' }) };
       }
       return { status: 'completed', texts: [...texts.values()].filter((text) => text.length > 0) };
+    });
+  }
+
+  /**
+   * What the agent offers and uses (our coordinator's `agent_controls`), or — with `model` — the
+   * model its turns use from now on. A coordinator that does not say (Buckley's) fails, in words.
+   */
+  agentControls(call: { discover: boolean; model?: string; signal: AbortSignal; timeoutMs: number }): Promise<Outcome<{ controls: AgentControls }>> {
+    return this.tracked(async () => {
+      const options = { timeoutMs: call.timeoutMs, signal: call.signal };
+      const agent_id = this.identity.agentId;
+      const controls = async (client: CoordinatorClient) => {
+        if (!this.offers('agentControls')) return undefined;
+        return call.model === undefined ? client.call.GetAgentControls({ agent_id, discover: call.discover }, options) : client.call.SetAgentModel({ agent_id, model: call.model }, options);
+      };
+      try {
+        const answered = await this.keeper.calling(call.signal, controls, () => false);
+        if (answered) return { status: 'completed', controls: answered };
+        return { status: 'failed', failure: { message: `the coordinator at ${this.keeper.address} does not say what its agent offers (it does not announce agent_controls): choose the model in the agent's own settings` } };
+      } catch (error) {
+        if (cancelledBy(error, call.signal)) return { status: 'cancelled' };
+        return { status: 'failed', failure: this.failure(error, { call: 'call' }) };
+      }
     });
   }
 

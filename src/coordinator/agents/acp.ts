@@ -18,7 +18,7 @@ import { statSync } from 'node:fs';
 import type * as acp from '@agentclientprotocol/sdk';
 import * as z from '../../schema.js';
 import type { Logger } from '../../logger.js';
-import type { WireToolExecution } from '../../wire/contract.js';
+import type { AgentControls, WireToolExecution } from '../../wire/contract.js';
 import { oneLine, seconds } from '../../text.js';
 import { FileAccessError } from '../files.js';
 import { AgentError, type AgentDriver, type AgentTurn, type TurnResult, type TurnSink } from './driver.js';
@@ -26,7 +26,8 @@ import { inWords, knownOf, remedy, withoutEscapes, type AgentIdentity } from './
 import { chooseOption, describeValue, flattenParameters, mapStopReason, permissionToolCall, readTextFileParams, rememberCall, toolKind, writeTextFileParams, type SessionUpdate } from './acpMessages.js';
 import { abortedAfter, delay, GAVE_UP, isAlive, orDeath, startAgentProcess, type AgentProcess } from './acpProcess.js';
 import { shortCommandName } from './known.js';
-import { modesOf } from './modes.js';
+import { modelsOf, modesOf } from './modes.js';
+import { AgentChoices } from './choices.js';
 import { AgentSessions, type AcpSession, type ActiveTurn } from './acpSessions.js';
 import { processTreeSize, stopGroup } from './processes.js';
 import type { SessionStore } from './sessionStore.js';
@@ -52,11 +53,13 @@ export interface AcpDriverOptions {
   maxIdleSessions?: number;
   /** No word from the agent this long during a turn, and the user is told (and again each time). */
   silenceMs?: number;
+  /** What the agent offers and the model wanted, shared by its processes (pool.ts); else its own, not remembered. */
+  choices?: AgentChoices;
   /** Runs an agent's command (terminal/create) the way the agent itself runs: in its sandbox. */
   wrapCommand?: (command: string[], cwd: string) => { program: string; args: string[]; sandboxed?: boolean };
 }
 
-type ResolvedOptions = AcpDriverOptions & Required<Pick<AcpDriverOptions, 'launch' | 'requestTimeoutMs' | 'cancelGraceMs' | 'maxIdleSessions' | 'silenceMs'>>;
+type ResolvedOptions = AcpDriverOptions & Required<Pick<AcpDriverOptions, 'launch' | 'requestTimeoutMs' | 'cancelGraceMs' | 'maxIdleSessions' | 'silenceMs' | 'choices'>>;
 
 /** An agent process and its sessions. */
 interface Agent extends AgentProcess {
@@ -73,8 +76,6 @@ const ACTS = new Set(['execute', 'edit', 'delete', 'move']);
 /** Idle ACP sessions kept for their conversations' next turns; beyond it the one idle longest is closed. */
 export const MAX_IDLE_SESSIONS = 4;
 export const SILENCE_MS = 30_000;
-/** How long a question that may be a command waits for the agent to list its commands. */
-const COMMANDS_WAIT_MS = 1_000;
 
 export class AcpDriver implements AgentDriver {
   readonly writesFiles = true;
@@ -97,6 +98,7 @@ export class AcpDriver implements AgentDriver {
       cancelGraceMs: options.cancelGraceMs ?? CANCEL_GRACE_MS,
       maxIdleSessions: options.maxIdleSessions ?? MAX_IDLE_SESSIONS,
       silenceMs: options.silenceMs ?? SILENCE_MS,
+      choices: options.choices ?? new AgentChoices({ agent: options.command.join(' '), logger: options.logger }),
     };
     this.description = `ACP agent \`${options.command.join(' ')}\``;
     this.terminals = new Terminals({ logger: options.logger, wrap: options.wrapCommand, env: options.env });
@@ -131,7 +133,8 @@ export class AcpDriver implements AgentDriver {
 
   private async prompt(agent: Agent, session: AcpSession, turn: AgentTurn, sink: TurnSink, signal: AbortSignal): Promise<TurnResult> {
     await agent.sessions.keepMode(session);
-    const text = await this.promptText(agent, turn);
+    await agent.sessions.keepModel(session);
+    const text = await this.options.choices.promptOf(turn);
     const active: ActiveTurn = { sink, readOnly: turn.readOnly, signal, text: '', textInterrupted: false, tools: new Map(), calls: new Map(), refused: [], asked: new Set(), unasked: new Map(), lastWord: Date.now(), deciding: 0 };
     session.turn = active;
     const onAbort = () => {
@@ -173,19 +176,6 @@ export class AcpDriver implements AgentDriver {
   }
 
   /**
-   * The prompt: the question with its context; a command the agent lists (`/review …`) alone, as
-   * ACP has commands sent. A fresh session's commands come just after it is made: a question that
-   * looks like one waits for them a moment.
-   */
-  private async promptText(agent: Agent, turn: AgentTurn): Promise<string> {
-    const name = /^\/([\w:.-]+)/.exec(turn.command ?? '')?.[1];
-    if (!name) return turn.prompt;
-    const { commands } = agent.sessions;
-    for (let waited = 0; !commands.has(name) && waited < COMMANDS_WAIT_MS; waited += 100) await delay(100);
-    return commands.has(name) ? turn.command! : turn.prompt;
-  }
-
-  /**
    * Tells the user when the agent says nothing for `silenceMs` while no permission is being
    * decided (it may be retrying a refused key in silence, as Claude Code does), with its last log line.
    */
@@ -224,12 +214,23 @@ export class AcpDriver implements AgentDriver {
       });
   }
 
-  /** Starts the agent and opens a session (where a missing login shows), which it then closes. */
+  /** Starts the agent and opens a session (where a missing login shows, and what it offers), which it then closes. */
   async check(): Promise<string> {
     const agent = await this.ensureAgent();
-    const { sessionId } = await agent.sessions.open(this.options.cwd);
-    agent.sessions.close(sessionId);
+    const response = await agent.sessions.open(this.options.cwd);
+    this.options.choices.offered(modelsOf(response), modesOf(response));
+    agent.sessions.close(response.sessionId);
     return `${this.description}${agent.info?.title ? ` (${agent.info.title}${agent.info.version ? ` ${agent.info.version}` : ''})` : ''} is running (pid ${agent.child.pid}), answered ACP initialize and opened a session`;
+  }
+
+  async controls(discover: boolean): Promise<AgentControls> {
+    if (discover && !this.options.choices.snapshot('').known) await this.check();
+    return this.options.choices.snapshot(this.shortName);
+  }
+
+  chooseModel(model: string): AgentControls | { error: string } {
+    const chosen = this.options.choices.choose(model);
+    return 'error' in chosen ? chosen : this.options.choices.snapshot(this.shortName);
   }
 
   /** Forgets a coordinator session: its idle ACP sessions, its conversations' (`key#conversation`) too. */
@@ -342,6 +343,7 @@ export class AcpDriver implements AgentDriver {
         requestTimeoutMs: this.options.requestTimeoutMs,
         maxIdleSessions: this.options.maxIdleSessions,
         identity: () => this.identity,
+        choices: this.options.choices,
       }),
     });
     this.agentName = process_.info?.title ?? process_.info?.name ?? this.agentName;
@@ -355,11 +357,16 @@ export class AcpDriver implements AgentDriver {
     const update = notification.update;
     // What the session is, whether or not a turn runs on it.
     if (update.sessionUpdate === 'available_commands_update') {
-      for (const command of update.availableCommands) sessions.commands.add(command.name);
+      const { commands } = this.options.choices;
+      commands.clear();
+      for (const command of update.availableCommands) commands.set(command.name, { name: command.name, description: command.description ?? '', hint: command.input?.hint ?? '' });
       return;
     }
     if (update.sessionUpdate === 'current_mode_update') sessions.modeChanged(notification.sessionId, update.currentModeId);
-    if (update.sessionUpdate === 'config_option_update') sessions.modeChanged(notification.sessionId, modesOf({ configOptions: update.configOptions })?.current);
+    if (update.sessionUpdate === 'config_option_update') {
+      sessions.modeChanged(notification.sessionId, modesOf({ configOptions: update.configOptions })?.current);
+      sessions.modelChanged(notification.sessionId, modelsOf({ configOptions: update.configOptions })?.current);
+    }
     const turn = sessions.turnOf(notification.sessionId, 'an update');
     if (!turn) return;
     switch (update.sessionUpdate) {

@@ -66,7 +66,7 @@ const updateSchemas = {
   }),
   available_commands_update: notificationOf({
     sessionUpdate: z.literal('available_commands_update'),
-    availableCommands: z.array(z.object({ name: z.string(), description: z.nullish(z.string()) })),
+    availableCommands: z.array(z.object({ name: z.string(), description: z.nullish(z.string()), input: z.nullish(z.object({ hint: z.nullish(z.string()) })) })),
   }),
 };
 const otherUpdate = z.pipe(z.object({ sessionId: z.string() }), z.transform((notification) => ({ ...notification, update: { sessionUpdate: 'other' as const } })));

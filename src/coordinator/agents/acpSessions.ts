@@ -14,7 +14,8 @@ import { errorLine, errorText, inWords, knownOf, type AgentIdentity } from './ac
 import type { CallFacts } from './acpMessages.js';
 import { isAlive, orDeath, withDeadline, type AgentProcess } from './acpProcess.js';
 import { AgentError, type AgentTurn, type TurnSink } from './driver.js';
-import { chooseMode, modesOf, type SessionModes } from './modes.js';
+import { chooseMode, modelsOf, modesOf, type SessionModes } from './modes.js';
+import type { AgentChoices } from './choices.js';
 import type { SessionStore } from './sessionStore.js';
 
 export interface AcpSession {
@@ -32,6 +33,8 @@ export interface AcpSession {
   modes?: SessionModes;
   /** The mode its turns run in (chosen for its intent when it was made). */
   wantedMode?: string;
+  /** The models it offers (its model is set before each turn: choices.ts). */
+  models?: SessionModes;
 }
 
 export interface ActiveTurn {
@@ -71,6 +74,8 @@ export interface SessionHost {
   logger: Logger;
   /** The agent as the user knows it, now. */
   identity(): AgentIdentity;
+  /** What the agent offers, and the model wanted (shared by its processes). */
+  choices: AgentChoices;
 }
 
 export class AgentSessions {
@@ -78,8 +83,6 @@ export class AgentSessions {
   readonly byId = new Map<string, AcpSession>();
   /** Sessions whose turn has ended, free for the next turn of their coordinator session. */
   private readonly idle = new Map<string, AcpSession[]>();
-  /** The commands the agent lists (`available_commands_update`), by name. */
-  readonly commands = new Set<string>();
   /** Sessions we let go that the agent could not close: it holds them still. */
   heldUnused = 0;
 
@@ -118,7 +121,7 @@ export class AgentSessions {
     }
     const session: AcpSession = { id: response.sessionId, key: turn.sessionKey, dropped: 0 };
     this.byId.set(session.id, session);
-    await this.chooseMode(session, modesOf(response), turn.readOnly);
+    await this.settle(session, response, turn.readOnly);
     if (turn.conversationKey && this.agent.canLoad) sessionStore?.set(agentName, turn.conversationKey, session.id);
     return { session, prompt: { ...turn, prompt: withEarlierTurns(turn.prompt, turn.earlier) } };
   }
@@ -187,13 +190,42 @@ export class AgentSessions {
       host.logger.info(`loaded the ACP session ${sessionId} of a conversation followed up (${session.dropped} update(s) of its history replayed)`);
       session.loading = false;
       session.dropped = 0;
-      await this.chooseMode(session, modesOf(response), turn.readOnly);
+      await this.settle(session, response, turn.readOnly);
       return session;
     } catch (error) {
       if (error instanceof AgentError && !isAlive(agent)) throw error;
       this.byId.delete(sessionId);
       host.logger.info(`${this.name} could not load the ACP session ${sessionId} (${errorText(error)}): a new one gets the conversation's earlier turns`);
       return undefined;
+    }
+  }
+
+  /** A session made or loaded: what it offers is noted, its mode for its intent and the model wanted are set. */
+  private async settle(session: AcpSession, response: unknown, readOnly: boolean): Promise<void> {
+    const models = modelsOf(response);
+    const modes = modesOf(response);
+    this.host.choices.offered(models, modes);
+    session.models = models;
+    await this.chooseMode(session, modes, readOnly);
+    await this.keepModel(session);
+  }
+
+  /** Sets the model wanted (choices.ts) on the session before its turn, where the agent offers it and it is not set already. */
+  async keepModel(session: AcpSession): Promise<void> {
+    const models = session.models;
+    const model = models && this.host.choices.modelFor(models);
+    if (!models || !model || models.current === model.id) return;
+    const { agent, host } = this;
+    const request = models.configId
+      ? agent.connection.agent.request('session/set_config_option', { sessionId: session.id, configId: models.configId, value: model.id } as acp.SetSessionConfigOptionRequest)
+      : agent.connection.agent.request('session/set_model', { sessionId: session.id, modelId: model.id });
+    try {
+      await withDeadline(orDeath(agent, request), host.requestTimeoutMs, `${this.name} did not answer within ${host.requestTimeoutMs} ms`);
+      models.current = model.id;
+      host.logger.info(`${this.name} uses the model "${model.id}" in its ACP session ${session.id}`);
+    } catch (error) {
+      if (error instanceof AgentError && !isAlive(agent)) throw error;
+      host.logger.warn(`${this.name} did not take the model "${model.id}": ${errorText(error)}`);
     }
   }
 
@@ -209,6 +241,7 @@ export class AgentSessions {
       return;
     }
     session.wantedMode = choice.mode.id;
+    host.choices.modesUsed[readOnly ? 'ask' : 'task'] = choice.mode.id;
     host.logger.info(`${this.name} runs ${readOnly ? 'asks' : 'tasks'} in its mode "${choice.mode.id}" (${choice.why})`);
     await this.keepMode(session);
   }
@@ -234,6 +267,12 @@ export class AgentSessions {
   modeChanged(sessionId: string, current: string | undefined): void {
     const session = this.byId.get(sessionId);
     if (session?.modes && current) session.modes.current = current;
+  }
+
+  /** What the agent says its session's model now is (`config_option_update`). */
+  modelChanged(sessionId: string, current: string | undefined): void {
+    const session = this.byId.get(sessionId);
+    if (session?.models && current) session.models.current = current;
   }
 
   /** The turn an update or request of `sessionId` belongs to; none (and it is logged) when no turn of ours runs there. */

@@ -13,6 +13,7 @@ import { knownByCommand } from './known.js';
 import type { AgentDriver } from './driver.js';
 import { OpenAiDriver } from './openai.js';
 import { SessionStore } from './sessionStore.js';
+import { AgentChoices } from './choices.js';
 import { stateDirectory } from '../../state.js';
 
 export type Detection = { driver: AgentDriver; problem?: undefined } | { driver?: undefined; problem: string };
@@ -57,7 +58,9 @@ function acpPool(command: string[], options: DetectOptions): AgentDriver {
   const agent = options.config.agent;
   const agentEnv = { ...knownByCommand(command)?.defaultEnv, ...agentEnvironment(env, agent.env) };
   const sessionStore = new SessionStore(join(stateDirectory(env), 'agent-sessions.json'), logger.child('sessions'));
+  const choices = new AgentChoices({ agent: command.join(' '), setting: agent.model, file: join(stateDirectory(env), 'agent-models.json'), logger: logger.child('acp') });
   return new AgentPool({
+    choices,
     command,
     env: agentEnv,
     logger: logger.child('acp'),
@@ -75,6 +78,7 @@ function acpPool(command: string[], options: DetectOptions): AgentDriver {
         cancelGraceMs: agent.cancelGraceMs,
         sessionStore,
         modes: agent.modes,
+        choices,
         maxIdleSessions: agent.maxIdleSessions,
         silenceMs: agent.silenceMs,
         wrapCommand: launch.wrap,

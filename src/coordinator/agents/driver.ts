@@ -2,7 +2,7 @@
  * What our coordinator needs from an agent: run one turn of a conversation, streaming what
  * happens to a sink. Drivers: ACP (an agent subprocess) and OpenAI-compatible HTTP.
  */
-import type { PlanEntry, TurnUsage, WireToolExecution } from '../../wire/contract.js';
+import type { AgentControls, PlanEntry, TurnUsage, WireToolExecution } from '../../wire/contract.js';
 import type { Completion, CompletionRequest } from './fillInTheMiddle.js';
 
 export interface AgentTurn {
@@ -121,6 +121,13 @@ export interface AgentDriver {
   prepare?(): Promise<void>;
   /** Why an ask may change things with this driver (its agent runs without a sandbox); undefined when asks are read-only. */
   readonly unsafeAsks?: string;
+  /**
+   * What the agent offers (its commands, models, modes) and uses now; with `discover`, an agent
+   * not started yet is started and asked (an ACP agent: a session opened and closed).
+   */
+  controls?(discover: boolean): Promise<AgentControls>;
+  /** The model its turns use from now on (remembered): what it offers then, or why not, in words. */
+  chooseModel?(model: string): AgentControls | { error: string };
   /** Completes code at the cursor (a model does; an ACP agent has no such call). */
   complete?(request: CompletionRequest, signal: AbortSignal): Promise<Completion>;
   close(): Promise<void>;

@@ -25,9 +25,17 @@ export interface SessionModes {
 
 const modeSchema = z.object({ id: z.string(), name: z.optional(z.nullable(z.string())), description: z.optional(z.nullable(z.string())) });
 const optionSchema = z.object({ value: z.string(), name: z.optional(z.nullable(z.string())), description: z.optional(z.nullable(z.string())) });
-/** What `session/new` (or `session/load`) answers about modes, as far as we read it. */
+/** What `session/new` (or `session/load`) answers about modes and models, as far as we read it. */
 const newSessionModes = z.object({
   modes: z.optional(z.nullable(z.object({ currentModeId: z.optional(z.string()), availableModes: z._default(z.array(modeSchema), []) }))),
+  models: z.optional(
+    z.nullable(
+      z.object({
+        currentModelId: z.optional(z.string()),
+        availableModels: z._default(z.array(z.object({ modelId: z.string(), name: z.optional(z.nullable(z.string())), description: z.optional(z.nullable(z.string())) })), []),
+      }),
+    ),
+  ),
   configOptions: z.optional(
     z.nullable(
       z.array(
@@ -47,18 +55,36 @@ const newSessionModes = z.object({
 export function modesOf(response: unknown): SessionModes | undefined {
   const parsed = newSessionModes.safeParse(response);
   if (!parsed.success) return undefined;
-  const option = parsed.data.configOptions?.find((candidate) => candidate.category === 'mode' || candidate.id === 'mode');
-  if (option?.options?.length) {
-    const flat = option.options.flatMap((item) => ('value' in item ? [item] : item.options));
-    return {
-      configId: option.id,
-      current: typeof option.currentValue === 'string' ? option.currentValue : undefined,
-      available: flat.map((item) => ({ id: item.value, name: item.name ?? undefined, description: item.description ?? undefined })),
-    };
-  }
+  const fromOption = configChoices(parsed.data, 'mode');
+  if (fromOption) return fromOption;
   const modes = parsed.data.modes;
   if (!modes?.availableModes.length) return undefined;
   return { current: modes.currentModeId, available: modes.availableModes.map((mode) => ({ id: mode.id, name: mode.name ?? undefined, description: mode.description ?? undefined })) };
+}
+
+/**
+ * The session's models, read as its modes are: a config option of category `model` (set with
+ * `session/set_config_option`), else ACP's `models` (set with `session/set_model`).
+ */
+export function modelsOf(response: unknown): SessionModes | undefined {
+  const parsed = newSessionModes.safeParse(response);
+  if (!parsed.success) return undefined;
+  const fromOption = configChoices(parsed.data, 'model');
+  if (fromOption) return fromOption;
+  const models = parsed.data.models;
+  if (!models?.availableModels.length) return undefined;
+  return { current: models.currentModelId, available: models.availableModels.map((model) => ({ id: model.modelId, name: model.name ?? undefined, description: model.description ?? undefined })) };
+}
+
+function configChoices(response: z.infer<typeof newSessionModes>, category: 'mode' | 'model'): SessionModes | undefined {
+  const option = response.configOptions?.find((candidate) => candidate.category === category || candidate.id === category);
+  if (!option?.options?.length) return undefined;
+  const flat = option.options.flatMap((item) => ('value' in item ? [item] : item.options));
+  return {
+    configId: option.id,
+    current: typeof option.currentValue === 'string' ? option.currentValue : undefined,
+    available: flat.map((item) => ({ id: item.value, name: item.name ?? undefined, description: item.description ?? undefined })),
+  };
 }
 
 /** Modes that let tools run unasked: never chosen by the general rules. */

@@ -24,6 +24,8 @@ import { AgentError, type AgentDriver, type AgentTurn, type TurnResult, type Tur
 import { knownByCommand } from './known.js';
 import { probeSandbox, sandboxArgs, type SandboxPlan } from './sandbox.js';
 import { agentNotFound, agentProgram } from './choose.js';
+import type { AgentChoices } from './choices.js';
+import type { AgentControls } from '../../wire/contract.js';
 
 /** How a process is started: the program and its arguments (bwrap and the agent, or the agent). */
 export interface Launch {
@@ -46,6 +48,8 @@ export interface PoolOptions {
   sandbox: { enabled: boolean; writable: string[] };
   /** Makes the driver of one process. */
   driver(launch: Launch, cwd: string | undefined): AcpDriver;
+  /** What the agent offers and the model wanted: the same for all its processes. */
+  choices: AgentChoices;
   maxProcesses?: number;
   idleMs?: number;
 }
@@ -129,6 +133,17 @@ export class AgentPool implements AgentDriver {
     const entry = await this.entryFor({ sessionKey: 'doctor', prompt: '', readOnly: true, cwd: this.options.cwd });
     const answer = await entry.driver.check();
     return this.sandboxProblem ? `${answer}; no sandbox: ${this.sandboxProblem}` : `${answer}, in a sandbox (bubblewrap)`;
+  }
+
+  /** What the agent offers; with `discover`, an agent not started yet is asked (in the ask's sandbox). */
+  async controls(discover: boolean): Promise<AgentControls> {
+    const { choices } = this.options;
+    if (discover && !choices.snapshot('').known) await (await this.entryFor({ sessionKey: 'controls', prompt: '', readOnly: true, cwd: this.options.cwd })).driver.check();
+    return choices.snapshot(this.shortName);
+  }
+
+  chooseModel(model: string): AgentControls | { error: string } {
+    return this.latest.chooseModel(model);
   }
 
   endSession(sessionKey: string): void {

@@ -1,0 +1,115 @@
+/**
+ * The agent's own controls over stdio, with the scripted agent offering two models (a config
+ * option of category "model") and two commands (`--controls`): the status lists them; "choose
+ * model" in a prompt (Neovim 0.10) and as a code action per model (Helix, no prompts); the choice
+ * reaches the agent's sessions and outlives a restart; `buckley.agent.model` picks one by name;
+ * `/commands` are completed in an answer document and run as the agent's commands.
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { startingClients, type TestClient } from '../helpers/lspClient.js';
+import { SCRIPTED_AGENT } from '../helpers/paths.js';
+import { tempDir } from '../helpers/temp.js';
+
+const start = startingClients();
+const AGENT = `${process.execPath} ${SCRIPTED_AGENT} --controls`;
+
+async function ask(client: TestClient, question: string): Promise<string> {
+  return (await client.request('buckley/ask', { question })).answer;
+}
+
+describe("the agent's models", () => {
+  it('are listed in the status, chosen in a prompt, used by the next turn, and remembered across a restart', async () => {
+    const stateDir = tempDir('buckley-controls');
+    const client = await start({ client: 'neovim-0.10.4', stateDir, env: { BUCKLEY_AGENT: AGENT }, answerMessageRequest: (params) => params.actions.find((action: any) => action.title === 'Deep Thought') ?? null });
+    expect(await ask(client, 'PLAN one')).toContain('[model swift]');
+    const status = await client.request('buckley/status', {});
+    expect(status.agent).toEqual({
+      name: 'scripted-agent.mjs',
+      commands: [
+        { name: 'review', description: 'Review the changes', hint: 'what to review' },
+        { name: 'init', description: 'Write an AGENTS.md for this project' },
+      ],
+      models: [
+        { id: 'swift', name: 'Swift' },
+        { id: 'deep', name: 'Deep Thought' },
+      ],
+      model: 'swift',
+      modelSource: "the agent's default",
+      modes: [],
+    });
+    const { uri } = await client.openFixture('workspace/retry.ts');
+    const actions = await client.request('textDocument/codeAction', { textDocument: { uri }, range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, context: { diagnostics: [] } });
+    const choose = actions.find((action: any) => action.title === 'Buckley: choose model (now Swift)');
+    expect(choose.command).toEqual({ title: 'Buckley: choose model (now Swift)', command: 'buckley.chooseModel', arguments: [] });
+
+    const chosen = await client.request('workspace/executeCommand', choose.command);
+    expect(chosen).toEqual({ model: 'deep', models: ['swift', 'deep'] });
+    const prompt = client.all('window/showMessageRequest').at(-1);
+    expect(prompt.actions.map((action: any) => action.title)).toEqual(['Swift (now)', 'Deep Thought']);
+    await client.waitFor('window/showMessage', (p) => p.message === 'model: Deep Thought from now on (scripted-agent.mjs)');
+    // The agent's idle session (the first ask's conversation is over, a new one starts) takes it too.
+    expect(await ask(client, 'PLAN two')).toContain('[model deep]');
+    expect((await client.request('buckley/status', {})).agent).toMatchObject({ model: 'deep', modelSource: 'chosen in the editor' });
+    await client.shutdown();
+
+    const again = await start({ client: 'neovim-0.10.4', stateDir, env: { BUCKLEY_AGENT: AGENT } });
+    expect(await ask(again, 'PLAN three')).toContain('[model deep]');
+  });
+
+  it('in Helix, which has no prompts: a code action per model not in use, each carrying its choice', async () => {
+    const client = await start({ client: 'helix-25.01.1', env: { BUCKLEY_AGENT: AGENT } });
+    await ask(client, 'PLAN one');
+    await client.request('buckley/status', {});
+    const { uri } = await client.openFixture('workspace/retry.ts');
+    const actions = await client.request('textDocument/codeAction', { textDocument: { uri }, range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, context: { diagnostics: [] } });
+    const models = actions.filter((action: any) => action.title.startsWith('Buckley: use model'));
+    expect(models.map((action: any) => action.command)).toEqual([{ title: 'Buckley: use model Deep Thought', command: 'buckley.chooseModel', arguments: [{ model: 'deep' }] }]);
+    await client.request('workspace/executeCommand', models[0].command);
+    expect(await ask(client, 'PLAN two')).toContain('[model deep]');
+    // Asked without a model, it says how to choose one here.
+    await client.request('workspace/executeCommand', { command: 'buckley.chooseModel', arguments: [] });
+    await client.waitFor('window/showMessage', (p) => p.message === 'model: Deep Thought — code action "use model …" changes it');
+  });
+
+  it('buckley.agent.model picks one by name; one the agent does not offer is named in the log, and its default used', async () => {
+    const client = await start({ client: 'neovim-0.10.4', env: { BUCKLEY_AGENT: AGENT }, initialize: { initializationOptions: { agent: { model: 'deep thought' } } } });
+    expect(await ask(client, 'PLAN one')).toContain('[model deep]');
+    expect((await client.request('buckley/status', {})).agent).toMatchObject({ model: 'deep', modelSource: 'buckley.agent.model' });
+
+    const other = await start({ client: 'neovim-0.10.4', env: { BUCKLEY_AGENT: AGENT }, initialize: { initializationOptions: { agent: { model: 'gpt-9' } } } });
+    expect(await ask(other, 'PLAN one')).toContain('[model swift]');
+    await other.waitFor('window/logMessage', (p) => p.message.includes('the model "gpt-9" (buckley.agent.model) is not one the agent offers (it offers swift, deep)'));
+    // Chosen in the editor, a model it does not offer is refused in words.
+    await other.request('workspace/executeCommand', { command: 'buckley.chooseModel', arguments: [{ model: 'gpt-9' }] });
+    await other.waitFor('window/showMessage', (p) => p.message.startsWith('cannot use the model "gpt-9": '));
+    await other.waitFor('window/logMessage', (p) => p.message.includes('cannot use the model "gpt-9": the agent offers no model "gpt-9": it offers swift, deep'));
+  });
+});
+
+describe("the agent's commands", () => {
+  it('are completed after / in an answer document (name, hint, description), nowhere else, and run as its commands', async () => {
+    const client = await start({ client: 'neovim-0.10.4', env: { BUCKLEY_AGENT: AGENT } });
+    expect(client.initializeResult.capabilities.completionProvider).toEqual({ triggerCharacters: ['/'] });
+    const asked = await client.request('buckley/ask', { question: 'PLAN one' });
+    const shown = await client.waitFor('window/showDocument');
+    const path = fileURLToPath(shown.uri);
+    const text = `${readFileSync(path, 'utf8')}/re`;
+    await client.open(path, text, 'markdown');
+    const line = text.split('\n').length - 1;
+    const items = await client.request('textDocument/completion', { textDocument: { uri: shown.uri }, position: { line, character: 3 } });
+    expect(items).toEqual([
+      { label: '/review', kind: 3, detail: '/review what to review', documentation: 'Review the changes', filterText: '/review', textEdit: { range: { start: { line, character: 0 }, end: { line, character: 3 } }, newText: '/review ' } },
+      { label: '/init', kind: 3, documentation: 'Write an AGENTS.md for this project', filterText: '/init', textEdit: { range: { start: { line, character: 0 }, end: { line, character: 3 } }, newText: '/init' } },
+    ]);
+    // Not after other words, and not in the code.
+    expect(await client.request('textDocument/completion', { textDocument: { uri: shown.uri }, position: { line: 0, character: 1 } })).toEqual([]);
+    const { uri } = await client.openFixture('workspace/retry.ts');
+    expect(await client.request('textDocument/completion', { textDocument: { uri }, position: { line: 0, character: 0 } })).toEqual([]);
+
+    // Asked as a follow-up, the command runs as the agent's: alone, not under the context's heading.
+    const followed = await client.request('buckley/ask', { question: '/review the retry loop', conversation: asked.conversation });
+    expect(followed.answer).toMatch(/^reviewed: the retry loop/);
+  });
+});
