@@ -50,6 +50,8 @@ export interface RealAgent {
   localCommand?: { line: string; answer: RegExp };
   /** It reports its context window in use (ACP `usage_update`) against its model's stand-in. */
   reportsUsage?: boolean;
+  /** One of the models it offers to choose (not its default), and how its API's requests name it. */
+  otherModel?: { id: string; requested: RegExp };
   model(script: Script): Promise<ModelServer>;
   /** `agent.env` for it, pointed at the stand-in, with a home of its own (files written there). */
   setup(model: ModelServer, home: string): Record<string, string>;
@@ -81,7 +83,7 @@ const geminiStyle = (editTool: string): Tools => ({
 });
 
 /** Claude Code, through either of Zed's adapters: the same CLI, the same API. */
-const claude = (adapter: string, version: string, title: string, tools: Tools): RealAgent => ({
+const claude = (adapter: string, version: string, title: string, tools: Tools, otherModel: RealAgent['otherModel']): RealAgent => ({
   name: `Claude Code (${adapter} ${version})`,
   npm: `@zed-industries/${adapter}`,
   command: [bin(adapter)],
@@ -90,14 +92,15 @@ const claude = (adapter: string, version: string, title: string, tools: Tools): 
   key: 'ANTHROPIC_API_KEY',
   permissiveMode: 'bypassPermissions',
   localCommand: { line: '/context', answer: /## Context Usage/ },
+  otherModel,
   model: anthropicModel,
   setup: claudeEnv,
 });
 
 export const REAL_AGENTS: RealAgent[] = [
-  claude('claude-agent-acp', '0.23.1', 'Claude Agent', claudeTools('')),
+  claude('claude-agent-acp', '0.23.1', 'Claude Agent', claudeTools(''), { id: 'opus[1m]', requested: /claude-opus/ }),
   // With the client's files and terminals offered, the older adapter reads, writes and runs through them.
-  claude('claude-code-acp', '0.16.2', 'Claude Code', claudeTools('mcp__acp__')),
+  claude('claude-code-acp', '0.16.2', 'Claude Code', claudeTools('mcp__acp__'), { id: 'opus', requested: /claude-opus/ }),
   {
     name: 'Codex (codex-acp 0.16.0)',
     npm: '@zed-industries/codex-acp',
@@ -113,6 +116,7 @@ export const REAL_AGENTS: RealAgent[] = [
     key: 'OPENAI_API_KEY',
     permissiveMode: 'full-access',
     reportsUsage: true,
+    otherModel: { id: 'gpt-5.4-mini', requested: / gpt-5\.4-mini$/ },
     model: openaiResponsesModel,
     setup: (model, home) => {
       // Codex takes a custom model provider in $CODEX_HOME/config.toml; its helpers may not live under /tmp.
@@ -134,6 +138,7 @@ export const REAL_AGENTS: RealAgent[] = [
     key: 'GEMINI_API_KEY',
     permissiveMode: 'yolo',
     localCommand: { line: '/about', answer: /Gemini CLI Info/ },
+    otherModel: { id: 'gemini-3.8-flash', requested: /models\/gemini-3\.8-flash:/ },
     model: geminiModel,
     setup: (model, home) => ({ HOME: home, GEMINI_API_KEY: 'test-key', GOOGLE_GEMINI_BASE_URL: model.url }),
   },

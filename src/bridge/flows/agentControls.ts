@@ -136,7 +136,11 @@ export class AgentControlsService {
 
   /** `buckley/status`'s view of the agent: refreshed first when the coordinator is up, within a moment. */
   async forStatus(ready: boolean): Promise<AgentControls | undefined> {
-    if (ready) await within(this.refresh(), STATUS_WAIT_MS);
+    // Asked afresh (one in flight may have left before what the status should show came).
+    const asked = this.ask(false).then((outcome) => {
+      if (outcome.status === 'completed') this.latest = outcome.controls;
+    });
+    if (ready) await within(asked, STATUS_WAIT_MS);
     return this.latest;
   }
 

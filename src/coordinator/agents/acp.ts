@@ -357,9 +357,8 @@ export class AcpDriver implements AgentDriver {
     const update = notification.update;
     // What the session is, whether or not a turn runs on it.
     if (update.sessionUpdate === 'available_commands_update') {
-      const { commands } = this.options.choices;
-      commands.clear();
-      for (const command of update.availableCommands) commands.set(command.name, { name: command.name, description: command.description ?? '', hint: command.input?.hint ?? '' });
+      const listed = update.availableCommands.map((command) => ({ name: command.name, description: command.description ?? '', hint: command.input?.hint ?? '' }));
+      if (this.options.choices.setCommands(listed)) this.options.logger.info(`${this.shortName} lists ${listed.length} command(s): ${oneLine(listed.map((command) => `/${command.name}`).join(' '), 200)}`);
       return;
     }
     if (update.sessionUpdate === 'current_mode_update') sessions.modeChanged(notification.sessionId, update.currentModeId);

@@ -71,6 +71,14 @@ export class AgentChoices {
     return this.commands.has(name) ? turn.command! : turn.prompt;
   }
 
+  /** The commands the agent lists now (`available_commands_update`); true when they changed. */
+  setCommands(listed: readonly AgentCommandInfo[]): boolean {
+    const before = JSON.stringify([...this.commands.values()]);
+    this.commands.clear();
+    for (const command of listed) this.commands.set(command.name, command);
+    return JSON.stringify([...this.commands.values()]) !== before;
+  }
+
   /** What a new session was offered. */
   offered(models: SessionModels | undefined, modes: SessionModes | undefined): void {
     if (models) this.models = models;

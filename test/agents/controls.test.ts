@@ -1,0 +1,76 @@
+/**
+ * The real agents' own controls, over stdio through buckley-lsp, each against its model's
+ * stand-in: what it offers reaches `buckley/status` (its commands, its models); a model chosen in
+ * the editor is the one its model's API is then asked for (Claude Code's two adapters, Codex,
+ * Gemini CLI; Qwen Code offers only the model it is configured with); its commands are
+ * completed after `/` in an answer document.
+ */
+import { mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { agentHome, REAL_AGENTS, requireAgent, stepsScript, type RealAgent } from '../helpers/agents.js';
+import { startingClients, type TestClient } from '../helpers/lspClient.js';
+import type { ModelServer } from '../helpers/models/standIn.js';
+import { fileUri } from '../helpers/paths.js';
+import { tempDir } from '../helpers/temp.js';
+
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+const start = startingClients();
+
+async function session(agent: RealAgent): Promise<{ client: TestClient; model: ModelServer }> {
+  const root = tempDir('buckley-agent-ws');
+  mkdirSync(root, { recursive: true });
+  const model = await agent.model(stepsScript([{ text: 'The answer.' }]));
+  cleanups.push(() => model.close());
+  const { home, cleanup } = agentHome();
+  cleanups.push(cleanup);
+  const client = await start({
+    client: 'neovim-0.10.4',
+    env: { BUCKLEY_AGENT: undefined },
+    initialize: { rootUri: fileUri(root), workspaceFolders: [{ uri: fileUri(root), name: 'ws' }], initializationOptions: { agent: { command: agent.command, env: agent.setup(model, home) } } },
+  });
+  return { client, model };
+}
+
+describe.each(REAL_AGENTS)('$name, its controls', (agent) => {
+  const installed = requireAgent(agent);
+
+  it.runIf(installed)('lists its commands in the status and completes them after / in an answer document', async () => {
+    const { client } = await session(agent);
+    await client.request('buckley/ask', { question: 'What is this project?' });
+    // The agent lists its commands when it likes (Codex: a moment after its session is made).
+    await client.waitFor('window/logMessage', (p) => p.message.includes(`${agent.title} lists `));
+    const status = await client.request('buckley/status', {});
+    expect(status.agent.name).toBe(agent.title);
+    const names = status.agent.commands.map((command: any) => command.name);
+    expect(names).toContain('init');
+    const shown = await client.waitFor('window/showDocument');
+    const text = `${readFileSync(fileURLToPath(shown.uri), 'utf8')}/in`;
+    await client.open(fileURLToPath(shown.uri), text, 'markdown');
+    const line = text.split('\n').length - 1;
+    const items = await client.request('textDocument/completion', { textDocument: { uri: shown.uri }, position: { line, character: 3 } });
+    expect(items.map((item: any) => item.label)).toEqual(names.map((name: string) => `/${name}`));
+    expect(items.find((item: any) => item.label === '/init').documentation).toBe(status.agent.commands.find((command: any) => command.name === 'init').description);
+  });
+
+  it.runIf(installed && agent.otherModel)('uses the model chosen in the editor: its API is asked for that model', async () => {
+    const { id, requested } = agent.otherModel!;
+    const { client, model } = await session(agent);
+    await client.request('buckley/ask', { question: 'First?' });
+    const before = (await client.request('buckley/status', {})).agent;
+    expect(before.models.map((choice: any) => choice.id)).toContain(id);
+    expect(before.model).not.toBe(id);
+    // The model asked for: in the path (Gemini) or the body's `model`.
+    const asked = (call: ModelServer['calls'][number]) => `${call.path} ${call.body.model ?? ''}`;
+    expect(asked(model.turns().at(-1)!)).not.toMatch(requested);
+
+    expect(await client.request('workspace/executeCommand', { command: 'buckley.chooseModel', arguments: [{ model: id }] })).toMatchObject({ model: id });
+    await client.request('buckley/ask', { question: 'Second?' });
+    expect(asked(model.turns().at(-1)!)).toMatch(requested);
+    expect((await client.request('buckley/status', {})).agent).toMatchObject({ model: id, modelSource: 'chosen in the editor' });
+  });
+});
