@@ -100,8 +100,8 @@ describe("the agent's commands", () => {
     const line = text.split('\n').length - 1;
     const items = await client.request('textDocument/completion', { textDocument: { uri: shown.uri }, position: { line, character: 3 } });
     expect(items).toEqual([
-      { label: '/review', kind: 3, detail: '/review what to review', documentation: 'Review the changes', filterText: '/review', textEdit: { range: { start: { line, character: 0 }, end: { line, character: 3 } }, newText: '/review ' } },
-      { label: '/init', kind: 3, documentation: 'Write an AGENTS.md for this project', filterText: '/init', textEdit: { range: { start: { line, character: 0 }, end: { line, character: 3 } }, newText: '/init' } },
+      { label: '/review', kind: 3, detail: '/review what to review', documentation: 'Review the changes', filterText: '/review', insertTextFormat: 1, textEdit: { range: { start: { line, character: 0 }, end: { line, character: 3 } }, newText: '/review ' } },
+      { label: '/init', kind: 3, documentation: 'Write an AGENTS.md for this project', filterText: '/init', insertTextFormat: 1, textEdit: { range: { start: { line, character: 0 }, end: { line, character: 3 } }, newText: '/init' } },
     ]);
     // Not after other words, and not in the code.
     expect(await client.request('textDocument/completion', { textDocument: { uri: shown.uri }, position: { line: 0, character: 1 } })).toEqual([]);

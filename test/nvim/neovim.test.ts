@@ -8,7 +8,7 @@ import { copyFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EDITORS, missingLine, requireEditor } from '../helpers/editors.js';
-import { FIXTURES } from '../helpers/paths.js';
+import { FIXTURES, SCRIPTED_AGENT } from '../helpers/paths.js';
 import { runNvimIn } from '../helpers/nvim.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -129,6 +129,28 @@ describe.each(NEOVIMS.filter((editor) => editor.ok))('$name (real editor)', ({ b
     expect(result.on_disk).not.toContain('RECALL');
     expect(result.windows).toBe(2);
     expect(result.code_unchanged).toBe(true);
+  });
+
+  it.runIf(version.source.includes('10'))("the agent's controls: its /commands completed in the answer document (omnifunc), its model chosen in Neovim's own prompt and used by the next answer", async () => {
+    const result = await runNvim('controls.lua', undefined, { BUCKLEY_AGENT: `${process.execPath} ${SCRIPTED_AGENT} --controls` });
+    expect(result.steps).toEqual([
+      'initialized',
+      expect.stringMatching(/^selected lines \d+-\d+$/),
+      'chose Buckley: explain this',
+      'answer document opened',
+      'command completed',
+      'model chosen',
+      expect.stringMatching(/^selected lines \d+-\d+$/),
+      'chose Buckley: find problems',
+      'answered by the chosen model',
+    ]);
+    expect(result.answer_model).toBe('swift');
+    expect(result.completion_items).toEqual(['/review ']);
+    expect(result.completed_line).toBe('/review ');
+    expect(result.choose_title).toBe('Buckley: choose model (now Swift)');
+    expect(result.prompted).toEqual(['Swift (now)', 'Deep Thought']);
+    expect(result.confirmed).toBe('model: Deep Thought from now on (scripted-agent.mjs)');
+    expect(result.second_model).toBe('deep');
   });
 
   it('with the Lua module: :BuckleyAsk in the answer split follows the conversation up, in the same agent session, and appends the answer there; :BuckleyConversations lists it', async () => {

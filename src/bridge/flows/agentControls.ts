@@ -5,7 +5,7 @@
  * modes; all of it in `buckley/status`. What the agent offers is asked of the coordinator
  * (GetAgentControls) and kept: refreshed after each turn, so completions never wait on it.
  */
-import { CompletionItemKind, MessageType, ShowMessageRequest, type CancellationToken, type Command, type CompletionItem, type Position } from 'vscode-languageserver';
+import { CompletionItemKind, InsertTextFormat, MessageType, ShowMessageRequest, type CancellationToken, type Command, type CompletionItem, type Position } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Logger } from '../../logger.js';
 import { oneLine } from '../../text.js';
@@ -130,6 +130,8 @@ export class AgentControlsService {
       detail: command.hint ? `/${command.name} ${command.hint}` : undefined,
       documentation: command.description || undefined,
       filterText: `/${command.name}`,
+      // The agent's words, never a snippet.
+      insertTextFormat: InsertTextFormat.PlainText,
       textEdit: { range, newText: `/${command.name}${command.hint ? ' ' : ''}` },
     }));
   }
