@@ -53,7 +53,7 @@ async function waitForScreen(session: string, text: string | RegExp, timeoutMs =
  * them: `buckley-lsp` and `gemini` on PATH (typescript-language-server is not: Helix goes on
  * without it).
  */
-function startHelix(name: string, file = `${FIXTURES}workspace/retry.ts`, cwd?: string): { session: string; home: string } {
+function startHelix(name: string, file = `${FIXTURES}workspace/retry.ts`, cwd?: string, agentFlags: string[] = []): { session: string; home: string } {
   const home = tempDir('buckley-hx');
   mkdirSync(join(home, 'config', 'helix'), { recursive: true });
   writeFileSync(join(home, 'config', 'helix', 'languages.toml'), readmeSnippet('helix-languages'));
@@ -63,7 +63,7 @@ function startHelix(name: string, file = `${FIXTURES}workspace/retry.ts`, cwd?: 
   tmux(
     session,
     'new-session', '-d', '-s', session, '-x', '160', '-y', '45', ...(cwd ? ['-c', cwd] : []),
-    `env PATH=${userPath()} XDG_CONFIG_HOME=${home}/config XDG_STATE_HOME=${home}/state HOME=${home} TERM=xterm-256color ${HX} ${file}`,
+    `env PATH=${userPath(agentFlags)} XDG_CONFIG_HOME=${home}/config XDG_STATE_HOME=${home}/state HOME=${home} TERM=xterm-256color ${HX} ${file}`,
   );
   return { session, home };
 }
@@ -127,6 +127,29 @@ if (available) describe('Helix 25.01 (real editor)', () => {
     // Under its question, now a heading, in the same document (still two panes).
     expect(shown).toMatch(/## RECALL what came before/);
     expect(shown).toMatch(/export function backoff.*│/);
+  });
+
+  it("chooses the agent's model with a code action per model (Helix has no prompts): the next answer comes from it", async () => {
+    // The README's configuration, with the agent on PATH offering two models.
+    const { session } = startHelix('model', undefined, undefined, ['--controls']);
+    await waitForScreen(session, 'export function backoff');
+    selectBackoff(session);
+    await codeAction(session, 'Buckley: explain this');
+    // (the screen wraps the answer's last line: the model's id is what is looked for)
+    await waitForScreen(session, /model swift\]/);
+    await waitForScreen(session, 'answer opened');
+    await codeAction(session, 'Buckley: use model Deep Thought');
+    // (the agent on PATH is called gemini: the server names it as the agent it takes it for)
+    await waitForScreen(session, 'model: Deep Thought from now on (Gemini CLI)');
+    // A follow-up in the answer document: answered by the chosen model.
+    tmux(session, 'send-keys', '-t', session, 'g', 'e', 'o', 'PLAN again', 'Escape');
+    await waitForScreen(session, 'PLAN again');
+    await codeAction(session, 'Buckley: follow up «PLAN again»');
+    const shown = await waitForScreen(session, /model deep\]/);
+    expect(shown).toMatch(/## PLAN again/);
+    // The one model not in use is what the menu now offers.
+    await codeAction(session, 'Buckley: use model Swift');
+    await waitForScreen(session, 'model: Swift from now on (Gemini CLI)');
   });
 
   it('runs a task: the approval arrives as a diagnostic with code actions, and the task ends', async () => {

@@ -49,13 +49,13 @@ export function readmeSnippet(name: string): string {
  * A PATH on which `buckley-lsp` is the built server and `gemini` the scripted ACP agent (it
  * ignores `--acp`), ahead of the test's own PATH.
  */
-export function userPath(): string {
+export function userPath(agentFlags: readonly string[] = []): string {
   const dir = tempDir('buckley-user-bin');
-  const script = (name: string, target: string) => {
-    writeFileSync(join(dir, name), `#!/bin/sh\nexec "${process.execPath}" "${target}" "$@"\n`);
+  const script = (name: string, target: string, flags: readonly string[] = []) => {
+    writeFileSync(join(dir, name), `#!/bin/sh\nexec "${process.execPath}" "${target}" ${flags.map((flag) => `"${flag}" `).join('')}"$@"\n`);
     chmodSync(join(dir, name), 0o755);
   };
   script('buckley-lsp', BIN);
-  script('gemini', SCRIPTED_AGENT);
+  script('gemini', SCRIPTED_AGENT, agentFlags);
   return `${dir}:${process.env.PATH}`;
 }
