@@ -12,6 +12,7 @@ import { isLoopbackHost } from '../net.js';
 import { ASKS_NOT_READ_ONLY } from '../bridge/link/readOnly.js';
 import { FEATURE } from '../wire/features.js';
 import type { AgentDriver } from '../coordinator/agents/driver.js';
+import type { AgentControls } from '../wire/contract.js';
 
 export interface DoctorOptions {
   cliConfig: ConfigInput;
@@ -257,11 +258,24 @@ async function checkAgent(config: Config, options: DoctorOptions, report: Report
     else if (driver.writesFiles) report.ok('the agent runs in a sandbox (bubblewrap): asks write nothing of yours, tasks only the workspace, credentials are unreadable');
     report.ok(await driver.check(AbortSignal.timeout(60_000)));
     if (options.prompt) report.ok(await oneTurn(driver));
+    // (its commands come when it sends them: after a turn, surely)
+    const controls = await driver.controls?.(false);
+    if (controls?.known) for (const line of controlLines(controls)) report.note(line);
   } catch (error) {
     report.fail((error as Error).message);
   } finally {
     await driver.close();
   }
+}
+
+/** What the agent offers, as its session said: its models (and the one used, and why), modes, commands. */
+function controlLines(controls: AgentControls): string[] {
+  const named = (choice: { id: string; name: string }) => (choice.name && choice.name !== choice.id ? `${choice.id} (${choice.name})` : choice.id);
+  const lines: string[] = [];
+  if (controls.models.length) lines.push(`models: ${controls.models.map(named).join(', ')} — uses ${controls.model || 'its default'}${controls.model_source ? ` (${controls.model_source})` : ''}; "Buckley: choose model" or buckley.agent.model picks another`);
+  if (controls.modes.length) lines.push(`modes: ${controls.modes.map(named).join(', ')}${controls.ask_mode ? ` — asks run in ${controls.ask_mode}` : ''}`);
+  if (controls.commands.length) lines.push(`commands: ${controls.commands.map((command) => `/${command.name}`).join(' ')}`);
+  return lines;
 }
 
 /** `--prompt`: one real ask, within a minute — its model's answer, or why there is none. */

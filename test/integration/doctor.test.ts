@@ -57,6 +57,15 @@ describe('doctor', () => {
     expect(run.lines.join('\n')).toContain('answered ACP initialize');
   });
 
+  it('says what the agent offers: its models (and the one it uses, and why), its commands (once it has sent them: with --prompt)', async () => {
+    const run = await doctor(['--agent.model', 'Deep Thought', '--prompt'], { BUCKLEY_AGENT: `${agent} --controls` });
+    expect(run).toMatchObject({ status: 0, failures: [] });
+    expect(run.lines).toContain('        models: swift (Swift), deep (Deep Thought) — uses deep (buckley.agent.model); "Buckley: choose model" or buckley.agent.model picks another');
+    expect(run.lines).toContain('        commands: /review /init');
+    // An agent that offers none: nothing said of them.
+    expect((await doctor([], { BUCKLEY_AGENT: agent })).lines.join('\n')).not.toMatch(/models:|commands:/);
+  });
+
   it('says the agent runs in a sandbox, or why asks are not read-only without one; with --prompt, asks it a real question', async () => {
     const sandboxed = await doctor(['--prompt'], { BUCKLEY_AGENT: agent });
     expect(sandboxed).toMatchObject({ status: 0, failures: [] });
