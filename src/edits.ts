@@ -101,7 +101,8 @@ export function applyHunks(text: string, hunks: Hunk[]): string {
   return result + text.slice(at);
 }
 
-function lineCount(text: string): number {
+/** Lines in `text` (a last line without its newline counts). */
+export function lineCount(text: string): number {
   let count = 0;
   for (let at = text.indexOf('\n'); at >= 0; at = text.indexOf('\n', at + 1)) count++;
   return count + (text.length > 0 && !text.endsWith('\n') ? 1 : 0);

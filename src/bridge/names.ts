@@ -18,6 +18,8 @@ export const Commands = {
   newConversation: 'buckley.newConversation',
   conversations: 'buckley.conversations',
   chooseModel: 'buckley.chooseModel',
+  keepChange: 'buckley.keepChange',
+  undoChange: 'buckley.undoChange',
 } as const;
 
 /** What `InitializeResult.capabilities.experimental.buckley` carries. */

@@ -107,6 +107,8 @@ export type EditCommandArgs = z.infer<typeof editCommandArgsSchema>;
 
 /** Arguments of `buckley.undoTaskEdits`; without a task id the newest task that changed files. */
 export const undoTaskEditsArgsSchema = z.object({ taskId: z.optional(z.string().check(z.minLength(1))) });
+/** A change under review (hunkReview.ts): the task and file, and the change by its first line and old text; without `line`, all of the task's. */
+export const changeArgsSchema = z.object({ taskId: z.string().check(z.minLength(1)), path: z.string().check(z.minLength(1)), line: z.optional(z.int().check(z.nonnegative())), text: z.optional(z.string()) });
 export const chooseModelArgsSchema = z.object({ model: z.optional(z.string().check(z.minLength(1))) });
 
 /** Arguments of the `buckley.cancelTask` command; without a task id the newest running task. */

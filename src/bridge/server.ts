@@ -269,6 +269,7 @@ export class BuckleyServer implements RunningServer {
       undoable: path ? taskEdits.undoable(path) : [],
       conversation: conversations.ofDocument(document.uri),
       agent: this.services.controls.commands(),
+      review: path ? this.services.review.commands(path, range) : [],
     });
   };
 
@@ -283,6 +284,7 @@ export class BuckleyServer implements RunningServer {
       conversations: () => listConversations({ editor: this.editor, features: () => this.features, ...this.services }),
       showLog: () => showLog(this.editor, this.features, this.options.logFile),
       chooseModel: (model) => this.services.controls.chooseModel(model),
+      review: this.services.review,
     });
   };
 

@@ -19,6 +19,8 @@ import type { CoordinatorSession, EditorFiles } from './link/calls.js';
 import { AgentEdits } from './flows/agentEdits.js';
 import { ApprovalService } from './flows/approvals.js';
 import { AgentControlsService } from './flows/agentControls.js';
+import { HunkReview } from './flows/hunkReview.js';
+import { DiagnosticsBoard } from './editor/diagnostics.js';
 import { AskService } from './flows/ask.js';
 import { InlineCompletions } from './flows/completions.js';
 import { EditRoute } from './flows/editRoute.js';
@@ -53,10 +55,12 @@ export function createServices(input: ServicesInput) {
   const { editor, logger, stateDir, config, features, coordinator } = input;
   const workspaceRoot = () => pathOfUri(input.workspaceRoots()[0]);
   let answers!: Answers;
+  let review!: HunkReview;
   const documents = new TextDocuments({
     create: TextDocument.create,
     update(document, changes, version) {
       answers.documentChanged(document.uri, changes);
+      review.documentChanged(pathOfUri(document.uri));
       return TextDocument.update(document, changes, version);
     },
   });
@@ -70,6 +74,7 @@ export function createServices(input: ServicesInput) {
   const conversations = new Conversations(stateDir, logger.child('conversations'));
   const trust = new TrustStore(join(stateDir, 'trust.json'), logger.child('trust'));
   const progress = new ProgressFactory(editor, logger.child('progress'));
+  const diagnostics = new DiagnosticsBoard(editor);
   const agentEdits = new AgentEdits(editor, documentAt, features, logger.child('edits'), join(stateDir, 'changes'));
   const targets = new Targets(documents, input.workspaceRoots, logger.child('context'));
   const limiter = new Limiter(() => config().limits.maxConcurrent);
@@ -95,14 +100,16 @@ export function createServices(input: ServicesInput) {
     features,
     workspaceRoot,
     showChange: (executionId, diff) => agentEdits.showChange(executionId, diff),
+    diagnostics,
   });
   const taskEdits = new TaskEdits(agentEdits, workspaceRoot, logger.child('edits'));
-  const tasks = new TaskService({ ...common, edits: taskEdits, approvals, logger: logger.child('task') });
+  review = new HunkReview({ edits: taskEdits, agentEdits, diagnostics, documentAt, workspaceRoot, logger: logger.child('review') });
+  const tasks = new TaskService({ ...common, edits: taskEdits, review, approvals, logger: logger.child('task') });
   const proposals = new Proposals({ editor, approvals, agentEdits, targets, logger: logger.child('edit'), config, documentAt: openDocument });
   const edits = new EditRoute({ editor, coordinator, tasks, proposals });
   const completions = new InlineCompletions({ documents, config, features, coordinator, logger: logger.child('completions') });
   documents.listen(input.documentEvents);
-  return { documents, openDocument, documentAt, answers, conversations, trust, progress, agentEdits, asks, approvals, taskEdits, tasks, edits, completions, usage, controls, logger };
+  return { documents, openDocument, documentAt, answers, conversations, trust, progress, agentEdits, asks, approvals, taskEdits, review, tasks, edits, completions, usage, controls, logger };
 }
 
 /** Ends the work in flight (asks, tasks, completions) and saves what must outlive the process. */

@@ -31,6 +31,10 @@ interface Result {
   diagnostic?: string;
   approvalActions?: string[];
   diagnosticsAfter?: number;
+  /** review.el: the marks flymake had, the buffer with the change and after its undo. */
+  marks?: string[];
+  changed?: string;
+  undone?: string;
   diff?: string | null;
   buffer?: string;
   /** follow-up.el: the answer document's major mode, and whether the code's server manages it. */
@@ -127,6 +131,19 @@ if (available) describe('Emacs 30.1 with eglot 1.17 (real editor)', () => {
     expect(result.modified).toBe(true);
     expect(readFileSync(file, 'utf8')).toBe(original);
     expect(result.afterUndo).toBe(`${original}// mine, unsaved\n`);
+  });
+
+  it("marks the task's change in the file (flymake), and its code action \"Buckley: undo this change\" takes it back", () => {
+    const workspace = tempDir('buckley-emacs-review');
+    const file = join(workspace, 'retry.ts');
+    const original = `// buckley: REPLACE ${file} "tries \\u003d 3" "tries \\u003d 5"\n${readFileSync(`${FIXTURES}workspace/retry.ts`, 'utf8')}`;
+    writeFileSync(file, original);
+    const result = runEmacs('review.el', undefined, file);
+    expect(result.error, result.messages).toBeUndefined();
+    // (eglot puts the diagnostic's source first)
+    expect(result.marks).toEqual([expect.stringMatching(/^buckley: changed by «REPLACE .*» \(\+1 −1\): keep or undo it with the code actions/)]);
+    expect(result.changed).toBe(original.replace('tries = 3)', 'tries = 5)'));
+    expect(result.undone).toBe(original);
   });
 });
 

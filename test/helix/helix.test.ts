@@ -204,6 +204,28 @@ if (available) describe('Helix 25.01 (real editor)', () => {
     expect(undone).toContain('// mine, unsaved');
   });
 
+  it("marks the task's change in the file; the code action \"Buckley: undo this change\" takes it back in the buffer", async () => {
+    const workspace = tempDir('buckley-hx-review');
+    const file = join(workspace, 'retry.ts');
+    const original = `// buckley: REPLACE ${file} "tries \\u003d 3" "tries \\u003d 5"\n${readFileSync(`${FIXTURES}workspace/retry.ts`, 'utf8')}`;
+    writeFileSync(file, original);
+    const { session } = startHelix('review', file, workspace);
+    await waitForScreen(session, 'export function backoff');
+    tmux(session, 'send-keys', '-t', session, 'g', 'g', 'x');
+    await codeAction(session, 'Buckley: run task «REPLACE');
+    await waitForScreen(session, /@@ -\d+,\d+ \+\d+,\d+ @@/);
+    if (/(NOR|INS|SEL)\s+\S*buckley-lsp\/changes\//.test(screen(session))) tmux(session, 'send-keys', '-t', session, 'C-w', 'w');
+    await codeAction(session, 'Buckley: approve «Write retry.ts»');
+    await waitForScreen(session, /done «REPLACE/);
+    // Back to the code alone, on the changed line, where its code actions are.
+    tmux(session, 'send-keys', '-t', session, 'C-w', 'h', 'C-w', 'h', 'C-w', 'o', ':', 'goto 4', 'Enter');
+    await waitForScreen(session, /tries = 5\): Promise<T> \{/);
+    await codeAction(session, 'Buckley: undo this change (+1 −1)');
+    const undone = await waitForScreen(session, /tries = 3\): Promise<T> \{/);
+    expect(undone).not.toContain('tries = 5');
+    expect(readFileSync(file, 'utf8')).toBe(original);
+  });
+
   it("cancels the newest task with the README's space C, and opens the log with space L", async () => {
     const { session, home } = startHelix('keys');
     await waitForScreen(session, 'export function backoff');

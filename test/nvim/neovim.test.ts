@@ -153,6 +153,23 @@ describe.each(NEOVIMS.filter((editor) => editor.ok))('$name (real editor)', ({ b
     expect(result.second_model).toBe('deep');
   });
 
+  it.runIf(version.source.includes('10'))("marks each change of a task in the buffer: one undone, one kept, with Neovim's code-action menu", async () => {
+    const dir = tempDir('buckley-nvim-review');
+    const file = join(dir, 'retry.ts');
+    copyFileSync(join(FIXTURES, 'workspace', 'retry.ts'), file);
+    const original = readFileSync(file, 'utf8');
+    const changed = original.replace('tries = 3', 'tries = 5').replace('return 2 ** attempt * 100;', 'return 2 ** attempt * 200;');
+    const result = await runNvim('review.lua', undefined, { BUCKLEY_FIXTURE: file, BUCKLEY_WRITE_TASK: `WRITE ${file} ${JSON.stringify(changed)}` });
+    expect(result.steps).toEqual(['initialized', 'changes marked', 'chose Buckley: undo this change (+1 −1)', 'one change undone', 'chose Buckley: keep this change (+1 −1)', 'the other kept']);
+    expect(result.marked[0]).toContain('tries = 5');
+    expect(result.marked[1]).toContain('2 ** attempt * 200');
+    expect(result.undone_line).toContain('2 ** attempt * 100');
+    expect(result.kept_line).toContain('tries = 5');
+    // In the buffer, for the user to save; the disk as it was.
+    expect(result.modified).toBe(true);
+    expect(readFileSync(file, 'utf8')).toBe(original);
+  });
+
   it('with the Lua module: :BuckleyAsk in the answer split follows the conversation up, in the same agent session, and appends the answer there; :BuckleyConversations lists it', async () => {
     const result = await runNvim('module-conversation.lua');
     expect(result.steps).toEqual(['started by the module', expect.stringMatching(/^selected lines \d+-\d+$/), 'answered in a split', 'followed up in the split']);

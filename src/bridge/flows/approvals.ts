@@ -28,6 +28,7 @@ import { ApproveToolRequest, Commands, toolApprovalResultSchema, type ToolApprov
 import { assessRisk, highestRisk, riskAtMost, RISKS, type Risk } from '../../risk/assess.js';
 import { inert, inline, oneLine, wellFormed } from '../../text.js';
 import type { EditorClient } from '../editor/client.js';
+import type { DiagnosticsBoard } from '../editor/diagnostics.js';
 import * as messages from '../editor/messages.js';
 import { describeRequest, diffBlock, named, subjectOf } from './approvalWords.js';
 import { FailedError } from '../../errors.js';
@@ -56,6 +57,8 @@ export interface ApprovalDependencies {
   workspaceRoot(): string | undefined;
   /** Shows the change a write would make, where the editor can show a document (agentEdits.ts). */
   showChange(executionId: string, diff: string): void;
+  /** Where its diagnostics are shown, beside other flows'. */
+  diagnostics: DiagnosticsBoard;
 }
 
 interface Pending {
@@ -105,7 +108,6 @@ export class ApprovalService {
   private readonly overflowSaid = new Set<string>();
   /** Kinds of call the user approved for the rest of a task ("approve all edits of this task"). */
   private readonly approvedForTask = new Map<string, Set<string>>();
-  private readonly diagnosticsShown = new Set<string>();
 
   constructor(private readonly deps: ApprovalDependencies) {}
 
@@ -406,11 +408,7 @@ export class ApprovalService {
       });
       byUri.set(pending.uri, list);
     }
-    for (const uri of new Set([...this.diagnosticsShown, ...byUri.keys()])) {
-      this.deps.editor.diagnostics({ uri, diagnostics: byUri.get(uri) ?? [] });
-      if (byUri.has(uri)) this.diagnosticsShown.add(uri);
-      else this.diagnosticsShown.delete(uri);
-    }
+    this.deps.diagnostics.show('approvals', byUri);
   }
 
   /** Sends the decision to the coordinator, remembers trust, and logs it: one line per approval. */

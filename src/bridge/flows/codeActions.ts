@@ -38,10 +38,12 @@ export interface CodeActionInput {
   conversation?: { id: string };
   /** The agent's controls as commands (choose its model: agentControls.ts), offered anywhere. */
   agent?: readonly Command[];
+  /** Keep or undo the task changes under review at the range (hunkReview.ts). */
+  review?: readonly Command[];
 }
 
 export function codeActionsFor(input: CodeActionInput): (CodeAction | Command)[] {
-  const { document, literals, tasks: runningTasks = [], approvals = [], undoable = [], conversation, agent = [] } = input;
+  const { document, literals, tasks: runningTasks = [], approvals = [], undoable = [], conversation, agent = [], review = [] } = input;
   const requested = input.range;
   const range = normalizeRange(document, requested);
   const commands: Command[] = [];
@@ -79,8 +81,8 @@ export function codeActionsFor(input: CodeActionInput): (CodeAction | Command)[]
     commands.push(ask('Buckley: explain this', EXPLAIN_QUESTION), ask('Buckley: find problems', PROBLEMS_QUESTION));
     commands.push(task('Buckley: fix problems here', FIX_TASK));
   }
-  // Pending approvals first: they hold a task up.
-  commands.unshift(...approvals);
+  // Pending approvals first: they hold a task up; then the changes under review here.
+  commands.unshift(...approvals, ...review);
   for (const running of runningTasks) {
     commands.push({ title: `Buckley: cancel task «${oneLine(running.title, 40)}»`, command: Commands.cancelTask, arguments: [{ taskId: running.id }] });
   }

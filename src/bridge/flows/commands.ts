@@ -6,10 +6,11 @@
  */
 import { ErrorCodes, ResponseError, type ExecuteCommandParams } from 'vscode-languageserver';
 import * as z from '../../schema.js';
-import { approvalCommandArgsSchema, askCommandArgsSchema, chooseModelArgsSchema, cancelTaskCommandArgsSchema, Commands, describeIssues, editCommandArgsSchema, followUpCommandArgsSchema, runTaskCommandArgsSchema, undoTaskEditsArgsSchema, type EditCommandArgs } from '../protocol.js';
+import { approvalCommandArgsSchema, askCommandArgsSchema, changeArgsSchema, chooseModelArgsSchema, cancelTaskCommandArgsSchema, Commands, describeIssues, editCommandArgsSchema, followUpCommandArgsSchema, runTaskCommandArgsSchema, undoTaskEditsArgsSchema, type EditCommandArgs } from '../protocol.js';
 import type { ApprovalService } from './approvals.js';
 import type { AskService } from './ask.js';
 import type { TaskService } from './tasks.js';
+import type { HunkReview } from './hunkReview.js';
 
 export const ALL_COMMANDS: string[] = Object.values(Commands);
 
@@ -28,6 +29,8 @@ const USAGE: Record<string, string> = {
     'buckley.followUp takes {"uri": "<answer document>"} or {"conversation": "…"}, and "question"? (default: the one written below the document\'s last line)',
   [Commands.newConversation]: 'buckley.newConversation takes {"uri": "<answer document>"} or {"conversation": "…"}, and "question"? — asked afresh about the same code',
   [Commands.conversations]: 'buckley.conversations takes nothing',
+  [Commands.keepChange]: 'buckley.keepChange takes {"taskId": "…", "path": "…", "line"?: N, "text"?: "…"} (from the code action "Buckley: keep this change")',
+  [Commands.undoChange]: 'buckley.undoChange takes {"taskId": "…", "path": "…", "line"?: N, "text"?: "…"} (from the code action "Buckley: undo this change")',
   [Commands.chooseModel]: 'buckley.chooseModel takes {"model": "<id or name>"} or nothing (choose from what the agent offers)',
 };
 
@@ -43,6 +46,8 @@ export interface CommandDependencies {
   conversations(): unknown;
   /** buckley.chooseModel: the model given, else chosen by the user from what the agent offers. */
   chooseModel(model: string | undefined): unknown;
+  /** buckley.keepChange / buckley.undoChange: a change under review (or all of its task's). */
+  review: Pick<HunkReview, 'keep' | 'undo'>;
 }
 
 export function executeCommand(params: ExecuteCommandParams, deps: CommandDependencies): unknown {
@@ -77,6 +82,10 @@ export function executeCommand(params: ExecuteCommandParams, deps: CommandDepend
     }
     case Commands.conversations:
       return deps.conversations();
+    case Commands.keepChange:
+      return deps.review.keep(parseArgs(params.command, changeArgsSchema, first));
+    case Commands.undoChange:
+      return deps.review.undo(parseArgs(params.command, changeArgsSchema, first));
     case Commands.chooseModel: {
       const { model } = parseArgs(params.command, chooseModelArgsSchema, typeof first === 'string' ? { model: first } : (first ?? {}));
       return deps.chooseModel(model);

@@ -53,6 +53,21 @@ export class TaskEdits {
     while (this.tasks.size > KEPT_TASKS) this.tasks.delete(this.tasks.keys().next().value!);
   }
 
+  /** The files a task changed (before its first write, after its last), while its edits can be undone. */
+  filesOf(taskId: string): ReadonlyMap<string, Readonly<FileEdit>> | undefined {
+    return this.tasks.get(taskId)?.files;
+  }
+
+  /** A change kept (`before` moves on) or undone (`after` moves back); a file with nothing left to review is forgotten. */
+  update(taskId: string, path: string, change: { before?: string; after?: string }): void {
+    const task = this.tasks.get(taskId);
+    const edit = task?.files.get(path);
+    if (!task || !edit) return;
+    Object.assign(edit, change);
+    if (edit.before === edit.after) task.files.delete(path);
+    if (task.files.size === 0) this.tasks.delete(taskId);
+  }
+
   /** What the task changed, as the end of its answer (markdown); undefined when it changed nothing. */
   review(taskId: string): string | undefined {
     const task = this.tasks.get(taskId);
@@ -61,7 +76,7 @@ export class TaskEdits {
       const where = edit.inEditor ? 'in the editor, not saved yet' : 'on disk';
       return `- \`${this.shown(path)}\` ${describeChange(changeSummary(edit.before, edit.after))}, ${where}${edit.unasked ? ', changed without asking' : ''}`;
     });
-    return `**Files it changed** — undo them with the code action "Buckley: undo the task's edits" or the command \`buckley.undoTaskEdits\`:\n\n${lines.join('\n')}`;
+    return `**Files it changed** — each change is marked in its file: keep or undo it there with the code actions "Buckley: keep this change" / "Buckley: undo this change"; undo them all with "Buckley: undo the task's edits" or the command \`buckley.undoTaskEdits\`:\n\n${lines.join('\n')}`;
   }
 
   /** Tasks whose edits can be undone, newest first; with a path, those that changed it. */

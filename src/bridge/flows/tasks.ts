@@ -26,6 +26,7 @@ import type { Limiter } from '../editor/limits.js';
 import type { Target, Targets, TargetInput } from './target.js';
 import { Coalescer, UPDATE_INTERVAL_MS } from '../editor/throttle.js';
 import type { TaskEdits } from './taskEdits.js';
+import type { HunkReview } from './hunkReview.js';
 
 export interface TaskInput extends TargetInput {
   task: string;
@@ -51,6 +52,8 @@ export interface TaskDependencies {
   limiter: Limiter;
   /** What the tasks' agents changed, for review and undo. */
   edits: TaskEdits;
+  /** Each change marked in its file, to keep or undo. */
+  review: Pick<HunkReview, 'show' | 'publish'>;
   /** What the turns used and cost (for buckley/status). */
   usage: UsageTally;
   /** Told when a turn has ended, however it ended. */
@@ -242,6 +245,7 @@ export class TaskService {
 
     // What the agent changed ends the answer, however the task ended: it is what the user reviews.
     const review = deps.edits.review(task.id);
+    deps.review.show(task.id, task.title);
     const place = { uri: target.document?.uri, range: target.range };
     // One message names the final state, in every editor (without progress, it is the only sign of the end).
     if (outcome.status === 'completed') {
@@ -264,6 +268,7 @@ export class TaskService {
   /** "Buckley: undo the task's edits": the newest task's, or `taskId`'s; says in the editor what became of each file. */
   async undoEdits(taskId?: string): Promise<{ undone: string[]; kept: { path: string; why: string }[] }> {
     const outcome = await this.deps.edits.undo(taskId);
+    this.deps.review.publish();
     if (!outcome) {
       messages.info(this.deps.editor, 'no task edits to undo');
       return { undone: [], kept: [] };

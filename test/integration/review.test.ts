@@ -1,0 +1,129 @@
+/**
+ * Review per change after a task, over stdio: each change the task made to a file is marked with
+ * a diagnostic on its lines, with code actions to keep or undo it (or all of the task's); an undo
+ * lands in the open buffer (or on disk), carried over the user's edits; the marks follow the
+ * user's typing. The scripted agent's WRITE changes two lines far apart: two changes.
+ */
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { editorWithBuffers, openIn, type } from '../helpers/buffers.js';
+import { startingClients, type TestClient } from '../helpers/lspClient.js';
+import { REPO } from '../helpers/paths.js';
+
+const start = startingClients();
+const workspaces: string[] = [];
+afterEach(() => {
+  for (const dir of workspaces.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function workspace(): { root: string; file: string; original: string; changed: string } {
+  const root = mkdtempSync(join(tmpdir(), 'buckley-review-'));
+  workspaces.push(root);
+  const file = join(root, 'retry.ts');
+  copyFileSync(`${REPO}fixtures/workspace/retry.ts`, file);
+  const original = readFileSync(file, 'utf8');
+  const changed = original.replace('tries = 3', 'tries = 5').replace('return 2 ** attempt * 100;', 'return 2 ** attempt * 200;');
+  expect(changed).not.toBe(original);
+  return { root, file, original, changed };
+}
+
+/** Runs the task that writes `content` to `file`, to its end. */
+async function write(client: TestClient, file: string, content: string): Promise<void> {
+  const query = `WRITE ${file} ${JSON.stringify(content)}`;
+  const answers = () => client.all('window/logMessage').filter((p) => p.message.startsWith(`Buckley's answer to "WRITE`));
+  const before = answers().length;
+  await client.request('buckley/executeTask', { task: query });
+  // This task's answer: the ones of earlier tasks came before it.
+  await client.waitFor('window/logMessage', (p) => p.message.startsWith(`Buckley's answer to "WRITE`) && answers().indexOf(p) >= before);
+}
+
+/** How many times the server has published diagnostics for `uri`. */
+const published = (client: TestClient, uri: string) => client.all('textDocument/publishDiagnostics').filter((p) => p.uri === uri);
+
+/** The server's diagnostics for `uri` once it has published `count` of them, in a publication after the `after`th. */
+async function marks(client: TestClient, uri: string, count: number, after = 0): Promise<any[]> {
+  const found = await client.waitFor('textDocument/publishDiagnostics', (p) => p.uri === uri && p.diagnostics.length === count && published(client, uri).indexOf(p) >= after && published(client, uri).at(-1) === p);
+  return found.diagnostics;
+}
+
+/** Runs a code action's command as the editor does. */
+const run = (client: TestClient, command: { command: string; arguments?: unknown[] }) => client.request('workspace/executeCommand', { command: command.command, arguments: command.arguments });
+
+async function actionsAt(client: TestClient, uri: string, line: number): Promise<any[]> {
+  const actions = await client.request('textDocument/codeAction', { textDocument: { uri }, range: { start: { line, character: 0 }, end: { line, character: 0 } }, context: { diagnostics: [] } });
+  // Commands, or code actions carrying one.
+  return actions.map((action: any) => (typeof action.command === 'string' ? action : action.command));
+}
+
+const lineOf = (text: string, needle: string) => text.split('\n').findIndex((line) => line.includes(needle));
+
+describe('review per change', () => {
+  it('marks each change in the open buffer; undo one, keep the other, each with its own code action', async () => {
+    const { root, file, original, changed } = workspace();
+    const session = await editorWithBuffers(start, root, () => true);
+    const uri = await openIn(session, file, original);
+    await write(session.client, file, changed);
+    expect(session.buffers.get(uri)!.getText()).toBe(changed);
+
+    const [tries, backoff] = await marks(session.client, uri, 2);
+    expect(tries).toMatchObject({ severity: 3, source: 'buckley', range: { start: { line: lineOf(changed, 'tries = 5') } } });
+    expect(tries.message).toMatch(/^changed by «WRITE .*» \(\+1 −1\): keep or undo it with the code actions "Buckley: keep this change" \/ "Buckley: undo this change"$/);
+    expect(backoff.range.start.line).toBe(lineOf(changed, '* 200'));
+
+    // The user types a line at the top: the marks move with it.
+    const before = published(session.client, uri).length;
+    await type(session, uri, { line: 0, character: 0 }, '// mine\n');
+    const moved = await marks(session.client, uri, 2, before);
+    expect(moved.map((mark) => mark.range.start.line)).toEqual([tries.range.start.line + 1, backoff.range.start.line + 1]);
+
+    const offered = await actionsAt(session.client, uri, moved[1].range.start.line);
+    expect(offered.map((command) => command.title).filter((title: string) => / change/.test(title))).toEqual([
+      'Buckley: keep this change (+1 −1)',
+      'Buckley: undo this change (+1 −1)',
+      expect.stringMatching(/^Buckley: keep all changes of «WRITE /),
+      expect.stringMatching(/^Buckley: undo all changes of «WRITE /),
+    ]);
+    const undo = offered.find((command) => command.title === 'Buckley: undo this change (+1 −1)');
+    expect(await run(session.client, undo)).toEqual({ undone: 1, kept: [] });
+    // That change only, in the buffer (an edit the user can undo), the user's line kept.
+    expect(session.buffers.get(uri)!.getText()).toBe(`// mine\n${original.replace('tries = 3', 'tries = 5')}`);
+    const [left] = await marks(session.client, uri, 1);
+    expect(left.range.start.line).toBe(moved[0].range.start.line);
+
+    const keep = (await actionsAt(session.client, uri, left.range.start.line)).find((command) => command.title === 'Buckley: keep this change (+1 −1)');
+    expect(await run(session.client, keep)).toEqual({ kept: 1 });
+    await marks(session.client, uri, 0);
+    expect(session.buffers.get(uri)!.getText()).toBe(`// mine\n${original.replace('tries = 3', 'tries = 5')}`);
+    // Nothing left under review there.
+    expect((await actionsAt(session.client, uri, left.range.start.line)).filter((command) => / change/.test(command.title))).toEqual([]);
+  });
+
+  it('marks a file not open too; opened, undo all of the task takes it back; a change whose lines the user edited since is kept, and said why', async () => {
+    const { root, file, original, changed } = workspace();
+    const session = await editorWithBuffers(start, root, () => true);
+    await write(session.client, file, changed);
+    expect(readFileSync(file, 'utf8')).toBe(changed);
+    const uri = pathToFileURL(file).href;
+    await marks(session.client, uri, 2);
+    // The user opens it: the code actions are there.
+    expect(await openIn(session, file, changed)).toBe(uri);
+    const all = (await actionsAt(session.client, uri, lineOf(changed, 'tries = 5'))).find((command) => command.title.startsWith('Buckley: undo all changes of'));
+    expect(await run(session.client, all)).toEqual({ undone: 2, kept: [] });
+    expect(session.buffers.get(uri)!.getText()).toBe(original);
+    await marks(session.client, uri, 0);
+
+    // Again, and the user edits a changed line before undoing it: refused, in words.
+    await write(session.client, file, changed);
+    expect(session.buffers.get(uri)!.getText()).toBe(changed);
+    const line = lineOf(changed, 'tries = 5');
+    const typed = published(session.client, uri).length;
+    await type(session, uri, { line, character: 0 }, '/* mine */ ');
+    const [mark] = (await marks(session.client, uri, 2, typed)).filter((diagnostic) => diagnostic.range.start.line === line);
+    const undo = (await actionsAt(session.client, uri, mark.range.start.line)).find((command) => command.title === 'Buckley: undo this change (+1 −1)');
+    expect(await run(session.client, undo)).toEqual({ undone: 0, kept: [{ path: file, why: 'the user changed the same lines in the editor since; the buffer was left as the user has it' }] });
+    expect(session.buffers.get(uri)!.getText()).toContain('/* mine */ export async function withRetry');
+  });
+});
