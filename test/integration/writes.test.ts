@@ -333,7 +333,9 @@ describe('what the agent writes', () => {
       const uri = await openIn(session, open, original);
 
       const first = await task(session.client, REPLACE(open));
-      expect(first).toContain("**Files it changed** — undo them with the code action \"Buckley: undo the task's edits\" or the command `buckley.undoTaskEdits`:");
+      expect(first).toContain(
+        '**Files it changed** — each change is marked in its file: keep or undo it there with the code actions "Buckley: keep this change" / "Buckley: undo this change"; undo them all with "Buckley: undo the task\'s edits" or the command `buckley.undoTaskEdits`:',
+      );
       expect(first).toContain('- `retry.ts` +1 −1, in the editor, not saved yet');
       const second = await task(session.client, `REPLACE ${onDisk} "tries = 3" "tries = 9"`);
       expect(second).toContain('- `other.ts` +1 −1, on disk');
