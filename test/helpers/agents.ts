@@ -50,6 +50,8 @@ export interface RealAgent {
   localCommand?: { line: string; answer: RegExp };
   /** It reports its context window in use (ACP `usage_update`) against its model's stand-in. */
   reportsUsage?: boolean;
+  /** It offers ACP `session/resume`: a conversation's session comes back after a restart. */
+  resumes?: boolean;
   /** One of the models it offers to choose (not its default), and how its API's requests name it. */
   otherModel?: { id: string; requested: RegExp };
   model(script: Script): Promise<ModelServer>;
@@ -98,7 +100,7 @@ const claude = (adapter: string, version: string, title: string, tools: Tools, o
 });
 
 export const REAL_AGENTS: RealAgent[] = [
-  claude('claude-agent-acp', '0.23.1', 'Claude Agent', claudeTools(''), { id: 'opus[1m]', requested: /claude-opus/ }),
+  { ...claude('claude-agent-acp', '0.23.1', 'Claude Agent', claudeTools(''), { id: 'opus[1m]', requested: /claude-opus/ }), resumes: true },
   // With the client's files and terminals offered, the older adapter reads, writes and runs through them.
   claude('claude-code-acp', '0.16.2', 'Claude Code', claudeTools('mcp__acp__'), { id: 'opus', requested: /claude-opus/ }),
   {
@@ -116,6 +118,7 @@ export const REAL_AGENTS: RealAgent[] = [
     key: 'OPENAI_API_KEY',
     permissiveMode: 'full-access',
     reportsUsage: true,
+    resumes: true,
     otherModel: { id: 'gpt-5.4-mini', requested: / gpt-5\.4-mini$/ },
     model: openaiResponsesModel,
     setup: (model, home) => {

@@ -15,7 +15,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { editorWithBuffers, openIn, type } from '../helpers/buffers.js';
 import { startFakeBuckley } from '../helpers/coordinators.js';
 import { startingClients, TestClient } from '../helpers/lspClient.js';
-import { REPO } from '../helpers/paths.js';
+import { REPO, SCRIPTED_AGENT } from '../helpers/paths.js';
 import { linesRange, positionAt } from '../helpers/text.js';
 
 const start = startingClients();
@@ -199,6 +199,23 @@ describe('conversations', () => {
     // Another conversation is another session, loaded or not.
     const other = await after.request('buckley/ask', { question: 'RECALL' });
     expect(other.answer).toBe('recall: turn 1 of this session; earlier questions: []');
+  });
+
+  it('survives a restart: an agent that can resume sessions gets its session back with ACP session/resume, preferred to load (no history replayed)', async () => {
+    const stateDir = tempDir('buckley-conv-');
+    const sessions = tempDir('scripted-sessions-');
+    const env = { SCRIPTED_AGENT_SESSIONS: sessions, BUCKLEY_AGENT: `${process.execPath} ${SCRIPTED_AGENT} --resume` };
+    const initialize = { initializationOptions: { agent: { sandbox: { writable: [sessions] } } } };
+    const before = await TestClient.start({ stateDir, env, initialize });
+    const first = await before.request('buckley/ask', { question: 'What is first?' });
+    expect(await before.shutdown()).toBe(0);
+
+    const after = await TestClient.start({ stateDir, env, initialize });
+    cleanups.push(() => after.shutdown());
+    const followUp = await after.request('buckley/ask', { question: 'RECALL', conversation: first.conversation });
+    expect(followUp.answer).toBe('recall: turn 2 of this session; earlier questions: [What is first?]');
+    await after.waitFor('window/logMessage', (p) => /resumed the ACP session scripted-\S+ of a conversation followed up \(0 update\(s\) of its history replayed\)/.test(p.message));
+    expect(after.stderr + after.all('window/logMessage').map((p) => p.message).join('\n')).not.toContain('session/load for');
   });
 
   it('sends the thread, within the budget, to a coordinator that keeps no conversations (Buckley)', async () => {

@@ -40,6 +40,8 @@ export interface AgentProcess {
   canClose: boolean;
   /** It offers `session/load`: a conversation's session comes back after a restart. */
   canLoad: boolean;
+  /** It offers `session/resume`: the session comes back without its history replayed (preferred to load). */
+  canResume?: boolean;
   /** We are stopping it: its exit is expected, not news. */
   stopping?: boolean;
   /** The last lines it wrote on stderr. */
@@ -242,6 +244,7 @@ async function handshake(sdk: typeof acp, spec: ProcessSpec, agent: AgentProcess
   );
   agent.canClose = Boolean(init.agentCapabilities?.sessionCapabilities?.close);
   agent.canLoad = Boolean(init.agentCapabilities?.loadSession);
+  agent.canResume = Boolean((init.agentCapabilities?.sessionCapabilities as { resume?: unknown } | undefined)?.resume);
   agent.info = init.agentInfo ? { name: init.agentInfo.name, title: init.agentInfo.title ?? undefined, version: init.agentInfo.version } : undefined;
   agent.authMethods = (init.authMethods ?? []).map((method) => readAuthMethod(method));
   spawned.named(agent.info?.title ?? agent.info?.name);

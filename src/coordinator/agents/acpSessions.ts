@@ -109,7 +109,8 @@ export class AgentSessions {
     if (reused) return { session: reused, prompt: turn };
     const { sessionStore } = this.host;
     const agentName = this.host.command.join(' ');
-    const remembered = turn.conversationKey && turn.earlier && this.agent.canLoad ? sessionStore?.get(agentName, turn.conversationKey) : undefined;
+    const keeps = this.agent.canResume || this.agent.canLoad;
+    const remembered = turn.conversationKey && turn.earlier && keeps ? sessionStore?.get(agentName, turn.conversationKey) : undefined;
     if (remembered && !this.byId.has(remembered)) {
       const loaded = await this.load(turn, remembered);
       if (loaded) return { session: loaded, prompt: turn };
@@ -122,7 +123,7 @@ export class AgentSessions {
     const session: AcpSession = { id: response.sessionId, key: turn.sessionKey, dropped: 0 };
     this.byId.set(session.id, session);
     await this.settle(session, response, turn.readOnly);
-    if (turn.conversationKey && this.agent.canLoad) sessionStore?.set(agentName, turn.conversationKey, session.id);
+    if (turn.conversationKey && keeps) sessionStore?.set(agentName, turn.conversationKey, session.id);
     return { session, prompt: { ...turn, prompt: withEarlierTurns(turn.prompt, turn.earlier) } };
   }
 
@@ -176,18 +177,22 @@ export class AgentSessions {
     return `${this.name} needs you to log in before it answers: ${key}${known?.login ? `, or ${known.login}` : ''}${ways.length ? ` (the ways it offers: ${ways.join('; ')})` : ''}. \`buckley-lsp doctor\` checks it.`;
   }
 
-  /** `session/load` of a conversation's remembered session; undefined (logged) where the agent cannot. */
+  /**
+   * A conversation's remembered session back: `session/resume` where the agent offers it (no
+   * history replayed), else `session/load`; undefined (logged) where the agent cannot.
+   */
   private async load(turn: AgentTurn, sessionId: string): Promise<AcpSession | undefined> {
     const { agent, host } = this;
     const session: AcpSession = { id: sessionId, key: turn.sessionKey, dropped: 0, loading: true };
     this.byId.set(sessionId, session);
+    const method = agent.canResume ? 'session/resume' : 'session/load';
     try {
       const response = await withDeadline(
-        orDeath(agent, agent.connection.agent.request('session/load', { sessionId, cwd: turn.cwd || host.cwd || process.cwd(), mcpServers: [] })),
+        orDeath(agent, agent.connection.agent.request<unknown>(method, { sessionId, cwd: turn.cwd || host.cwd || process.cwd(), mcpServers: [] })),
         host.requestTimeoutMs,
-        `${this.name} did not answer ACP session/load within ${host.requestTimeoutMs} ms`,
+        `${this.name} did not answer ACP ${method} within ${host.requestTimeoutMs} ms`,
       );
-      host.logger.info(`loaded the ACP session ${sessionId} of a conversation followed up (${session.dropped} update(s) of its history replayed)`);
+      host.logger.info(`${agent.canResume ? 'resumed' : 'loaded'} the ACP session ${sessionId} of a conversation followed up (${session.dropped} update(s) of its history replayed)`);
       session.loading = false;
       session.dropped = 0;
       await this.settle(session, response, turn.readOnly);
@@ -195,7 +200,7 @@ export class AgentSessions {
     } catch (error) {
       if (error instanceof AgentError && !isAlive(agent)) throw error;
       this.byId.delete(sessionId);
-      host.logger.info(`${this.name} could not load the ACP session ${sessionId} (${errorText(error)}): a new one gets the conversation's earlier turns`);
+      host.logger.info(`${this.name} could not ${agent.canResume ? 'resume' : 'load'} the ACP session ${sessionId} (${errorText(error)}): a new one gets the conversation's earlier turns`);
       return undefined;
     }
   }

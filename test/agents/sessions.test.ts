@@ -1,0 +1,47 @@
+/**
+ * The sessions real agents keep, over stdio through buckley-lsp: an agent that offers ACP
+ * `session/resume` (Claude Code's claude-agent-acp, Codex) gets a conversation's session back after
+ * a restart of the server — its own history, not the earlier turns sent along with the question.
+ */
+import { mkdirSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { agentHome, REAL_AGENTS, requireAgent, stepsScript } from '../helpers/agents.js';
+import { TestClient } from '../helpers/lspClient.js';
+import { fileUri } from '../helpers/paths.js';
+import { tempDir } from '../helpers/temp.js';
+
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+describe.each(REAL_AGENTS.filter((agent) => agent.resumes))('$name, its sessions', (agent) => {
+  const installed = requireAgent(agent);
+
+  it.runIf(installed)('resumes a conversation after a restart of the server (ACP session/resume): its own history, nothing replayed into the prompt', async () => {
+    const root = tempDir('buckley-agent-ws');
+    mkdirSync(root, { recursive: true });
+    const model = await agent.model(stepsScript([{ text: 'The answer.' }]));
+    cleanups.push(() => model.close());
+    const { home, cleanup } = agentHome();
+    cleanups.push(cleanup);
+    const stateDir = tempDir('buckley-state');
+    const options = {
+      stateDir,
+      env: { BUCKLEY_AGENT: undefined },
+      initialize: { rootUri: fileUri(root), workspaceFolders: [{ uri: fileUri(root), name: 'ws' }], initializationOptions: { agent: { command: agent.command, env: agent.setup(model, home) } } },
+    };
+    const before = await TestClient.start(options);
+    const first = await before.request('buckley/ask', { question: 'Remember the word PELICAN.' });
+    expect(await before.shutdown()).toBe(0);
+
+    const after = await TestClient.start(options);
+    cleanups.push(() => after.shutdown());
+    await after.request('buckley/ask', { question: 'Which word?', conversation: first.conversation });
+    await after.waitFor('window/logMessage', (p) => /resumed the ACP session \S+ of a conversation followed up/.test(p.message));
+    // The model got the first question back from the agent's own history, and no replay of it.
+    const last = model.turns().at(-1)!;
+    expect(last.texts.join('\n')).toContain('Remember the word PELICAN.');
+    expect(last.texts.join('\n')).not.toContain('Earlier in this conversation');
+  });
+});
