@@ -98,6 +98,15 @@ function M.choose_code_action(title, first, last)
   M.result.offered = offered
 end
 
+-- The answer document Neovim opened (window/showDocument) once it holds the answer; `except`:
+-- a buffer not to take (an earlier one); `pattern`: its file name (default: any answer).
+function M.answer_buffer(except, pattern)
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    local name = vim.api.nvim_buf_get_name(b)
+    if b ~= except and name:find(pattern or 'buckley%-lsp/answers/.*%.md$') and vim.api.nvim_buf_line_count(b) > 1 then return b end
+  end
+end
+
 -- Asks hover at (line, character) until its text contains `needle`; returns that text. (Not
 -- nested in vim.wait: buf_request_sync waits itself, and 0.10 does not run a wait inside a wait.)
 function M.wait_for_hover(bufnr, line, character, needle)

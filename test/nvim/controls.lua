@@ -71,12 +71,7 @@ local function choose_model()
     end
     local first, last = t.select_lines('export function backoff', 'return 2 \\*\\* attempt')
     t.choose_code_action('Buckley: find problems', first, last)
-    local function second()
-      for _, b in ipairs(vim.api.nvim_list_bufs()) do
-        local name = vim.api.nvim_buf_get_name(b)
-        if b ~= doc and name:find('buckley%-lsp/answers/.*find%-problems.*%.md$') and vim.api.nvim_buf_line_count(b) > 1 then return b end
-      end
-    end
+    local function second() return t.answer_buffer(doc, 'buckley%-lsp/answers/.*find%-problems.*%.md$') end
     assert(vim.wait(30000, function() return second() ~= nil end, 50), 'the second answer was not opened')
     t.result.second_model = table.concat(vim.api.nvim_buf_get_lines(second(), 0, -1, false), '\n'):match('%[model (%w+)%]')
     t.step('answered by the chosen model')
@@ -111,13 +106,8 @@ phase(function()
   local first, last = t.select_lines('export function backoff', 'return 2 \\*\\* attempt')
   t.choose_code_action('Buckley: explain this', first, last)
 
-  local function answer_buffer()
-    for _, b in ipairs(vim.api.nvim_list_bufs()) do
-      if vim.api.nvim_buf_get_name(b):find('buckley%-lsp/answers/.*%.md$') and vim.api.nvim_buf_line_count(b) > 1 then return b end
-    end
-  end
-  assert(vim.wait(30000, function() return answer_buffer() ~= nil end, 50), 'the answer document was not opened')
-  local doc = answer_buffer()
+  assert(vim.wait(30000, function() return t.answer_buffer() ~= nil end, 50), 'the answer document was not opened')
+  local doc = t.answer_buffer()
   t.step('answer document opened')
   vim.lsp.buf_attach_client(doc, client_id)
   for _, win in ipairs(vim.api.nvim_list_wins()) do

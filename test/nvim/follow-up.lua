@@ -9,13 +9,8 @@ t.run(function()
   local first, last = t.select_lines('export function backoff', 'return 2 \\*\\* attempt')
   t.choose_code_action('Buckley: explain this', first, last)
 
-  local function answer_buffer()
-    for _, b in ipairs(vim.api.nvim_list_bufs()) do
-      if vim.api.nvim_buf_get_name(b):find('buckley%-lsp/answers/.*%.md$') and vim.api.nvim_buf_line_count(b) > 1 then return b end
-    end
-  end
-  assert(vim.wait(30000, function() return answer_buffer() ~= nil end, 50), 'the answer document was not opened')
-  local doc = answer_buffer()
+  assert(vim.wait(30000, function() return t.answer_buffer() ~= nil end, 50), 'the answer document was not opened')
+  local doc = t.answer_buffer()
   t.step('answer document opened')
   -- As a user's config that starts buckley-lsp for markdown buffers too would do.
   vim.lsp.buf_attach_client(doc, client_id)
