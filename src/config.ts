@@ -29,6 +29,17 @@ const command = z.pipe(
   z.transform((value) => (typeof value === 'string' ? splitCommandLine(value) : value)),
 );
 
+const envName = z.string().check(z.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected an environment variable name'));
+/**
+ * An MCP server for the agent, as Zed's `context_servers` have them: a command it starts (stdio),
+ * or a URL it connects to (HTTP; `type: "sse"` for the older transport).
+ */
+const mcpServer = z.union([
+  z.strictObject({ command: nonEmpty(), args: z._default(z.array(z.string()), []), env: z._default(z.record(envName, z.string()), {}) }),
+  z.strictObject({ url: z.url({ protocol: /^https?$/ }), type: z._default(z.enum(['http', 'sse']), 'http'), headers: z._default(z.record(nonEmpty(), z.string()), {}) }),
+]);
+export type McpServerSetting = z.infer<typeof mcpServer>;
+
 // Sections are strict, the top level is not: editors put other things in initializationOptions
 // (`fromUser`, `clientCapabilities`). A top-level key close to a section's name is reported all
 // the same (see misspeltSections).
@@ -87,6 +98,8 @@ export const configSchema = z.object({
      * default). "Buckley: choose model" picks another, remembered per agent, which wins over this.
      */
     model: optionalText(),
+    /** MCP servers the agent gets with each session (ACP `session/new`), by name. */
+    mcpServers: z.optional(z.record(nonEmpty(), mcpServer)),
     /** Idle agent sessions kept for their conversations; more are closed (or the agent restarted). */
     maxIdleSessions: wholeNumber(4),
     /** No word from the agent this long during a turn (and no approval pending), and the user is told, with its last log line. */

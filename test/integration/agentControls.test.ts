@@ -113,3 +113,27 @@ describe("the agent's commands", () => {
     expect(followed.answer).toMatch(/^reviewed: the retry loop/);
   });
 });
+
+describe('MCP servers for the agent (buckley.agent.mcpServers)', () => {
+  const mcpServers = {
+    files: { command: 'node', args: ['files-mcp.js', '--root', '.'], env: { FILES_TOKEN: 't1' } },
+    web: { url: 'http://127.0.0.1:9/mcp', headers: { authorization: 'Bearer x' } },
+    legacy: { url: 'http://127.0.0.1:9/sse', type: 'sse' },
+  };
+
+  it('reach every session: stdio ones always, HTTP ones where the agent takes them; one left out is named in the log', async () => {
+    const plain = await start({ env: { BUCKLEY_AGENT: `${process.execPath} ${SCRIPTED_AGENT}` }, initialize: { initializationOptions: { agent: { mcpServers } } } });
+    expect(await ask(plain, 'MCP SERVERS')).toBe('mcp: files (stdio: node files-mcp.js --root .; env FILES_TOKEN=t1)');
+    await plain.waitFor('window/logMessage', (p) => p.message.includes('the MCP server "web" (http, http://127.0.0.1:9/mcp) is left out: the agent does not take HTTP MCP servers'));
+
+    const http = await start({ env: { BUCKLEY_AGENT: `${process.execPath} ${SCRIPTED_AGENT} --mcp-http` }, initialize: { initializationOptions: { agent: { mcpServers } } } });
+    expect(await ask(http, 'MCP SERVERS')).toBe('mcp: files (stdio: node files-mcp.js --root .; env FILES_TOKEN=t1), web (http: http://127.0.0.1:9/mcp)');
+    await http.waitFor('window/logMessage', (p) => p.message.includes('the MCP server "legacy" (sse, http://127.0.0.1:9/sse) is left out'));
+  });
+
+  it('are checked as settings: a server with neither command nor url is named', async () => {
+    const client = await start({ client: 'neovim-0.10.4', initialize: { initializationOptions: { agent: { mcpServers: { broken: { args: ['x'] } } } } } });
+    await client.waitFor('window/logMessage', (p) => p.message.includes('agent.mcpServers.broken'));
+  });
+});
+

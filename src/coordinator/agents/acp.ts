@@ -28,6 +28,7 @@ import { abortedAfter, delay, GAVE_UP, isAlive, orDeath, startAgentProcess, type
 import { shortCommandName } from './known.js';
 import { modelsOf, modesOf } from './modes.js';
 import { AgentChoices } from './choices.js';
+import type { McpServers } from './mcp.js';
 import { AgentSessions, type AcpSession, type ActiveTurn } from './acpSessions.js';
 import { processTreeSize, stopGroup } from './processes.js';
 import type { SessionStore } from './sessionStore.js';
@@ -53,6 +54,8 @@ export interface AcpDriverOptions {
   maxIdleSessions?: number;
   /** No word from the agent this long during a turn, and the user is told (and again each time). */
   silenceMs?: number;
+  /** MCP servers for every session (buckley.agent.mcpServers). */
+  mcpServers?: McpServers;
   /** What the agent offers and the model wanted, shared by its processes (pool.ts); else its own, not remembered. */
   choices?: AgentChoices;
   /** Runs an agent's command (terminal/create) the way the agent itself runs: in its sandbox. */

@@ -16,6 +16,7 @@ import { isAlive, orDeath, withDeadline, type AgentProcess } from './acpProcess.
 import { AgentError, type AgentTurn, type TurnSink } from './driver.js';
 import { chooseMode, modelsOf, modesOf, type SessionModes } from './modes.js';
 import type { AgentChoices } from './choices.js';
+import { sessionMcpServers, type McpServers } from './mcp.js';
 import type { SessionStore } from './sessionStore.js';
 
 export interface AcpSession {
@@ -76,6 +77,8 @@ export interface SessionHost {
   identity(): AgentIdentity;
   /** What the agent offers, and the model wanted (shared by its processes). */
   choices: AgentChoices;
+  /** MCP servers for every session (buckley.agent.mcpServers). */
+  mcpServers?: McpServers;
 }
 
 export class AgentSessions {
@@ -85,6 +88,8 @@ export class AgentSessions {
   private readonly idle = new Map<string, AcpSession[]>();
   /** Sessions we let go that the agent could not close: it holds them still. */
   heldUnused = 0;
+  /** MCP servers left out for a transport the agent does not take (said once each). */
+  private readonly mcpSaid = new Set<string>();
 
   constructor(
     private readonly agent: AgentProcess,
@@ -137,7 +142,7 @@ export class AgentSessions {
     const timeoutMs = host.requestTimeoutMs;
     const request = () =>
       withDeadline(
-        orDeath(agent, agent.connection.agent.request('session/new', { cwd: cwd || host.cwd || process.cwd(), mcpServers: [] })),
+        orDeath(agent, agent.connection.agent.request('session/new', { cwd: cwd || host.cwd || process.cwd(), mcpServers: this.mcpServers() })),
         timeoutMs,
         `${this.name} did not answer ACP session/new within ${timeoutMs} ms`,
       );
@@ -158,6 +163,10 @@ export class AgentSessions {
         throw new AgentError(isAuthRequired(retry) ? this.needsLogin() : this.failedAt('session/new', retry));
       }
     }
+  }
+
+  private mcpServers(): acp.McpServer[] {
+    return sessionMcpServers(this.host.mcpServers, this.agent.mcpTransports ?? { http: false, sse: false }, this.host.logger, this.mcpSaid);
   }
 
   /** An agent's failure at a setup request: its reason (the error's data, else its stderr), and what to do. */
@@ -188,7 +197,7 @@ export class AgentSessions {
     const method = agent.canResume ? 'session/resume' : 'session/load';
     try {
       const response = await withDeadline(
-        orDeath(agent, agent.connection.agent.request<unknown>(method, { sessionId, cwd: turn.cwd || host.cwd || process.cwd(), mcpServers: [] })),
+        orDeath(agent, agent.connection.agent.request<unknown>(method, { sessionId, cwd: turn.cwd || host.cwd || process.cwd(), mcpServers: this.mcpServers() })),
         host.requestTimeoutMs,
         `${this.name} did not answer ACP ${method} within ${host.requestTimeoutMs} ms`,
       );

@@ -79,6 +79,7 @@ function acpPool(command: string[], options: DetectOptions): AgentDriver {
         sessionStore,
         modes: agent.modes,
         choices,
+        mcpServers: agent.mcpServers,
         maxIdleSessions: agent.maxIdleSessions,
         silenceMs: agent.silenceMs,
         wrapCommand: launch.wrap,
