@@ -3,16 +3,19 @@
  * stand-in: what it offers reaches `buckley/status` (its commands, its models); a model chosen in
  * the editor is the one its model's API is then asked for (Claude Code's two adapters, Codex,
  * Gemini CLI; Qwen Code offers only the model it is configured with); its commands are
- * completed after `/` in an answer document.
+ * completed after `/` in an answer document; an MCP server given in the settings is offered to
+ * its model and reached (Claude Code).
  */
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { agentHome, REAL_AGENTS, requireAgent, stepsScript, type RealAgent } from '../helpers/agents.js';
+import { agentHome, isTurn, REAL_AGENTS, requireAgent, stepsScript, type RealAgent } from '../helpers/agents.js';
 import { startingClients, type TestClient } from '../helpers/lspClient.js';
 import type { ModelServer } from '../helpers/models/standIn.js';
-import { fileUri } from '../helpers/paths.js';
+import { FIXTURES, fileUri } from '../helpers/paths.js';
+
+const ECHO_MCP = `${FIXTURES}echo-mcp.mjs`;
 import { tempDir } from '../helpers/temp.js';
 
 const cleanups: (() => unknown)[] = [];
@@ -72,5 +75,38 @@ describe.each(REAL_AGENTS)('$name, its controls', (agent) => {
     await client.request('buckley/ask', { question: 'Second?' });
     expect(asked(model.turns().at(-1)!)).toMatch(requested);
     expect((await client.request('buckley/status', {})).agent).toMatchObject({ model: id, modelSource: 'chosen in the editor' });
+  });
+});
+
+describe.each(REAL_AGENTS.filter((agent) => agent.mcpTools))('$name, given an MCP server', (agent) => {
+  const installed = requireAgent(agent);
+
+  it.runIf(installed)("offers its model the MCP server's tool (buckley.agent.mcpServers), and a task's call of it, approved, reaches the server", async () => {
+    const root = tempDir('buckley-agent-ws');
+    mkdirSync(root, { recursive: true });
+    // The model calls the tool the agent made of the server's `echo`, whatever the agent names it.
+    const model = await agent.model((call) => {
+      if (!isTurn(call)) return { text: 'ok' };
+      const echo = call.tools.find((name) => /echo/i.test(name));
+      if (!echo) return { text: 'no echo tool' };
+      return call.toolResults.length === 0 ? { tools: [{ name: echo, input: { text: 'PING-42' } }] } : { text: 'Echoed.' };
+    });
+    cleanups.push(() => model.close());
+    const { home, cleanup } = agentHome();
+    cleanups.push(cleanup);
+    const client = await start({
+      env: { BUCKLEY_AGENT: undefined },
+      initialize: {
+        rootUri: fileUri(root),
+        workspaceFolders: [{ uri: fileUri(root), name: 'ws' }],
+        capabilities: { experimental: { buckley: { taskProgress: true, approveTool: true } } },
+        initializationOptions: { agent: { command: agent.command, env: agent.setup(model, home), mcpServers: { echo: { command: process.execPath, args: [ECHO_MCP] } } } },
+      },
+      handlers: { 'buckley/approveTool': () => ({ approved: true }) },
+    });
+    const { taskId } = await client.request('buckley/executeTask', { task: 'Echo PING-42 with the echo tool.' });
+    await client.waitFor('$/buckley/taskProgress', (p) => p.taskId === taskId && ['completed', 'failed', 'cancelled'].includes(p.status));
+    expect(model.turns().some((call) => call.tools.some((name) => /echo/i.test(name)))).toBe(true);
+    expect(model.turns().flatMap((call) => call.toolResults).join('\n')).toContain('echo: PING-42');
   });
 });

@@ -50,6 +50,12 @@ export interface RealAgent {
   localCommand?: { line: string; answer: RegExp };
   /** It reports its context window in use (ACP `usage_update`) against its model's stand-in. */
   reportsUsage?: boolean;
+  /**
+   * Its model is offered an MCP server's tools as tools of their own against its stand-in (Claude
+   * Code's `mcp__server__tool`); Codex offers them as a namespace the stand-ins do not speak, and
+   * Gemini CLI and Qwen Code offered none in time here.
+   */
+  mcpTools?: boolean;
   /** It offers ACP `session/resume`: a conversation's session comes back after a restart. */
   resumes?: boolean;
   /** One of the models it offers to choose (not its default), and how its API's requests name it. */
@@ -95,6 +101,7 @@ const claude = (adapter: string, version: string, title: string, tools: Tools, o
   permissiveMode: 'bypassPermissions',
   localCommand: { line: '/context', answer: /## Context Usage/ },
   otherModel,
+  mcpTools: true,
   model: anthropicModel,
   setup: claudeEnv,
 });
