@@ -6,17 +6,16 @@
  * completed after `/` in an answer document; an MCP server given in the settings is offered to
  * its model and reached (Claude Code).
  */
-import { mkdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { agentHome, isTurn, REAL_AGENTS, requireAgent, stepsScript, type RealAgent } from '../helpers/agents.js';
+import { agentSetup, isTurn, REAL_AGENTS, requireAgent, stepsScript, type RealAgent } from '../helpers/agents.js';
 import { startingClients, type TestClient } from '../helpers/lspClient.js';
 import type { ModelServer } from '../helpers/models/standIn.js';
-import { FIXTURES, fileUri } from '../helpers/paths.js';
+import { FIXTURES } from '../helpers/paths.js';
 
+/** A minimal MCP server over stdio, with one tool: echo. */
 const ECHO_MCP = `${FIXTURES}echo-mcp.mjs`;
-import { tempDir } from '../helpers/temp.js';
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -25,18 +24,9 @@ afterEach(async () => {
 const start = startingClients();
 
 async function session(agent: RealAgent): Promise<{ client: TestClient; model: ModelServer }> {
-  const root = tempDir('buckley-agent-ws');
-  mkdirSync(root, { recursive: true });
-  const model = await agent.model(stepsScript([{ text: 'The answer.' }]));
-  cleanups.push(() => model.close());
-  const { home, cleanup } = agentHome();
+  const { model, options, cleanup } = await agentSetup(agent, stepsScript([{ text: 'The answer.' }]));
   cleanups.push(cleanup);
-  const client = await start({
-    client: 'neovim-0.10.4',
-    env: { BUCKLEY_AGENT: undefined },
-    initialize: { rootUri: fileUri(root), workspaceFolders: [{ uri: fileUri(root), name: 'ws' }], initializationOptions: { agent: { command: agent.command, env: agent.setup(model, home) } } },
-  });
-  return { client, model };
+  return { client: await start({ client: 'neovim-0.10.4', ...options }), model };
 }
 
 describe.each(REAL_AGENTS)('$name, its controls', (agent) => {
@@ -82,26 +72,17 @@ describe.each(REAL_AGENTS.filter((agent) => agent.mcpTools))('$name, given an MC
   const installed = requireAgent(agent);
 
   it.runIf(installed)("offers its model the MCP server's tool (buckley.agent.mcpServers), and a task's call of it, approved, reaches the server", async () => {
-    const root = tempDir('buckley-agent-ws');
-    mkdirSync(root, { recursive: true });
     // The model calls the tool the agent made of the server's `echo`, whatever the agent names it.
-    const model = await agent.model((call) => {
+    const { model, options, cleanup } = await agentSetup(agent, (call) => {
       if (!isTurn(call)) return { text: 'ok' };
       const echo = call.tools.find((name) => /echo/i.test(name));
       if (!echo) return { text: 'no echo tool' };
       return call.toolResults.length === 0 ? { tools: [{ name: echo, input: { text: 'PING-42' } }] } : { text: 'Echoed.' };
-    });
-    cleanups.push(() => model.close());
-    const { home, cleanup } = agentHome();
+    }, { mcpServers: { echo: { command: process.execPath, args: [ECHO_MCP] } } });
     cleanups.push(cleanup);
     const client = await start({
-      env: { BUCKLEY_AGENT: undefined },
-      initialize: {
-        rootUri: fileUri(root),
-        workspaceFolders: [{ uri: fileUri(root), name: 'ws' }],
-        capabilities: { experimental: { buckley: { taskProgress: true, approveTool: true } } },
-        initializationOptions: { agent: { command: agent.command, env: agent.setup(model, home), mcpServers: { echo: { command: process.execPath, args: [ECHO_MCP] } } } },
-      },
+      ...options,
+      initialize: { ...options.initialize, capabilities: { experimental: { buckley: { taskProgress: true, approveTool: true } } } },
       handlers: { 'buckley/approveTool': () => ({ approved: true }) },
     });
     const { taskId } = await client.request('buckley/executeTask', { task: 'Echo PING-42 with the echo tool.' });

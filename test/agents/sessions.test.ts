@@ -3,11 +3,9 @@
  * `session/resume` (Claude Code's claude-agent-acp, Codex) gets a conversation's session back after
  * a restart of the server — its own history, not the earlier turns sent along with the question.
  */
-import { mkdirSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { agentHome, REAL_AGENTS, requireAgent, stepsScript } from '../helpers/agents.js';
+import { agentSetup, REAL_AGENTS, requireAgent, stepsScript } from '../helpers/agents.js';
 import { TestClient } from '../helpers/lspClient.js';
-import { fileUri } from '../helpers/paths.js';
 import { tempDir } from '../helpers/temp.js';
 
 const cleanups: (() => unknown)[] = [];
@@ -19,18 +17,11 @@ describe.each(REAL_AGENTS.filter((agent) => agent.resumes))('$name, its sessions
   const installed = requireAgent(agent);
 
   it.runIf(installed)('resumes a conversation after a restart of the server (ACP session/resume): its own history, nothing replayed into the prompt', async () => {
-    const root = tempDir('buckley-agent-ws');
-    mkdirSync(root, { recursive: true });
-    const model = await agent.model(stepsScript([{ text: 'The answer.' }]));
-    cleanups.push(() => model.close());
-    const { home, cleanup } = agentHome();
-    cleanups.push(cleanup);
-    const stateDir = tempDir('buckley-state');
-    const options = {
-      stateDir,
-      env: { BUCKLEY_AGENT: undefined },
-      initialize: { rootUri: fileUri(root), workspaceFolders: [{ uri: fileUri(root), name: 'ws' }], initializationOptions: { agent: { command: agent.command, env: agent.setup(model, home) } } },
-    };
+    const setup = await agentSetup(agent, stepsScript([{ text: 'The answer.' }]));
+    cleanups.push(setup.cleanup);
+    const { model } = setup;
+    // One state directory for both servers: the conversation's session is remembered there.
+    const options = { ...setup.options, stateDir: tempDir('buckley-state') };
     const before = await TestClient.start(options);
     const first = await before.request('buckley/ask', { question: 'Remember the word PELICAN.' });
     expect(await before.shutdown()).toBe(0);

@@ -17,7 +17,8 @@ import { geminiModel } from './models/gemini.js';
 import { openaiChatModel } from './models/openaiChat.js';
 import { openaiResponsesModel } from './models/openaiResponses.js';
 import type { ModelCall, ModelServer, Reply, Script, ToolUse } from './models/standIn.js';
-import { REPO } from './paths.js';
+import { fileUri, REPO } from './paths.js';
+import { tempDir } from './temp.js';
 
 export const AGENTS_DIR = process.env.BUCKLEY_AGENTS_DIR ?? `${REPO}.agents`;
 const bin = (name: string) => join(AGENTS_DIR, 'node_modules/.bin', name);
@@ -196,6 +197,29 @@ export function agentHome(): { home: string; cleanup(): void } {
   mkdirSync(home, { recursive: true });
   // Retried: an agent stopped a moment ago may still be writing its state there.
   return { home, cleanup: () => rmSync(home, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }) };
+}
+
+/**
+ * A real agent against its model's stand-in, ready for buckley-lsp: a workspace of its own, a home
+ * of its own, and the client options that start buckley-lsp with the agent there (`settings`: more
+ * of `buckley.agent`). `cleanup` removes the home and closes the model.
+ */
+export async function agentSetup(agent: RealAgent, script: Script, settings: Record<string, unknown> = {}): Promise<{ model: ModelServer; options: { env: Record<string, string | undefined>; initialize: Record<string, unknown> }; cleanup(): Promise<void> }> {
+  const root = tempDir('buckley-agent-ws');
+  mkdirSync(root, { recursive: true });
+  const model = await agent.model(script);
+  const { home, cleanup } = agentHome();
+  return {
+    model,
+    options: {
+      env: { BUCKLEY_AGENT: undefined },
+      initialize: { rootUri: fileUri(root), workspaceFolders: [{ uri: fileUri(root), name: 'ws' }], initializationOptions: { agent: { command: agent.command, env: agent.setup(model, home), ...settings } } },
+    },
+    cleanup: async () => {
+      await model.close();
+      cleanup();
+    },
+  };
 }
 
 /** A request of the agent's turn: it offers the agent's tools (a side query offers none, or the one its answer must use). */
