@@ -107,6 +107,19 @@ function M.answer_buffer(except, pattern)
   end
 end
 
+-- Waits for the answer document to open, attaches buckley-lsp to it (as a config that starts it
+-- for markdown buffers too would) and moves into its window; returns its bufnr.
+function M.open_answer(client_id)
+  assert(vim.wait(30000, function() return M.answer_buffer() ~= nil end, 50), 'the answer document was not opened')
+  local doc = M.answer_buffer()
+  M.step('answer document opened')
+  vim.lsp.buf_attach_client(doc, client_id)
+  for _, win in ipairs(vim.api.nvim_list_wins()) do
+    if vim.api.nvim_win_get_buf(win) == doc then vim.api.nvim_set_current_win(win) end
+  end
+  return doc
+end
+
 -- Asks hover at (line, character) until its text contains `needle`; returns that text. (Not
 -- nested in vim.wait: buf_request_sync waits itself, and 0.10 does not run a wait inside a wait.)
 function M.wait_for_hover(bufnr, line, character, needle)

@@ -106,13 +106,7 @@ phase(function()
   local first, last = t.select_lines('export function backoff', 'return 2 \\*\\* attempt')
   t.choose_code_action('Buckley: explain this', first, last)
 
-  assert(vim.wait(30000, function() return t.answer_buffer() ~= nil end, 50), 'the answer document was not opened')
-  local doc = t.answer_buffer()
-  t.step('answer document opened')
-  vim.lsp.buf_attach_client(doc, client_id)
-  for _, win in ipairs(vim.api.nvim_list_wins()) do
-    if vim.api.nvim_win_get_buf(win) == doc then vim.api.nvim_set_current_win(win) end
-  end
+  local doc = t.open_answer(client_id)
   t.result.answer_model = table.concat(vim.api.nvim_buf_get_lines(doc, 0, -1, false), '\n'):match('%[model (%w+)%]')
 
   -- "/re" below the last line, completed as a user would: the omnifunc, then accept.

@@ -9,16 +9,9 @@ t.run(function()
   local first, last = t.select_lines('export function backoff', 'return 2 \\*\\* attempt')
   t.choose_code_action('Buckley: explain this', first, last)
 
-  assert(vim.wait(30000, function() return t.answer_buffer() ~= nil end, 50), 'the answer document was not opened')
-  local doc = t.answer_buffer()
-  t.step('answer document opened')
-  -- As a user's config that starts buckley-lsp for markdown buffers too would do.
-  vim.lsp.buf_attach_client(doc, client_id)
+  local doc = t.open_answer(client_id)
 
-  -- Into the answer's window, below the last line: the question.
-  for _, win in ipairs(vim.api.nvim_list_wins()) do
-    if vim.api.nvim_win_get_buf(win) == doc then vim.api.nvim_set_current_win(win) end
-  end
+  -- Below the answer's last line: the question.
   vim.api.nvim_buf_set_lines(doc, -1, -1, false, { 'RECALL what came before' })
   local line = vim.api.nvim_buf_line_count(doc)
   vim.api.nvim_win_set_cursor(0, { line, 0 })
