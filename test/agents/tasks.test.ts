@@ -9,6 +9,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { agentHome, REAL_AGENTS, requireAgent, stepsScript, toolResultsOf, type RealAgent } from '../helpers/agents.js';
 import { editorWithBuffers, openIn } from '../helpers/buffers.js';
@@ -125,7 +126,12 @@ describe.each(REAL_AGENTS)('$name, in a task', (agent) => {
       expect(answer).toMatch(/Without asking, .* changed `notes\.txt`/);
       expect(answer).toContain('- `notes.txt` +1 −1, on disk, changed without asking');
     }
+    // The change is marked in the file for review, however it was made (the agent's own shell here).
+    const uri = pathToFileURL(notes).href;
+    const marked = await session.client.waitFor('textDocument/publishDiagnostics', (p) => p.uri === uri && p.diagnostics.length === 1);
+    expect(marked.diagnostics[0].message).toMatch(/^changed by «Rewrite the notes» \(\+1 −1\)/);
     expect(await session.client.request('workspace/executeCommand', { command: 'buckley.undoTaskEdits', arguments: [] })).toEqual({ undone: [notes], kept: [] });
     expect(readFileSync(notes, 'utf8')).toBe('old notes\n');
+    await session.client.waitFor('textDocument/publishDiagnostics', (p) => p.uri === uri && p.diagnostics.length === 0);
   });
 });
