@@ -76,14 +76,43 @@ interface Lsp {
 
 /** The benchmark's temporary state directories, removed as it exits. */
 const temporary: string[] = [];
+/** The processes it started and that still run: ended as it exits, however it exits (a part past its deadline too). */
+const running = new Set<ChildProcess>();
 process.on('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
   for (const dir of temporary) rmSync(dir, { recursive: true, force: true });
 });
+
+function tracked(child: ChildProcess): ChildProcess {
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+  return child;
+}
+
+/** How long one part may take before the benchmark fails, naming it: a part that waits for ever must not hold CI (the quick run's parts take under a minute each). */
+const PART_DEADLINE_MS = Number(process.env.BENCH_PART_DEADLINE_S ?? (quick ? 180 : 1800)) * 1000;
+
+async function part<T>(name: string, run: () => Promise<T> | T): Promise<T> {
+  const t0 = now();
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`benchmark part "${name}" did not end within ${PART_DEADLINE_MS / 1000} s (run it alone: npm run bench -- --only=${name})`)), PART_DEADLINE_MS);
+  });
+  try {
+    return await Promise.race([Promise.resolve().then(run), late]);
+  } finally {
+    clearTimeout(timer);
+    console.log(`  ${name}: ${((now() - t0) / 1000).toFixed(1)} s`);
+  }
+}
+
+/** A task's progress shows a step of the agent's plan being worked on (the plan travels whole with the progress). */
+const showsPlanStep = (p: { status: string; plan?: Array<{ status: string }> }) => p.status === 'in_progress' && (p.plan?.some((step) => step.status === 'in_progress') ?? false);
 
 function spawnLsp(args: string[], env: Record<string, string | undefined> = {}): Lsp {
   const state = mkdtempSync(join(tmpdir(), 'buckley-bench-'));
   temporary.push(state);
-  const child = spawn(process.execPath, [...PROFILE_ARGS, ...args], { env: { ...process.env, XDG_STATE_HOME: state, HOME: state, BUCKLEY_AGENT: AGENT, ...env } as NodeJS.ProcessEnv, stdio: ['pipe', 'pipe', 'ignore'] });
+  const child = tracked(spawn(process.execPath, [...PROFILE_ARGS, ...args], { env: { ...process.env, XDG_STATE_HOME: state, HOME: state, BUCKLEY_AGENT: AGENT, ...env } as NodeJS.ProcessEnv, stdio: ['pipe', 'pipe', 'ignore'] }));
   const connection = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
   connection.onRequest('window/workDoneProgress/create', () => null);
   connection.onRequest('workspace/configuration', (p: { items: unknown[] }) => p.items.map(() => null));
@@ -151,7 +180,7 @@ async function startup(): Promise<void> {
 }
 
 async function bareNodeRss(): Promise<number> {
-  const child = spawn(process.execPath, ['-e', 'process.stdout.write("ready\\n"); setInterval(() => {}, 1000)'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const child = tracked(spawn(process.execPath, ['-e', 'process.stdout.write("ready\\n"); setInterval(() => {}, 1000)'], { stdio: ['ignore', 'pipe', 'ignore'] }));
   await new Promise((resolve) => child.stdout!.once('data', resolve));
   const rss = rssMb(child.pid!);
   child.kill();
@@ -195,15 +224,7 @@ async function memory(): Promise<void> {
 async function latency(): Promise<{ bridge: number[]; direct: number[]; echo: number[]; forwarder: number[] }> {
   const samples = quick ? 100 : 1000;
   // The coordinator with an instant agent, as its own process; the bridge and a direct client both talk to it.
-  const coordinator = spawn(process.execPath, [...PROFILE_ARGS, BIN, 'coordinator', '--listen', '127.0.0.1:0', '--agent', process.execPath, join(REPO, 'fixtures/scripted-agent.mjs')], { stdio: ['ignore', 'ignore', 'pipe'] });
-  const address = await new Promise<string>((resolve) => {
-    let err = '';
-    coordinator.stderr!.on('data', (chunk) => {
-      err += chunk;
-      const match = /listening on (127\.0\.0\.1:\d+)/.exec(err);
-      if (match) resolve(match[1]!);
-    });
-  });
+  const { child: coordinator, address } = await standaloneCoordinator();
   const lsp = spawnLsp([BIN, '--stdio', '--coordinator', address]);
   await initialize(lsp);
   await untilReady(lsp);
@@ -563,7 +584,7 @@ async function bigDocuments(): Promise<void> {
 
 /** Starts `buckley-lsp coordinator` with the scripted agent and waits for its address. */
 async function standaloneCoordinator(): Promise<{ child: ChildProcess; address: string }> {
-  const child = spawn(process.execPath, [...PROFILE_ARGS, BIN, 'coordinator', '--listen', '127.0.0.1:0', '--agent', process.execPath, join(REPO, 'fixtures/scripted-agent.mjs')], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = tracked(spawn(process.execPath, [...PROFILE_ARGS, BIN, 'coordinator', '--listen', '127.0.0.1:0', '--agent', process.execPath, join(REPO, 'fixtures/scripted-agent.mjs')], { stdio: ['ignore', 'ignore', 'pipe'] }));
   const address = await new Promise<string>((resolve, reject) => {
     let err = '';
     child.once('exit', (code) => reject(new Error(`the coordinator exited (${code}) before listening: ${err}`)));
@@ -616,10 +637,10 @@ async function team(): Promise<void> {
           }
           return entry;
         };
-        const notifications = lsp.connection.onNotification('$/buckley/taskProgress', (p: { taskId: string; status: string; message?: string }) => {
+        const notifications = lsp.connection.onNotification('$/buckley/taskProgress', (p: { taskId: string; status: string; message?: string; plan?: Array<{ status: string }> }) => {
           const entry = of(p.taskId);
           // The first progress that came from the agent: the first step of its plan.
-          if (entry.firstStepAt === undefined && p.status === 'in_progress' && p.message === 'Read the code') {
+          if (entry.firstStepAt === undefined && showsPlanStep(p)) {
             entry.firstStepAt = now();
             if (++showingSteps === editors * perEditor) peak = Math.max(peak, rssMb(coordinator.pid!));
           }
@@ -674,8 +695,8 @@ async function team(): Promise<void> {
     let end!: () => void;
     const stepped = new Promise<void>((resolve) => (firstStep = resolve));
     const ended = new Promise<void>((resolve) => (end = resolve));
-    const listening = lsp.connection.onNotification('$/buckley/taskProgress', (p: { status: string; message?: string }) => {
-      if (p.status === 'in_progress' && p.message === 'Read the code') firstStep();
+    const listening = lsp.connection.onNotification('$/buckley/taskProgress', (p: { status: string; message?: string; plan?: Array<{ status: string }> }) => {
+      if (showsPlanStep(p)) firstStep();
       if (['completed', 'failed', 'cancelled'].includes(p.status)) end();
     });
     const silent = lsp.connection.onUnhandledProgress(() => {});
@@ -902,19 +923,20 @@ async function hostile(): Promise<void> {
 
 async function main(): Promise<void> {
   console.log(`buckley-lsp benchmarks${quick ? ' (quick smoke run)' : ''} on ${process.version}\n`);
-  if (runs('startup')) await startup();
-  if (runs('memory')) await memory();
-  const latencies = runs('latency') ? await latency() : undefined;
-  const stream = runs('streaming') ? await streaming() : undefined;
-  if (runs('responsive')) await responsiveness();
-  if (runs('answer')) await answerStreaming();
-  if (runs('big')) await bigDocuments();
-  if (runs('team')) await team();
-  if (runs('context')) context();
-  if (runs('reading')) await reading();
-  if (runs('completions')) await completions();
-  if (runs('hostile')) await hostile();
-  if (runs('agents')) await agentAsks();
+  if (runs('startup')) await part('startup', startup);
+  if (runs('memory')) await part('memory', memory);
+  const latencies = runs('latency') ? await part('latency', latency) : undefined;
+  const stream = runs('streaming') ? await part('streaming', streaming) : undefined;
+  if (runs('responsive')) await part('responsive', responsiveness);
+  if (runs('answer')) await part('answer', answerStreaming);
+  if (runs('big')) await part('big', bigDocuments);
+  if (runs('team')) await part('team', team);
+  if (runs('context')) await part('context', context);
+  if (runs('reading')) await part('reading', reading);
+  if (runs('completions')) await part('completions', completions);
+  if (runs('hostile')) await part('hostile', hostile);
+  if (runs('agents')) await part('agents', agentAsks);
+  console.log('');
 
   const rows = figures.map((f) => [f.figure, `${f.value.toFixed(f.unit === 'events/s' ? 0 : 2)} ${f.unit}`, `${f.baseline}: ${f.baselineValue.toFixed(2)}`, `${f.ratio.toFixed(2)}×`, f.goal, f.met === null ? '—' : f.met ? 'met' : 'NOT met']);
   const header = ['figure', 'value', 'baseline', 'ratio', 'goal', 'result'];
