@@ -2,11 +2,12 @@
  * The bridge's features assembled in-process (services.ts, as the server assembles them) with a
  * fake editor and a fake coordinator session: the flows tested without a process, in milliseconds.
  */
-import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { ClientCapabilities } from 'vscode-languageserver';
+import { afterAll } from 'vitest';
 import { negotiate } from '../../src/bridge/capabilities.js';
 import { createServices, type Services } from '../../src/bridge/services.js';
 import { configSchema, type Config } from '../../src/config.js';
@@ -34,10 +35,17 @@ export interface Flows {
   file(name: string): { path: string; uri: string };
 }
 
+/** The flows' folders, removed once the file's tests are done. */
+const bases: string[] = [];
+afterAll(() => {
+  for (const base of bases.splice(0)) rmSync(base, { recursive: true, force: true });
+});
+
 export function startFlows(options: { capabilities?: ClientCapabilities; settings?: Record<string, unknown> } = {}): Flows {
   const editor = new FakeEditor();
   const session = new FakeSession();
   const base = mkdtempSync(join(tmpdir(), 'buckley-flows-'));
+  bases.push(base);
   const root = join(base, 'workspace');
   mkdirSync(root);
   const config = configSchema.parse(options.settings ?? {});
