@@ -6,7 +6,8 @@
 // * our coordinator — dist/buckley-lsp-embedded.js (the embedded coordinator's worker thread,
 //   loaded by src/bridge/embedded.ts) and dist/buckley-lsp-coordinator.js (the
 //   `coordinator` command), with their coordinator-* chunks;
-// * the ACP SDK — dist/vendor-acp-sdk.js, loaded when the first agent starts.
+// * the ACP SDK — dist/vendor-acp-sdk.js, loaded when the first agent starts;
+// * the editor MCP server's stdio relay — dist/buckley-lsp-editor-mcp.js, which agents start.
 //
 // Built apart, they do not share chunks: the bridge's startup path then loads a few files with
 // only what it runs (shared with our coordinator it was a dozen, and with the SDK it compiled
@@ -72,5 +73,7 @@ await build({
   // cli.ts imports the `coordinator` command as ./commands/coordinator.js: the build above serves it.
   plugins: [servedApart({ ...acpSdk, './commands/coordinator.js': 'buckley-lsp-coordinator.js' })],
 });
+// The editor MCP server's stdio relay, which agents start (coordinator/agents/editorMcp.ts): alone, tiny.
+await build({ ...common, entryPoints: { 'buckley-lsp-editor-mcp': source('coordinator/agents/editorMcpRelay.ts') } });
 await writeFile(entry, `#!/usr/bin/env node\n${await readFile(entry, 'utf8')}`);
 await chmod(entry, 0o755);

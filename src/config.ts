@@ -100,6 +100,11 @@ export const configSchema = z.object({
     model: optionalText(),
     /** MCP servers the agent gets with each session (ACP `session/new`), by name. */
     mcpServers: z.optional(z.record(nonEmpty(), mcpServer)),
+    /**
+     * Our editor MCP server ("buckley-editor") offered with each session: the agent's tools for
+     * the open files (which have unsaved edits), the selection, a file as its buffer has it.
+     */
+    editorTools: flag(true),
     /** Idle agent sessions kept for their conversations; more are closed (or the agent restarted). */
     maxIdleSessions: wholeNumber(4),
     /** No word from the agent this long during a turn (and no approval pending), and the user is told, with its last log line. */

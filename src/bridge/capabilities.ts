@@ -241,7 +241,8 @@ export function negotiate(input: {
 export function capabilities(features: Features): ServerCapabilities {
   return {
     positionEncoding: 'utf-16',
-    textDocumentSync: { openClose: true, change: TextDocumentSyncKind.Incremental },
+    // Saves are told so the agent's editor tools can say which buffers have unsaved edits.
+    textDocumentSync: { openClose: true, change: TextDocumentSyncKind.Incremental, save: { includeText: false } },
     hoverProvider: true,
     codeActionProvider: { codeActionKinds: [CodeActionKind.Empty], resolveProvider: false },
     executeCommandProvider: { commands: Object.values(Commands) },

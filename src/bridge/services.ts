@@ -76,7 +76,7 @@ export function createServices(input: ServicesInput) {
   const progress = new ProgressFactory(editor, logger.child('progress'));
   const diagnostics = new DiagnosticsBoard(editor);
   const agentEdits = new AgentEdits(editor, documentAt, features, logger.child('edits'), join(stateDir, 'changes'));
-  const targets = new Targets(documents, input.workspaceRoots, logger.child('context'));
+  const targets = new Targets(documents, input.workspaceRoots, logger.child('context'), savedVersions(documents));
   const limiter = new Limiter(() => config().limits.maxConcurrent);
   const files: EditorFiles = {
     buffer: (path) => {
@@ -110,6 +110,15 @@ export function createServices(input: ServicesInput) {
   const completions = new InlineCompletions({ documents, config, features, coordinator, logger: logger.child('completions') });
   documents.listen(input.documentEvents);
   return { documents, openDocument, documentAt, answers, conversations, trust, progress, agentEdits, asks, approvals, taskEdits, review, tasks, edits, completions, usage, controls, logger };
+}
+
+/** Whether a buffer has edits its editor has not saved: its version moved since it was opened or last saved. */
+function savedVersions(documents: TextDocuments<TextDocument>): (document: TextDocument) => boolean {
+  const saved = new Map<string, number>();
+  documents.onDidOpen(({ document }) => saved.set(document.uri, document.version));
+  documents.onDidSave(({ document }) => saved.set(document.uri, document.version));
+  documents.onDidClose(({ document }) => saved.delete(document.uri));
+  return (document) => saved.has(document.uri) && saved.get(document.uri) !== document.version;
 }
 
 /** Ends the work in flight (asks, tasks, completions) and saves what must outlive the process. */

@@ -23,6 +23,7 @@ import { askSink, assessCall, effectiveKind, refusalNote, withNotes } from './tu
 import { agentCommunicationService } from '../wire/protos.js';
 import { AUTHORIZATION_HEADER, BUFFERS_HEADER, CONVERSATION_HEADER, EARLIER_TURNS_KEY, INTENT_HEADER, SESSION_HEADER, type ContextDelta, type FileContent, type FileWritten, type CreateSessionRequest, type EditorContext, type SendMessageRequest, type TaskStreamRequest, type WireToolExecution, type InlineCompletionRequest, type PlanEntry } from '../wire/contract.js';
 import { uriToPath } from '../uri.js';
+import { editorStateOf } from './agents/editorState.js';
 import { FEATURE } from '../wire/features.js';
 
 export const PROTOCOL_VERSION = '1.0';
@@ -334,6 +335,7 @@ class CoordinatorService {
         readOnly,
         // Maybe one of the agent's commands (`/review`): the driver knows which it lists.
         ...(question.trimStart().startsWith('/') ? { command: question.trim() } : {}),
+        ...(context ? { editor: editorStateOf(context) } : {}),
       },
     };
   }

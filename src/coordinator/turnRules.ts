@@ -7,6 +7,8 @@ import type { Logger } from '../logger.js';
 import { assessRisk, type Assessment } from '../risk/assess.js';
 import type { PermissionDecision, PermissionRequest, TurnResult, TurnSink } from './agents/driver.js';
 import { workspaceOf } from './files.js';
+import { EDITOR_MCP_NAME } from './agents/editorMcpNames.js';
+import { EDITOR_TOOLS } from './agents/editorTools.js';
 
 /** An ask is read-only: low-risk reads are allowed, anything else declined without asking. */
 export function askSink(events: Omit<TurnSink, 'permission' | 'readFile' | 'writeFile'>, cwd: string | undefined, logger: Logger): Omit<TurnSink, 'readFile' | 'writeFile'> {
@@ -30,7 +32,22 @@ export function askSink(events: Omit<TurnSink, 'permission' | 'readFile' | 'writ
  * directory is no workspace at all: nothing would be outside it.
  */
 export function assessCall(request: PermissionRequest, cwd: string | undefined): Assessment {
+  // Our editor tools only read, and what read_file reads is judged where it is read, as the
+  // agent's fs/read_text_file is (outside the workspace or a secret: refused in an ask). Agents
+  // name them their own way: mcp__buckley-editor__read_file, "read_file (buckley-editor MCP Server)", …
+  if (isEditorToolCall(request)) return { risk: 'low', reasons: [] };
   return assessRisk({ kind: request.kind, input: request.input, locations: request.locations, writes: request.writes, title: request.title }, { workspaceRoot: workspaceOf(cwd) });
+}
+
+const EDITOR_SERVER = new RegExp(`(^|[^a-z0-9])${EDITOR_MCP_NAME.replace('-', '[-_]')}([^a-z0-9]|$)`, 'i');
+const EDITOR_TOOL = new RegExp(`(^|[^a-z0-9])(${EDITOR_TOOLS.map((tool) => tool.name).join('|')})([^a-z0-9]|$)`);
+/** Only what our tools take: a call with more in it is judged as the agent says it is. */
+const EDITOR_TOOL_INPUT = new Set(['path', 'line', 'limit']);
+
+function isEditorToolCall(request: PermissionRequest): boolean {
+  const input = request.input && typeof request.input === 'object' ? Object.keys(request.input) : [];
+  const named = `${request.tool} ${request.title}`;
+  return request.writes.length === 0 && input.every((key) => EDITOR_TOOL_INPUT.has(key)) && EDITOR_SERVER.test(named) && EDITOR_TOOL.test(named.replace(EDITOR_SERVER, ' '));
 }
 
 /** The kind the editor is told: an edit when the call writes, whatever the agent called it. */

@@ -4,9 +4,11 @@
  * the editor is the one its model's API is then asked for (Claude Code's two adapters, Codex,
  * Gemini CLI; Qwen Code offers only the model it is configured with); its commands are
  * completed after `/` in an answer document; an MCP server given in the settings is offered to
- * its model and reached (Claude Code).
+ * its model and reached, and so are buckley-lsp's editor tools (a buffer's unsaved edits): Claude
+ * Code, Codex and Gemini CLI (in a folder it trusts; Qwen Code offered no MCP tool here).
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { agentSetup, isTurn, REAL_AGENTS, requireAgent, stepsScript, type RealAgent } from '../helpers/agents.js';
@@ -80,6 +82,7 @@ describe.each(REAL_AGENTS.filter((agent) => agent.mcpTools))('$name, given an MC
       return call.toolResults.length === 0 ? { tools: [{ name: echo, input: { text: 'PING-42' } }] } : { text: 'Echoed.' };
     }, { mcpServers: { echo: { command: process.execPath, args: [ECHO_MCP] } } });
     cleanups.push(cleanup);
+    agent.trust?.((options.initialize.initializationOptions as any).agent.env.HOME, fileURLToPath(options.initialize.rootUri as string));
     const client = await start({
       ...options,
       initialize: { ...options.initialize, capabilities: { experimental: { buckley: { taskProgress: true, approveTool: true } } } },
@@ -89,5 +92,30 @@ describe.each(REAL_AGENTS.filter((agent) => agent.mcpTools))('$name, given an MC
     await client.waitFor('$/buckley/taskProgress', (p) => p.taskId === taskId && ['completed', 'failed', 'cancelled'].includes(p.status));
     expect(model.turns().some((call) => call.tools.some((name) => /echo/i.test(name)))).toBe(true);
     expect(model.turns().flatMap((call) => call.toolResults).join('\n')).toContain('echo: PING-42');
+  });
+});
+
+describe.each(REAL_AGENTS.filter((agent) => agent.mcpTools))("$name, given buckley-lsp's editor tools", (agent) => {
+  const installed = requireAgent(agent);
+
+  it.runIf(installed)("reads a file as the editor has it, unsaved edits included, with buckley-lsp's editor tools — in an ask, unasked", async () => {
+    // The model reads notes.ts with the editor server's read_file, whatever the agent names it.
+    const { model, options, cleanup } = await agentSetup(agent, (call) => {
+      if (!isTurn(call)) return { text: 'ok' };
+      const read = call.tools.find((name) => /buckley.editor.*read_file/.test(name));
+      if (!read) return { text: `no editor tool among ${call.tools.join(', ')}` };
+      return call.toolResults.length === 0 ? { tools: [{ name: read, input: { path: 'notes.ts' } }] } : { text: 'Read it.' };
+    });
+    cleanups.push(cleanup);
+    const root = fileURLToPath(options.initialize.rootUri as string);
+    agent.trust?.((options.initialize.initializationOptions as any).agent.env.HOME, root);
+    writeFileSync(join(root, 'notes.ts'), 'export const saved = 1;\n');
+    const client = await start({ client: 'neovim-0.10.4', ...options });
+    const uri = await client.open(join(root, 'notes.ts'), 'export const saved = 1;\n');
+    await client.notify('textDocument/didChange', { textDocument: { uri, version: 2 }, contentChanges: [{ text: 'export const saved = 1;\nexport const typed = 2; // UNSAVED-77\n' }] });
+    const { answer } = await client.request('buckley/ask', { question: 'What does notes.ts hold?' });
+    expect(answer).toContain('Read it.');
+    expect(model.turns().flatMap((call) => call.toolResults).join('\n')).toContain('UNSAVED-77');
+    expect(readFileSync(join(root, 'notes.ts'), 'utf8')).not.toContain('UNSAVED-77');
   });
 });

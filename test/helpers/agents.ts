@@ -52,11 +52,14 @@ export interface RealAgent {
   /** It reports its context window in use (ACP `usage_update`) against its model's stand-in. */
   reportsUsage?: boolean;
   /**
-   * Its model is offered an MCP server's tools as tools of their own against its stand-in (Claude
-   * Code's `mcp__server__tool`); Codex offers them as a namespace the stand-ins do not speak, and
-   * Gemini CLI and Qwen Code offered none in time here.
+   * Its model is offered an MCP server's tools against its stand-in: Claude Code's
+   * `mcp__server__tool`, Codex's namespace `mcp__server` (the Responses stand-in calls its tools
+   * by name and namespace), Gemini CLI's `mcp_server_tool` (in a folder it trusts). Qwen Code
+   * 0.24.4 offered none here, trusted folder or not.
    */
   mcpTools?: boolean;
+  /** Makes it trust the workspace, as its user would (Gemini CLI and Qwen Code start no MCP server in a folder they do not trust). */
+  trust?(home: string, folder: string): void;
   /** It offers ACP `session/resume`: a conversation's session comes back after a restart. */
   resumes?: boolean;
   /** One of the models it offers to choose (not its default), and how its API's requests name it. */
@@ -128,6 +131,7 @@ export const REAL_AGENTS: RealAgent[] = [
     reportsUsage: true,
     resumes: true,
     otherModel: { id: 'gpt-5.4-mini', requested: / gpt-5\.4-mini$/ },
+    mcpTools: true,
     model: openaiResponsesModel,
     setup: (model, home) => {
       // Codex takes a custom model provider in $CODEX_HOME/config.toml; its helpers may not live under /tmp.
@@ -150,8 +154,10 @@ export const REAL_AGENTS: RealAgent[] = [
     permissiveMode: 'yolo',
     localCommand: { line: '/about', answer: /Gemini CLI Info/ },
     otherModel: { id: 'gemini-3.8-flash', requested: /models\/gemini-3\.8-flash:/ },
+    mcpTools: true,
     model: geminiModel,
     setup: (model, home) => ({ HOME: home, GEMINI_API_KEY: 'test-key', GOOGLE_GEMINI_BASE_URL: model.url }),
+    trust: (home, folder) => trustFolder(join(home, '.gemini'), folder),
   },
   {
     name: 'Qwen Code 0.24.4',
@@ -170,6 +176,7 @@ export const REAL_AGENTS: RealAgent[] = [
       writeFileSync(join(home, '.qwen', 'settings.json'), JSON.stringify({ security: { auth: { selectedType: 'openai' } } }));
       return { HOME: home, OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: `${model.url}/v1`, OPENAI_MODEL: 'qwen3-coder' };
     },
+    trust: (home, folder) => trustFolder(join(home, '.qwen'), folder),
   },
 ];
 
@@ -186,6 +193,12 @@ export function requireAgent(agent: RealAgent): boolean {
   const ok = agentInstalled(agent);
   if (!ok && process.env.CI) throw new Error(`${missingAgentLine(agent)} — CI must install it (.ci/run)`);
   return ok;
+}
+
+/** The agent's trustedFolders.json (Gemini CLI's and Qwen Code's) trusting `folder`. */
+function trustFolder(dir: string, folder: string): void {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'trustedFolders.json'), JSON.stringify({ [folder]: 'TRUST_FOLDER' }));
 }
 
 /**

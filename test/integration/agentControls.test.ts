@@ -123,11 +123,12 @@ describe('MCP servers for the agent (buckley.agent.mcpServers)', () => {
 
   it('reach every session: stdio ones always, HTTP ones where the agent takes them; one left out is named in the log', async () => {
     const plain = await start({ env: { BUCKLEY_AGENT: `${process.execPath} ${SCRIPTED_AGENT}` }, initialize: { initializationOptions: { agent: { mcpServers } } } });
-    expect(await ask(plain, 'MCP SERVERS')).toBe('mcp: files (stdio: node files-mcp.js --root .; env FILES_TOKEN=t1)');
+    // Ours (editorTools.test.ts) comes after the settings' ones.
+    expect(await ask(plain, 'MCP SERVERS')).toMatch(/^mcp: files \(stdio: node files-mcp\.js --root \.; env FILES_TOKEN=t1\), buckley-editor \(stdio: [^)]*buckley-lsp-editor-mcp\.js; env [^)]*\)$/);
     await plain.waitFor('window/logMessage', (p) => p.message.includes('the MCP server "web" (http, http://127.0.0.1:9/mcp) is left out: the agent does not take HTTP MCP servers'));
 
     const http = await start({ env: { BUCKLEY_AGENT: `${process.execPath} ${SCRIPTED_AGENT} --mcp-http` }, initialize: { initializationOptions: { agent: { mcpServers } } } });
-    expect(await ask(http, 'MCP SERVERS')).toBe('mcp: files (stdio: node files-mcp.js --root .; env FILES_TOKEN=t1), web (http: http://127.0.0.1:9/mcp)');
+    expect(await ask(http, 'MCP SERVERS')).toMatch(/^mcp: files \(stdio: node files-mcp\.js --root \.; env FILES_TOKEN=t1\), web \(http: http:\/\/127\.0\.0\.1:9\/mcp\), buckley-editor \(http: http:\/\/127\.0\.0\.1:\d+\/mcp\/[0-9a-f]{24}\)$/);
     await http.waitFor('window/logMessage', (p) => p.message.includes('the MCP server "legacy" (sse, http://127.0.0.1:9/sse) is left out'));
   });
 

@@ -67,7 +67,11 @@ describe('configuration', () => {
     expect(listening(pid)).toEqual([]);
     const result = await client.request('buckley/ask', { question: 'Now?' });
     expect(result.answer).toContain('You asked: Now?');
-    expect(listening(pid)).toHaveLength(1);
+    // The coordinator's, and the agent's editor MCP server's (its first session was opened).
+    const status = await client.request('buckley/status', {});
+    const port = Number(status.coordinator.address.split(':').at(-1));
+    expect(listening(pid)).toHaveLength(2);
+    expect(listening(pid)).toContain(port);
   });
 
   it('connects anew when the coordinator or agent settings change', async () => {

@@ -8,6 +8,7 @@ describe('config', () => {
         "agent": {
           "cancelGraceMs": 5000,
           "driver": "auto",
+          "editorTools": true,
           "maxIdleSessions": 4,
           "modes": {},
           "openai": {

@@ -12,9 +12,12 @@ import type { Logger } from '../../logger.js';
 import { canonicalUri } from '../../uri.js';
 import { buildContext, normalizeRange, type BuiltContext } from './context.js';
 import { utf8Length } from '../../text.js';
+import { OPEN_FILES_KEY, type OpenFile } from '../../wire/contract.js';
 
 /** What the prompt says besides the question and the context (see wire/prompt.ts), counted generously. */
 const PROMPT_INSTRUCTIONS_BYTES = 256;
+/** Open files named for the agent's editor tools; beyond them they are left out. */
+const MAX_OPEN_FILES = 200;
 
 export interface TargetInput {
   /** A URI, or a path (absolute or relative to the workspace). */
@@ -37,6 +40,8 @@ export class Targets {
     private readonly documents: TextDocuments<TextDocument>,
     private readonly workspaceRoots: () => string[],
     private readonly logger: Logger,
+    /** Whether the editor's buffer has edits it has not saved. */
+    private readonly unsaved: (document: TextDocument) => boolean = () => false,
   ) {}
 
   /** Resolves the input and builds its context; a URI that is not open is an InvalidParams error. */
@@ -53,6 +58,8 @@ export class Targets {
       maxBytes: config.context.maxBytes,
     });
     if (built.leftOut.length) this.logger.info(`context for "${what}": ${built.leftOut.join('; ')}`);
+    // Not the prompt's: what the agent's editor tools (our MCP server) say is open.
+    built.context.metadata[OPEN_FILES_KEY] = JSON.stringify(this.openFiles());
     return { document, range, built };
   }
 
@@ -85,6 +92,14 @@ export class Targets {
       if (found) return found;
     }
     return undefined;
+  }
+
+  /** The workspace's files open in the editor, with whether their buffer has unsaved edits. */
+  private openFiles(): OpenFile[] {
+    return this.related(undefined)
+      .filter((doc) => doc.uri.startsWith('file:'))
+      .slice(0, MAX_OPEN_FILES)
+      .map((doc) => ({ path: fileURLToPath(doc.uri), language: doc.languageId, unsaved: this.unsaved(doc) }));
   }
 
   /**

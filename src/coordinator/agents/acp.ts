@@ -29,6 +29,7 @@ import { shortCommandName } from './known.js';
 import { modelsOf, modesOf } from './modes.js';
 import { AgentChoices } from './choices.js';
 import type { McpServers } from './mcp.js';
+import type { EditorMcpServer } from './editorMcp.js';
 import { AgentSessions, type AcpSession, type ActiveTurn } from './acpSessions.js';
 import { processTreeSize, stopGroup } from './processes.js';
 import type { SessionStore } from './sessionStore.js';
@@ -56,6 +57,8 @@ export interface AcpDriverOptions {
   silenceMs?: number;
   /** MCP servers for every session (buckley.agent.mcpServers). */
   mcpServers?: McpServers;
+  /** Our editor MCP server, offered to every session (shared by the pool's processes). */
+  editorMcp?: EditorMcpServer;
   /** What the agent offers and the model wanted, shared by its processes (pool.ts); else its own, not remembered. */
   choices?: AgentChoices;
   /** Runs an agent's command (terminal/create) the way the agent itself runs: in its sandbox. */
@@ -138,7 +141,7 @@ export class AcpDriver implements AgentDriver {
     await agent.sessions.keepMode(session);
     await agent.sessions.keepModel(session);
     const text = await this.options.choices.promptOf(turn);
-    const active: ActiveTurn = { sink, readOnly: turn.readOnly, signal, text: '', textInterrupted: false, tools: new Map(), calls: new Map(), refused: [], asked: new Set(), unasked: new Map(), lastWord: Date.now(), deciding: 0 };
+    const active: ActiveTurn = { sink, readOnly: turn.readOnly, editor: turn.editor, cwd: turn.cwd, signal, text: '', textInterrupted: false, tools: new Map(), calls: new Map(), refused: [], asked: new Set(), unasked: new Map(), lastWord: Date.now(), deciding: 0 };
     session.turn = active;
     const onAbort = () => {
       agent.connection.agent.notify('session/cancel', { sessionId: session.id }).catch(() => undefined);
@@ -212,7 +215,7 @@ export class AcpDriver implements AgentDriver {
     void answered
       .catch(() => undefined)
       .finally(() => {
-        agent.sessions.byId.delete(session.id);
+        agent.sessions.forget(session.id);
         logger.info(`${this.shortName} ended the abandoned turn of ACP session ${session.id} (${session.dropped} late update(s) dropped)`);
       });
   }
@@ -330,6 +333,7 @@ export class AcpDriver implements AgentDriver {
         terminal: (method, params) => this.terminals.handle(method, params, (sessionId) => sessions()?.turnOf(sessionId, 'a terminal request')),
         died: (agent) => {
           // The next turn starts a fresh agent.
+          started?.sessions.forgetAll();
           if (started === agent && this.live === agent) {
             this.live = undefined;
             this.agent = undefined;
@@ -347,6 +351,7 @@ export class AcpDriver implements AgentDriver {
         maxIdleSessions: this.options.maxIdleSessions,
         identity: () => this.identity,
         choices: this.options.choices,
+        readForSession: async (sessionId, path, line, limit) => (await this.onReadTextFile(sessions(), { sessionId, path, line, limit })).content,
       }),
     });
     this.agentName = process_.info?.title ?? process_.info?.name ?? this.agentName;

@@ -17,6 +17,9 @@ import { AgentError, type AgentTurn, type TurnSink } from './driver.js';
 import { chooseMode, modelsOf, modesOf, type SessionModes } from './modes.js';
 import type { AgentChoices } from './choices.js';
 import { sessionMcpServers, type McpServers } from './mcp.js';
+import type { EditorMcpServer, EditorSlot } from './editorMcp.js';
+import { EDITOR_MCP_NAME } from './editorMcpNames.js';
+import type { EditorState } from './editorState.js';
 import type { SessionStore } from './sessionStore.js';
 
 export interface AcpSession {
@@ -36,11 +39,16 @@ export interface AcpSession {
   wantedMode?: string;
   /** The models it offers (its model is set before each turn: choices.ts). */
   models?: SessionModes;
+  /** Its place on our editor MCP server, released when the session is forgotten. */
+  editorSlot?: EditorSlot;
 }
 
 export interface ActiveTurn {
   sink: TurnSink;
   readOnly: boolean;
+  /** What the editor showed when the turn began (for the editor MCP server's tools), and the workspace. */
+  editor?: EditorState;
+  cwd?: string;
   signal: AbortSignal;
   text: string;
   /** A new tool call (or the agent's thinking) came since the last piece of the answer: the next piece starts a paragraph. */
@@ -79,6 +87,10 @@ export interface SessionHost {
   choices: AgentChoices;
   /** MCP servers for every session (buckley.agent.mcpServers). */
   mcpServers?: McpServers;
+  /** Our editor MCP server, offered to every session (buckley.agent.editorTools). */
+  editorMcp?: EditorMcpServer;
+  /** A file read for a session's turn, as its `fs/read_text_file` is read. */
+  readForSession?(sessionId: string, path: string, line: number | undefined, limit: number | undefined): Promise<string>;
 }
 
 export class AgentSessions {
@@ -120,12 +132,21 @@ export class AgentSessions {
       const loaded = await this.load(turn, remembered);
       if (loaded) return { session: loaded, prompt: turn };
     }
-    const response = await this.open(turn.cwd);
+    const editorSlot = await this.editorSlot();
+    let response: acp.NewSessionResponse;
+    try {
+      response = await this.open(turn.cwd, editorSlot);
+    } catch (error) {
+      editorSlot?.release();
+      throw error;
+    }
     if (this.byId.has(response.sessionId)) {
+      editorSlot?.release();
       // Updates are told apart by session id alone: two turns must never share one.
       throw new AgentError(`${this.name} answered session/new with the id of a session still in use (${response.sessionId})`);
     }
-    const session: AcpSession = { id: response.sessionId, key: turn.sessionKey, dropped: 0 };
+    const session: AcpSession = { id: response.sessionId, key: turn.sessionKey, dropped: 0, editorSlot };
+    this.bindEditor(session);
     this.byId.set(session.id, session);
     await this.settle(session, response, turn.readOnly);
     if (turn.conversationKey && keeps) sessionStore?.set(agentName, turn.conversationKey, session.id);
@@ -137,12 +158,12 @@ export class AgentSessions {
    * authenticated with a way it offers whose variables are set (Codex's OPENAI_API_KEY), else the
    * user is told how.
    */
-  async open(cwd: string | undefined): Promise<acp.NewSessionResponse> {
+  async open(cwd: string | undefined, editorSlot?: EditorSlot): Promise<acp.NewSessionResponse> {
     const { agent, host } = this;
     const timeoutMs = host.requestTimeoutMs;
     const request = () =>
       withDeadline(
-        orDeath(agent, agent.connection.agent.request('session/new', { cwd: cwd || host.cwd || process.cwd(), mcpServers: this.mcpServers() })),
+        orDeath(agent, agent.connection.agent.request('session/new', { cwd: cwd || host.cwd || process.cwd(), mcpServers: this.mcpServers(editorSlot) })),
         timeoutMs,
         `${this.name} did not answer ACP session/new within ${timeoutMs} ms`,
       );
@@ -165,8 +186,38 @@ export class AgentSessions {
     }
   }
 
-  private mcpServers(): acp.McpServer[] {
-    return sessionMcpServers(this.host.mcpServers, this.agent.mcpTransports ?? { http: false, sse: false }, this.host.logger, this.mcpSaid);
+  private mcpServers(editorSlot: EditorSlot | undefined): acp.McpServer[] {
+    const configured = sessionMcpServers(this.host.mcpServers, this.agent.mcpTransports ?? { http: false, sse: false }, this.host.logger, this.mcpSaid);
+    return editorSlot ? [...configured, editorSlot.server] : configured;
+  }
+
+  /** A place on our editor MCP server for a new session; none where it is off, or a server of the settings has its name. */
+  private async editorSlot(): Promise<EditorSlot | undefined> {
+    const { editorMcp, mcpServers } = this.host;
+    if (!editorMcp || mcpServers?.[EDITOR_MCP_NAME]) return undefined;
+    return editorMcp.slot(this.agent.mcpTransports?.http ?? false);
+  }
+
+  /** The session's editor tools answer with its running turn (none between turns). */
+  private bindEditor(session: AcpSession): void {
+    const read = this.host.readForSession;
+    session.editorSlot?.bind(() => {
+      const turn = session.turn;
+      if (!turn || turn.signal.aborted || !read) return undefined;
+      turn.lastWord = Date.now();
+      return { state: turn.editor, cwd: turn.cwd ?? this.host.cwd ?? process.cwd(), read: (path, line, limit) => read(session.id, path, line, limit) };
+    });
+  }
+
+  /** Forgets a session: updates from it are no longer a turn's, its editor tools answer no more. */
+  forget(sessionId: string): void {
+    this.byId.get(sessionId)?.editorSlot?.release();
+    this.byId.delete(sessionId);
+  }
+
+  /** Forgets every session (the agent process is gone). */
+  forgetAll(): void {
+    for (const id of [...this.byId.keys()]) this.forget(id);
   }
 
   /** An agent's failure at a setup request: its reason (the error's data, else its stderr), and what to do. */
@@ -192,12 +243,13 @@ export class AgentSessions {
    */
   private async load(turn: AgentTurn, sessionId: string): Promise<AcpSession | undefined> {
     const { agent, host } = this;
-    const session: AcpSession = { id: sessionId, key: turn.sessionKey, dropped: 0, loading: true };
+    const session: AcpSession = { id: sessionId, key: turn.sessionKey, dropped: 0, loading: true, editorSlot: await this.editorSlot() };
+    this.bindEditor(session);
     this.byId.set(sessionId, session);
     const method = agent.canResume ? 'session/resume' : 'session/load';
     try {
       const response = await withDeadline(
-        orDeath(agent, agent.connection.agent.request<unknown>(method, { sessionId, cwd: turn.cwd || host.cwd || process.cwd(), mcpServers: this.mcpServers() })),
+        orDeath(agent, agent.connection.agent.request<unknown>(method, { sessionId, cwd: turn.cwd || host.cwd || process.cwd(), mcpServers: this.mcpServers(session.editorSlot) })),
         host.requestTimeoutMs,
         `${this.name} did not answer ACP ${method} within ${host.requestTimeoutMs} ms`,
       );
@@ -208,7 +260,7 @@ export class AgentSessions {
       return session;
     } catch (error) {
       if (error instanceof AgentError && !isAlive(agent)) throw error;
-      this.byId.delete(sessionId);
+      this.forget(sessionId);
       host.logger.info(`${this.name} could not ${agent.canResume ? 'resume' : 'load'} the ACP session ${sessionId} (${errorText(error)}): a new one gets the conversation's earlier turns`);
       return undefined;
     }
@@ -340,7 +392,7 @@ export class AgentSessions {
   private closeIdle(key: string, only?: AcpSession): void {
     for (const session of this.idle.get(key) ?? []) {
       if (only && session !== only) continue;
-      this.byId.delete(session.id);
+      this.forget(session.id);
       this.close(session.id);
     }
     const left = only ? (this.idle.get(key) ?? []).filter((session) => session !== only) : [];

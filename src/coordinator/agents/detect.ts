@@ -14,6 +14,7 @@ import type { AgentDriver } from './driver.js';
 import { OpenAiDriver } from './openai.js';
 import { SessionStore } from './sessionStore.js';
 import { AgentChoices } from './choices.js';
+import { EditorMcpServer } from './editorMcp.js';
 import { stateDirectory } from '../../state.js';
 
 export type Detection = { driver: AgentDriver; problem?: undefined } | { driver?: undefined; problem: string };
@@ -59,8 +60,10 @@ function acpPool(command: string[], options: DetectOptions): AgentDriver {
   const agentEnv = { ...knownByCommand(command)?.defaultEnv, ...agentEnvironment(env, agent.env) };
   const sessionStore = new SessionStore(join(stateDirectory(env), 'agent-sessions.json'), logger.child('sessions'));
   const choices = new AgentChoices({ agent: command.join(' '), setting: agent.model, file: join(stateDirectory(env), 'agent-models.json'), logger: logger.child('acp') });
+  const editorMcp = agent.editorTools ? new EditorMcpServer(logger.child('acp'), options.clientVersion) : undefined;
   return new AgentPool({
     choices,
+    editorMcp,
     command,
     env: agentEnv,
     logger: logger.child('acp'),
@@ -80,6 +83,7 @@ function acpPool(command: string[], options: DetectOptions): AgentDriver {
         modes: agent.modes,
         choices,
         mcpServers: agent.mcpServers,
+        editorMcp,
         maxIdleSessions: agent.maxIdleSessions,
         silenceMs: agent.silenceMs,
         wrapCommand: launch.wrap,

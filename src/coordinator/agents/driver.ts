@@ -4,6 +4,7 @@
  */
 import type { AgentControls, PlanEntry, TurnUsage, WireToolExecution } from '../../wire/contract.js';
 import type { Completion, CompletionRequest } from './fillInTheMiddle.js';
+import type { EditorState } from './editorState.js';
 
 export interface AgentTurn {
   /** Conversation key: one agent session per coordinator session. */
@@ -29,6 +30,8 @@ export interface AgentTurn {
    * agent that lists the command gets it as ACP says, alone, not under the context's heading.
    */
   command?: string;
+  /** What the editor showed (its file, the selection, the open files), for the agent's editor tools. */
+  editor?: EditorState;
 }
 
 

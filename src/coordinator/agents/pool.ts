@@ -25,6 +25,7 @@ import { knownByCommand } from './known.js';
 import { probeSandbox, sandboxArgs, type SandboxPlan } from './sandbox.js';
 import { agentNotFound, agentProgram } from './choose.js';
 import type { AgentChoices } from './choices.js';
+import type { EditorMcpServer } from './editorMcp.js';
 import type { AgentControls } from '../../wire/contract.js';
 
 /** How a process is started: the program and its arguments (bwrap and the agent, or the agent). */
@@ -50,6 +51,8 @@ export interface PoolOptions {
   driver(launch: Launch, cwd: string | undefined): AcpDriver;
   /** What the agent offers and the model wanted: the same for all its processes. */
   choices: AgentChoices;
+  /** Our editor MCP server, for all its processes: closed with the pool. */
+  editorMcp?: EditorMcpServer;
   maxProcesses?: number;
   idleMs?: number;
 }
@@ -155,6 +158,7 @@ export class AgentPool implements AgentDriver {
     this.entries.clear();
     for (const entry of entries) clearTimeout(entry.idleTimer);
     await Promise.all(entries.map((entry) => entry.driver.close()));
+    this.options.editorMcp?.close();
   }
 
   private async entryFor(turn: AgentTurn): Promise<Entry> {

@@ -1,7 +1,8 @@
 /**
  * The OpenAI Responses API (POST …/responses), as Codex calls it: streamed as response.created,
  * output items (a message with its output_text deltas; function calls; custom tool calls for
- * freeform tools such as apply_patch, whose input is the patch), each added and done, then
+ * freeform tools such as apply_patch, whose input is the patch; tools of a namespace, as Codex
+ * offers MCP servers' tools, by their name and namespace), each added and done, then
  * response.completed with usage. Errors as OpenAI writes them.
  */
 import type { ServerResponse } from 'node:http';
@@ -15,7 +16,8 @@ export const openaiResponses: Dialect = {
     const toolResults = input.filter((item) => item?.type === 'function_call_output' || item?.type === 'custom_tool_call_output').map((item) => stringsIn(item.output).join('\n'));
     const first = input.find((item) => item?.type === 'message' && item.role === 'user');
     return {
-      tools: (body.tools ?? []).map((tool: any) => tool.name ?? tool.type).filter(Boolean),
+      // A namespace (Codex's MCP servers) offers its tools as `<namespace>__<tool>`.
+      tools: (body.tools ?? []).flatMap((tool: any) => (tool.type === 'namespace' ? (tool.tools ?? []).map((inner: any) => `${tool.name}__${inner.name}`) : [tool.name ?? tool.type])).filter(Boolean),
       texts: stringsIn([body.instructions, input]),
       toolResults,
       firstUserText: first ? stringsIn(first.content).join('\n') : '',
@@ -48,9 +50,12 @@ export const openaiResponses: Dialect = {
       const output_index = index++;
       const callId = `call_${ids()}`;
       const custom = offered.find((candidate) => (candidate.name ?? candidate.type) === tool.name)?.type === 'custom';
+      // A namespaced tool is called by its own name, with the namespace beside it.
+      const namespace = offered.find((candidate) => candidate.type === 'namespace' && tool.name.startsWith(`${candidate.name}__`))?.name;
+      const named = namespace ? { name: tool.name.slice(namespace.length + 2), namespace } : { name: tool.name };
       const item = custom
         ? { type: 'custom_tool_call', id: `ctc_${callId}`, status: 'completed', call_id: callId, name: tool.name, input: String(tool.input.input ?? '') }
-        : { type: 'function_call', id: `fc_${callId}`, status: 'completed', call_id: callId, name: tool.name, arguments: JSON.stringify(tool.input) };
+        : { type: 'function_call', id: `fc_${callId}`, status: 'completed', call_id: callId, ...named, arguments: JSON.stringify(tool.input) };
       events.push({ event: 'response.output_item.added', data: { type: 'response.output_item.added', output_index, item: { ...item, status: 'in_progress' } } });
       events.push({ event: 'response.output_item.done', data: { type: 'response.output_item.done', output_index, item } });
     }
