@@ -153,6 +153,18 @@ describe.each(NEOVIMS.filter((editor) => editor.ok))('$name (real editor)', ({ b
     expect(result.second_model).toBe('deep');
   });
 
+  it("lets the agent's editor tools read the buffer as typed, and says which files have unsaved edits until :write", async () => {
+    const dir = tempDir('buckley-nvim-editor-tools');
+    const file = join(dir, 'retry.ts');
+    copyFileSync(join(FIXTURES, 'workspace', 'retry.ts'), file);
+    const result = await runNvim('editor-tools.lua', undefined, { BUCKLEY_FIXTURE: file });
+    expect(result.steps).toEqual(['initialized', 'asked with an unsaved line', 'asked after :write']);
+    expect(result.unsaved).toContain('open: Open in the editor:\nretry.ts (typescript) — unsaved edits');
+    expect(result.unsaved).toContain('read: // typed in Neovim, not saved\n');
+    expect(result.saved).toContain('open: Open in the editor:\nretry.ts (typescript)\n');
+    expect(readFileSync(file, 'utf8')).toMatch(/^\/\/ typed in Neovim, not saved\n/);
+  });
+
   it.runIf(version.source.includes('10'))("marks each change of a task in the buffer: one undone, one kept, with Neovim's code-action menu", async () => {
     const dir = tempDir('buckley-nvim-review');
     const file = join(dir, 'retry.ts');
