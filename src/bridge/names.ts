@@ -18,6 +18,7 @@ export const Commands = {
   newConversation: 'buckley.newConversation',
   conversations: 'buckley.conversations',
   chooseModel: 'buckley.chooseModel',
+  answerQuestion: 'buckley.answerQuestion',
   keepChange: 'buckley.keepChange',
   undoChange: 'buckley.undoChange',
 } as const;

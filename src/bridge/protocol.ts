@@ -110,6 +110,8 @@ export const undoTaskEditsArgsSchema = z.object({ taskId: z.optional(z.string().
 /** A change under review (hunkReview.ts): the task and file, and the change by its first line and old text; without `line`, all of the task's. */
 export const changeArgsSchema = z.object({ taskId: z.string().check(z.minLength(1)), path: z.string().check(z.minLength(1)), line: z.optional(z.int().check(z.nonnegative())), text: z.optional(z.string()) });
 export const chooseModelArgsSchema = z.object({ model: z.optional(z.string().check(z.minLength(1))) });
+/** An answer to the agent's question (questions.ts): the option's index, -1 to decline. */
+export const answerQuestionArgsSchema = z.object({ id: z.string().check(z.minLength(1)), option: z.int() });
 
 /** Arguments of the `buckley.cancelTask` command; without a task id the newest running task. */
 export const cancelTaskCommandArgsSchema = z.object({ taskId: z.optional(z.string().check(z.minLength(1))) });

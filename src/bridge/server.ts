@@ -265,7 +265,8 @@ export class BuckleyServer implements RunningServer {
       range,
       literals: this.features.codeActionLiterals,
       tasks: tasks.running(),
-      approvals: approvals.commands(),
+      // The agent's open questions (where the editor has no prompts) hold a turn up, as approvals do.
+      approvals: [...this.services.questions.commands(), ...approvals.commands()],
       undoable: path ? taskEdits.undoable(path) : [],
       conversation: conversations.ofDocument(document.uri),
       agent: this.services.controls.commands(),
@@ -285,6 +286,7 @@ export class BuckleyServer implements RunningServer {
       showLog: () => showLog(this.editor, this.features, this.options.logFile),
       chooseModel: (model) => this.services.controls.chooseModel(model),
       review: this.services.review,
+      questions: this.services.questions,
     });
   };
 

@@ -19,6 +19,7 @@ import type { CoordinatorSession, EditorFiles } from './link/calls.js';
 import { AgentEdits } from './flows/agentEdits.js';
 import { ApprovalService } from './flows/approvals.js';
 import { AgentControlsService } from './flows/agentControls.js';
+import { AgentQuestions } from './flows/questions.js';
 import { HunkReview } from './flows/hunkReview.js';
 import { DiagnosticsBoard } from './editor/diagnostics.js';
 import { AskService } from './flows/ask.js';
@@ -89,7 +90,8 @@ export function createServices(input: ServicesInput) {
   const controls = new AgentControlsService({ editor, features, coordinator, logger: logger.child('agent') });
   // After each turn: the agent's commands may have come with its session.
   const turnEnded = () => void controls.refresh();
-  const common = { editor, config, features, targets, answers, progress, limiter, coordinator, files, usage, turnEnded };
+  const questions = new AgentQuestions({ editor, features, logger: logger.child('agent') });
+  const common = { editor, config, features, targets, answers, progress, limiter, coordinator, files, questions, usage, turnEnded };
   const asks = new AskService({ ...common, logger: logger.child('ask'), conversations, openText: (uri) => documents.get(canonicalUri(uri))?.getText() });
   const approvals = new ApprovalService({
     editor,
@@ -109,7 +111,7 @@ export function createServices(input: ServicesInput) {
   const edits = new EditRoute({ editor, coordinator, tasks, proposals });
   const completions = new InlineCompletions({ documents, config, features, coordinator, logger: logger.child('completions') });
   documents.listen(input.documentEvents);
-  return { documents, openDocument, documentAt, answers, conversations, trust, progress, agentEdits, asks, approvals, taskEdits, review, tasks, edits, completions, usage, controls, logger };
+  return { documents, openDocument, documentAt, answers, conversations, trust, progress, agentEdits, asks, approvals, taskEdits, review, tasks, edits, completions, usage, controls, questions, logger };
 }
 
 /** Whether a buffer has edits its editor has not saved: its version moved since it was opened or last saved. */

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Logger } from '../logger.js';
-import { type AgentDriver, type AgentTurn, type FileReadRequest, type PermissionDecision, type PermissionRequest, type TurnSink } from './agents/driver.js';
+import { type AgentDriver, type AgentQuestion, type AgentTurn, type FileReadRequest, type PermissionDecision, type PermissionRequest, type TurnSink } from './agents/driver.js';
 import { FileAccessError, workspaceOf } from './files.js';
 import { afterTurnNote, TurnFiles } from './turnFiles.js';
 import { CallerRequests, type TurnCaller } from './callerRequests.js';
@@ -21,29 +21,14 @@ import { controlHandlers } from './controls.js';
 import { agentFailure, answerOf, certifiedIdentity, checkIdentity, fail, identityOf, type Caller } from './callers.js';
 import { askSink, assessCall, effectiveKind, refusalNote, withNotes } from './turnRules.js';
 import { agentCommunicationService } from '../wire/protos.js';
-import { AUTHORIZATION_HEADER, BUFFERS_HEADER, CONVERSATION_HEADER, EARLIER_TURNS_KEY, INTENT_HEADER, SESSION_HEADER, type ContextDelta, type FileContent, type FileWritten, type CreateSessionRequest, type EditorContext, type SendMessageRequest, type TaskStreamRequest, type WireToolExecution, type InlineCompletionRequest, type PlanEntry } from '../wire/contract.js';
+import { TurnQuestions } from './questions.js';
+import { FEATURES } from './features.js';
+import { AUTHORIZATION_HEADER, QUESTIONS_HEADER, BUFFERS_HEADER, CONVERSATION_HEADER, EARLIER_TURNS_KEY, INTENT_HEADER, SESSION_HEADER, type ContextDelta, type FileContent, type FileWritten, type CreateSessionRequest, type EditorContext, type SendMessageRequest, type TaskStreamRequest, type WireToolExecution, type InlineCompletionRequest, type PlanEntry } from '../wire/contract.js';
 import { uriToPath } from '../uri.js';
 import { editorStateOf } from './agents/editorState.js';
 import { FEATURE } from '../wire/features.js';
 
 export const PROTOCOL_VERSION = '1.0';
-/** What this coordinator offers (what each means: wire/features.ts); `inline_completion` with a model that completes. */
-export const FEATURES = [
-  FEATURE.chat,
-  FEATURE.streamTask,
-  FEATURE.answerStream,
-  FEATURE.toolApproval,
-  FEATURE.approvalEvents,
-  FEATURE.readsContext,
-  FEATURE.readOnlyAsks,
-  FEATURE.askIntent,
-  FEATURE.editorBuffers,
-  FEATURE.editSelection,
-  FEATURE.conversations,
-  FEATURE.usage,
-  FEATURE.plan,
-  FEATURE.thoughts,
-] as const;
 
 /** How long the caller may take to answer a file_request before the disk is read instead. */
 export const FILE_REQUEST_TIMEOUT_MS = 10_000;
@@ -82,8 +67,11 @@ class CoordinatorService {
   private readonly approvals = new CallerRequests<PermissionDecision>();
   private readonly fileRequests = new CallerRequests<FileContent>();
   private readonly fileWrites = new CallerRequests<FileWritten>();
+  private readonly questions: TurnQuestions;
 
-  constructor(private readonly options: CoordinatorOptions) {}
+  constructor(private readonly options: CoordinatorOptions) {
+    this.questions = new TurnQuestions(options.logger);
+  }
 
   handlers(): grpc.UntypedServiceImplementation {
     const unary = <Request>(handler: (call: grpc.ServerUnaryCall<Request, unknown>, callback: grpc.sendUnaryData<unknown>) => unknown) =>
@@ -111,6 +99,7 @@ class CoordinatorService {
       ConfirmFileWrite: unary(this.confirmFileWrite),
       GetAgentControls: unary(controls.GetAgentControls),
       SetAgentModel: unary(controls.SetAgentModel),
+      AnswerQuestion: unary(this.questions.answer),
     };
   }
 
@@ -236,19 +225,13 @@ class CoordinatorService {
     };
     send({ status: 'pending', message: `Starting ${turn.driver.shortName}…` });
     const batch = new EventBatcher(send);
-    const events = {
-      text: (delta: string) => batch.text(delta),
-      tool: (execution: WireToolExecution) => batch.tool(execution),
-      plan: (entries: PlanEntry[]) => batch.plan(entries),
-      thought: (delta: string) => batch.thought(delta),
-      notice: (message: string) => sendNow({ status: 'in_progress', message }),
-    };
     // Whatever is batched goes out before an approval or the final event, in order.
     const sendNow = (event: Record<string, unknown>) => {
       batch.flush();
       send(event);
     };
     const caller = { identity: identityOf(call, request.agent_id), peer: call.getPeer() };
+    const events = this.turnEvents(batch, sendNow, call.metadata.get(QUESTIONS_HEADER)[0]?.toString() === '1' ? caller : undefined);
     const decides = readOnly
       ? askSink(events, turn.turn.cwd, this.options.logger)
       : this.taskSink(events, { send: sendNow, ...caller, agent: turn.driver.shortName, cwd: turn.turn.cwd });
@@ -295,6 +278,18 @@ class CoordinatorService {
       call.end();
     }
   };
+
+  /** What a turn's driver tells the caller; the agent's questions only to a caller that answers them (else they are declined). */
+  private turnEvents(batch: EventBatcher, sendNow: (event: Record<string, unknown>) => void, asks: TurnCaller | undefined) {
+    return {
+      text: (delta: string) => batch.text(delta),
+      tool: (execution: WireToolExecution) => batch.tool(execution),
+      plan: (entries: PlanEntry[]) => batch.plan(entries),
+      thought: (delta: string) => batch.thought(delta),
+      notice: (message: string) => sendNow({ status: 'in_progress', message }),
+      ...(asks ? { question: (question: AgentQuestion, signal: AbortSignal) => this.questions.ask(question, signal, { send: sendNow, ...asks }) } : {}),
+    };
+  }
 
   /** Validates identity and session and finds the driver; or the error to answer with. */
   private prepareTurn(

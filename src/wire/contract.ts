@@ -18,6 +18,8 @@ export const INTENT_HEADER = 'x-buckley-intent';
  * ProvideFile (it holds the editor's buffers); without it the coordinator reads the disk.
  */
 export const BUFFERS_HEADER = 'x-buckley-editor-buffers';
+/** Our extension: `1` on a StreamTask says the caller answers its `question` events (AnswerQuestion); without it the agent's questions are declined at once. */
+export const QUESTIONS_HEADER = 'x-buckley-questions';
 /** Our extension: the conversation a StreamTask belongs to; one agent session (history) each, never shared. */
 export const CONVERSATION_HEADER = 'x-buckley-conversation';
 /**
@@ -153,6 +155,19 @@ const fileRequestSchema = z.object({
 });
 export type FileRequest = z.infer<typeof fileRequestSchema>;
 
+const questionSchema = z.object({
+  request_id: z.string().check(z.minLength(1)),
+  message: text(),
+  options: list(z.string()),
+});
+export type Question = z.infer<typeof questionSchema>;
+
+/** The answer to a Question (AnswerQuestion): the option chosen, by index, or -1 for declined. */
+export interface QuestionAnswer {
+  request_id: string;
+  option: number;
+}
+
 /** The answer to a FileRequest (ProvideFile): the editor's buffer, or `open: false`, or why it cannot be given. */
 export interface FileContent {
   request_id: string;
@@ -274,6 +289,7 @@ export const taskEventSchema = z.object({
   usage: z.optional(z.nullable(turnUsageSchema)),
   plan: z.optional(z.nullable(taskPlanSchema)),
   thought_delta: text(),
+  question: z.optional(z.nullable(questionSchema)),
 });
 export type TaskEvent = z.infer<typeof taskEventSchema>;
 

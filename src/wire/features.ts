@@ -40,6 +40,8 @@ export const FEATURE = {
   thoughts: 'thoughts',
   /** It says what the agent offers — commands, models, modes — and sets the model (GetAgentControls, SetAgentModel). */
   agentControls: 'agent_controls',
+  /** The agent's questions (ACP elicitation: one choice) reach the caller as `question` events, answered with AnswerQuestion. */
+  questions: 'questions',
 } as const;
 
 export type FeatureFlag = keyof typeof FEATURE;

@@ -19,6 +19,7 @@ import {
   type FileContent,
   type FileWritten,
   type InlineCompletionRequest,
+  type QuestionAnswer,
   type SendMessageRequest,
   type TaskStreamRequest,
 } from './contract.js';
@@ -56,6 +57,7 @@ export const UNARY = {
   RejectToolExecution: method<{ execution_id: string; reason: string }, object>(empty),
   GetAgentControls: method<{ agent_id: string; discover: boolean }, AgentControls>(agentControlsSchema),
   SetAgentModel: method<{ agent_id: string; model: string }, AgentControls>(agentControlsSchema),
+  AnswerQuestion: method<QuestionAnswer, object>(empty),
 };
 
 /** Calls whose replies stream. */

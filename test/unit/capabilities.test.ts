@@ -82,6 +82,7 @@ describe('negotiate', () => {
       plan: false,
       thoughts: false,
       agentControls: false,
+      questions: false,
       unused: [],
     });
   });
@@ -109,6 +110,7 @@ describe('negotiate', () => {
       plan: false,
       thoughts: false,
       agentControls: false,
+      questions: false,
       unused: ['context_handles', 'apply_edits', 'editor_state'],
     });
   });

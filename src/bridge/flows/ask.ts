@@ -13,7 +13,7 @@ import {
 } from 'vscode-languageserver';
 import type { Features } from '../capabilities.js';
 import type { Config } from '../../config.js';
-import type { AskCall, CoordinatorSession, EditorFiles, Outcome } from '../link/calls.js';
+import type { AskCall, CoordinatorSession, EditorFiles, EditorQuestions, Outcome } from '../link/calls.js';
 import { responseError, type Unfinished } from './outcomes.js';
 import { FINAL_STATUSES } from '../../wire/contract.js';
 import type { Logger } from '../../logger.js';
@@ -52,6 +52,8 @@ export interface AskDependencies {
   coordinator(): Promise<CoordinatorSession>;
   /** The editor's files as the agent reaches them. */
   files: EditorFiles;
+  /** The agent's questions, put to the user. */
+  questions: EditorQuestions;
   targets: Targets;
   limiter: Limiter;
   /** What the turns used and cost (for buckley/status). */
@@ -127,6 +129,7 @@ export class AskService {
         signal: controller.signal,
         requireReadOnly: config.ask.requireReadOnly,
         files: deps.files,
+        questions: deps.questions,
         ...this.shown(progress, options.partialResultToken),
       });
       if (outcome.status !== 'completed') return this.unfinished(outcome, input.question, progress);

@@ -6,10 +6,11 @@
  */
 import { ErrorCodes, ResponseError, type ExecuteCommandParams } from 'vscode-languageserver';
 import * as z from '../../schema.js';
-import { approvalCommandArgsSchema, askCommandArgsSchema, changeArgsSchema, chooseModelArgsSchema, cancelTaskCommandArgsSchema, Commands, describeIssues, editCommandArgsSchema, followUpCommandArgsSchema, runTaskCommandArgsSchema, undoTaskEditsArgsSchema, type EditCommandArgs } from '../protocol.js';
+import { answerQuestionArgsSchema, approvalCommandArgsSchema, askCommandArgsSchema, changeArgsSchema, chooseModelArgsSchema, cancelTaskCommandArgsSchema, Commands, describeIssues, editCommandArgsSchema, followUpCommandArgsSchema, runTaskCommandArgsSchema, undoTaskEditsArgsSchema, type EditCommandArgs } from '../protocol.js';
 import type { ApprovalService } from './approvals.js';
 import type { AskService } from './ask.js';
 import type { TaskService } from './tasks.js';
+import type { AgentQuestions } from './questions.js';
 import type { HunkReview } from './hunkReview.js';
 
 export const ALL_COMMANDS: string[] = Object.values(Commands);
@@ -31,6 +32,7 @@ const USAGE: Record<string, string> = {
   [Commands.conversations]: 'buckley.conversations takes nothing',
   [Commands.keepChange]: 'buckley.keepChange takes {"taskId": "…", "path": "…", "line"?: N, "text"?: "…"} (from the code action "Buckley: keep this change")',
   [Commands.undoChange]: 'buckley.undoChange takes {"taskId": "…", "path": "…", "line"?: N, "text"?: "…"} (from the code action "Buckley: undo this change")',
+  [Commands.answerQuestion]: 'buckley.answerQuestion takes {"id": "…", "option": N} (from the code action "Buckley: answer «…»: …"; -1 declines)',
   [Commands.chooseModel]: 'buckley.chooseModel takes {"model": "<id or name>"} or nothing (choose from what the agent offers)',
 };
 
@@ -48,6 +50,8 @@ export interface CommandDependencies {
   chooseModel(model: string | undefined): unknown;
   /** buckley.keepChange / buckley.undoChange: a change under review (or all of its task's). */
   review: Pick<HunkReview, 'keep' | 'undo'>;
+  /** buckley.answerQuestion: the agent's question answered with a code action. */
+  questions: Pick<AgentQuestions, 'answer'>;
 }
 
 export function executeCommand(params: ExecuteCommandParams, deps: CommandDependencies): unknown {
@@ -86,6 +90,10 @@ export function executeCommand(params: ExecuteCommandParams, deps: CommandDepend
       return deps.review.keep(parseArgs(params.command, changeArgsSchema, first));
     case Commands.undoChange:
       return deps.review.undo(parseArgs(params.command, changeArgsSchema, first));
+    case Commands.answerQuestion: {
+      const { id, option } = parseArgs(params.command, answerQuestionArgsSchema, first);
+      return deps.questions.answer(id, option);
+    }
     case Commands.chooseModel: {
       const { model } = parseArgs(params.command, chooseModelArgsSchema, typeof first === 'string' ? { model: first } : (first ?? {}));
       return deps.chooseModel(model);

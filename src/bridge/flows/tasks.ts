@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { Range } from 'vscode-languageserver';
 import type { Features } from '../capabilities.js';
 import type { Config } from '../../config.js';
-import type { CoordinatorSession, EditorFiles, StreamOutcome } from '../link/calls.js';
+import type { CoordinatorSession, EditorFiles, EditorQuestions, StreamOutcome } from '../link/calls.js';
 import { FINAL_STATUSES, type TaskEvent } from '../../wire/contract.js';
 import type { Logger } from '../../logger.js';
 import { TaskProgressNotification, type TaskProgress, type TaskStatus, type ToolExecution } from '../protocol.js';
@@ -49,6 +49,8 @@ export interface TaskDependencies {
   coordinator(): Promise<CoordinatorSession>;
   /** The editor's files as the agent reaches them. */
   files: EditorFiles;
+  /** The agent's questions, put to the user. */
+  questions: EditorQuestions;
   limiter: Limiter;
   /** What the tasks' agents changed, for review and undo. */
   edits: TaskEdits;
@@ -178,6 +180,7 @@ export class TaskService {
         // A task is a conversation of its own: it never carries an ask's history, nor another task's.
         conversation: `task-${task.id}`,
         files: deps.files,
+        questions: deps.questions,
         onDelta: (delta) => progress.writing(written.push(delta)),
         onEvent: (event) => {
           if (event.file_changed) return deps.edits.record(task.id, task.title, event.file_changed);

@@ -4,7 +4,7 @@
  * the flows are tested in-process against a fake session as well as against real coordinators.
  */
 import type { Failure } from '../../errors.js';
-import type { AgentControls, TurnUsage, EditorContext, ProposeEditsResponse, TaskEvent } from '../../wire/contract.js';
+import type { AgentControls, TurnUsage, EditorContext, ProposeEditsResponse, Question, TaskEvent } from '../../wire/contract.js';
 import type { PlanStep } from '../flows/plans.js';
 
 /**
@@ -39,6 +39,11 @@ export interface EditorFiles {
   write(write: { path: string; base: string; content: string }): Promise<{ open: boolean; applied: boolean; message: string }>;
 }
 
+/** The agent's questions to the user (`question` events): the option chosen (index), or undefined (declined). */
+export interface EditorQuestions {
+  ask(question: Question): Promise<number | undefined>;
+}
+
 export interface AskCall {
   question: string;
   /** The conversation it belongs to: the coordinator keeps one agent session (history) per conversation. */
@@ -56,6 +61,7 @@ export interface AskCall {
   /** A streamed piece of the answer. */
   onDelta?: (delta: string) => void;
   files?: EditorFiles;
+  questions?: EditorQuestions;
 }
 
 export type AskOutcome = Outcome<Answered>;
@@ -76,6 +82,7 @@ export interface StreamCall {
   onEvent?: (event: TaskEvent) => void;
   onDelta?: (delta: string) => void;
   files?: EditorFiles;
+  questions?: EditorQuestions;
 }
 
 export type StreamOutcome = Outcome<Answered>;

@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { oneLine } from '../../text.js';
 import type { CoordinatorClient } from '../../wire/client.js';
-import { BUFFERS_HEADER, CONVERSATION_HEADER, EARLIER_TURNS_KEY, INTENT_HEADER, SESSION_HEADER, type AgentControls, type EditorContext, type ProposeEditsResponse } from '../../wire/contract.js';
+import { BUFFERS_HEADER, QUESTIONS_HEADER, CONVERSATION_HEADER, EARLIER_TURNS_KEY, INTENT_HEADER, SESSION_HEADER, type AgentControls, type EditorContext, type ProposeEditsResponse } from '../../wire/contract.js';
 import { featureFlags, type FeatureFlag } from '../../wire/features.js';
 import { CoordinatorError, Status } from '../../wire/errors.js';
 import { buildPrompt, withEarlierTurns } from '../../wire/prompt.js';
@@ -318,6 +318,8 @@ export class CoordinatorConnection implements CoordinatorSession {
       traceparent,
       // The bridge holds the editor's buffers: an agent's reads ask it first (ProvideFile).
       [BUFFERS_HEADER]: '1',
+      // And it puts the agent's questions to the user (AnswerQuestion).
+      [QUESTIONS_HEADER]: '1',
       ...(intent === 'ask' && (this.keepsAsksReadOnly || this.offers('askIntent')) ? { [INTENT_HEADER]: 'ask' } : {}),
       ...(intent === 'edit' && this.offers('editSelection') ? { [INTENT_HEADER]: 'edit' } : {}),
       ...(conversation && this.offers('conversations') ? { [CONVERSATION_HEADER]: conversation } : {}),

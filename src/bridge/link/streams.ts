@@ -8,12 +8,12 @@
 import type { Logger } from '../../logger.js';
 import { selectLines } from '../../text.js';
 import type { CoordinatorClient } from '../../wire/client.js';
-import { MAX_READ_BYTES, tooBigToRead, type EditorContext, type FileContent, type FileRequest, type FileWrite, type TaskEvent } from '../../wire/contract.js';
+import { MAX_READ_BYTES, tooBigToRead, type EditorContext, type FileContent, type FileRequest, type FileWrite, type Question, type TaskEvent } from '../../wire/contract.js';
 import { isRefusal } from './identity.js';
 import { failureOf, plainDetails, type FailureContext } from './failures.js';
 import type { SessionKeeper } from './session.js';
 import { FINAL_STATUSES } from '../../wire/contract.js';
-import type { EditorFiles, StreamCall, StreamOutcome } from './calls.js';
+import type { EditorFiles, EditorQuestions, StreamCall, StreamOutcome } from './calls.js';
 import { CoordinatorError } from '../../wire/errors.js';
 import { planSteps, Thinking, type PlanStep } from '../flows/plans.js';
 
@@ -83,6 +83,7 @@ function readEvent(
   read.received++;
   if (event.file_request) return provideFile(runner, client, event.file_request, call.files);
   if (event.file_write) makeWrite(runner, client, event.file_write, call.files);
+  if (event.question) answerQuestion(runner, client, event.question, call.questions);
   if (event.answer_delta) {
     read.answer += event.answer_delta;
     call.onDelta?.(event.answer_delta);
@@ -119,6 +120,14 @@ function makeWrite(runner: StreamRunner, client: CoordinatorClient, write: FileW
     .catch((error: unknown) => {
       runner.logger.warn(`could not tell the coordinator what became of the write of ${write.path}: ${detailsOf(error)}`);
     });
+}
+
+/** Asks the user the agent's question and gives the coordinator the answer (-1: declined). Not awaited. */
+function answerQuestion(runner: StreamRunner, client: CoordinatorClient, question: Question, questions: EditorQuestions | undefined): void {
+  (questions?.ask(question) ?? Promise.resolve(undefined))
+    .catch(() => undefined)
+    .then((option) => client.call.AnswerQuestion({ request_id: question.request_id, option: option ?? -1 }, { timeoutMs: runner.keeper.callTimeoutMs }))
+    .catch((error: unknown) => runner.logger.warn(`could not give the coordinator the answer to "${question.message.slice(0, 80)}": ${detailsOf(error)}`));
 }
 
 function detailsOf(error: unknown): string {

@@ -34,6 +34,7 @@ import { AgentSessions, type AcpSession, type ActiveTurn } from './acpSessions.j
 import { processTreeSize, stopGroup } from './processes.js';
 import type { SessionStore } from './sessionStore.js';
 import { Terminals } from './terminals.js';
+import { answerElicitation } from './elicitation.js';
 
 export interface AcpDriverOptions {
   command: string[];
@@ -331,6 +332,7 @@ export class AcpDriver implements AgentDriver {
         readTextFile: (params) => this.onReadTextFile(sessions(), params),
         writeTextFile: (params) => this.onWriteTextFile(sessions(), params),
         terminal: (method, params) => this.terminals.handle(method, params, (sessionId) => sessions()?.turnOf(sessionId, 'a terminal request')),
+        elicit: (params) => answerElicitation(params, (sessionId) => sessions()?.turnOf(sessionId, 'a question'), this.shortName, logger),
         died: (agent) => {
           // The next turn starts a fresh agent.
           started?.sessions.forgetAll();

@@ -58,6 +58,8 @@ export interface ClientHandlers {
   writeTextFile(params: unknown): Promise<acp.WriteTextFileResponse>;
   /** `terminal/*`: the method and its params. */
   terminal(method: string, params: unknown): Promise<unknown>;
+  /** `elicitation/create`: the user's answer to the agent's question. */
+  elicit(params: unknown): Promise<acp.CreateElicitationResponse>;
   died(agent: AgentProcess, error: AgentError): void;
 }
 
@@ -214,6 +216,7 @@ function connect(sdk: typeof acp, spec: ProcessSpec, child: ChildProcess, handle
     .onRequest('terminal/wait_for_exit', terminal('terminal/wait_for_exit'))
     .onRequest('terminal/kill', terminal('terminal/kill'))
     .onRequest('terminal/release', terminal('terminal/release'))
+    .onRequest('elicitation/create', (ctx) => handlers.elicit(ctx.params).catch(refused))
     .connect(stream);
 }
 
@@ -235,7 +238,8 @@ async function handshake(sdk: typeof acp, spec: ProcessSpec, agent: AgentProcess
         protocolVersion: sdk.PROTOCOL_VERSION,
         // Reads and writes go through the coordinator: the editor's buffers first, writes approved
         // (../files.ts); commands too, judged and approved (terminals.ts).
-        clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: true },
+        // The agent's questions (elicitation) are asked in the editor as a choice (elicitation.ts).
+        clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: true, elicitation: { form: {} } },
         clientInfo: { name: 'buckley-lsp', version: spec.clientVersion },
       }),
       spawned.died,

@@ -91,6 +91,14 @@ export interface TurnSink {
   writeFile(request: FileWriteRequest, signal: AbortSignal): Promise<void>;
   /** A line about the turn for the user, not part of the answer ("no word from the agent for 30 s…"). */
   notice(message: string): void;
+  /** The agent asks the user to choose: the option chosen (index), or undefined (declined). Absent where the caller cannot ask. */
+  question?(question: AgentQuestion, signal: AbortSignal): Promise<number | undefined>;
+}
+
+/** A question of the agent's for the user, as a choice (ACP elicitation, elicitation.ts). */
+export interface AgentQuestion {
+  message: string;
+  options: string[];
 }
 
 export interface TurnResult {

@@ -1,0 +1,79 @@
+/**
+ * The agent's questions to the user (our coordinator's `question` events: ACP elicitation as a
+ * choice): the editor's prompt where it has one; where it has none (Helix), a message saying so
+ * and one code action per answer ("Buckley: answer «…»: Yes") until one is chosen. Dismissed,
+ * declined. The coordinator ends a question nobody answers (with its turn, or after its time).
+ */
+import { MessageType, ShowMessageRequest, type Command } from 'vscode-languageserver';
+import type { Logger } from '../../logger.js';
+import { oneLine } from '../../text.js';
+import type { Question } from '../../wire/contract.js';
+import type { Features } from '../capabilities.js';
+import type { EditorClient } from '../editor/client.js';
+import * as messages from '../editor/messages.js';
+import type { EditorQuestions } from '../link/calls.js';
+import { Commands } from '../names.js';
+
+/** As long as the coordinator waits for the answer: a question left open longer is gone there. */
+const QUESTION_TIMEOUT_MS = 15 * 60_000;
+
+export interface QuestionDependencies {
+  editor: EditorClient;
+  features: () => Features;
+  logger: Logger;
+}
+
+interface Open {
+  question: Question;
+  settle(option: number | undefined): void;
+}
+
+export class AgentQuestions implements EditorQuestions {
+  /** Questions waiting for a code action (editors with no prompts), by id. */
+  private readonly open = new Map<string, Open>();
+
+  constructor(private readonly deps: QuestionDependencies) {}
+
+  /** The option chosen (its index), or undefined: declined. */
+  ask(question: Question): Promise<number | undefined> {
+    const { editor, features, logger } = this.deps;
+    logger.info(`the agent asks: "${oneLine(question.message, 200)}" (${question.options.join(' / ')})`);
+    if (features().showMessageRequest) {
+      return editor
+        .request(ShowMessageRequest.type, { type: MessageType.Info, message: `Buckley: ${oneLine(question.message, 300)}`, actions: question.options.map((title) => ({ title })) }, { timeoutMs: QUESTION_TIMEOUT_MS })
+        .then((picked) => {
+          const index = picked ? question.options.indexOf(picked.title) : -1;
+          return index >= 0 ? index : undefined;
+        })
+        .catch(() => undefined);
+    }
+    messages.info(editor, messages.fit('agent asks: ', question.message, ' — answer with a code action'));
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => settle(undefined), QUESTION_TIMEOUT_MS);
+      timer.unref();
+      const settle = (option: number | undefined) => {
+        if (!this.open.delete(question.request_id)) return;
+        clearTimeout(timer);
+        resolve(option);
+      };
+      this.open.set(question.request_id, { question, settle });
+    });
+  }
+
+  /** buckley.answerQuestion: an answer (index; -1 declines) to a question waiting for a code action. */
+  answer(id: string, option: number): { answered: boolean } {
+    const open = this.open.get(id);
+    if (!open) return { answered: false };
+    open.settle(option >= 0 && option < open.question.options.length ? option : undefined);
+    return { answered: true };
+  }
+
+  /** The open questions' answers, as code actions offered anywhere. */
+  commands(): Command[] {
+    return [...this.open.values()].flatMap(({ question }) => {
+      const about = oneLine(question.message, 40);
+      const answers = question.options.map((option, index) => ({ title: `Buckley: answer «${about}»: ${oneLine(option, 40)}`, command: Commands.answerQuestion, arguments: [{ id: question.request_id, option: index }] }));
+      return [...answers, { title: `Buckley: decline «${about}»`, command: Commands.answerQuestion, arguments: [{ id: question.request_id, option: -1 }] }];
+    });
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * The agent's questions to the user (ACP elicitation/create, form mode) over stdio, with the
+ * scripted agent asking (ASK USER): a choice in the editor's prompt (Neovim 0.10) — one of a
+ * list, yes or no, a confirmation — dismissed is declined; where the editor has no prompts
+ * (Helix), a code action per answer; a form that needs typing is declined at once, and said.
+ */
+import { describe, expect, it } from 'vitest';
+import { startingClients, type TestClient } from '../helpers/lspClient.js';
+import { SCRIPTED_AGENT } from '../helpers/paths.js';
+
+const start = startingClients();
+const env = { BUCKLEY_AGENT: `${process.execPath} ${SCRIPTED_AGENT}` };
+
+async function ask(client: TestClient, question: string): Promise<string> {
+  return (await client.request('buckley/ask', { question })).answer;
+}
+
+describe("the agent's questions", () => {
+  it("are asked in the editor's prompt: one of a list, yes or no, a confirmation; dismissed, declined", async () => {
+    const choose: Record<string, string | null> = { pick: 'Chocolate', flag: 'No', confirm: 'OK', dismissed: null };
+    let next = 'pick';
+    const client = await start({ client: 'neovim-0.10.4', env, answerMessageRequest: (params) => params.actions.find((action: any) => action.title === choose[next]) ?? null });
+    expect(await ask(client, 'ASK USER pick')).toBe('elicitation: accept {"flavour":"c"}');
+    const prompt = client.all('window/showMessageRequest').at(-1);
+    expect(prompt.message).toBe('Buckley: Which one? (pick)');
+    expect(prompt.actions.map((action: any) => action.title)).toEqual(['Vanilla', 'Chocolate', 'Strawberry']);
+
+    next = 'flag';
+    expect(await ask(client, 'ASK USER flag')).toBe('elicitation: accept {"overwrite":false}');
+    expect(client.all('window/showMessageRequest').at(-1).actions.map((action: any) => action.title)).toEqual(['Yes', 'No']);
+    next = 'confirm';
+    expect(await ask(client, 'ASK USER confirm')).toBe('elicitation: accept {}');
+    next = 'dismissed';
+    expect(await ask(client, 'ASK USER pick')).toBe('elicitation: decline null');
+  });
+
+  it('are answered with a code action where the editor has no prompts (Helix)', async () => {
+    const client = await start({ client: 'helix-25.01.1', env });
+    const answered = ask(client, 'ASK USER pick');
+    await client.waitFor('window/showMessage', (p) => p.message.startsWith('agent asks: Which one? (pick)'));
+    const { uri } = await client.openFixture('workspace/retry.ts');
+    const actions = await client.request('textDocument/codeAction', { textDocument: { uri }, range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, context: { diagnostics: [] } });
+    const commands = actions.map((action: any) => (typeof action.command === 'string' ? action : action.command));
+    const titles = commands.map((command: any) => command.title);
+    expect(titles.slice(0, 4)).toEqual(['Buckley: answer «Which one? (pick)»: Vanilla', 'Buckley: answer «Which one? (pick)»: Chocolate', 'Buckley: answer «Which one? (pick)»: Strawberry', 'Buckley: decline «Which one? (pick)»']);
+    expect(await client.request('workspace/executeCommand', commands[2])).toEqual({ answered: true });
+    expect(await answered).toBe('elicitation: accept {"flavour":"s"}');
+    // Answered: no longer offered.
+    const after = await client.request('textDocument/codeAction', { textDocument: { uri }, range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, context: { diagnostics: [] } });
+    expect(after.map((action: any) => action.title)).not.toContain('Buckley: decline «Which one? (pick)»');
+  });
+
+  it('that need typing are declined at once, and the user is told what was asked', async () => {
+    const client = await start({ client: 'neovim-0.10.4', env, answerMessageRequest: () => null });
+    expect(await ask(client, 'ASK USER text')).toContain('elicitation: decline null');
+    expect(client.all('window/showMessageRequest')).toEqual([]);
+    await client.waitFor('$/progress', (p) => String(p.value?.message ?? '').includes('asked: "Which one? (text)" — declined: it needs typed input'));
+  });
+});
