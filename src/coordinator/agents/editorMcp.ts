@@ -45,6 +45,7 @@ export class EditorMcpServer {
   private listening: Promise<string> | undefined;
   private server: Server | undefined;
   private saidNoRelay = false;
+  private saidNoListen = false;
 
   constructor(
     private readonly logger: Logger,
@@ -60,7 +61,15 @@ export class EditorMcpServer {
       this.saidNoRelay = true;
       return undefined;
     }
-    const base = await this.listen();
+    let base: string;
+    try {
+      base = await this.listen();
+    } catch (error) {
+      // Sessions go on without the editor tools; said once.
+      if (!this.saidNoListen) this.logger.warn(`the editor MCP server is not offered: it could not listen on 127.0.0.1 (${(error as Error).message})`);
+      this.saidNoListen = true;
+      return undefined;
+    }
     const id = randomBytes(12).toString('hex');
     this.slots.set(id, undefined);
     const url = `${base}/mcp/${id}`;
