@@ -27,18 +27,6 @@ export const CONVERSATION_HEADER = 'x-buckley-conversation';
  * a coordinator with `conversations` to send where its agent no longer holds them.
  */
 export const EARLIER_TURNS_KEY = 'conversation_earlier';
-/**
- * EditorContext metadata (buckley-lsp extension): the workspace's files open in the editor, as
- * JSON `OpenFile[]` — for the agent's editor tools (our editor MCP server), not for the prompt.
- */
-export const OPEN_FILES_KEY = 'open_files';
-export interface OpenFile {
-  /** Absolute path. */
-  path: string;
-  language: string;
-  /** The buffer has edits the editor has not saved. */
-  unsaved: boolean;
-}
 
 export interface WirePosition {
   line: number;

@@ -65,6 +65,11 @@ describe('the layout', () => {
     expect(reaching.map((file) => relative(SRC, file))).toEqual([]);
   });
 
+  it('takes zod only through schema.ts (zod/mini): classic zod, with every locale, would ride into the startup chunks', () => {
+    const classic = files.filter((file) => !file.endsWith('/schema.ts') && /from\s+['"]zod(\/v4)?['"]/.test(readFileSync(file, 'utf8')));
+    expect(classic.map((file) => relative(SRC, file))).toEqual([]);
+  });
+
   it('names no gRPC method by a string at a call site: calls go through the typed map (wire/methods.ts)', () => {
     const named = files
       .filter((file) => !file.endsWith('wire/client.ts'))

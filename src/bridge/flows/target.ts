@@ -12,7 +12,7 @@ import type { Logger } from '../../logger.js';
 import { canonicalUri } from '../../uri.js';
 import { buildContext, normalizeRange, type BuiltContext } from './context.js';
 import { utf8Length } from '../../text.js';
-import { OPEN_FILES_KEY, type OpenFile } from '../../wire/contract.js';
+import { OPEN_FILES_KEY, type OpenFile } from '../../wire/openFiles.js';
 
 /** What the prompt says besides the question and the context (see wire/prompt.ts), counted generously. */
 const PROMPT_INSTRUCTIONS_BYTES = 256;

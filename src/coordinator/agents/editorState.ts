@@ -3,8 +3,9 @@
  * and which have unsaved edits — taken from the request's EditorContext, for the agent's editor
  * tools (editorMcp.ts). The buffers' text is not here: a tool reads it live, through the turn.
  */
-import { z } from 'zod';
-import { OPEN_FILES_KEY, type EditorContext, type OpenFile } from '../../wire/contract.js';
+import * as z from '../../schema.js';
+import type { EditorContext } from '../../wire/contract.js';
+import { OPEN_FILES_KEY, type OpenFile } from '../../wire/openFiles.js';
 import { uriToPath } from '../../uri.js';
 
 export interface EditorState {
@@ -17,7 +18,7 @@ export interface EditorState {
   openFiles: OpenFile[];
 }
 
-const openFilesSchema = z.array(z.object({ path: z.string().min(1), language: z.string(), unsaved: z.boolean() }));
+const openFilesSchema = z.array(z.object({ path: z.string().check(z.minLength(1)), language: z.string(), unsaved: z.boolean() }));
 
 /** The editor's state from a request's context; undefined when the request came without one. */
 export function editorStateOf(context: EditorContext | undefined): EditorState | undefined {

@@ -4,7 +4,7 @@
  * is said to the model (`isError`), never thrown at the agent.
  */
 import { isAbsolute, relative, resolve } from 'node:path';
-import { z } from 'zod';
+import * as z from '../../schema.js';
 import type { EditorState } from './editorState.js';
 
 /** What a call reaches: the session's turn (none between turns). */
@@ -51,7 +51,7 @@ export const EDITOR_TOOLS = [
 ] as const;
 
 const callSchema = z.object({ name: z.string(), arguments: z.optional(z.record(z.string(), z.unknown())) });
-const readSchema = z.object({ path: z.string().min(1), line: z.optional(z.int().min(1)), limit: z.optional(z.int().min(1)) });
+const readSchema = z.object({ path: z.string().check(z.minLength(1)), line: z.optional(z.int().check(z.minimum(1))), limit: z.optional(z.int().check(z.minimum(1))) });
 
 type ToolResult = { content: Array<{ type: 'text'; text: string }>; isError?: boolean };
 const said = (text: string): ToolResult => ({ content: [{ type: 'text', text }] });

@@ -5,7 +5,7 @@
  * declined at once and the user told what was asked: never a wait nobody can end.
  */
 import type * as acp from '@agentclientprotocol/sdk';
-import { z } from 'zod';
+import * as z from '../../schema.js';
 import type { Logger } from '../../logger.js';
 import type { ActiveTurn } from './acpSessions.js';
 
