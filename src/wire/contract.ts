@@ -198,6 +198,8 @@ const turnUsageSchema = z.object({
   currency: text(),
   context_used: z._default(z.int(), 0),
   context_size: z._default(z.int(), 0),
+  input_tokens: z._default(z.int(), 0),
+  output_tokens: z._default(z.int(), 0),
 });
 export type TurnUsage = z.infer<typeof turnUsageSchema>;
 

@@ -49,8 +49,12 @@ export interface RealAgent {
   permissiveMode: string;
   /** One of its commands that it answers itself, without its model, and what the answer says. */
   localCommand?: { line: string; answer: RegExp };
-  /** It reports its context window in use (ACP `usage_update`) against its model's stand-in. */
-  reportsUsage?: boolean;
+  /**
+   * What it reports of a turn's usage against its model's stand-in: its context window in use
+   * (ACP `usage_update`: Codex, Qwen Code), or the turn's tokens in its answer to the prompt
+   * (ACP `usage`: Claude Code's newer adapter; `_meta`: Gemini CLI).
+   */
+  reportsUsage?: 'context' | 'tokens';
   /**
    * Its model is offered an MCP server's tools against its stand-in: Claude Code's
    * `mcp__server__tool`, Codex's namespace `mcp__server` (the Responses stand-in calls its tools
@@ -111,7 +115,7 @@ const claude = (adapter: string, version: string, title: string, tools: Tools, o
 });
 
 export const REAL_AGENTS: RealAgent[] = [
-  { ...claude('claude-agent-acp', '0.23.1', 'Claude Agent', claudeTools(''), { id: 'opus[1m]', requested: /claude-opus/ }), resumes: true },
+  { ...claude('claude-agent-acp', '0.23.1', 'Claude Agent', claudeTools(''), { id: 'opus[1m]', requested: /claude-opus/ }), resumes: true, reportsUsage: 'tokens' },
   // With the client's files and terminals offered, the older adapter reads, writes and runs through them.
   claude('claude-code-acp', '0.16.2', 'Claude Code', claudeTools('mcp__acp__'), { id: 'opus', requested: /claude-opus/ }),
   {
@@ -128,7 +132,7 @@ export const REAL_AGENTS: RealAgent[] = [
     },
     key: 'OPENAI_API_KEY',
     permissiveMode: 'full-access',
-    reportsUsage: true,
+    reportsUsage: 'context',
     resumes: true,
     otherModel: { id: 'gpt-5.4-mini', requested: / gpt-5\.4-mini$/ },
     mcpTools: true,
@@ -146,6 +150,7 @@ export const REAL_AGENTS: RealAgent[] = [
   },
   {
     name: 'Gemini CLI 0.61.0',
+    reportsUsage: 'tokens',
     npm: '@google/gemini-cli',
     command: [bin('gemini'), '--acp'],
     title: 'Gemini CLI',
@@ -168,7 +173,7 @@ export const REAL_AGENTS: RealAgent[] = [
     key: 'OPENAI_API_KEY',
     permissiveMode: 'yolo',
     localCommand: { line: '/status', answer: /Qwen Code v0\.24\.4/ },
-    reportsUsage: true,
+    reportsUsage: 'context',
     model: openaiChatModel,
     setup: (model, home) => {
       // Qwen Code reads OPENAI_* only with its auth type set to openai in its settings.

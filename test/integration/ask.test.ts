@@ -254,6 +254,15 @@ describe('context hygiene', () => {
     expect(readFileSync(fileURLToPath(second.uri), 'utf8')).not.toContain('Usage:');
     expect((await client.request('buckley/status', {})).usage).toBe('$0.0246 over 2 turns · context 42k of 200k tokens');
   });
+  it("says the turn's tokens where the agent's answer to the prompt carries them: ACP's usage, or its _meta as Gemini CLI puts them", async () => {
+    const client = await start({ client: 'neovim-0.10.4' });
+    const first = await client.request('buckley/ask', { question: 'TOKENS please', workDoneToken: 'tokens-1' });
+    expect(client.all('$/progress').find((p) => p.token === 'tokens-1' && p.value.kind === 'end').value.message).toBe('Answered (12k tokens in, 800 out)');
+    await client.request('buckley/ask', { question: 'TOKENS in META', conversation: first.conversation, workDoneToken: 'tokens-2' });
+    expect(client.all('$/progress').find((p) => p.token === 'tokens-2' && p.value.kind === 'end').value.message).toBe('Answered (3k tokens in, 250 out)');
+    expect((await client.request('buckley/status', {})).usage).toBe('2 turns · 15k tokens in, 1k out');
+  });
+
   it("folds the agent's thinking into the answer document, collapsed and quoted — never into the answer's words, hover or log", async () => {
     const client = await start({ client: 'neovim-0.10.4' });
     const { uri, text } = await client.openFixture('workspace/retry.ts');

@@ -1,15 +1,17 @@
 /**
- * What a turn cost, in words, from what the agent reported (ACP `usage_update`, relayed by our
- * coordinator as the final event's `usage`): the cost and the context window in use. Nothing
+ * What a turn cost, in words, from what the agent reported (ACP `usage_update`, and the tokens
+ * of its answer to session/prompt, relayed by our coordinator as the final event's `usage`): the
+ * cost, the tokens read and written, and the context window in use. Nothing
  * where the agent reported nothing — no "$0.00" made up.
  */
 import type { TurnUsage } from '../../wire/contract.js';
 
-/** What the turn used and cost: "$0.0123 · context 42k of 200k tokens"; undefined where nothing was reported. */
+/** What the turn used and cost: "$0.0123 · 12k tokens in, 800 out · context 42k of 200k tokens"; undefined where nothing was reported. */
 export function usageLine(usage: TurnUsage | undefined): string | undefined {
   if (!usage) return undefined;
   const parts: string[] = [];
   if (usage.currency) parts.push(money(usage.cost, usage.currency));
+  if (usage.input_tokens > 0 || usage.output_tokens > 0) parts.push(tokensInOut(usage.input_tokens, usage.output_tokens));
   if (usage.context_size > 0) parts.push(`context ${tokens(usage.context_used)} of ${tokens(usage.context_size)} tokens`);
   return parts.length ? parts.join(' · ') : undefined;
 }
@@ -22,6 +24,10 @@ function money(amount: number, currency: string): string {
 
 function tokens(count: number): string {
   return count >= 1000 ? `${Math.round(count / 1000)}k` : String(count);
+}
+
+function tokensInOut(input: number, output: number): string {
+  return `${tokens(input)} tokens in, ${tokens(output)} out`;
 }
 
 /**
@@ -54,9 +60,13 @@ class Tally {
   private turns = 0;
   private readonly costs = new Map<string, number>();
   private context: TurnUsage | undefined;
+  private input = 0;
+  private output = 0;
 
   add(usage: TurnUsage): void {
     this.turns++;
+    this.input += usage.input_tokens;
+    this.output += usage.output_tokens;
     if (usage.currency) this.costs.set(usage.currency, (this.costs.get(usage.currency) ?? 0) + usage.cost);
     if (usage.context_size > 0) this.context = usage;
   }
@@ -66,7 +76,8 @@ class Tally {
     const turns = `${this.turns} turn${this.turns === 1 ? '' : 's'}`;
     const costs = [...this.costs].map(([currency, amount]) => money(amount, currency));
     const spent = costs.length ? `${costs.join(' + ')} over ${turns}` : turns;
-    const context = this.context ? usageLine({ ...this.context, currency: '' }) : undefined;
-    return context ? `${spent} · ${context}` : spent;
+    const used = this.input > 0 || this.output > 0 ? tokensInOut(this.input, this.output) : undefined;
+    const context = this.context ? usageLine({ ...this.context, currency: '', input_tokens: 0, output_tokens: 0 }) : undefined;
+    return [spent, used, context].filter(Boolean).join(' · ');
   }
 }

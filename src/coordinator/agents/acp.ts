@@ -23,7 +23,7 @@ import { oneLine, seconds } from '../../text.js';
 import { FileAccessError } from '../files.js';
 import { AgentError, type AgentDriver, type AgentTurn, type TurnResult, type TurnSink } from './driver.js';
 import { inWords, knownOf, remedy, withoutEscapes, type AgentIdentity } from './acpErrors.js';
-import { chooseOption, describeValue, flattenParameters, mapStopReason, permissionToolCall, readTextFileParams, rememberCall, toolKind, writeTextFileParams, type SessionUpdate } from './acpMessages.js';
+import { chooseOption, describeValue, flattenParameters, mapStopReason, permissionToolCall, promptTokens, readTextFileParams, rememberCall, toolKind, writeTextFileParams, type SessionUpdate } from './acpMessages.js';
 import { abortedAfter, delay, GAVE_UP, isAlive, orDeath, startAgentProcess, type AgentProcess } from './acpProcess.js';
 import { shortCommandName } from './known.js';
 import { modelsOf, modesOf } from './modes.js';
@@ -166,6 +166,8 @@ export class AcpDriver implements AgentDriver {
         this.abandon(agent, session, answered);
         return result('cancelled');
       }
+      const tokens = promptTokens(response);
+      if (tokens) active.usage = { ...(active.usage ?? { cost: 0, currency: '', context_used: 0, context_size: 0 }), input_tokens: tokens.input, output_tokens: tokens.output };
       return result(signal.aborted ? 'cancelled' : mapStopReason(response.stopReason));
     } catch (error) {
       if (signal.aborted) return result('cancelled');
@@ -417,7 +419,7 @@ export class AcpDriver implements AgentDriver {
         break;
       case 'usage_update':
         // The latest says it all: the context in use now, the turn's cost so far.
-        turn.usage = { cost: update.cost?.amount ?? 0, currency: update.cost?.currency ?? '', context_used: update.used, context_size: update.size };
+        turn.usage = { ...turn.usage, cost: update.cost?.amount ?? 0, currency: update.cost?.currency ?? '', context_used: update.used, context_size: update.size, input_tokens: turn.usage?.input_tokens ?? 0, output_tokens: turn.usage?.output_tokens ?? 0 };
         break;
       default:
         break;

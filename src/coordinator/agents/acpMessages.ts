@@ -173,3 +173,22 @@ export function flattenParameters(input: unknown): Record<string, string> {
   if (typeof input !== 'object' || Array.isArray(input)) return { input: describeValue(input) };
   return Object.fromEntries(Object.entries(input).map(([key, value]) => [key, describeValue(value)]));
 }
+
+const tokenCount = z.optional(z.nullable(z.number()));
+const promptUsageSchema = z.looseObject({
+  // ACP's (unstable) PromptResponse.usage: Claude Code's adapter.
+  usage: z.optional(z.nullable(z.looseObject({ inputTokens: tokenCount, outputTokens: tokenCount }))),
+  // Where Gemini CLI puts it.
+  _meta: z.optional(z.nullable(z.looseObject({ quota: z.optional(z.nullable(z.looseObject({ token_count: z.optional(z.nullable(z.looseObject({ input_tokens: tokenCount, output_tokens: tokenCount }))) }))) }))),
+});
+
+/** The turn's tokens an agent's answer to session/prompt reports; undefined where it reports none. */
+export function promptTokens(response: unknown): { input: number; output: number } | undefined {
+  const parsed = promptUsageSchema.safeParse(response);
+  if (!parsed.success) return undefined;
+  const usage = parsed.data.usage;
+  const meta = parsed.data._meta?.quota?.token_count;
+  const input = usage?.inputTokens ?? meta?.input_tokens ?? 0;
+  const output = usage?.outputTokens ?? meta?.output_tokens ?? 0;
+  return input > 0 || output > 0 ? { input: Math.round(input), output: Math.round(output) } : undefined;
+}
