@@ -50,6 +50,20 @@ describe("the agent's questions", () => {
     expect(after.map((action: any) => action.title)).not.toContain('Buckley: decline «Which one? (pick)»');
   });
 
+  it("are withdrawn with their turn: a cancelled ask's question is no longer offered as code actions", async () => {
+    const client = await start({ client: 'helix-25.01.1', env });
+    const { CancellationTokenSource } = await import('vscode-jsonrpc');
+    const source = new CancellationTokenSource();
+    const cancelled = client.connection.sendRequest('buckley/ask', { question: 'ASK USER pick' }, source.token);
+    await client.waitFor('window/showMessage', (p) => p.message.startsWith('agent asks: Which one? (pick)'));
+    const { uri } = await client.openFixture('workspace/retry.ts');
+    const titles = async () => (await client.request('textDocument/codeAction', { textDocument: { uri }, range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, context: { diagnostics: [] } })).map((action: any) => action.title);
+    expect(await titles()).toContain('Buckley: decline «Which one? (pick)»');
+    source.cancel();
+    await expect(cancelled).rejects.toMatchObject({ code: -32800 });
+    expect(await titles()).not.toContain('Buckley: decline «Which one? (pick)»');
+  });
+
   it('that need typing are declined at once, and the user is told what was asked', async () => {
     const client = await start({ client: 'neovim-0.10.4', env, answerMessageRequest: () => null });
     expect(await ask(client, 'ASK USER text')).toContain('elicitation: decline null');

@@ -34,8 +34,8 @@ export class AgentQuestions implements EditorQuestions {
 
   constructor(private readonly deps: QuestionDependencies) {}
 
-  /** The option chosen (its index), or undefined: declined. */
-  ask(question: Question): Promise<number | undefined> {
+  /** The option chosen (its index), or undefined: declined, or the turn is over (`ended`: its code actions go). */
+  ask(question: Question, ended: AbortSignal): Promise<number | undefined> {
     const { editor, features, logger } = this.deps;
     logger.info(`the agent asks: "${oneLine(question.message, 200)}" (${question.options.join(' / ')})`);
     if (features().showMessageRequest) {
@@ -54,8 +54,11 @@ export class AgentQuestions implements EditorQuestions {
       const settle = (option: number | undefined) => {
         if (!this.open.delete(question.request_id)) return;
         clearTimeout(timer);
+        ended.removeEventListener('abort', gone);
         resolve(option);
       };
+      const gone = () => settle(undefined);
+      ended.addEventListener('abort', gone, { once: true });
       this.open.set(question.request_id, { question, settle });
     });
   }

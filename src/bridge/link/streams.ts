@@ -28,8 +28,17 @@ export interface StreamRunner {
 
 /** Runs a StreamTask to its end: what it gave, why it failed, or that it was cancelled; never throws. */
 export async function runStream(runner: StreamRunner, call: StreamCall): Promise<StreamOutcome> {
+  const read: StreamRead = { answer: '', lines: [], final: undefined, received: 0, thinking: new Thinking(), ended: new AbortController() };
+  try {
+    return await readStream(runner, call, read);
+  } finally {
+    // The turn is over: a question of its agent still open in the editor is gone.
+    read.ended.abort();
+  }
+}
+
+async function readStream(runner: StreamRunner, call: StreamCall, read: StreamRead): Promise<StreamOutcome> {
   const { keeper } = runner;
-  const read: StreamRead = { answer: '', lines: [], final: undefined, received: 0, thinking: new Thinking() };
   try {
     await keeper.calling(
       call.signal,
@@ -71,6 +80,8 @@ interface StreamRead {
   /** The plan as the agent last sent it. */
   plan?: PlanStep[];
   thinking: Thinking;
+  /** Aborted when the stream is over (its questions with it). */
+  ended: AbortController;
 }
 
 function readEvent(
@@ -83,7 +94,7 @@ function readEvent(
   read.received++;
   if (event.file_request) return provideFile(runner, client, event.file_request, call.files);
   if (event.file_write) makeWrite(runner, client, event.file_write, call.files);
-  if (event.question) answerQuestion(runner, client, event.question, call.questions);
+  if (event.question) answerQuestion(runner, client, event.question, call.questions, read.ended.signal);
   if (event.answer_delta) {
     read.answer += event.answer_delta;
     call.onDelta?.(event.answer_delta);
@@ -123,10 +134,11 @@ function makeWrite(runner: StreamRunner, client: CoordinatorClient, write: FileW
 }
 
 /** Asks the user the agent's question and gives the coordinator the answer (-1: declined). Not awaited. */
-function answerQuestion(runner: StreamRunner, client: CoordinatorClient, question: Question, questions: EditorQuestions | undefined): void {
-  (questions?.ask(question) ?? Promise.resolve(undefined))
+function answerQuestion(runner: StreamRunner, client: CoordinatorClient, question: Question, questions: EditorQuestions | undefined, ended: AbortSignal): void {
+  (questions?.ask(question, ended) ?? Promise.resolve(undefined))
     .catch(() => undefined)
-    .then((option) => client.call.AnswerQuestion({ request_id: question.request_id, option: option ?? -1 }, { timeoutMs: runner.keeper.callTimeoutMs }))
+    // Once the turn is over the coordinator has ended the question: nothing to answer.
+    .then((option) => (ended.aborted ? undefined : client.call.AnswerQuestion({ request_id: question.request_id, option: option ?? -1 }, { timeoutMs: runner.keeper.callTimeoutMs })))
     .catch((error: unknown) => runner.logger.warn(`could not give the coordinator the answer to "${question.message.slice(0, 80)}": ${detailsOf(error)}`));
 }
 
