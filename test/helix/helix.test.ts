@@ -152,6 +152,21 @@ if (available) describe('Helix 25.01 (real editor)', () => {
     await waitForScreen(session, 'model: Swift from now on (Gemini CLI)');
   });
 
+  it("answers the agent's question with a code action (Helix has no prompts): the agent gets the answer chosen", async () => {
+    const workspace = tempDir('buckley-hx-question');
+    const file = join(workspace, 'flavour.ts');
+    writeFileSync(file, "// could you ASK USER pick?\nexport const flavour = '';\n");
+    const { session } = startHelix('question', file, workspace);
+    await waitForScreen(session, 'export const flavour');
+    tmux(session, 'send-keys', '-t', session, 'x');
+    await codeAction(session, 'Buckley: ask «could you ASK USER pick?»');
+    // Helix's status line: the progress says what the agent asks (the message saying how to answer comes and goes).
+    await waitForScreen(session, 'Question: Which one? (pick)');
+    await codeAction(session, 'Buckley: answer «Which one? (pick)»: Chocolate');
+    const shown = await waitForScreen(session, 'elicitation: accept');
+    expect(shown).toContain('elicitation: accept {"flavour":"c"}');
+  });
+
   it('runs a task: the approval arrives as a diagnostic with code actions, and the task ends', async () => {
     const { session } = startHelix('task');
     await waitForScreen(session, 'export function backoff');
