@@ -100,7 +100,14 @@ export class EditorMcpServer {
 
   private listen(): Promise<string> {
     this.listening ??= new Promise<string>((resolve, reject) => {
-      const server = createServer((request, response) => void this.handle(request, response));
+      const server = createServer((request, response) =>
+        // A request that fails midway (its connection gone) must not take the coordinator down.
+        this.handle(request, response).catch((error: unknown) => {
+          this.logger.warn(`the editor MCP server could not answer a request: ${(error as Error).message}`);
+          if (!response.headersSent) plain(response, 500, 'the request failed; see the coordinator log');
+          else response.destroy();
+        }),
+      );
       server.requestTimeout = 15 * 60_000;
       server.once('error', reject);
       server.listen(0, '127.0.0.1', () => {

@@ -18,6 +18,7 @@ if (!url || !secret) {
   process.exit(2);
 }
 
+// Its stdout is MCP's stdio transport: JSON-RPC messages, one per line, and nothing else.
 const write = (message: unknown) => process.stdout.write(`${JSON.stringify(message)}\n`);
 const idOf = (line: string): string | number | undefined => {
   try {
@@ -43,7 +44,14 @@ async function relay(line: string): Promise<void> {
     const body = await response.text();
     if (response.status === 202) return;
     if (!response.ok) return failed(line, `buckley-lsp's editor server answered ${response.status}: ${body.slice(0, 200)}`);
-    process.stdout.write(`${body.trim()}\n`);
+    // Written as one line of JSON, whatever the body's layout; a body that is not JSON is an error.
+    let answer: unknown;
+    try {
+      answer = JSON.parse(body);
+    } catch {
+      return failed(line, `buckley-lsp's editor server answered with something other than JSON: ${body.slice(0, 200)}`);
+    }
+    write(answer);
   } catch (error) {
     failed(line, `buckley-lsp's editor server did not answer: ${(error as Error).message}`);
   }
