@@ -89,10 +89,17 @@ export const configSchema = z.object({
      */
     cancelGraceMs: wholeNumber(5_000),
     /**
-     * The agent's modes: an ask runs in `ask` (default: the agent's read-only mode), a task in
-     * `task` (default: the mode where it asks before changes and commands). By id or name.
+     * The agent's modes, for those who know what each does: an ask runs in `ask` (default: the
+     * agent's read-only mode), a task in `task` (default: the mode where it asks before changes
+     * and commands), whatever they let the agent do. By id or name.
      */
     modes: section({ ask: optionalText(), task: optionalText() }),
+    /**
+     * The mode the agent's turns use, by id or name, where the safety rules allow it: a task's
+     * must ask before the agent acts, an ask's must be read-only (else the safe one is used and
+     * `buckley/status` says why). "Buckley: choose mode" picks another, which wins over this.
+     */
+    mode: optionalText(),
     /**
      * The model the agent's turns use, by id or name, where it offers models (else its own
      * default). "Buckley: choose model" picks another, remembered per agent, which wins over this.

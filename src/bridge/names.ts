@@ -18,6 +18,7 @@ export const Commands = {
   newConversation: 'buckley.newConversation',
   conversations: 'buckley.conversations',
   chooseModel: 'buckley.chooseModel',
+  chooseMode: 'buckley.chooseMode',
   answerQuestion: 'buckley.answerQuestion',
   keepChange: 'buckley.keepChange',
   undoChange: 'buckley.undoChange',

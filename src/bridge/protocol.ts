@@ -110,6 +110,7 @@ export const undoTaskEditsArgsSchema = z.object({ taskId: z.optional(z.string().
 /** A change under review (hunkReview.ts): the task and file, and the change by its first line and old text; without `line`, all of the task's. */
 export const changeArgsSchema = z.object({ taskId: z.string().check(z.minLength(1)), path: z.string().check(z.minLength(1)), line: z.optional(z.int().check(z.nonnegative())), text: z.optional(z.string()) });
 export const chooseModelArgsSchema = z.object({ model: z.optional(z.string().check(z.minLength(1))) });
+export const chooseModeArgsSchema = z.object({ mode: z.optional(z.string().check(z.minLength(1))) });
 /** An answer to the agent's question (questions.ts): the option's index, -1 to decline. */
 export const answerQuestionArgsSchema = z.object({ id: z.string().check(z.minLength(1)), option: z.int() });
 
@@ -175,7 +176,8 @@ export interface StatusResult {
   completions: { available: boolean; why?: string };
   /**
    * What the agent offers, once known (our coordinator, after its first turn or "choose model"):
-   * its commands, its models and the one in use (and why that one), its modes and those asks and tasks run in.
+   * its commands, its models and the one in use (and why that one), its modes and those asks and
+   * tasks run in (and why tasks run in theirs: `modeSource`), and those "choose mode" offers (`taskModes`).
    */
   agent?: {
     name: string;
@@ -186,6 +188,8 @@ export interface StatusResult {
     modes: { id: string; name?: string }[];
     askMode?: string;
     taskMode?: string;
+    modeSource?: string;
+    taskModes?: string[];
   };
 }
 

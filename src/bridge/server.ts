@@ -285,6 +285,7 @@ export class BuckleyServer implements RunningServer {
       conversations: () => listConversations({ editor: this.editor, features: () => this.features, ...this.services }),
       showLog: () => showLog(this.editor, this.features, this.options.logFile),
       chooseModel: (model) => this.services.controls.chooseModel(model),
+      chooseMode: (mode) => this.services.controls.chooseMode(mode),
       review: this.services.review,
       questions: this.services.questions,
     });

@@ -273,7 +273,11 @@ function controlLines(controls: AgentControls): string[] {
   const named = (choice: { id: string; name: string }) => (choice.name && choice.name !== choice.id ? `${choice.id} (${choice.name})` : choice.id);
   const lines: string[] = [];
   if (controls.models.length) lines.push(`models: ${controls.models.map(named).join(', ')} — uses ${controls.model || 'its default'}${controls.model_source ? ` (${controls.model_source})` : ''}; "Buckley: choose model" or buckley.agent.model picks another`);
-  if (controls.modes.length) lines.push(`modes: ${controls.modes.map(named).join(', ')}${controls.ask_mode ? ` — asks run in ${controls.ask_mode}` : ''}`);
+  if (controls.modes.length) {
+    const used = [controls.ask_mode && `asks run in ${controls.ask_mode}`, controls.task_mode && `tasks in ${controls.task_mode}${controls.mode_source ? ` (${controls.mode_source})` : ''}`].filter(Boolean).join(', ');
+    const choose = controls.task_modes.length > 1 ? `; "Buckley: choose mode" or buckley.agent.mode picks another of ${controls.task_modes.join(', ')}` : '';
+    lines.push(`modes: ${controls.modes.map(named).join(', ')}${used ? ` — ${used}` : ''}${choose}`);
+  }
   if (controls.commands.length) lines.push(`commands: ${controls.commands.map((command) => `/${command.name}`).join(' ')}`);
   return lines;
 }

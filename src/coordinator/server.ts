@@ -99,6 +99,7 @@ class CoordinatorService {
       ConfirmFileWrite: unary(this.confirmFileWrite),
       GetAgentControls: unary(controls.GetAgentControls),
       SetAgentModel: unary(controls.SetAgentModel),
+      SetAgentMode: unary(controls.SetAgentMode),
       AnswerQuestion: unary(this.questions.answer),
     };
   }
@@ -122,7 +123,7 @@ class CoordinatorService {
       protocol_version: PROTOCOL_VERSION,
       // Completions where the agent can make them (a model: fill-in-the-middle; an ACP agent has no
       // such call); asks read-only only where the agent runs in its sandbox.
-      features: [...FEATURES.filter((feature) => !(unsafeAsks && feature === FEATURE.readOnlyAsks)), ...(this.options.driver?.complete ? [FEATURE.inlineCompletion] : []), ...(this.options.driver?.controls ? [FEATURE.agentControls] : [])],
+      features: [...FEATURES.filter((feature) => !(unsafeAsks && feature === FEATURE.readOnlyAsks)), ...(this.options.driver?.complete ? [FEATURE.inlineCompletion] : []), ...(this.options.driver?.controls ? [FEATURE.agentControls] : []), ...(this.options.driver?.chooseMode ? [FEATURE.agentModes] : [])],
       notes: unsafeAsks ? [unsafeAsks] : [],
       max_agents: 1,
       supported_auth: this.options.tls ? [this.options.tls.clientCa ? 'mtls' : 'tls'] : ['insecure_local'],

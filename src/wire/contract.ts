@@ -204,7 +204,7 @@ const turnUsageSchema = z.object({
 export type TurnUsage = z.infer<typeof turnUsageSchema>;
 
 const agentChoiceSchema = z.object({ id: z.string(), name: text(), description: text() });
-/** What the agent offers and uses now (GetAgentControls, SetAgentModel). */
+/** What the agent offers and uses now (GetAgentControls, SetAgentModel, SetAgentMode). */
 export const agentControlsSchema = z.object({
   agent: text(),
   known: z._default(z.boolean(), false),
@@ -215,6 +215,8 @@ export const agentControlsSchema = z.object({
   modes: list(agentChoiceSchema),
   ask_mode: text(),
   task_mode: text(),
+  task_modes: list(z.string()),
+  mode_source: text(),
 });
 export type AgentControls = z.infer<typeof agentControlsSchema>;
 export type AgentChoice = z.infer<typeof agentChoiceSchema>;

@@ -40,6 +40,8 @@ export const FEATURE = {
   thoughts: 'thoughts',
   /** It says what the agent offers — commands, models, modes — and sets the model (GetAgentControls, SetAgentModel). */
   agentControls: 'agent_controls',
+  /** It puts the agent's tasks in a mode chosen by the caller, among those that ask first (SetAgentMode). */
+  agentModes: 'agent_modes',
   /** The agent's questions (ACP elicitation: one choice) reach the caller as `question` events, answered with AnswerQuestion. */
   questions: 'questions',
 } as const;

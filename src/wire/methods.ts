@@ -57,6 +57,7 @@ export const UNARY = {
   RejectToolExecution: method<{ execution_id: string; reason: string }, object>(empty),
   GetAgentControls: method<{ agent_id: string; discover: boolean }, AgentControls>(agentControlsSchema),
   SetAgentModel: method<{ agent_id: string; model: string }, AgentControls>(agentControlsSchema),
+  SetAgentMode: method<{ agent_id: string; mode: string }, AgentControls>(agentControlsSchema),
   AnswerQuestion: method<QuestionAnswer, object>(empty),
 };
 

@@ -3,7 +3,9 @@
  * stand-in: what it offers reaches `buckley/status` (its commands, its models); a model chosen in
  * the editor is the one its model's API is then asked for (Claude Code's two adapters, Codex,
  * Gemini CLI; Qwen Code offers only the model it is configured with); its commands are
- * completed after `/` in an answer document; an MCP server given in the settings is offered to
+ * completed after `/` in an answer document; a mode chosen in the editor holds its tasks (Claude
+ * Code, Gemini CLI and Qwen Code tell their model they plan; Codex has one mode that asks first,
+ * nothing to choose); an MCP server given in the settings is offered to
  * its model and reached, and so are buckley-lsp's editor tools (a buffer's unsaved edits): Claude
  * Code, Codex and Gemini CLI (in a folder it trusts; Qwen Code offered no MCP tool here).
  */
@@ -67,6 +69,39 @@ describe.each(REAL_AGENTS)('$name, its controls', (agent) => {
     await client.request('buckley/ask', { question: 'Second?' });
     expect(asked(model.turns().at(-1)!)).toMatch(requested);
     expect((await client.request('buckley/status', {})).agent).toMatchObject({ model: id, modelSource: 'chosen in the editor' });
+  });
+});
+
+describe.each(REAL_AGENTS)('$name, its modes', (agent) => {
+  const installed = requireAgent(agent);
+  /** What the agents tell their model in their plan mode (Claude Code and Qwen Code: a reminder; Gemini CLI: its approval mode). */
+  const PLANNING = /Plan mode is active|# Active Approval Mode: Plan/;
+
+  it.runIf(installed)('runs tasks in the mode chosen in the editor, among those that ask first; asks stay in its read-only mode', async () => {
+    const { client, model } = await session(agent);
+    const task = async (words: string) => {
+      const from = model.turns().length;
+      await client.request('buckley/executeTask', { task: words });
+      await client.waitFor('window/logMessage', (p) => p.message.startsWith(`Buckley's answer to "${words}"`));
+      return model.turns().slice(from).map((call) => JSON.stringify(call.body)).join('\n');
+    };
+    // First a task in a fresh session (an ask before it would leave its plan-mode words in the history).
+    expect(await task('Task one.')).not.toMatch(PLANNING);
+    const before = (await client.request('buckley/status', {})).agent;
+    // Never a mode that runs tools unasked.
+    expect(before.taskModes).not.toContainEqual(expect.stringMatching(/yolo|bypass|full-access|accept|auto/i));
+    expect(before.taskModes).toContain(before.taskMode);
+    const plan = before.taskModes.find((id: string) => id !== before.taskMode);
+    if (!plan) {
+      // Codex: read-only is its one mode that asks first — nothing to choose.
+      expect([agent.title, before.taskModes]).toEqual(['Codex', ['read-only']]);
+      return;
+    }
+    expect(plan).toBe('plan');
+    expect(await client.request('workspace/executeCommand', { command: 'buckley.chooseMode', arguments: [{ mode: plan }] })).toMatchObject({ mode: plan });
+    expect(await task('Task two.')).toMatch(PLANNING);
+    expect((await client.request('buckley/status', {})).agent).toMatchObject({ taskMode: plan, modeSource: 'chosen in the editor', askMode: before.askMode });
+    expect(client.all('window/logMessage').map((p) => p.message).join('\n')).not.toContain('did not take its mode');
   });
 });
 

@@ -129,9 +129,9 @@ if (available) describe('Helix 25.01 (real editor)', () => {
     expect(shown).toMatch(/export function backoff.*│/);
   });
 
-  it("chooses the agent's model with a code action per model (Helix has no prompts): the next answer comes from it", async () => {
-    // The README's configuration, with the agent on PATH offering two models.
-    const { session } = startHelix('model', undefined, undefined, ['--controls']);
+  it("chooses the agent's model and its tasks' mode with a code action each (Helix has no prompts): the next answer comes from the model", async () => {
+    // The README's configuration, with the agent on PATH offering two models and three modes.
+    const { session } = startHelix('model', undefined, undefined, ['--controls', '--modes']);
     await waitForScreen(session, 'export function backoff');
     selectBackoff(session);
     await codeAction(session, 'Buckley: explain this');
@@ -150,6 +150,9 @@ if (available) describe('Helix 25.01 (real editor)', () => {
     // The one model not in use is what the menu now offers.
     await codeAction(session, 'Buckley: use model Swift');
     await waitForScreen(session, 'model: Swift from now on (Gemini CLI)');
+    // The mode tasks run in: one action per mode that asks first (never YOLO).
+    await codeAction(session, 'Buckley: tasks in mode Plan');
+    await waitForScreen(session, 'tasks in mode Plan from now on (Gemini CLI)');
   });
 
   it("answers the agent's question with a code action (Helix has no prompts): the agent gets the answer chosen", async () => {

@@ -19,6 +19,12 @@ async function ask(client: TestClient, question: string): Promise<string> {
   return (await client.request('buckley/ask', { question })).answer;
 }
 
+/** Runs a task to its end: the agent's answer, as logged. */
+async function runTask(client: TestClient, task: string): Promise<string> {
+  await client.request('buckley/executeTask', { task });
+  return (await client.waitFor('window/logMessage', (p) => p.message.startsWith(`Buckley's answer to "${task}"`))).message;
+}
+
 describe("the agent's models", () => {
   it('are listed in the status, chosen in a prompt, used by the next turn, and remembered across a restart', async () => {
     const stateDir = tempDir('buckley-controls');
@@ -85,6 +91,73 @@ describe("the agent's models", () => {
     await other.request('workspace/executeCommand', { command: 'buckley.chooseModel', arguments: [{ model: 'gpt-9' }] });
     await other.waitFor('window/showMessage', (p) => p.message.startsWith('cannot use the model "gpt-9": '));
     await other.waitFor('window/logMessage', (p) => p.message.includes('cannot use the model "gpt-9": the agent offers no model "gpt-9": it offers swift, deep'));
+  });
+});
+
+describe("the agent's modes", () => {
+  const MODES_AGENT = `${AGENT} --modes`;
+  const codeActions = async (client: TestClient) => {
+    const { uri } = await client.openFixture('workspace/retry.ts');
+    return client.request('textDocument/codeAction', { textDocument: { uri }, range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, context: { diagnostics: [] } });
+  };
+
+  it('a task runs in the mode chosen in a prompt — only modes that ask first are offered — asks stay read-only, and the choice outlives a restart', async () => {
+    const stateDir = tempDir('buckley-modes');
+    const client = await start({ client: 'neovim-0.10.4', stateDir, env: { BUCKLEY_AGENT: MODES_AGENT }, answerMessageRequest: (params) => params.actions.find((action: any) => action.title === 'Plan') ?? null });
+    expect(await ask(client, 'PLAN one')).toContain('[mode plan]');
+    expect(await runTask(client, 'PLAN task one')).toContain('[mode default]');
+    expect((await client.request('buckley/status', {})).agent).toMatchObject({
+      modes: [
+        { id: 'default', name: 'Ask first' },
+        { id: 'plan', name: 'Plan' },
+        { id: 'yolo', name: 'YOLO' },
+      ],
+      askMode: 'plan',
+      taskMode: 'default',
+      modeSource: 'the mode that reads as asking first',
+      taskModes: ['default', 'plan'],
+    });
+    const choose = (await codeActions(client)).find((action: any) => action.title === 'Buckley: choose mode (now Ask first)');
+    expect(choose.command).toEqual({ title: 'Buckley: choose mode (now Ask first)', command: 'buckley.chooseMode', arguments: [] });
+    expect(await client.request('workspace/executeCommand', choose.command)).toEqual({ mode: 'plan', modes: ['default', 'plan'] });
+    // YOLO runs tools unasked: never offered.
+    expect(client.all('window/showMessageRequest').at(-1).actions.map((action: any) => action.title)).toEqual(['Ask first (now)', 'Plan']);
+    await client.waitFor('window/showMessage', (p) => p.message === 'tasks in mode Plan from now on (scripted-agent.mjs)');
+    expect(await runTask(client, 'PLAN task two')).toContain('[mode plan]');
+    expect((await client.request('buckley/status', {})).agent).toMatchObject({ askMode: 'plan', taskMode: 'plan', modeSource: 'chosen in the editor' });
+
+    // Given by name from a key binding, a mode that runs tools unasked is refused in words.
+    await client.request('workspace/executeCommand', { command: 'buckley.chooseMode', arguments: [{ mode: 'YOLO' }] });
+    await client.waitFor('window/showMessage', (p) => p.message.startsWith('cannot use the mode "YOLO": '));
+    await client.waitFor('window/logMessage', (p) => p.message.includes('the mode "yolo" runs tools unasked: tasks run in one that asks first (default, plan)'));
+    expect(await runTask(client, 'PLAN task three')).toContain('[mode plan]');
+    await client.shutdown();
+
+    const again = await start({ client: 'neovim-0.10.4', stateDir, env: { BUCKLEY_AGENT: MODES_AGENT } });
+    expect(await runTask(again, 'PLAN task four')).toContain('[mode plan]');
+  });
+
+  it('buckley.agent.mode is honoured where the safety rules allow it, and the status says why not where they do not', async () => {
+    const plan = await start({ client: 'neovim-0.10.4', env: { BUCKLEY_AGENT: MODES_AGENT }, initialize: { initializationOptions: { agent: { mode: 'plan' } } } });
+    expect(await runTask(plan, 'PLAN task')).toContain('[mode plan]');
+    expect((await plan.request('buckley/status', {})).agent).toMatchObject({ taskMode: 'plan', modeSource: 'buckley.agent.mode' });
+
+    const reckless = await start({ client: 'neovim-0.10.4', env: { BUCKLEY_AGENT: MODES_AGENT }, initialize: { initializationOptions: { agent: { mode: 'YOLO' } } } });
+    expect(await runTask(reckless, 'PLAN task')).toContain('[mode default]');
+    // An ask is read-only whatever is wanted.
+    expect(await ask(reckless, 'PLAN one')).toContain('[mode plan]');
+    expect((await reckless.request('buckley/status', {})).agent).toMatchObject({ askMode: 'plan', taskMode: 'default', modeSource: '"YOLO" (buckley.agent.mode) runs tools unasked: the mode that reads as asking first' });
+    await reckless.waitFor('window/logMessage', (p) => p.message.includes('runs tasks in its mode "default" ("YOLO" (buckley.agent.mode) runs tools unasked: the mode that reads as asking first)'));
+  });
+
+  it('in Helix, which has no prompts: a code action per mode that asks first and is not in use', async () => {
+    const client = await start({ client: 'helix-25.01.1', env: { BUCKLEY_AGENT: MODES_AGENT } });
+    await ask(client, 'PLAN one');
+    await client.request('buckley/status', {});
+    const modes = (await codeActions(client)).filter((action: any) => action.command?.command === 'buckley.chooseMode' || action.command === 'buckley.chooseMode');
+    expect(modes.map((action: any) => action.command)).toEqual([{ title: 'Buckley: tasks in mode Plan', command: 'buckley.chooseMode', arguments: [{ mode: 'plan' }] }]);
+    await client.request('workspace/executeCommand', modes[0].command);
+    expect(await runTask(client, 'PLAN task')).toContain('[mode plan]');
   });
 });
 

@@ -63,7 +63,12 @@ describe('doctor', () => {
     expect(run.lines).toContain('        models: swift (Swift), deep (Deep Thought) — uses deep (buckley.agent.model); "Buckley: choose model" or buckley.agent.model picks another');
     expect(run.lines).toContain('        commands: /review /init');
     // An agent that offers none: nothing said of them.
-    expect((await doctor([], { BUCKLEY_AGENT: agent })).lines.join('\n')).not.toMatch(/models:|commands:/);
+    expect((await doctor([], { BUCKLEY_AGENT: agent })).lines.join('\n')).not.toMatch(/models:|commands:|modes:/);
+    // Its modes: those asks and tasks run in, and why; a mode wanted that runs tools unasked is not one.
+    const modes = await doctor(['--agent.mode', 'yolo'], { BUCKLEY_AGENT: `${agent} --modes` });
+    expect(modes.lines).toContain(
+      '        modes: default (Ask first), plan (Plan), yolo (YOLO) — asks run in plan, tasks in default ("yolo" (buckley.agent.mode) runs tools unasked: the mode that reads as asking first); "Buckley: choose mode" or buckley.agent.mode picks another of default, plan',
+    );
   });
 
   it('says the agent runs in a sandbox, or why asks are not read-only without one; with --prompt, asks it a real question', async () => {

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AgentChoices, findChoice } from '../../src/coordinator/agents/choices.js';
-import { modelsOf } from '../../src/coordinator/agents/modes.js';
+import { modelsOf, modesOf } from '../../src/coordinator/agents/modes.js';
 import { RootLogger } from '../../src/logger.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -58,5 +58,26 @@ describe('AgentChoices', () => {
     expect(choices.setCommands([{ name: 'review', description: 'Review', hint: '' }])).toBe(false);
     expect(await choices.promptOf({ prompt: 'the question with its context', command: '/review the loop' })).toBe('/review the loop');
     expect(await choices.promptOf({ prompt: 'the question with its context' })).toBe('the question with its context');
+  });
+
+  it('chooses the mode tasks run in among those that ask first, remembered per agent beside its model; none where buckley.agent.modes.task fixes it', () => {
+    const file = join(tempDir('choices'), 'agent-models.json');
+    const modes = modesOf({ modes: { currentModeId: 'default', availableModes: ['default', 'acceptEdits', 'plan', 'bypassPermissions'].map((id) => ({ id, name: id })) } })!;
+    const choices = new AgentChoices({ agent: 'claude-agent-acp', file, logger });
+    expect(choices.chooseMode('plan')).toEqual({ error: 'the agent has not said which modes it offers (it has not started, or offers none)' });
+    choices.offered(models, modes);
+    expect(choices.snapshot('Claude')).toMatchObject({ ask_mode: 'plan', task_mode: 'default', task_modes: ['default', 'plan'], mode_source: "Claude Code's mode that asks before changes" });
+    expect(choices.chooseMode('bypassPermissions')).toEqual({ error: 'the mode "bypassPermissions" runs tools unasked: tasks run in one that asks first (default, plan); buckley.agent.modes.task sets any' });
+    expect(choices.chooseMode('Plan')).toEqual({ mode: { id: 'plan', name: 'plan', description: undefined } });
+    expect(choices.choose('opus')).toMatchObject({ model: { id: 'opus' } });
+    expect(choices.modeFor(modes, false)).toEqual({ choice: { mode: { id: 'plan', name: 'plan', description: undefined }, why: 'chosen in the editor' }, changed: true });
+    expect(choices.modeFor(modes, false).changed).toBe(false);
+    const again = new AgentChoices({ agent: 'claude-agent-acp', file, logger });
+    expect(again.wantedMode()).toEqual({ mode: 'plan', source: 'chosen in the editor' });
+    expect(again.wanted()).toEqual({ model: 'opus', source: 'chosen in the editor' });
+    const fixed = new AgentChoices({ agent: 'claude-agent-acp', modeSettings: { task: 'acceptEdits' }, logger });
+    fixed.offered(undefined, modes);
+    expect(fixed.snapshot('Claude')).toMatchObject({ task_mode: 'acceptEdits', task_modes: [], mode_source: 'buckley.agent.modes.task' });
+    expect(fixed.chooseMode('plan')).toEqual({ error: 'buckley.agent.modes.task puts tasks in "acceptEdits": change it there' });
   });
 });

@@ -4,7 +4,7 @@
  * lets tools run unasked; the user's setting by id or name; a rule for agents not known by name.
  */
 import { describe, expect, it } from 'vitest';
-import { chooseMode, modesOf } from '../../src/coordinator/agents/modes.js';
+import { choosableModes, chooseMode, modesOf } from '../../src/coordinator/agents/modes.js';
 
 const claude = modesOf({
   modes: { currentModeId: 'default', availableModes: ['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions'].map((id) => ({ id, name: id })) },
@@ -53,5 +53,31 @@ describe('the mode of a session', () => {
 
   it('knows an agent by its command before it says its name', () => {
     expect(chooseMode(qwen, true, { command: ['npx', '@qwen-code/qwen-code', '--acp'] }).mode?.id).toBe('plan');
+  });
+
+  it.each([
+    ['Claude Code', claude, '@zed-industries/claude-agent-acp', ['default', 'plan']],
+    ['Codex', codex, 'codex-acp', ['read-only']],
+    ['Gemini CLI', gemini, 'gemini-cli', ['default', 'plan']],
+    ['Qwen Code', qwen, 'qwen-code', ['plan', 'default']],
+  ])('%s: a task may be put only in a mode that asks first', (_name, modes, acpName, choosable) => {
+    expect(choosableModes(modes, { acpName, command: [] }).map((mode) => mode.id)).toEqual(choosable);
+  });
+
+  it('takes the mode the user wants where the safety rules allow it for the intent, and says why not where they do not', () => {
+    const names = { acpName: 'claude-agent-acp', command: [] };
+    const wanted = (mode: string) => ({ mode, source: 'chosen in the editor' });
+    expect(chooseMode(claude, false, names, undefined, wanted('Plan'))).toEqual({ mode: { id: 'plan', name: 'plan', description: undefined }, why: 'chosen in the editor' });
+    expect(chooseMode(claude, false, names, undefined, wanted('acceptEdits'))).toMatchObject({ mode: { id: 'default' }, why: '"acceptEdits" (chosen in the editor) runs tools unasked: Claude Code\'s mode that asks before changes' });
+    // An ask stays in the read-only mode: the one wanted for tasks asks first, but writes.
+    expect(chooseMode(claude, true, names, undefined, wanted('default'))).toMatchObject({ mode: { id: 'plan' }, why: '"default" (chosen in the editor) is not its read-only mode: Claude Code\'s read-only mode' });
+    expect(chooseMode(claude, true, names, undefined, wanted('plan'))).toMatchObject({ mode: { id: 'plan' }, why: 'chosen in the editor' });
+    expect(chooseMode(gemini, false, { acpName: 'gemini-cli', command: [] }, undefined, wanted('careful')).why).toBe('"careful" (chosen in the editor) is not one the agent offers: Gemini CLI\'s mode that asks before changes');
+    // An agent not known by name: an ask's wanted mode must read as read-only.
+    const unknown = modesOf({ modes: { availableModes: [{ id: 'ask' }, { id: 'readonly', name: 'Read only' }, { id: 'edit' }] } })!;
+    expect(chooseMode(unknown, true, { command: ['my-agent'] }, undefined, wanted('edit')).mode?.id).toBe('readonly');
+    expect(chooseMode(unknown, false, { command: ['my-agent'] }, undefined, wanted('edit')).mode?.id).toBe('edit');
+    // The setting for the intent (buckley.agent.modes.task) is the expert's word: it wins over the one wanted.
+    expect(chooseMode(claude, false, names, 'acceptEdits', wanted('plan')).mode?.id).toBe('acceptEdits');
   });
 });

@@ -82,6 +82,7 @@ describe('negotiate', () => {
       plan: false,
       thoughts: false,
       agentControls: false,
+      agentModes: false,
       questions: false,
       unused: [],
     });
@@ -110,6 +111,7 @@ describe('negotiate', () => {
       plan: false,
       thoughts: false,
       agentControls: false,
+      agentModes: false,
       questions: false,
       unused: ['context_handles', 'apply_edits', 'editor_state'],
     });

@@ -1,15 +1,16 @@
 /**
  * The agent's own controls, in every editor: its models ("Buckley: choose model" — a prompt
- * where the editor has one, a code action per model where it has none, as in Helix), its slash
- * commands (completed after `/` in an answer document; a question starting `/name` runs it), its
- * modes; all of it in `buckley/status`. What the agent offers is asked of the coordinator
+ * where the editor has one, a code action per model where it has none, as in Helix), the mode its
+ * tasks run in ("Buckley: choose mode", among those that ask first), its slash commands
+ * (completed after `/` in an answer document; a question starting `/name` runs it); all of it in
+ * `buckley/status`. What the agent offers is asked of the coordinator
  * (GetAgentControls) and kept: refreshed after each turn, so completions never wait on it.
  */
 import { CompletionItemKind, InsertTextFormat, MessageType, ShowMessageRequest, type CancellationToken, type Command, type CompletionItem, type Position } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Logger } from '../../logger.js';
 import { oneLine } from '../../text.js';
-import type { AgentControls } from '../../wire/contract.js';
+import type { AgentChoice, AgentControls } from '../../wire/contract.js';
 import type { Features } from '../capabilities.js';
 import type { EditorClient } from '../editor/client.js';
 import * as messages from '../editor/messages.js';
@@ -59,56 +60,73 @@ export class AgentControlsService {
    * has one. Says what happened in the editor either way.
    */
   async chooseModel(model: string | undefined, token?: CancellationToken): Promise<{ model?: string; models: string[] }> {
-    const { editor } = this.deps;
-    if (model !== undefined) return this.useModel(model);
-    const outcome = await this.ask(true);
-    if (outcome.status !== 'completed') {
-      if (outcome.status === 'failed') this.failed("cannot list the agent's models", outcome.failure.summary ?? outcome.failure.message);
-      return { models: [] };
-    }
-    const controls = (this.latest = outcome.controls);
-    const models = controls.models;
-    if (!models.length) {
-      messages.info(editor, messages.fit('', controls.agent || 'the agent', ' offers no models to choose from'));
-      return { models: [] };
-    }
-    if (!this.deps.features().showMessageRequest) {
-      messages.info(editor, messages.fit('model: ', nameOf(controls, controls.model), ' — code action "use model …" changes it'));
-      return { models: models.map((choice) => choice.id) };
-    }
-    const actions = models.map((choice) => ({ title: `${choice.name || choice.id}${choice.id === controls.model ? ' (now)' : ''}`, id: choice.id }));
-    const picked = await editor
-      .request(ShowMessageRequest.type, { type: MessageType.Info, message: `Buckley: the model ${controls.agent} uses (now ${nameOf(controls, controls.model)})`, actions: actions.map(({ title }) => ({ title })) }, token ? { token } : { timeoutMs: CHOOSE_TIMEOUT_MS })
-      .catch(() => null);
-    const chosen = actions.find((action) => action.title === picked?.title);
-    if (!chosen) return { models: models.map((choice) => choice.id) };
-    return this.useModel(chosen.id);
+    const { chosen, choices } = await this.choose(MODEL, model, token);
+    return { ...(chosen ? { model: chosen } : {}), models: choices };
   }
 
-  /** The model's turns use from now on: said in the editor, or why not. */
-  private async useModel(model: string): Promise<{ model?: string; models: string[] }> {
+  /** "Buckley: choose mode": as "choose model", for the mode tasks run in, among those that ask first. */
+  async chooseMode(mode: string | undefined, token?: CancellationToken): Promise<{ mode?: string; modes: string[] }> {
+    const { chosen, choices } = await this.choose(MODE, mode, token);
+    return { ...(chosen ? { mode: chosen } : {}), modes: choices };
+  }
+
+  private async choose(kind: ChoiceKind, value: string | undefined, token?: CancellationToken): Promise<{ chosen?: string; choices: string[] }> {
     const { editor } = this.deps;
-    const outcome = await this.call({ discover: true, model });
+    if (value !== undefined) return this.use(kind, value);
+    const outcome = await this.ask(true);
     if (outcome.status !== 'completed') {
-      if (outcome.status === 'failed') this.failed(`cannot use the model "${oneLine(model, 40)}"`, outcome.failure.summary ?? outcome.failure.message);
-      return { models: this.latest?.models.map((choice) => choice.id) ?? [] };
+      if (outcome.status === 'failed') this.failed(`cannot list the agent's ${kind.noun}s`, outcome.failure.summary ?? outcome.failure.message);
+      return { choices: [] };
     }
     const controls = (this.latest = outcome.controls);
-    messages.info(editor, messages.fit('model: ', nameOf(controls, controls.model), ` from now on (${oneLine(controls.agent, 20)})`));
-    return { model: controls.model, models: controls.models.map((choice) => choice.id) };
+    const offered = kind.offered(controls);
+    if (!offered.length) {
+      messages.info(editor, messages.fit('', controls.agent || 'the agent', ` offers no ${kind.noun}s to choose from`));
+      return { choices: [] };
+    }
+    const current = kind.current(controls);
+    if (!this.deps.features().showMessageRequest) {
+      messages.info(editor, messages.fit(`${kind.noun}: `, kind.nameOf(controls, current), ` — code action "${kind.useTitle('…').replace(/^Buckley: /, '')}" changes it`));
+      return { choices: offered.map((choice) => choice.id) };
+    }
+    const actions = offered.map((choice) => ({ title: `${choice.name || choice.id}${choice.id === current ? ' (now)' : ''}`, id: choice.id }));
+    const picked = await editor
+      .request(ShowMessageRequest.type, { type: MessageType.Info, message: kind.question(controls), actions: actions.map(({ title }) => ({ title })) }, token ? { token } : { timeoutMs: CHOOSE_TIMEOUT_MS })
+      .catch(() => null);
+    const chosen = actions.find((action) => action.title === picked?.title);
+    if (!chosen) return { choices: offered.map((choice) => choice.id) };
+    return this.use(kind, chosen.id);
+  }
+
+  /** The model or mode used from now on: said in the editor, or why not. */
+  private async use(kind: ChoiceKind, value: string): Promise<{ chosen?: string; choices: string[] }> {
+    const { editor } = this.deps;
+    const outcome = await this.call({ discover: true, [kind.noun]: value });
+    if (outcome.status !== 'completed') {
+      if (outcome.status === 'failed') this.failed(`cannot use the ${kind.noun} "${oneLine(value, 40)}"`, outcome.failure.summary ?? outcome.failure.message);
+      return { choices: this.latest ? kind.offered(this.latest).map((choice) => choice.id) : [] };
+    }
+    const controls = (this.latest = outcome.controls);
+    const current = kind.current(controls);
+    messages.info(editor, messages.fit(kind.said, kind.nameOf(controls, current), ` from now on (${oneLine(controls.agent, 20)})`));
+    return { chosen: current, choices: kind.offered(controls).map((choice) => choice.id) };
   }
 
   /**
-   * Code actions for the models: in an editor with prompts, one that opens the choice; without
-   * (Helix), one per model not in use. Only once the agent's models are known.
+   * Code actions for the models and modes: in an editor with prompts, one that opens each choice;
+   * without (Helix), one per choice not in use. Only once what the agent offers is known.
    */
   commands(): Command[] {
     const controls = this.latest;
-    if (!controls?.models.length) return [];
-    if (this.deps.features().showMessageRequest) return [{ title: `Buckley: choose model (now ${oneLine(nameOf(controls, controls.model), 30)})`, command: Commands.chooseModel, arguments: [] }];
-    return controls.models
-      .filter((choice) => choice.id !== controls.model)
-      .map((choice) => ({ title: `Buckley: use model ${oneLine(choice.name || choice.id, 40)}`, command: Commands.chooseModel, arguments: [{ model: choice.id }] }));
+    if (!controls) return [];
+    return [MODEL, MODE].flatMap((kind) => {
+      const offered = kind.offered(controls);
+      const current = kind.current(controls);
+      // Nothing to choose: none offered, or the one in use is the only one.
+      if (!offered.length || (offered.length === 1 && offered[0]!.id === current)) return [];
+      if (this.deps.features().showMessageRequest) return [{ title: `Buckley: choose ${kind.noun} (now ${oneLine(kind.nameOf(controls, current), 30)})`, command: kind.command, arguments: [] }];
+      return offered.filter((choice) => choice.id !== current).map((choice) => ({ title: kind.useTitle(oneLine(choice.name || choice.id, 40)), command: kind.command, arguments: [{ [kind.noun]: choice.id }] }));
+    });
   }
 
   /**
@@ -156,7 +174,7 @@ export class AgentControlsService {
     return this.call({ discover });
   }
 
-  private async call(request: { discover: boolean; model?: string }): Promise<Outcome<{ controls: AgentControls }>> {
+  private async call(request: { discover: boolean; model?: string; mode?: string }): Promise<Outcome<{ controls: AgentControls }>> {
     try {
       const coordinator = await this.deps.coordinator();
       return await coordinator.agentControls({ ...request, signal: AbortSignal.timeout(CONTROLS_TIMEOUT_MS), timeoutMs: CONTROLS_TIMEOUT_MS });
@@ -173,8 +191,45 @@ async function within(work: Promise<unknown>, ms: number): Promise<void> {
   clearTimeout(timer);
 }
 
-/** A model as the user knows it: its name, else its id. */
-function nameOf(controls: AgentControls, id: string): string {
-  if (!id) return "the agent's default model";
-  return controls.models.find((choice) => choice.id === id)?.name || id;
+/** What choosing a model and choosing a mode differ in. */
+interface ChoiceKind {
+  noun: 'model' | 'mode';
+  command: string;
+  /** What may be chosen. */
+  offered(controls: AgentControls): AgentChoice[];
+  /** The one in use. */
+  current(controls: AgentControls): string;
+  /** It as the user knows it: its name, else its id. */
+  nameOf(controls: AgentControls, id: string): string;
+  /** The prompt's words. */
+  question(controls: AgentControls): string;
+  /** What a choice made says first. */
+  said: string;
+  /** The code action for one choice, where the editor has no prompts. */
+  useTitle(name: string): string;
 }
+
+const named = (choices: readonly AgentChoice[], id: string) => choices.find((choice) => choice.id === id)?.name || id;
+
+const MODEL: ChoiceKind = {
+  noun: 'model',
+  command: Commands.chooseModel,
+  offered: (controls) => controls.models,
+  current: (controls) => controls.model,
+  nameOf: (controls, id) => (id ? named(controls.models, id) : "the agent's default model"),
+  question: (controls) => `Buckley: the model ${controls.agent} uses (now ${MODEL.nameOf(controls, controls.model)})`,
+  said: 'model: ',
+  useTitle: (name) => `Buckley: use model ${name}`,
+};
+
+/** Modes: only those a task may run in (they ask before the agent acts); asks keep the read-only one. */
+const MODE: ChoiceKind = {
+  noun: 'mode',
+  command: Commands.chooseMode,
+  offered: (controls) => controls.modes.filter((mode) => controls.task_modes.includes(mode.id)),
+  current: (controls) => controls.task_mode,
+  nameOf: (controls, id) => (id ? named(controls.modes, id) : "the agent's own mode"),
+  question: (controls) => `Buckley: the mode ${controls.agent}'s tasks run in (now ${MODE.nameOf(controls, controls.task_mode)}; asks stay read-only)`,
+  said: 'tasks in mode ',
+  useTitle: (name) => `Buckley: tasks in mode ${name}`,
+};

@@ -6,7 +6,7 @@
  */
 import { ErrorCodes, ResponseError, type ExecuteCommandParams } from 'vscode-languageserver';
 import * as z from '../../schema.js';
-import { answerQuestionArgsSchema, approvalCommandArgsSchema, askCommandArgsSchema, changeArgsSchema, chooseModelArgsSchema, cancelTaskCommandArgsSchema, Commands, describeIssues, editCommandArgsSchema, followUpCommandArgsSchema, runTaskCommandArgsSchema, undoTaskEditsArgsSchema, type EditCommandArgs } from '../protocol.js';
+import { answerQuestionArgsSchema, approvalCommandArgsSchema, askCommandArgsSchema, changeArgsSchema, chooseModelArgsSchema, chooseModeArgsSchema, cancelTaskCommandArgsSchema, Commands, describeIssues, editCommandArgsSchema, followUpCommandArgsSchema, runTaskCommandArgsSchema, undoTaskEditsArgsSchema, type EditCommandArgs } from '../protocol.js';
 import type { ApprovalService } from './approvals.js';
 import type { AskService } from './ask.js';
 import type { TaskService } from './tasks.js';
@@ -34,6 +34,7 @@ const USAGE: Record<string, string> = {
   [Commands.undoChange]: 'buckley.undoChange takes {"taskId": "…", "path": "…", "line"?: N, "text"?: "…"} (from the code action "Buckley: undo this change")',
   [Commands.answerQuestion]: 'buckley.answerQuestion takes {"id": "…", "option": N} (from the code action "Buckley: answer «…»: …"; -1 declines)',
   [Commands.chooseModel]: 'buckley.chooseModel takes {"model": "<id or name>"} or nothing (choose from what the agent offers)',
+  [Commands.chooseMode]: 'buckley.chooseMode takes {"mode": "<id or name>"} or nothing (choose from the modes that ask first)',
 };
 
 export interface CommandDependencies {
@@ -48,6 +49,8 @@ export interface CommandDependencies {
   conversations(): unknown;
   /** buckley.chooseModel: the model given, else chosen by the user from what the agent offers. */
   chooseModel(model: string | undefined): unknown;
+  /** buckley.chooseMode: the mode tasks run in — the one given, else chosen by the user from those that ask first. */
+  chooseMode(mode: string | undefined): unknown;
   /** buckley.keepChange / buckley.undoChange: a change under review (or all of its task's). */
   review: Pick<HunkReview, 'keep' | 'undo'>;
   /** buckley.answerQuestion: the agent's question answered with a code action. */
@@ -97,6 +100,10 @@ export function executeCommand(params: ExecuteCommandParams, deps: CommandDepend
     case Commands.chooseModel: {
       const { model } = parseArgs(params.command, chooseModelArgsSchema, typeof first === 'string' ? { model: first } : (first ?? {}));
       return deps.chooseModel(model);
+    }
+    case Commands.chooseMode: {
+      const { mode } = parseArgs(params.command, chooseModeArgsSchema, typeof first === 'string' ? { mode: first } : (first ?? {}));
+      return deps.chooseMode(mode);
     }
     case Commands.undoTaskEdits: {
       const { taskId } = parseArgs(params.command, undoTaskEditsArgsSchema, typeof first === 'string' ? { taskId: first } : (first ?? {}));

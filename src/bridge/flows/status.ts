@@ -69,6 +69,8 @@ function agentOf(controls: AgentControls): NonNullable<StatusResult['agent']> {
     modes: controls.modes.map(choice),
     ...(controls.ask_mode ? { askMode: controls.ask_mode } : {}),
     ...(controls.task_mode ? { taskMode: controls.task_mode } : {}),
+    ...(controls.mode_source ? { modeSource: controls.mode_source } : {}),
+    ...(controls.task_modes.length ? { taskModes: controls.task_modes } : {}),
   };
 }
 

@@ -93,6 +93,15 @@ export interface ApprovalDecision {
   reason?: string;
 }
 
+/** What the agent offers (GetAgentControls); with `model` or `mode`, that choice made first. */
+export interface AgentControlsCall {
+  discover: boolean;
+  model?: string;
+  mode?: string;
+  signal: AbortSignal;
+  timeoutMs: number;
+}
+
 export interface CoordinatorSession {
   /** The coordinator's announced features (empty until it has answered). */
   readonly features: string[];
@@ -104,7 +113,7 @@ export interface CoordinatorSession {
   /** Completions at the cursor, streamed pieces joined. */
   inlineCompletions(call: { prompt: string; context: EditorContext; signal: AbortSignal; timeoutMs: number }): Promise<Outcome<{ texts: string[] }>>;
   /** What the agent offers and uses; with `model`, the model its turns use from now on. */
-  agentControls(call: { discover: boolean; model?: string; signal: AbortSignal; timeoutMs: number }): Promise<Outcome<{ controls: AgentControls }>>;
+  agentControls(call: AgentControlsCall): Promise<Outcome<{ controls: AgentControls }>>;
   /** The user's decision on a pending approval. */
   decideApproval(executionId: string, decision: ApprovalDecision): Promise<void>;
   /** Resolves once the session is up or has failed, or after `ms`; never rejects. */

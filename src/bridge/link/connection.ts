@@ -13,7 +13,7 @@ import { BUFFERS_HEADER, QUESTIONS_HEADER, CONVERSATION_HEADER, EARLIER_TURNS_KE
 import { featureFlags, type FeatureFlag } from '../../wire/features.js';
 import { CoordinatorError, Status } from '../../wire/errors.js';
 import { buildPrompt, withEarlierTurns } from '../../wire/prompt.js';
-import type { ApprovalDecision, AskCall, AskOutcome, CoordinatorSession, Outcome, StreamCall, StreamOutcome } from './calls.js';
+import type { AgentControlsCall, ApprovalDecision, AskCall, AskOutcome, CoordinatorSession, Outcome, StreamCall, StreamOutcome } from './calls.js';
 import { failureOf, type Failure, type FailureContext } from './failures.js';
 import { isRefusal } from './identity.js';
 import { NOT_READ_ONLY } from './readOnly.js';
@@ -211,21 +211,26 @@ export class CoordinatorConnection implements CoordinatorSession {
   }
 
   /**
-   * What the agent offers and uses (our coordinator's `agent_controls`), or — with `model` — the
-   * model its turns use from now on. A coordinator that does not say (Buckley's) fails, in words.
+   * What the agent offers and uses (our coordinator's `agent_controls`), or — with `model` or
+   * `mode` — the model its turns use, or the mode its tasks run in, from now on. A coordinator
+   * that does not say (Buckley's) fails, in words.
    */
-  agentControls(call: { discover: boolean; model?: string; signal: AbortSignal; timeoutMs: number }): Promise<Outcome<{ controls: AgentControls }>> {
+  agentControls(call: AgentControlsCall): Promise<Outcome<{ controls: AgentControls }>> {
     return this.tracked(async () => {
       const options = { timeoutMs: call.timeoutMs, signal: call.signal };
       const agent_id = this.identity.agentId;
       const controls = async (client: CoordinatorClient) => {
-        if (!this.offers('agentControls')) return undefined;
-        return call.model === undefined ? client.call.GetAgentControls({ agent_id, discover: call.discover }, options) : client.call.SetAgentModel({ agent_id, model: call.model }, options);
+        if (!this.offers('agentControls')) return 'agent_controls';
+        if (call.model !== undefined) return client.call.SetAgentModel({ agent_id, model: call.model }, options);
+        if (call.mode === undefined) return client.call.GetAgentControls({ agent_id, discover: call.discover }, options);
+        if (!this.offers('agentModes')) return 'agent_modes';
+        return client.call.SetAgentMode({ agent_id, mode: call.mode }, options);
       };
       try {
         const answered = await this.keeper.calling(call.signal, controls, () => false);
-        if (answered) return { status: 'completed', controls: answered };
-        return { status: 'failed', failure: { message: `the coordinator at ${this.keeper.address} does not say what its agent offers (it does not announce agent_controls): choose the model in the agent's own settings` } };
+        if (typeof answered === 'object') return { status: 'completed', controls: answered };
+        const what = answered === 'agent_modes' ? 'cannot put its agent in a mode' : 'does not say what its agent offers';
+        return { status: 'failed', failure: { message: `the coordinator at ${this.keeper.address} ${what} (it does not announce ${answered}): choose it in the agent's own settings` } };
       } catch (error) {
         if (cancelledBy(error, call.signal)) return { status: 'cancelled' };
         return { status: 'failed', failure: this.failure(error, { call: 'call' }) };

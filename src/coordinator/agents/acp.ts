@@ -50,8 +50,6 @@ export interface AcpDriverOptions {
   clientVersion: string;
   /** Where conversations' ACP sessions are remembered across restarts (for agents that can load them). */
   sessionStore?: SessionStore;
-  /** The modes asks and tasks run in, by id or name (buckley.agent.modes); else modes.ts decides. */
-  modes?: { ask?: string; task?: string };
   /** Idle sessions kept for their conversations (buckley.agent.maxIdleSessions). */
   maxIdleSessions?: number;
   /** No word from the agent this long during a turn, and the user is told (and again each time). */
@@ -139,7 +137,7 @@ export class AcpDriver implements AgentDriver {
   }
 
   private async prompt(agent: Agent, session: AcpSession, turn: AgentTurn, sink: TurnSink, signal: AbortSignal): Promise<TurnResult> {
-    await agent.sessions.keepMode(session);
+    await agent.sessions.keepMode(session, turn.readOnly);
     await agent.sessions.keepModel(session);
     const text = await this.options.choices.promptOf(turn);
     const active: ActiveTurn = { sink, readOnly: turn.readOnly, editor: turn.editor, cwd: turn.cwd, signal, text: '', textInterrupted: false, tools: new Map(), calls: new Map(), refused: [], asked: new Set(), unasked: new Map(), lastWord: Date.now(), deciding: 0 };
@@ -235,11 +233,6 @@ export class AcpDriver implements AgentDriver {
   async controls(discover: boolean): Promise<AgentControls> {
     if (discover && !this.options.choices.snapshot('').known) await this.check();
     return this.options.choices.snapshot(this.shortName);
-  }
-
-  chooseModel(model: string): AgentControls | { error: string } {
-    const chosen = this.options.choices.choose(model);
-    return 'error' in chosen ? chosen : this.options.choices.snapshot(this.shortName);
   }
 
   /** Forgets a coordinator session: its idle ACP sessions, its conversations' (`key#conversation`) too. */
@@ -360,6 +353,7 @@ export class AcpDriver implements AgentDriver {
     });
     this.agentName = process_.info?.title ?? process_.info?.name ?? this.agentName;
     this.acpName = process_.info?.name ?? this.acpName;
+    this.options.choices.acpName = this.acpName;
     this.live = started;
     return started;
   }

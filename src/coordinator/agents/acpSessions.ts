@@ -14,7 +14,7 @@ import { errorLine, errorText, inWords, knownOf, type AgentIdentity } from './ac
 import type { CallFacts } from './acpMessages.js';
 import { isAlive, orDeath, withDeadline, type AgentProcess } from './acpProcess.js';
 import { AgentError, type AgentTurn, type TurnSink } from './driver.js';
-import { chooseMode, modelsOf, modesOf, type SessionModes } from './modes.js';
+import { modelsOf, modesOf, type SessionModes } from './modes.js';
 import type { AgentChoices } from './choices.js';
 import { sessionMcpServers, type McpServers } from './mcp.js';
 import type { EditorMcpServer, EditorSlot } from './editorMcp.js';
@@ -34,9 +34,8 @@ export interface AcpSession {
   dropped: number;
   /** Being loaded (`session/load`): the agent replays its history, which is not a turn's answer. */
   loading?: boolean;
+  /** Its modes (its mode is set before each turn, for the turn's intent: choices.ts). */
   modes?: SessionModes;
-  /** The mode its turns run in (chosen for its intent when it was made). */
-  wantedMode?: string;
   /** The models it offers (its model is set before each turn: choices.ts). */
   models?: SessionModes;
   /** Its place on our editor MCP server, released when the session is forgotten. */
@@ -78,8 +77,6 @@ export interface SessionHost {
   requestTimeoutMs: number;
   maxIdleSessions: number;
   sessionStore?: SessionStore;
-  /** The modes asks and tasks run in (buckley.agent.modes). */
-  modes?: { ask?: string; task?: string };
   logger: Logger;
   /** The agent as the user knows it, now. */
   identity(): AgentIdentity;
@@ -272,7 +269,8 @@ export class AgentSessions {
     const modes = modesOf(response);
     this.host.choices.offered(models, modes);
     session.models = models;
-    await this.chooseMode(session, modes, readOnly);
+    session.modes = modes;
+    await this.keepMode(session, readOnly);
     await this.keepModel(session);
   }
 
@@ -295,34 +293,29 @@ export class AgentSessions {
     }
   }
 
-  /** Chooses the session's mode for its intent (modes.ts) and sets it. */
-  private async chooseMode(session: AcpSession, modes: SessionModes | undefined, readOnly: boolean): Promise<void> {
+  /**
+   * Puts the session in the mode for its turn's intent (choices.ts, modes.ts) where it is not in it
+   * (a new session; a mode chosen since; the agent left it). A choice that changed is logged once.
+   */
+  async keepMode(session: AcpSession, readOnly: boolean): Promise<void> {
+    const modes = session.modes;
     if (!modes) return;
-    const { host } = this;
-    session.modes = modes;
-    const setting = readOnly ? host.modes?.ask : host.modes?.task;
-    const choice = chooseMode(modes, readOnly, { acpName: host.identity().acpName, command: host.command }, setting);
+    const { agent, host } = this;
+    const intent = readOnly ? 'asks' : 'tasks';
+    const { choice, changed } = host.choices.modeFor(modes, readOnly);
     if (!choice.mode) {
-      host.logger.warn(`${this.name}: ${choice.why}; its session stays in mode ${modes.current ?? '(none said)'} — the sandbox still holds`);
+      if (changed) host.logger.warn(`${this.name}: ${choice.why}; its ${intent} stay in mode ${modes.current ?? '(none said)'} — the sandbox still holds`);
       return;
     }
-    session.wantedMode = choice.mode.id;
-    host.choices.modesUsed[readOnly ? 'ask' : 'task'] = choice.mode.id;
-    host.logger.info(`${this.name} runs ${readOnly ? 'asks' : 'tasks'} in its mode "${choice.mode.id}" (${choice.why})`);
-    await this.keepMode(session);
-  }
-
-  /** Sets the session's mode where it is not the one wanted (the agent may have left it). */
-  async keepMode(session: AcpSession): Promise<void> {
-    const wanted = session.wantedMode;
-    if (!wanted || !session.modes || session.modes.current === wanted) return;
-    const { agent, host } = this;
-    const request = session.modes.configId
-      ? agent.connection.agent.request('session/set_config_option', { sessionId: session.id, configId: session.modes.configId, value: wanted } as acp.SetSessionConfigOptionRequest)
+    if (changed) host.logger.info(`${this.name} runs ${intent} in its mode "${choice.mode.id}" (${choice.why})`);
+    const wanted = choice.mode.id;
+    if (modes.current === wanted) return;
+    const request = modes.configId
+      ? agent.connection.agent.request('session/set_config_option', { sessionId: session.id, configId: modes.configId, value: wanted } as acp.SetSessionConfigOptionRequest)
       : agent.connection.agent.request('session/set_mode', { sessionId: session.id, modeId: wanted });
     try {
       await withDeadline(orDeath(agent, request), host.requestTimeoutMs, `${this.name} did not answer within ${host.requestTimeoutMs} ms`);
-      session.modes.current = wanted;
+      modes.current = wanted;
     } catch (error) {
       if (error instanceof AgentError && !isAlive(agent)) throw error;
       host.logger.warn(`${this.name} did not take its mode "${wanted}": ${errorText(error)} — the sandbox still holds`);

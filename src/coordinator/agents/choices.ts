@@ -1,15 +1,17 @@
 /**
  * What an agent offers beyond its turns — its slash commands (`available_commands_update`), its
  * models and modes (`session/new`: `models`, or config options of category `model` / `mode`) —
- * and the model its turns use: the one chosen in the editor (SetAgentModel, remembered per agent
- * in the state directory's `agent-models.json`), else `buckley.agent.model`, else the agent's own
- * default. Shared by every process of one agent (pool.ts), so a choice holds for all of them.
+ * and the model and mode its turns use: the ones chosen in the editor (SetAgentModel,
+ * SetAgentMode; remembered per agent in the state directory's `agent-models.json`), else
+ * `buckley.agent.model` / `buckley.agent.mode`, else the agent's own default model and the safety
+ * rules' mode (modes.ts: a wanted mode holds a turn only where those rules allow it). Shared by
+ * every process of one agent (pool.ts), so a choice holds for all of them.
  */
 import * as z from '../../schema.js';
 import type { Logger } from '../../logger.js';
 import { parseJson, readStateFileSync, writeFileAtomicSync } from '../../state.js';
 import type { AgentControls } from '../../wire/contract.js';
-import type { AgentMode, SessionModes } from './modes.js';
+import { choosableModes, chooseMode, findChoice, modeRefusal, type AgentMode, type ModeChoice, type SessionModes, type WantedMode } from './modes.js';
 import { delay } from './acpProcess.js';
 import type { AgentTurn } from './driver.js';
 
@@ -27,6 +29,10 @@ export interface ChoicesOptions {
   agent: string;
   /** `buckley.agent.model`. */
   setting?: string;
+  /** `buckley.agent.mode`: the mode wanted, where the safety rules allow it. */
+  modeSetting?: string;
+  /** `buckley.agent.modes`: the modes asks and tasks run in, whatever they are. */
+  modeSettings?: { ask?: string; task?: string };
   /** Where choices made in the editor are remembered; none: for this run only. */
   file?: string;
   logger: Logger;
@@ -35,21 +41,27 @@ export interface ChoicesOptions {
 /** How long a question that may be a command waits for the agent to list its commands. */
 const COMMANDS_WAIT_MS = 1_000;
 
-const savedSchema = z.object({ version: z.literal(1), models: z.record(z.string(), z.string()) });
+const savedSchema = z.object({ version: z.literal(1), models: z.record(z.string(), z.string()), modes: z.optional(z.record(z.string(), z.string())) });
+type Saved = z.infer<typeof savedSchema>;
 
 export class AgentChoices {
   /** The models and modes the latest session was offered. */
   private models: SessionModels | undefined;
   private modes: SessionModes | undefined;
   readonly commands = new Map<string, AgentCommandInfo>();
-  /** The modes asks and tasks were last put in. */
-  readonly modesUsed: { ask?: string; task?: string } = {};
+  /** The modes asks and tasks were last put in, and why (a change is logged once). */
+  private readonly modesUsed: { ask?: ModeChoice; task?: ModeChoice } = {};
   private chosen: string | undefined;
+  private chosenMode: string | undefined;
+  /** The agent's ACP name, once it has said it (known agents' modes: modes.ts). */
+  acpName: string | undefined;
   /** Settings already said to name a model the agent does not offer. */
   private readonly saidMissing = new Set<string>();
 
   constructor(private readonly options: ChoicesOptions) {
-    this.chosen = this.remembered();
+    const saved = this.remembered();
+    this.chosen = saved?.models[options.agent];
+    this.chosenMode = saved?.modes?.[options.agent];
   }
 
   /** The model wanted (an id or name, as given), and where it comes from. */
@@ -107,8 +119,50 @@ export class AgentChoices {
     const model = findChoice(models.available, value);
     if (!model) return { error: `the agent offers no model "${value}": it offers ${listed(models.available)}` };
     this.chosen = model.id;
-    this.remember(model.id);
+    this.remember('models', model.id);
     return { model };
+  }
+
+  /** The mode wanted for the turns (an id or name, as given), and where it comes from. */
+  wantedMode(): WantedMode | undefined {
+    if (this.chosenMode) return { mode: this.chosenMode, source: 'chosen in the editor' };
+    if (this.options.modeSetting) return { mode: this.options.modeSetting, source: 'buckley.agent.mode' };
+    return undefined;
+  }
+
+  /**
+   * The mode a turn of this intent runs in (modes.ts), noted as the one used; `changed` when it is
+   * not the one the intent used last (to be said once, not with every turn).
+   */
+  modeFor(modes: SessionModes, readOnly: boolean): { choice: ModeChoice; changed: boolean } {
+    const intent = readOnly ? 'ask' : 'task';
+    const choice = chooseMode(modes, readOnly, this.names(), this.options.modeSettings?.[intent], this.wantedMode());
+    const before = this.modesUsed[intent];
+    this.modesUsed[intent] = choice;
+    return { choice, changed: before?.mode?.id !== choice.mode?.id || before?.why !== choice.why };
+  }
+
+  /**
+   * Chooses the mode tasks run in from now on (and remembers it): one that asks before it acts
+   * (asks stay in the read-only mode); an error in words for one the agent does not offer or the
+   * safety rules do not allow.
+   */
+  chooseMode(value: string): { mode: AgentMode } | { error: string } {
+    const modes = this.modes;
+    if (!modes) return { error: 'the agent has not said which modes it offers (it has not started, or offers none)' };
+    const mode = findChoice(modes.available, value);
+    if (!mode) return { error: `the agent offers no mode "${value}": it offers ${listed(modes.available)}` };
+    const fixed = this.options.modeSettings?.task;
+    if (fixed) return { error: `buckley.agent.modes.task puts tasks in "${fixed}": change it there` };
+    const refusal = modeRefusal(mode, false, this.names());
+    if (refusal) return { error: `the mode "${mode.id}" ${refusal}: tasks run in one that asks first (${listed(choosableModes(modes, this.names()))}); buckley.agent.modes.task sets any` };
+    this.chosenMode = mode.id;
+    this.remember('modes', mode.id);
+    return { mode };
+  }
+
+  private names(): { acpName?: string; command: readonly string[] } {
+    return { acpName: this.acpName, command: this.options.agent.split(' ') };
   }
 
   /** The current model's id, as the sessions know it. */
@@ -122,53 +176,56 @@ export class AgentChoices {
     const wanted = this.wanted();
     const current = this.currentModel();
     const honoured = wanted && this.models && findChoice(this.models.available, wanted.model);
+    const modes = this.modes;
+    // The modes the next turns run in, as they are chosen now (a mode chosen since the last turn included).
+    const ask = modes && chooseMode(modes, true, this.names(), this.options.modeSettings?.ask, this.wantedMode());
+    const task = modes && chooseMode(modes, false, this.names(), this.options.modeSettings?.task, this.wantedMode());
     return {
       agent,
-      known: this.models !== undefined || this.modes !== undefined || this.commands.size > 0,
+      known: this.models !== undefined || modes !== undefined || this.commands.size > 0,
       commands: [...this.commands.values()],
       models: (this.models?.available ?? []).map(asChoice),
       model: current ?? '',
       model_source: honoured || (wanted && !this.models) ? wanted.source : current ? "the agent's default" : '',
-      modes: (this.modes?.available ?? []).map(asChoice),
-      ask_mode: this.modesUsed.ask ?? '',
-      task_mode: this.modesUsed.task ?? '',
+      modes: (modes?.available ?? []).map(asChoice),
+      ask_mode: ask?.mode?.id ?? '',
+      task_mode: task?.mode?.id ?? '',
+      // None to choose from where buckley.agent.modes.task fixes the mode.
+      task_modes: modes && !this.options.modeSettings?.task ? choosableModes(modes, this.names()).map((mode) => mode.id) : [],
+      mode_source: task?.why ?? '',
     };
   }
 
-  private remembered(): string | undefined {
-    const { file, agent, logger } = this.options;
+  private remembered(): Saved | undefined {
+    const { file, logger } = this.options;
     if (!file) return undefined;
     try {
       const text = readStateFileSync(file);
       if (text === undefined) return undefined;
       const parsed = savedSchema.safeParse(parseJson(text));
-      if (parsed.success) return parsed.data.models[agent];
-      logger.warn(`ignoring ${file}: it is not a list of chosen models`);
+      if (parsed.success) return parsed.data;
+      logger.warn(`ignoring ${file}: it is not a list of chosen models and modes`);
     } catch (error) {
       logger.warn(`ignoring ${file}: ${(error as Error).message}`);
     }
     return undefined;
   }
 
-  private remember(model: string): void {
+  private remember(kind: 'models' | 'modes', id: string): void {
     const { file, agent, logger } = this.options;
     if (!file) return;
     try {
       const text = readStateFileSync(file);
       const parsed = text === undefined ? undefined : savedSchema.safeParse(parseJson(text));
-      const models = parsed?.success ? parsed.data.models : {};
-      writeFileAtomicSync(file, JSON.stringify({ version: 1, models: { ...models, [agent]: model } }));
+      const saved: Saved = parsed?.success ? parsed.data : { version: 1, models: {} };
+      writeFileAtomicSync(file, JSON.stringify({ ...saved, [kind]: { ...saved[kind], [agent]: id } }));
     } catch (error) {
-      logger.warn(`could not remember the chosen model in ${file}: ${(error as Error).message}`);
+      logger.warn(`could not remember the chosen ${kind === 'models' ? 'model' : 'mode'} in ${file}: ${(error as Error).message}`);
     }
   }
 }
 
-/** The choice with this id, else the one with this id or name in any case. */
-export function findChoice(available: readonly AgentMode[], wanted: string): AgentMode | undefined {
-  const lower = wanted.toLowerCase();
-  return available.find((choice) => choice.id === wanted) ?? available.find((choice) => choice.id.toLowerCase() === lower || choice.name?.toLowerCase() === lower);
-}
+export { findChoice };
 
 function asChoice(choice: AgentMode): { id: string; name: string; description: string } {
   return { id: choice.id, name: choice.name ?? '', description: choice.description ?? '' };

@@ -59,7 +59,7 @@ function acpPool(command: string[], options: DetectOptions): AgentDriver {
   const agent = options.config.agent;
   const agentEnv = { ...knownByCommand(command)?.defaultEnv, ...agentEnvironment(env, agent.env) };
   const sessionStore = new SessionStore(join(stateDirectory(env), 'agent-sessions.json'), logger.child('sessions'));
-  const choices = new AgentChoices({ agent: command.join(' '), setting: agent.model, file: join(stateDirectory(env), 'agent-models.json'), logger: logger.child('acp') });
+  const choices = new AgentChoices({ agent: command.join(' '), setting: agent.model, modeSetting: agent.mode, modeSettings: agent.modes, file: join(stateDirectory(env), 'agent-models.json'), logger: logger.child('acp') });
   const editorMcp = agent.editorTools ? new EditorMcpServer(logger.child('acp'), options.clientVersion) : undefined;
   return new AgentPool({
     choices,
@@ -80,7 +80,6 @@ function acpPool(command: string[], options: DetectOptions): AgentDriver {
         requestTimeoutMs: agent.requestTimeoutMs,
         cancelGraceMs: agent.cancelGraceMs,
         sessionStore,
-        modes: agent.modes,
         choices,
         mcpServers: agent.mcpServers,
         editorMcp,

@@ -139,6 +139,8 @@ export interface AgentDriver {
   controls?(discover: boolean): Promise<AgentControls>;
   /** The model its turns use from now on (remembered): what it offers then, or why not, in words. */
   chooseModel?(model: string): AgentControls | { error: string };
+  /** The mode its tasks run in from now on (remembered; one that asks first): what it offers then, or why not, in words. */
+  chooseMode?(mode: string): AgentControls | { error: string };
   /** Completes code at the cursor (a model does; an ACP agent has no such call). */
   complete?(request: CompletionRequest, signal: AbortSignal): Promise<Completion>;
   close(): Promise<void>;

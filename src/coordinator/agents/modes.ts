@@ -94,26 +94,76 @@ const ASKS_FIRST = [/^(default|normal|manual|ask|suggest|on[-_ ]?request|untrust
 
 export type ModeChoice = { mode: AgentMode; why: string } | { mode?: undefined; why: string };
 
+/** A mode the user wants (chosen in the editor, or `buckley.agent.mode`), and where that comes from. */
+export interface WantedMode {
+  mode: string;
+  source: string;
+}
+
+type AgentNames = { acpName?: string; command: readonly string[] };
+
+/** The choice (a mode or model) with this id, else the one with this id or name in any case. */
+export function findChoice(available: readonly AgentMode[], wanted: string): AgentMode | undefined {
+  const lower = wanted.toLowerCase();
+  return available.find((choice) => choice.id === wanted) ?? available.find((choice) => choice.id.toLowerCase() === lower || choice.name?.toLowerCase() === lower);
+}
+
 /**
- * The mode for an ask (`readOnly`) or a task: the user's setting (by id or name), else the known
- * agent's, else the first whose id, name or description says it is read-only (ask) or asks first
- * (task), never one that lets tools run unasked.
+ * Why `mode` may not hold a turn of this intent where the user merely prefers it (the safety
+ * rules win): it runs tools unasked; for an ask, it is not read-only (the known agent's ask mode,
+ * or one that reads as read-only). Undefined where it may.
  */
-export function chooseMode(modes: SessionModes, readOnly: boolean, agent: { acpName?: string; command: readonly string[] }, setting?: string): ModeChoice {
-  const intent = readOnly ? 'ask' : 'task';
-  const find = (wanted: string) => modes.available.find((mode) => mode.id === wanted) ?? modes.available.find((mode) => mode.id.toLowerCase() === wanted.toLowerCase() || mode.name?.toLowerCase() === wanted.toLowerCase());
-  if (setting) {
-    const mode = find(setting);
-    if (mode) return { mode, why: `buckley.agent.modes.${intent}` };
-    return { why: `buckley.agent.modes.${intent} is "${setting}", which the agent does not offer (it offers ${modes.available.map((mode) => mode.id).join(', ')})` };
-  }
+export function modeRefusal(mode: AgentMode, readOnly: boolean, agent: AgentNames): string | undefined {
+  if (UNASKED.test(`${mode.id} ${mode.name ?? ''}`)) return 'runs tools unasked';
+  if (!readOnly) return undefined;
   const known = knownByAcpName(agent.acpName) ?? knownByCommand(agent.command);
-  const knownMode = known && find(known.modes[intent]);
+  if (known) return known.modes.ask === mode.id ? undefined : 'is not its read-only mode';
+  return READ_ONLY.some((pattern) => pattern.test(mode.id) || pattern.test(mode.name ?? '')) ? undefined : 'does not read as read-only';
+}
+
+/** The modes a task may be put in from the editor ("Buckley: choose mode"): those that ask first. */
+export function choosableModes(modes: SessionModes, agent: AgentNames): AgentMode[] {
+  return modes.available.filter((mode) => !modeRefusal(mode, false, agent));
+}
+
+/**
+ * The mode for an ask (`readOnly`) or a task: the user's setting for the intent
+ * (`buckley.agent.modes.ask` / `.task`, by id or name: the expert's word, taken as it is); else the
+ * mode the user wants (`wanted`: chosen in the editor or `buckley.agent.mode`) where the safety
+ * rules allow it for the intent; else the known agent's, else the first whose id, name or
+ * description says it is read-only (ask) or asks first (task), never one that lets tools run unasked.
+ */
+export function chooseMode(modes: SessionModes, readOnly: boolean, agent: AgentNames, setting?: string, wanted?: WantedMode): ModeChoice {
+  const intent = readOnly ? 'ask' : 'task';
+  if (setting) {
+    const mode = findChoice(modes.available, setting);
+    if (mode) return { mode, why: `buckley.agent.modes.${intent}` };
+    return { why: `buckley.agent.modes.${intent} is "${setting}", which the agent does not offer (it offers ${offered(modes)})` };
+  }
+  let held = '';
+  if (wanted) {
+    const mode = findChoice(modes.available, wanted.mode);
+    const refusal = mode ? modeRefusal(mode, readOnly, agent) : 'is not one the agent offers';
+    if (mode && !refusal) return { mode, why: wanted.source };
+    held = `"${wanted.mode}" (${wanted.source}) ${refusal}: `;
+  }
+  const fallback = safeMode(modes, readOnly, agent);
+  return fallback.mode ? { mode: fallback.mode, why: `${held}${fallback.why}` } : { why: `${held}${fallback.why}` };
+}
+
+/** The known agent's mode for the intent, else the first whose words say it is read-only (ask) or asks first (task). */
+function safeMode(modes: SessionModes, readOnly: boolean, agent: AgentNames): ModeChoice {
+  const known = knownByAcpName(agent.acpName) ?? knownByCommand(agent.command);
+  const knownMode = known && findChoice(modes.available, known.modes[readOnly ? 'ask' : 'task']);
   if (knownMode) return { mode: knownMode, why: `${known.title}'s ${readOnly ? 'read-only mode' : 'mode that asks before changes'}` };
   const safe = modes.available.filter((mode) => !UNASKED.test(`${mode.id} ${mode.name ?? ''}`));
   for (const pattern of readOnly ? [...READ_ONLY, ...ASKS_FIRST] : ASKS_FIRST) {
     const mode = safe.find((candidate) => pattern.test(candidate.id) || pattern.test(candidate.name ?? '') || (pattern.flags.includes('i') && !pattern.source.startsWith('^') && pattern.test(candidate.description ?? '')));
     if (mode) return { mode, why: readOnly ? 'the mode that reads as read-only' : 'the mode that reads as asking first' };
   }
-  return { why: `none of the agent's modes (${modes.available.map((mode) => mode.id).join(', ')}) reads as ${readOnly ? 'read-only' : 'asking before changes'}` };
+  return { why: `none of the agent's modes (${offered(modes)}) reads as ${readOnly ? 'read-only' : 'asking before changes'}` };
+}
+
+function offered(modes: SessionModes): string {
+  return modes.available.map((mode) => mode.id).join(', ');
 }

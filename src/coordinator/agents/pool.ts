@@ -146,7 +146,13 @@ export class AgentPool implements AgentDriver {
   }
 
   chooseModel(model: string): AgentControls | { error: string } {
-    return this.latest.chooseModel(model);
+    const chosen = this.options.choices.choose(model);
+    return 'error' in chosen ? chosen : this.options.choices.snapshot(this.shortName);
+  }
+
+  chooseMode(mode: string): AgentControls | { error: string } {
+    const chosen = this.options.choices.chooseMode(mode);
+    return 'error' in chosen ? chosen : this.options.choices.snapshot(this.shortName);
   }
 
   endSession(sessionKey: string): void {
