@@ -24,7 +24,12 @@ function listedModels(req: IncomingMessage, res: ServerResponse, id: string): bo
   return true;
 }
 
-export async function sseServer(reply: (req: IncomingMessage, body: any) => Promise<string[]>): Promise<{ url: string }> {
+/**
+ * `usage`: asked for it (`stream_options.include_usage`), the last event before [DONE] says the
+ * tokens, as OpenAI sends them (no choices): the prompt's characters / 4 in, a token a piece out.
+ * `strict`: a server from before `stream_options`, which refuses it (HTTP 400, naming it).
+ */
+export async function sseServer(reply: (req: IncomingMessage, body: any) => Promise<string[]>, options: { strict?: boolean } = {}): Promise<{ url: string }> {
   const server: Server = createServer(async (req, res) => {
     const raw = await bodyOf(req);
     if (listedModels(req, res, 'llama3:8b')) return;
@@ -32,12 +37,21 @@ export async function sseServer(reply: (req: IncomingMessage, body: any) => Prom
       res.writeHead(404).end();
       return;
     }
-    const pieces = await reply(req, JSON.parse(raw));
+    const body = JSON.parse(raw);
+    if (options.strict && body.stream_options) {
+      res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'Unrecognized request argument supplied: stream_options', type: 'invalid_request_error' } }));
+      return;
+    }
+    const pieces = await reply(req, body);
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     for (const piece of pieces) {
       res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] })}\n\n`);
     }
     res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\n`);
+    if (body.stream_options?.include_usage) {
+      const input = Math.ceil(JSON.stringify(body.messages).length / 4);
+      res.write(`data: ${JSON.stringify({ choices: [], usage: { prompt_tokens: input, completion_tokens: pieces.length, total_tokens: input + pieces.length } })}\n\n`);
+    }
     res.end('data: [DONE]\n\n');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

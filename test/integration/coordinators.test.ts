@@ -226,6 +226,28 @@ describe('coordinators', () => {
     expect(logs).not.toContain('sk-test-secret');
   });
 
+  it("says the tokens an OpenAI-compatible server counts (stream_options.include_usage); a server that refuses the option is asked again without it", async () => {
+    const counted: any[] = [];
+    const server = await sseServer(async (_req, body) => {
+      counted.push(body);
+      return ['Forty', '-two.'];
+    });
+    const settings = (url: string) => ({ initializationOptions: { agent: { driver: 'openai', openai: { baseUrl: `${url}/v1`, model: 'test-model' } } } });
+    const client = await start({ client: 'neovim-0.10.4', env: { BUCKLEY_AGENT: undefined }, initialize: settings(server.url) });
+    await client.request('buckley/ask', { question: 'What is it?', workDoneToken: 'usage-1' });
+    expect(counted[0].stream_options).toEqual({ include_usage: true });
+    const input = Math.ceil(JSON.stringify(counted[0].messages).length / 4);
+    expect(client.all('$/progress').find((p) => p.token === 'usage-1' && p.value.kind === 'end').value.message).toBe(`Answered (${input} tokens in, 2 out)`);
+    expect((await client.request('buckley/status', {})).usage).toBe(`1 turn · ${input} tokens in, 2 out`);
+
+    const strict = await sseServer(async () => ['Forty', '-two.'], { strict: true });
+    const old = await start({ client: 'neovim-0.10.4', env: { BUCKLEY_AGENT: undefined }, initialize: settings(strict.url) });
+    expect((await old.request('buckley/ask', { question: 'What is it?', workDoneToken: 'usage-2' })).answer).toBe('Forty-two.');
+    // Nothing made up where nothing was counted.
+    expect(old.all('$/progress').find((p) => p.token === 'usage-2' && p.value.kind === 'end').value.message).toBe('Answered');
+    await old.waitFor('window/logMessage', (p) => p.message.includes('does not take stream_options: asked without it'));
+  });
+
   it('finds `buckley` on PATH and runs `buckley acp`', async () => {
     const bin = tempDir('buckley-path');
     // A stand-in for the Buckley CLI: `buckley acp` speaks ACP (our scripted agent does the talking).

@@ -2,12 +2,14 @@
  * The OpenAI-compatible driver: streaming chat completions (`POST {baseUrl}/chat/completions`
  * with `stream: true`, server-sent events) for Ollama, llama.cpp server, vLLM, LM Studio and
  * OpenAI. Plain question and answer: no tools, so nothing to approve. The API key is read from
- * an environment variable and never logged.
+ * an environment variable and never logged. The turn's tokens come from the stream's last event
+ * (`stream_options.include_usage`), where the server sends them.
  */
 import * as z from '../../schema.js';
 import type { Logger } from '../../logger.js';
 import { withEarlierTurns } from '../../wire/prompt.js';
 import { FillInTheMiddle, type Completion, type CompletionRequest } from './fillInTheMiddle.js';
+import type { TurnUsage } from '../../wire/contract.js';
 import { AgentError, type AgentDriver, type AgentTurn, type TurnResult, type TurnSink } from './driver.js';
 
 export interface OpenAiDriverOptions {
@@ -23,7 +25,8 @@ const choiceSchema = z.object({
   delta: z.nullish(z.object({ content: z.nullish(z.string()) })),
   finish_reason: z.nullish(z.string()),
 });
-const chunkSchema = z.object({ choices: z._default(z.array(choiceSchema), []) });
+const usageSchema = z.object({ prompt_tokens: z._default(z.int(), 0), completion_tokens: z._default(z.int(), 0) });
+const chunkSchema = z.object({ choices: z._default(z.array(choiceSchema), []), usage: z.nullish(usageSchema) });
 
 /** Conversations whose history is kept. */
 const MAX_CONVERSATIONS = 32;
@@ -35,6 +38,8 @@ export class OpenAiDriver implements AgentDriver {
   readonly description: string;
   readonly shortName: string;
   readonly writesFiles = false;
+  /** The server refused `stream_options` (a strict one, from before it existed): asked without it since. */
+  private withoutUsage = false;
   /** Conversation history per session, so follow-up questions have context. */
   private readonly histories = new Map<string, { role: 'user' | 'assistant'; content: string }[]>();
 
@@ -55,34 +60,14 @@ export class OpenAiDriver implements AgentDriver {
     // A conversation this process does not hold (a restart, one forgotten): its earlier turns come along.
     const prompt = history.length ? turn.prompt : withEarlierTurns(turn.prompt, turn.earlier);
     const messages = [{ role: 'system', content: SYSTEM_PROMPT }, ...history, { role: 'user', content: prompt }];
-    const url = `${this.options.baseUrl.replace(/\/+$/, '')}/chat/completions`;
-    const connectTimeout = AbortSignal.timeout(this.options.connectTimeoutMs ?? 30_000);
-    let response: Response;
-    try {
-      response = await fetch(url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'text/event-stream',
-          ...(this.options.apiKey ? { authorization: `Bearer ${this.options.apiKey}` } : {}),
-        },
-        body: JSON.stringify({ model: this.options.model, messages, stream: true }),
-        signal: AbortSignal.any([signal, connectTimeout]),
-      });
-    } catch (error) {
-      if (signal.aborted) return { text: '', stopReason: 'cancelled' };
-      const why = connectTimeout.aborted ? 'did not answer in time' : (error as Error).message;
-      throw new AgentError(`${this.description}: ${why}. Is the server running? (setting buckley.agent.openai.baseUrl)`);
-    }
-    if (!response.ok || !response.body) {
-      const body = (await response.text().catch(() => '')).slice(0, 300);
-      throw new AgentError(`${this.description} answered HTTP ${response.status}: ${body || response.statusText}`);
-    }
+    const stream = await this.request(messages, signal);
+    if (!stream) return { text: '', stopReason: 'cancelled' };
 
     let text = '';
     let finish: string | undefined;
+    let usage: TurnUsage | undefined;
     try {
-      for await (const data of serverSentEvents(response.body, signal)) {
+      for await (const data of serverSentEvents(stream, signal)) {
         if (data === '[DONE]') break;
         let json: unknown;
         try {
@@ -92,6 +77,7 @@ export class OpenAiDriver implements AgentDriver {
         }
         const chunk = chunkSchema.safeParse(json);
         if (!chunk.success) throw new AgentError(`${this.description} sent an unexpected event: ${data.slice(0, 120)}`);
+        if (chunk.data.usage) usage = { cost: 0, currency: '', context_used: 0, context_size: 0, input_tokens: chunk.data.usage.prompt_tokens, output_tokens: chunk.data.usage.completion_tokens };
         for (const choice of chunk.data.choices) {
           const delta = choice.delta?.content;
           if (delta) {
@@ -113,7 +99,42 @@ export class OpenAiDriver implements AgentDriver {
       if (this.histories.size <= MAX_CONVERSATIONS) break;
       this.histories.delete(key);
     }
-    return { text, stopReason: finish === 'length' ? 'max_tokens' : 'end_turn' };
+    return { text, stopReason: finish === 'length' ? 'max_tokens' : 'end_turn', ...(usage && (usage.input_tokens || usage.output_tokens) ? { usage } : {}) };
+  }
+
+  /**
+   * POST /chat/completions, streamed: the events to read; undefined when cancelled. A server
+   * that refuses `stream_options` (HTTP 400 naming it) is asked again without it, and from then on.
+   */
+  private async request(messages: { role: string; content: string }[], signal: AbortSignal): Promise<ReadableStream<Uint8Array> | undefined> {
+    const url = `${this.options.baseUrl.replace(/\/+$/, '')}/chat/completions`;
+    const connectTimeout = AbortSignal.timeout(this.options.connectTimeoutMs ?? 30_000);
+    const body = { model: this.options.model, messages, stream: true, ...(this.withoutUsage ? {} : { stream_options: { include_usage: true } }) };
+    let response: Response;
+    try {
+      response = await fetch(url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'text/event-stream',
+          ...(this.options.apiKey ? { authorization: `Bearer ${this.options.apiKey}` } : {}),
+        },
+        body: JSON.stringify(body),
+        signal: AbortSignal.any([signal, connectTimeout]),
+      });
+    } catch (error) {
+      if (signal.aborted) return undefined;
+      const why = connectTimeout.aborted ? 'did not answer in time' : (error as Error).message;
+      throw new AgentError(`${this.description}: ${why}. Is the server running? (setting buckley.agent.openai.baseUrl)`);
+    }
+    if (response.ok && response.body) return response.body;
+    const said = (await response.text().catch(() => '')).slice(0, 300);
+    if (response.status === 400 && !this.withoutUsage && /stream_options/.test(said)) {
+      this.withoutUsage = true;
+      this.options.logger.info(`${this.description} does not take stream_options: asked without it (no token counts from it)`);
+      return this.request(messages, signal);
+    }
+    throw new AgentError(`${this.description} answered HTTP ${response.status}: ${said || response.statusText}`);
   }
 
   async check(signal: AbortSignal): Promise<string> {
