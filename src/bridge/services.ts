@@ -92,7 +92,9 @@ export function createServices(input: ServicesInput) {
   const turnEnded = () => void controls.refresh();
   const questions = new AgentQuestions({ editor, features, logger: logger.child('agent') });
   const common = { editor, config, features, targets, answers, progress, limiter, coordinator, files, questions, usage, turnEnded };
-  const asks = new AskService({ ...common, logger: logger.child('ask'), conversations, openText: (uri) => documents.get(canonicalUri(uri))?.getText() });
+  // A task's conversation is followed up as a task (in its agent session, which may change files).
+  let tasks!: TaskService;
+  const asks = new AskService({ ...common, logger: logger.child('ask'), conversations, openText: (uri) => documents.get(canonicalUri(uri))?.getText(), continueTask: (input) => tasks.start(input) });
   const approvals = new ApprovalService({
     editor,
     documents,
@@ -104,9 +106,9 @@ export function createServices(input: ServicesInput) {
     showChange: (executionId, diff) => agentEdits.showChange(executionId, diff),
     diagnostics,
   });
-  const taskEdits = new TaskEdits(agentEdits, workspaceRoot, logger.child('edits'));
+  const taskEdits = new TaskEdits(agentEdits, workspaceRoot, logger.child('edits'), (conversation, lines) => conversations.noteUndone(conversation, lines));
   review = new HunkReview({ edits: taskEdits, agentEdits, diagnostics, documentAt, workspaceRoot, logger: logger.child('review') });
-  const tasks = new TaskService({ ...common, edits: taskEdits, review, approvals, logger: logger.child('task') });
+  tasks = new TaskService({ ...common, edits: taskEdits, review, approvals, conversations, logger: logger.child('task') });
   const proposals = new Proposals({ editor, approvals, agentEdits, targets, logger: logger.child('edit'), config, documentAt: openDocument });
   const edits = new EditRoute({ editor, coordinator, tasks, proposals });
   const completions = new InlineCompletions({ documents, config, features, coordinator, logger: logger.child('completions') });

@@ -7,7 +7,7 @@
 import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { editorWithBuffers, openIn, type } from '../helpers/buffers.js';
 import { startingClients, type TestClient } from '../helpers/lspClient.js';
@@ -125,5 +125,42 @@ describe('review per change', () => {
     const undo = (await actionsAt(session.client, uri, mark.range.start.line)).find((command) => command.title === 'Buckley: undo this change (+1 −1)');
     expect(await run(session.client, undo)).toEqual({ undone: 0, kept: [{ path: file, why: 'the user changed the same lines in the editor since; the buffer was left as the user has it' }] });
     expect(session.buffers.get(uri)!.getText()).toContain('/* mine */ export async function withRetry');
+  });
+
+  it("tells the agent what the user undid with the task's next turn: a follow-up in the task's answer document runs as a task in its conversation", async () => {
+    const { root, file, original, changed } = workspace();
+    const session = await editorWithBuffers(start, root, () => true);
+    const uri = await openIn(session, file, original);
+    await write(session.client, file, changed);
+    const [, backoff] = await marks(session.client, uri, 2);
+    const undo = (await actionsAt(session.client, uri, backoff.range.start.line)).find((command) => command.title === 'Buckley: undo this change (+1 −1)');
+    expect(await run(session.client, undo)).toEqual({ undone: 1, kept: [] });
+
+    // The task is a conversation, its answer document a place to follow it up.
+    const [task] = (await session.client.request('buckley/status', {})).conversations;
+    expect(task).toMatchObject({ title: expect.stringMatching(/^WRITE /), turns: 1, document: expect.stringMatching(/^file:/) });
+    const document = () => session.buffers.get(task.document)?.getText() ?? readFileSync(fileURLToPath(task.document), 'utf8');
+    expect(document()).toContain('*Follow up: write your question below this line');
+    const followUp = async (question: string) => {
+      expect(await run(session.client, { command: 'buckley.followUp', arguments: [{ conversation: task.id, question }] })).toEqual({ started: true, conversation: task.id });
+      return (await session.client.waitFor('window/logMessage', (p) => p.message.startsWith(`Buckley's answer to "${question}"`))).message as string;
+    };
+    const told = await followUp('ECHO PROMPT once');
+    // In the task's agent session (its second turn), told after the question.
+    expect(told).toMatch(/turn 2 of session/);
+    expect(told).toContain('Since your last turn, the user undid these changes of yours');
+    const line = lineOf(original, 'return 2 ** attempt * 100;') + 1;
+    // That change alone: the other one stays.
+    expect(told.split('\n').filter((text) => text.startsWith('- `retry.ts`'))).toEqual([`- \`retry.ts\` line ${line} (+1 −1): back to ${JSON.stringify(original.split('\n')[line - 1]!.trim())}`]);
+    // Appended to the task's document (said once it is there).
+    await session.client.waitFor('window/showMessage', (p) => p.message.startsWith('done «ECHO PROMPT once»'));
+    expect(document()).toMatch(/## ECHO PROMPT once[\s\S]*turn 2 of session/);
+    // Told once.
+    expect(await followUp('ECHO PROMPT twice')).not.toContain('the user undid');
+
+    // "Undo the task's edits": the rest of it, told as all of the file.
+    expect(await run(session.client, { command: 'buckley.undoTaskEdits', arguments: [] })).toMatchObject({ undone: [file] });
+    expect(session.buffers.get(uri)!.getText()).toBe(original);
+    expect(await followUp('ECHO PROMPT thrice')).toMatch(/- `retry.ts`: all your changes to it, back to what it was before «WRITE /);
   });
 });

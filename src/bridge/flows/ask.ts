@@ -10,6 +10,7 @@ import {
   ResponseError,
   type CancellationToken,
   type ProgressToken,
+  type Range,
 } from 'vscode-languageserver';
 import type { Features } from '../capabilities.js';
 import type { Config } from '../../config.js';
@@ -27,7 +28,7 @@ import type { EditorClient } from '../editor/client.js';
 import * as messages from '../editor/messages.js';
 import { inert, inline, oneLine, utf8Length } from '../../text.js';
 import { AnswerTail, type Progress, type ProgressFactory } from '../editor/progress.js';
-import { earlierTurns, typedFollowUp, type Conversations } from '../stores/conversations.js';
+import { earlierTurns, typedFollowUp, withUndone, type Conversations } from '../stores/conversations.js';
 
 
 export interface AskInput extends TargetInput {
@@ -63,6 +64,8 @@ export interface AskDependencies {
   conversations: Conversations;
   /** The text of a document open in the editor. */
   openText(uri: string): string | undefined;
+  /** A follow-up of a task's conversation: a task too, in its agent session (tasks.ts). */
+  continueTask(input: { task: string; conversation: string; uri?: string; range?: Range }): { taskId: string };
 }
 
 /** What `buckley.followUp` and `buckley.newConversation` take: the conversation (or its answer document), and the question. */
@@ -120,8 +123,10 @@ export class AskService {
 
     try {
       const coordinator = await deps.coordinator();
+      // What the user undid of the agent's changes since its last turn here, told after the question (not with an agent's /command).
+      const undone = input.conversation && !input.question.trimStart().startsWith('/') ? deps.conversations.takeUndone(conversation) : [];
       const outcome = await coordinator.ask({
-        question: input.question,
+        question: withUndone(input.question, undone),
         conversation,
         ...(earlier ? { earlier } : {}),
         timeoutMs: config.ask.timeoutMs,
@@ -211,7 +216,7 @@ export class AskService {
   private continuing(input: AskInput): AskInput {
     const { conversations, targets } = this.deps;
     const thread = input.conversation ? conversations.get(input.conversation) : input.uri ? conversations.ofDocument(input.uri) : undefined;
-    // Only a conversation of ours is continued: an id it never gave (a task's, made up) would share an agent session unasked.
+    // Only a conversation of ours is continued: an id it never gave (made up) would share an agent session unasked.
     if (input.conversation && !thread) throw unknownConversation(input.conversation);
     if (!thread) return input;
     const asked = input.uri && !conversations.ofDocument(input.uri) ? input : { ...input, uri: undefined, range: undefined, text: undefined };
@@ -237,10 +242,14 @@ export class AskService {
     if (!question) {
       throw new ResponseError(ErrorCodes.InvalidParams, 'no question: write it below the last line of the answer document ("Follow up: …"), then run "Buckley: follow up" again');
     }
+    const code = thread.uri && this.deps.targets.isOpen(thread.uri) ? { uri: thread.uri, range: thread.range } : {};
     if (fresh) {
-      const code = thread.uri && this.deps.targets.isOpen(thread.uri) ? { uri: thread.uri, range: thread.range } : {};
       this.askInBackground({ question, ...code });
       return { started: true };
+    }
+    if (thread.task) {
+      this.deps.continueTask({ task: question, conversation: thread.id, ...code });
+      return { started: true, conversation: thread.id };
     }
     this.askInBackground({ question, conversation: thread.id });
     return { started: true, conversation: thread.id };
@@ -271,5 +280,5 @@ export class AskService {
 }
 
 function unknownConversation(id: string): ResponseError<void> {
-  return new ResponseError(ErrorCodes.InvalidParams, `no conversation ${id}: it is not one of the conversations kept (buckley.conversations lists them; a task is not one); ask again from the code`);
+  return new ResponseError(ErrorCodes.InvalidParams, `no conversation ${id}: it is not one of the conversations kept (buckley.conversations lists them); ask again from the code`);
 }

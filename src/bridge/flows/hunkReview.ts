@@ -115,6 +115,7 @@ export class HunkReview {
     const files = this.deps.edits.filesOf(ref.taskId);
     const outcome = { undone: 0, kept: [] as { path: string; why: string }[] };
     if (!files) return outcome;
+    const told: string[] = [];
     for (const [path, edit] of [...files]) {
       if (ref.line !== undefined && path !== ref.path) continue;
       const reverse = lineHunks(edit.after, edit.before);
@@ -130,8 +131,11 @@ export class HunkReview {
         continue;
       }
       outcome.undone += ref.line === undefined ? reverse.length : 1;
+      const shown = `\`${this.deps.edits.shown(path)}\``;
+      told.push(ref.line === undefined ? `${shown}: all your changes to it, back to what it was before the task` : undoneHunk(shown, reverse[index]!));
       this.deps.edits.update(ref.taskId, path, { after: target });
     }
+    this.deps.edits.undone(ref.taskId, told);
     this.deps.logger.info(`undid ${outcome.undone} change(s) of task ${ref.taskId}${outcome.kept.map(({ path, why }) => `; ${path} kept: ${why}`).join('')}`);
     this.publish();
     return outcome;
@@ -195,6 +199,15 @@ export class HunkReview {
       return undefined;
     }
   }
+}
+
+/** An undone change as its agent is told: where, what it was, what the lines read again. */
+function undoneHunk(shown: string, hunk: Hunk): string {
+  const added = hunk.toLine - hunk.fromLine;
+  const where = added > 1 ? `lines ${hunk.fromLine + 1}–${hunk.toLine}` : `line ${hunk.fromLine + 1}`;
+  const before = hunk.text.replace(/\n$/, '');
+  const change = describeChange({ added, removed: lineCount(hunk.text) });
+  return before ? `${shown} ${where} (${change}): back to ${JSON.stringify(oneLine(before, 300))}` : `${shown} ${where} (${change}): the lines you added are gone`;
 }
 
 /** The change a code action names, found again by its first line and its lines' old text. */

@@ -6,6 +6,7 @@
  */
 import { shownName } from '../../uri.js';
 import { changeSummary, describeChange } from '../../edits.js';
+import { oneLine } from '../../text.js';
 import type { Logger } from '../../logger.js';
 import type { FileChanged } from '../../wire/contract.js';
 import type { AgentEdits } from './agentEdits.js';
@@ -24,6 +25,8 @@ interface FileEdit {
 
 interface EditedTask {
   title: string;
+  /** The conversation it belongs to: told what the user undid with its next turn. */
+  conversation?: string;
   files: Map<string, FileEdit>;
 }
 
@@ -41,11 +44,13 @@ export class TaskEdits {
     private readonly agentEdits: AgentEdits,
     private readonly workspaceRoot: () => string | undefined,
     private readonly logger: Logger,
+    /** What the user undid of a conversation's changes (its agent is told with the next turn). */
+    private readonly noteUndone: (conversation: string, lines: string[]) => void = () => {},
   ) {}
 
   /** A write of the task's agent was made. */
-  record(taskId: string, title: string, change: FileChanged): void {
-    const task = this.tasks.get(taskId) ?? { title, files: new Map() };
+  record(taskId: string, title: string, change: FileChanged, conversation?: string): void {
+    const task = this.tasks.get(taskId) ?? { title, conversation, files: new Map() };
     this.tasks.delete(taskId); // the newest last
     this.tasks.set(taskId, task);
     const known = task.files.get(change.path);
@@ -103,11 +108,18 @@ export class TaskEdits {
       }
     }
     if (task.files.size === 0) this.tasks.delete(id!);
+    this.undone(id!, outcome.undone.map((path) => `\`${this.shown(path)}\`: all your changes to it, back to what it was before «${oneLine(task.title, 60)}»`), task);
     this.logger.info(`undo of «${task.title}»: ${outcome.undone.length} file(s) restored${outcome.kept.map(({ path, why }) => `; ${path} kept: ${why}`).join('')}`);
     return outcome;
   }
 
-  private shown(path: string): string {
+  /** Changes of a task the user undid (`lines`: what became of each, for its agent). */
+  undone(taskId: string, lines: string[], task = this.tasks.get(taskId)): void {
+    if (task?.conversation && lines.length) this.noteUndone(task.conversation, lines);
+  }
+
+  /** A path as the agent sees it: from the workspace. */
+  shown(path: string): string {
     return shownName(path, [this.workspaceRoot()]);
   }
 }

@@ -6,7 +6,7 @@
  * (with the reason, timeouts included) or cancelled.
  */
 import { randomUUID } from 'node:crypto';
-import type { Range } from 'vscode-languageserver';
+import { ErrorCodes, ResponseError, type Range } from 'vscode-languageserver';
 import type { Features } from '../capabilities.js';
 import type { Config } from '../../config.js';
 import type { CoordinatorSession, EditorFiles, EditorQuestions, StreamOutcome } from '../link/calls.js';
@@ -15,12 +15,13 @@ import type { Logger } from '../../logger.js';
 import { TaskProgressNotification, type TaskProgress, type TaskStatus, type ToolExecution } from '../protocol.js';
 import { usageLine, type UsageTally } from './usage.js';
 import { endLine, planSteps, turnNotes, TurnSteps } from './plans.js';
-import { reportOnly, type Answers } from '../stores/answers.js';
+import { reportOnly, type Answer, type Answers } from '../stores/answers.js';
+import { earlierTurns, withUndone, type Conversations } from '../stores/conversations.js';
 import type { ApprovalService, WireApproval } from './approvals.js';
 import { named, subjectOf } from './approvalWords.js';
 import type { EditorClient } from '../editor/client.js';
 import * as messages from '../editor/messages.js';
-import { inert, inline, oneLine } from '../../text.js';
+import { inert, inline, oneLine, utf8Length } from '../../text.js';
 import { AnswerTail, type Progress, type ProgressFactory } from '../editor/progress.js';
 import type { Limiter } from '../editor/limits.js';
 import type { Target, Targets, TargetInput } from './target.js';
@@ -35,6 +36,8 @@ export interface TaskInput extends TargetInput {
   /** An edit of the selection (buckley.edit). */
   edit?: boolean;
   planId?: string;
+  /** A follow-up of a task: its conversation (same agent session, answer appended to its document). */
+  conversation?: string;
 }
 
 export interface TaskDependencies {
@@ -58,6 +61,8 @@ export interface TaskDependencies {
   review: Pick<HunkReview, 'show' | 'publish'>;
   /** What the turns used and cost (for buckley/status). */
   usage: UsageTally;
+  /** Tasks' conversations: followed up in their answer documents. */
+  conversations: Conversations;
   /** Told when a turn has ended, however it ended. */
   turnEnded(): void;
 }
@@ -66,6 +71,10 @@ interface RunningTask {
   id: string;
   title: string;
   query: string;
+  /** Its conversation: its own (`task-<id>`), or the task's it follows up. */
+  conversation: string;
+  /** A follow-up's earlier turns (within the budget), for an agent that lost them. */
+  earlier?: string;
   edit: boolean;
   state: TaskProgress;
   tools: Map<string, ToolExecution>;
@@ -86,15 +95,25 @@ export class TaskService {
    * URI is an error of the request that started it.
    */
   start(input: TaskInput): { taskId: string } {
+    const { conversations } = this.deps;
     const config = this.deps.config();
-    const target = this.deps.targets.resolve(input, config, input.task);
+    const thread = input.conversation ? conversations.get(input.conversation) : undefined;
+    if (input.conversation && !thread?.task) throw new ResponseError(ErrorCodes.InvalidParams, `no task conversation ${input.conversation}: follow a task up in its answer document`);
+    const earlier = thread ? earlierTurns(thread.turns, Math.floor(config.context.maxBytes / 2)) || undefined : undefined;
+    const target = this.deps.targets.resolve(input, config, input.task, earlier ? utf8Length(earlier) + 100 : 0);
     const release = this.deps.limiter.acquire(`the task "${oneLine(input.task, 40)}"`);
     // StreamTask has no plan field; the plan a task belongs to travels in the context.
     if (input.planId) target.built.context.metadata.plan_id = input.planId;
+    const id = randomUUID();
+    const query = input.query ?? input.task;
+    const conversation = thread?.id ?? `task-${id}`;
     const task: RunningTask = {
-      id: randomUUID(),
+      id,
       title: input.task,
-      query: input.query ?? input.task,
+      // What the user undid since the agent's last turn here, told after the task (not with an agent's /command).
+      query: query.trimStart().startsWith('/') ? query : withUndone(query, conversations.takeUndone(conversation)),
+      conversation,
+      ...(earlier ? { earlier } : {}),
       edit: input.edit ?? false,
       state: { taskId: '', status: 'pending', message: 'Starting…' },
       tools: new Map(),
@@ -177,13 +196,14 @@ export class TaskService {
         timeoutMs: config.task.timeoutMs,
         timeoutSetting: 'buckley.task.timeoutMs',
         intent: task.edit ? 'edit' : 'task',
-        // A task is a conversation of its own: it never carries an ask's history, nor another task's.
-        conversation: `task-${task.id}`,
+        // A task is a conversation of its own (its follow-ups' too): it never carries an ask's history, nor another task's.
+        conversation: task.conversation,
+        ...(task.earlier ? { earlier: task.earlier } : {}),
         files: deps.files,
         questions: deps.questions,
         onDelta: (delta) => progress.writing(written.push(delta)),
         onEvent: (event) => {
-          if (event.file_changed) return deps.edits.record(task.id, task.title, event.file_changed);
+          if (event.file_changed) return deps.edits.record(task.id, task.title, event.file_changed, task.conversation);
           applyEvent(task, event, steps.of(event));
           const approval = event.status === 'awaiting_approval' ? event.approval : undefined;
           if (approval) {
@@ -258,14 +278,26 @@ export class TaskService {
       // With an answer (or the coordinator's report), its message is the final state: "done «task»: answer opened".
       if (answered) {
         const notes = turnNotes(outcome);
-        deps.answers.deliver({ question: task.title, answer: [text, review].filter(Boolean).join('\n\n---\n\n'), ...(reported ? { report: true } : {}), ...(used ? { usage: used } : {}), ...(notes ? { notes } : {}), ...place }, features, 'done');
+        this.deliver(task, { answer: [text, review].filter(Boolean).join('\n\n---\n\n'), ...(reported ? { report: true } : {}), ...(used ? { usage: used } : {}), ...(notes ? { notes } : {}), ...place }, features);
       }
       if (!answered || !features.answerMessage) messages.info(deps.editor, messages.fit('done «', task.title, '»'));
     } else {
-      if (review) deps.answers.deliver({ question: task.title, answer: `The task ${outcome.status === 'failed' ? `failed: ${outcome.failure.message}` : 'was cancelled'}.\n\n---\n\n${review}`, report: true, ...place }, features, 'done');
+      if (review) this.deliver(task, { answer: `The task ${outcome.status === 'failed' ? `failed: ${outcome.failure.message}` : 'was cancelled'}.\n\n---\n\n${review}`, report: true, ...place }, features);
       if (outcome.status === 'failed') messages.error(deps.editor, `task failed: ${outcome.failure.summary ?? outcome.failure.message}`);
       else messages.info(deps.editor, messages.fit('cancelled «', task.title, '»'));
     }
+  }
+
+  /**
+   * The task's answer, kept as a turn of its conversation and written in its document (a
+   * follow-up's appended to it), which ends with a place to follow it up.
+   */
+  private deliver(task: RunningTask, answer: Omit<Answer, 'at' | 'documentUri' | 'question' | 'conversation'>, features: Features): void {
+    const { answers, conversations } = this.deps;
+    const { conversation } = task;
+    const document = conversations.get(conversation)?.document;
+    const delivered = answers.deliver({ ...answer, question: task.title, conversation }, features, 'done', { appendTo: document, documented: (uri) => conversations.setDocument(conversation, uri) });
+    conversations.record(conversation, { question: delivered.question, answer: delivered.answer }, { uri: answer.uri, range: answer.range, task: true });
   }
 
   /** "Buckley: undo the task's edits": the newest task's, or `taskId`'s; says in the editor what became of each file. */

@@ -77,6 +77,8 @@ export interface StreamCall {
   /** `ask`: the coordinator keeps it read-only. */
   /** The conversation (an ask's, or the task's own): its agent session, never shared with another. */
   conversation: string;
+  /** A follow-up's earlier turns (within the budget): for a coordinator whose agent no longer holds them, or never did. */
+  earlier?: string;
   /** `edit`: a task that changes the selection (buckley.edit); a coordinator that knows (`edit_selection`) makes even a model's answer the change. */
   intent: 'ask' | 'task' | 'edit';
   onEvent?: (event: TaskEvent) => void;

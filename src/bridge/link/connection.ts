@@ -142,11 +142,7 @@ export class CoordinatorConnection implements CoordinatorSession {
   private async askOnce(call: AskCall): Promise<AskOutcome> {
     await this.keeper.usable(call.signal);
     if (call.requireReadOnly && !this.keepsAsksReadOnly) return { status: 'failed', failure: { message: NOT_READ_ONLY(this.address!, this.notes), summary: 'asks refused: buckley.ask.requireReadOnly' } };
-    // A follow-up's earlier turns: beside the context for a coordinator that keeps conversations
-    // (it sends them only where its agent lost the session); in the message for any other.
-    const keepsConversations = this.offers('conversations');
-    const context = call.earlier && keepsConversations ? { ...call.context, metadata: { ...call.context.metadata, [EARLIER_TURNS_KEY]: call.earlier } } : call.context;
-    const earlier = keepsConversations ? undefined : call.earlier;
+    const { context, earlier } = this.withEarlier(call);
     // Our coordinator streams answers (and progress) through StreamTask; Buckley answers SendMessage.
     if (this.offers('answerStream')) {
       return runStream(this.streams, { ...call, context, taskId: randomUUID(), query: withEarlierTurns(call.question, earlier), intent: 'ask', timeoutSetting: 'buckley.ask.timeoutMs' });
@@ -171,7 +167,22 @@ export class CoordinatorConnection implements CoordinatorSession {
 
   /** Runs a task on the coordinator (StreamTask) to its end. */
   runTask(call: StreamCall): Promise<StreamOutcome> {
-    return this.tracked(() => runStream(this.streams, call));
+    return this.tracked(async () => {
+      // What the coordinator offers is known once it is up (a failure to get there is the stream's to say).
+      if (call.earlier) await this.keeper.usable(call.signal).catch(() => undefined);
+      const { context, earlier } = this.withEarlier(call);
+      return runStream(this.streams, { ...call, context, query: withEarlierTurns(call.query, earlier) });
+    });
+  }
+
+  /**
+   * A follow-up's earlier turns: beside the context for a coordinator that keeps conversations
+   * (it sends them only where its agent lost the session); for the message (`earlier`) for any other.
+   */
+  private withEarlier(call: { context: EditorContext; earlier?: string }): { context: EditorContext; earlier?: string } {
+    if (!call.earlier) return { context: call.context };
+    if (!this.offers('conversations')) return { context: call.context, earlier: call.earlier };
+    return { context: { ...call.context, metadata: { ...call.context.metadata, [EARLIER_TURNS_KEY]: call.earlier } } };
   }
 
   /** Buckley's ProposeEdits: edits for the selection in `context`, proposed, not applied. */

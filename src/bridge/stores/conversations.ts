@@ -29,6 +29,10 @@ const conversationSchema = z.object({
   document: z.optional(z.string()),
   turns: z.array(turnSchema),
   updated: z.string(),
+  /** A task's: a follow-up is a task too, in the same agent session. */
+  task: z.optional(z.boolean()),
+  /** What the user undid of the agent's changes since its last turn: said with the next turn. */
+  undone: z.optional(z.array(z.string())),
 });
 export type Conversation = z.infer<typeof conversationSchema>;
 export type Turn = z.infer<typeof turnSchema>;
@@ -40,6 +44,8 @@ const KEPT_TURNS = 40;
 /** An answer kept for a thread: more than any budget sends of it. */
 const KEPT_ANSWER_BYTES = 256 * 1024;
 const SAVE_DELAY_MS = 300;
+/** Undone changes told to the agent with its next turn: the newest, at most. */
+const MAX_UNDONE_NOTES = 40;
 
 /** What `buckley/status` and `buckley.conversations` list of a conversation. */
 export interface ConversationSummary {
@@ -129,7 +135,7 @@ export class Conversations {
   }
 
   /** Adds a turn (the first one starts the conversation). */
-  record(id: string, turn: Omit<Turn, 'at'>, about: { uri?: string; range?: Range } = {}): Conversation {
+  record(id: string, turn: Omit<Turn, 'at'>, about: { uri?: string; range?: Range; task?: boolean } = {}): Conversation {
     this.ensureLoaded();
     const at = new Date().toISOString();
     const conversation = this.all.get(id) ?? { id, title: turn.question, ...about, turns: [], updated: at };
@@ -150,6 +156,25 @@ export class Conversations {
     if (!conversation || conversation.document === canonical) return;
     conversation.document = canonical;
     this.scheduleSave();
+  }
+
+  /** The user undid changes the agent made in this conversation: the agent is told with its next turn. */
+  noteUndone(id: string, lines: readonly string[]): void {
+    const conversation = this.get(id);
+    if (!conversation || !lines.length) return;
+    conversation.undone = [...(conversation.undone ?? []), ...lines].slice(-MAX_UNDONE_NOTES);
+    this.scheduleSave();
+  }
+
+  /** What the user undid since the agent's last turn in it, for its next turn (then forgotten). */
+  takeUndone(id: string): string[] {
+    const conversation = this.get(id);
+    const lines = conversation?.undone ?? [];
+    if (conversation?.undone) {
+      delete conversation.undone;
+      this.scheduleSave();
+    }
+    return lines;
   }
 
   /** Newest first. */
@@ -186,6 +211,16 @@ export function earlierTurns(turns: readonly Turn[], maxBytes: number): string {
   if (parts.length === 0) return '';
   const dropped = turns.length - kept;
   return [...(dropped ? [`(${dropped} earlier turn(s) left out: over the budget)`] : []), ...parts].join('\n\n');
+}
+
+/**
+ * A turn's prompt told what the user undid of the agent's changes since its last turn (the agent's
+ * history says it made them; the files no longer have them).
+ */
+export function withUndone(prompt: string, undone: readonly string[]): string {
+  if (!undone.length) return prompt;
+  // After the question: its first line stays the question (a title, an agent's /command).
+  return `${prompt}\n\nSince your last turn, the user undid these changes of yours (the files have their earlier text there again); do not make them again unless asked:\n${undone.map((line) => `- ${line}`).join('\n')}`;
 }
 
 /** What the user wrote below the follow-up line of an answer document (trimmed); none: nothing. */
