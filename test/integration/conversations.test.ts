@@ -143,9 +143,13 @@ describe('conversations', () => {
     const code = await openIn(session, `${REPO}fixtures/workspace/retry.ts`, 'let x = 1;\n');
     await expect(client.request('workspace/executeCommand', { command: 'buckley.followUp', arguments: [{ uri: code, question: 'and?' }] })).rejects.toThrow(/is not a Buckley answer document/);
     await expect(client.request('workspace/executeCommand', { command: 'buckley.followUp', arguments: [{ conversation: 'no-such-one', question: 'and?' }] })).rejects.toThrow(/no conversation no-such-one/);
-    // A task is not a conversation to continue: its agent session stays its own.
+    // A task's id made up is no conversation; a task's, once it has answered, is one (asked about read-only, its turns sent along).
+    await expect(client.request('buckley/ask', { question: 'RECALL', conversation: 'task-0b0e' })).rejects.toThrow(/no conversation task-0b0e/);
     const { taskId } = await client.request('buckley/executeTask', { task: 'INSTANT' });
-    await expect(client.request('buckley/ask', { question: 'RECALL', conversation: `task-${taskId}` })).rejects.toThrow(/no conversation task-.*a task is not one/);
+    await client.waitFor('window/logMessage', (p) => p.message.startsWith('Buckley\'s answer to "INSTANT"'));
+    const recalled = await client.request('buckley/ask', { question: 'RECALL', conversation: `task-${taskId}` });
+    expect(recalled).toMatchObject({ conversation: `task-${taskId}` });
+    expect(recalled.answer).toContain('earlier turns in the prompt: [INSTANT]');
   });
 
   it('lists the conversations with buckley.conversations, as a document the editor opens', async () => {
