@@ -163,4 +163,55 @@ describe('review per change', () => {
     expect(session.buffers.get(uri)!.getText()).toBe(original);
     expect(await followUp('ECHO PROMPT thrice')).toMatch(/- `retry.ts`: all your changes to it, back to what it was before «WRITE /);
   });
+
+  it("marks two tasks' changes to one file apart: each undone with its own task's code action, the other task's change kept", async () => {
+    const { root, file, original } = workspace();
+    const session = await editorWithBuffers(start, root, () => true);
+    const uri = await openIn(session, file, original);
+    await write(session.client, file, original.replace('tries = 3', 'tries = 5'));
+    await marks(session.client, uri, 1);
+    const replace = `REPLACE ${file} ${JSON.stringify('* 100;')} ${JSON.stringify('* 300;')}`;
+    await session.client.request('buckley/executeTask', { task: replace });
+    await session.client.waitFor('window/logMessage', (p) => p.message.startsWith('Buckley\'s answer to "REPLACE'));
+    const both = original.replace('tries = 3', 'tries = 5').replace('2 ** attempt * 100;', '2 ** attempt * 300;');
+    expect(session.buffers.get(uri)!.getText()).toBe(both);
+    const [first, second] = await marks(session.client, uri, 2);
+    expect(first.message).toMatch(/^changed by «WRITE /);
+    expect(second.message).toMatch(/^changed by «REPLACE /);
+    // Each line offers its own task's change only.
+    const titles = async (line: number) => (await actionsAt(session.client, uri, line)).map((command) => command.title).filter((title: string) => / change/.test(title));
+    expect(await titles(first.range.start.line)).toEqual(['Buckley: keep this change (+1 −1)', 'Buckley: undo this change (+1 −1)', expect.stringMatching(/^Buckley: keep all changes of «WRITE /), expect.stringMatching(/^Buckley: undo all changes of «WRITE /)]);
+    expect(await titles(second.range.start.line)).toEqual(['Buckley: keep this change (+1 −1)', 'Buckley: undo this change (+1 −1)', expect.stringMatching(/^Buckley: keep all changes of «REPLACE /), expect.stringMatching(/^Buckley: undo all changes of «REPLACE /)]);
+
+    // The first task's change undone: the second task's stays, and so does its mark.
+    const undoFirst = (await actionsAt(session.client, uri, first.range.start.line)).find((command) => command.title === 'Buckley: undo this change (+1 −1)');
+    expect(await run(session.client, undoFirst)).toEqual({ undone: 1, kept: [] });
+    expect(session.buffers.get(uri)!.getText()).toBe(original.replace('2 ** attempt * 100;', '2 ** attempt * 300;'));
+    const [left] = await marks(session.client, uri, 1);
+    expect(left.message).toMatch(/^changed by «REPLACE /);
+    const undoSecond = (await actionsAt(session.client, uri, left.range.start.line)).find((command) => command.title === 'Buckley: undo this change (+1 −1)');
+    expect(await run(session.client, undoSecond)).toEqual({ undone: 1, kept: [] });
+    expect(session.buffers.get(uri)!.getText()).toBe(original);
+    await marks(session.client, uri, 0);
+  });
+
+  it("says which later task's change stands in the way of undoing an earlier task's change of the same lines", async () => {
+    const { root, file, original } = workspace();
+    const session = await editorWithBuffers(start, root, () => true);
+    const uri = await openIn(session, file, original);
+    await write(session.client, file, original.replace('tries = 3', 'tries = 5'));
+    await marks(session.client, uri, 1);
+    const replace = `REPLACE ${file} ${JSON.stringify('tries = 5')} ${JSON.stringify('tries = 7')}`;
+    await session.client.request('buckley/executeTask', { task: replace });
+    await session.client.waitFor('window/logMessage', (p) => p.message.startsWith('Buckley\'s answer to "REPLACE'));
+    const line = lineOf(original, 'tries = 3');
+    await marks(session.client, uri, 2);
+    const undoAll = async (task: string) => (await actionsAt(session.client, uri, line)).find((command) => command.title.startsWith(`Buckley: undo all changes of «${task}`));
+    expect(await run(session.client, await undoAll('WRITE'))).toEqual({ undone: 0, kept: [{ path: file, why: expect.stringMatching(/^the same lines were changed since, by the task «REPLACE .*» too: undo its change there first$/) }] });
+    expect(session.buffers.get(uri)!.getText()).toBe(original.replace('tries = 3', 'tries = 7'));
+    // In that order, both go.
+    expect(await run(session.client, await undoAll('REPLACE'))).toEqual({ undone: 1, kept: [] });
+    expect(await run(session.client, await undoAll('WRITE'))).toEqual({ undone: 1, kept: [] });
+    expect(session.buffers.get(uri)!.getText()).toBe(original);
+  });
 });

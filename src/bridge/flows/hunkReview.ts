@@ -127,7 +127,7 @@ export class HunkReview {
       const target = ref.line === undefined ? edit.before : applyHunks(edit.after, [reverse[index]!]);
       const reverted = await this.deps.agentEdits.revert({ path, before: target, after: edit.after }, this.deps.workspaceRoot());
       if (!reverted.reverted) {
-        outcome.kept.push({ path, why: reverted.message });
+        outcome.kept.push({ path, why: this.deps.edits.changedLater(ref.taskId, path) ?? reverted.message });
         continue;
       }
       outcome.undone += ref.line === undefined ? reverse.length : 1;

@@ -104,13 +104,23 @@ export class TaskEdits {
         outcome.undone.push(path);
         task.files.delete(path);
       } else {
-        outcome.kept.push({ path, why: reverted.message });
+        outcome.kept.push({ path, why: this.changedLater(id!, path) ?? reverted.message });
       }
     }
     if (task.files.size === 0) this.tasks.delete(id!);
     this.undone(id!, outcome.undone.map((path) => `\`${this.shown(path)}\`: all your changes to it, back to what it was before «${oneLine(task.title, 60)}»`), task);
     this.logger.info(`undo of «${task.title}»: ${outcome.undone.length} file(s) restored${outcome.kept.map(({ path, why }) => `; ${path} kept: ${why}`).join('')}`);
     return outcome;
+  }
+
+  /**
+   * Why a change of a task could not be undone where a task that wrote after it changed the file
+   * too (and its change is still there): most likely, that change stands in the way.
+   */
+  changedLater(taskId: string, path: string): string | undefined {
+    const ids = [...this.tasks.keys()];
+    const later = ids.slice(ids.indexOf(taskId) + 1).map((id) => this.tasks.get(id)!).find((task) => task.files.has(path));
+    return later && `the same lines were changed since, by the task «${oneLine(later.title, 40)}» too: undo its change there first`;
   }
 
   /** Changes of a task the user undid (`lines`: what became of each, for its agent). */
