@@ -165,6 +165,14 @@ describe.each(NEOVIMS.filter((editor) => editor.ok))('$name (real editor)', ({ b
     expect(readFileSync(file, 'utf8')).toMatch(/^\/\/ typed in Neovim, not saved\n/);
   });
 
+  it.runIf(version.source.includes('10'))("puts the agent's question to the user in Neovim's own prompt (vim.ui.select): the agent gets the answer picked", async () => {
+    const result = await runNvim('questions.lua');
+    expect(result.steps).toEqual(['initialized', 'picked Chocolate', 'answered']);
+    expect(result.prompt).toMatch(/^Buckley: Which one\? \(pick\)/);
+    expect(result.offered).toEqual(['Vanilla', 'Chocolate', 'Strawberry']);
+    expect(result.answer).toContain('elicitation: accept {"flavour":"c"}');
+  });
+
   it.runIf(version.source.includes('10'))("marks each change of a task in the buffer: one undone, one kept, with Neovim's code-action menu", async () => {
     const dir = tempDir('buckley-nvim-review');
     const file = join(dir, 'retry.ts');
