@@ -150,6 +150,18 @@ describe("the agent's modes", () => {
     await reckless.waitFor('window/logMessage', (p) => p.message.includes('runs tasks in its mode "default" ("YOLO" (buckley.agent.mode) runs tools unasked: the mode that reads as asking first)'));
   });
 
+  it("puts a session back in the mode of each turn's intent: a task's session asked about read-only (one agent process, no sandbox) runs the ask in the read-only mode", async () => {
+    const client = await start({ client: 'neovim-0.10.4', env: { BUCKLEY_AGENT: MODES_AGENT }, initialize: { initializationOptions: { agent: { sandbox: { enabled: false } } } } });
+    const { taskId } = await client.request('buckley/executeTask', { task: 'PLAN task' });
+    expect((await client.waitFor('window/logMessage', (p) => p.message.startsWith('Buckley\'s answer to "PLAN task"'))).message).toMatch(/turn 1 of session .*\[mode default\]/);
+    // The task's conversation, asked about: the same agent session, in the read-only mode for this turn.
+    const asked = await client.request('buckley/ask', { question: 'PLAN about it', conversation: `task-${taskId}` });
+    expect(asked.answer).toMatch(/turn 2 of session .*\[mode plan\]/);
+    // And followed up as a task: back in the mode that asks first.
+    await client.request('workspace/executeCommand', { command: 'buckley.followUp', arguments: [{ conversation: `task-${taskId}`, question: 'PLAN more' }] });
+    expect((await client.waitFor('window/logMessage', (p) => p.message.startsWith('Buckley\'s answer to "PLAN more"'))).message).toMatch(/turn 3 of session .*\[mode default\]/);
+  });
+
   it('in Helix, which has no prompts: a code action per mode that asks first and is not in use', async () => {
     const client = await start({ client: 'helix-25.01.1', env: { BUCKLEY_AGENT: MODES_AGENT } });
     await ask(client, 'PLAN one');
