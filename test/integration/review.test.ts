@@ -161,6 +161,11 @@ describe('review per change', () => {
     // "Undo the task's edits": the rest of it, told as all of the file.
     expect(await run(session.client, { command: 'buckley.undoTaskEdits', arguments: [] })).toMatchObject({ undone: [file] });
     expect(session.buffers.get(uri)!.getText()).toBe(original);
+    // A turn that does not complete (cancelled here) leaves it to be told with the next one.
+    expect(await run(session.client, { command: 'buckley.followUp', arguments: [{ conversation: task.id, question: 'HANG on' }] })).toEqual({ started: true, conversation: task.id });
+    await session.client.waitFor('window/logMessage', (p) => /task .* started: "HANG on"/.test(p.message));
+    expect(await run(session.client, { command: 'buckley.cancelTask', arguments: [] })).toMatchObject({ cancelled: true });
+    await session.client.waitFor('window/showMessage', (p) => p.message.startsWith('cancelled «HANG on»'));
     expect(await followUp('ECHO PROMPT thrice')).toMatch(/- `retry.ts`: all your changes to it, back to what it was before «WRITE /);
   });
 

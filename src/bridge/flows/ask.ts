@@ -137,7 +137,11 @@ export class AskService {
         questions: deps.questions,
         ...this.shown(progress, options.partialResultToken),
       });
-      if (outcome.status !== 'completed') return this.unfinished(outcome, input.question, progress);
+      if (outcome.status !== 'completed') {
+        // Not answered: the next turn tells it again.
+        deps.conversations.noteUndone(conversation, undone);
+        return this.unfinished(outcome, input.question, progress);
+      }
       // Where it sent no answer, only what it did, that is its report.
       const reported = !outcome.answer.trim() && outcome.report?.length ? outcome.report : undefined;
       const used = usageLine(outcome.usage);

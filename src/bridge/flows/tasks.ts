@@ -75,6 +75,8 @@ interface RunningTask {
   conversation: string;
   /** A follow-up's earlier turns (within the budget), for an agent that lost them. */
   earlier?: string;
+  /** What the user undid that its query tells the agent (told again next time if the task does not complete). */
+  undone: string[];
   edit: boolean;
   state: TaskProgress;
   tools: Map<string, ToolExecution>;
@@ -107,12 +109,14 @@ export class TaskService {
     const id = randomUUID();
     const query = input.query ?? input.task;
     const conversation = thread?.id ?? `task-${id}`;
+    // What the user undid since the agent's last turn here, told after the task (not with an agent's /command).
+    const undone = query.trimStart().startsWith('/') ? [] : conversations.takeUndone(conversation);
     const task: RunningTask = {
       id,
       title: input.task,
-      // What the user undid since the agent's last turn here, told after the task (not with an agent's /command).
-      query: query.trimStart().startsWith('/') ? query : withUndone(query, conversations.takeUndone(conversation)),
+      query: withUndone(query, undone),
       conversation,
+      undone,
       ...(earlier ? { earlier } : {}),
       edit: input.edit ?? false,
       state: { taskId: '', status: 'pending', message: 'Starting…' },
@@ -247,6 +251,8 @@ export class TaskService {
     const { deps } = this;
     this.tasks.delete(task.id);
     deps.turnEnded();
+    // Not completed: the next turn tells the agent again what the user undid.
+    if (outcome.status !== 'completed') deps.conversations.noteUndone(task.conversation, task.undone);
     deps.approvals.withdrawTask(task.id, `its task ${outcome.status === 'completed' ? 'ended' : outcome.status}`);
     const tools = [...task.tools.values()];
     const plan = task.state.plan ? { plan: task.state.plan } : {};
