@@ -39,6 +39,8 @@ export interface ClientFeatures {
   taskProgress: boolean;
   /** Opted in to `buckley/approveTool`. */
   approveTool: boolean;
+  /** Opted in to `buckley/askText`: the agent's questions that need a typed answer (the Neovim module: vim.ui.input). */
+  askText: boolean;
   /** Asks for inline completions (LSP 3.18 `textDocument/inlineCompletion`: Neovim 0.12). */
   inlineCompletion: boolean;
   /** Takes completions (`textDocument/completion`): the agent's `/commands` are completed in answer documents. */
@@ -127,6 +129,7 @@ function negotiateClientFeatures(params: InitializeInput): ClientFeatures {
     documentChanges: caps.workspace?.workspaceEdit?.documentChanges === true,
     taskProgress: optIn.taskProgress === true,
     approveTool: optIn.approveTool === true,
+    askText: optIn.askText === true,
     inlineCompletion: caps.textDocument?.inlineCompletion !== undefined,
     commandCompletion: caps.textDocument?.completion !== undefined,
   };

@@ -245,6 +245,19 @@ export const toolApprovalResultSchema = z.object({ approved: z.boolean(), rememb
 export type ToolApprovalResult = z.infer<typeof toolApprovalResultSchema>;
 
 /** Server → client: may the agent run this tool? */
+/** The agent's question that needs a typed answer (`buckley/askText`, to a client that opted in): what it asks, and what to type. */
+export interface AskTextParams {
+  message: string;
+  /** What to type (the form field's title). */
+  input: string;
+}
+
+export namespace AskTextRequest {
+  export const method = 'buckley/askText';
+  /** The text typed; null: dismissed (declined). */
+  export const type = new RequestType<AskTextParams, { text: string } | null, void>(method);
+}
+
 export namespace ApproveToolRequest {
   export const method = 'buckley/approveTool';
   export const type = new RequestType<ToolApprovalRequest, ToolApprovalResult | null, void>(method);

@@ -13,20 +13,26 @@ import type { AgentQuestion } from './agents/driver.js';
 
 /** As long as an approval may wait: the user may be away. */
 export const QUESTION_TIMEOUT_MS = 15 * 60_000;
+/** A typed answer, at most: an answer, not a document. */
+const MAX_TYPED_CHARS = 10_000;
 
 export class TurnQuestions {
   private readonly requests = new CallerRequests<QuestionAnswer>();
 
   constructor(private readonly logger: Logger) {}
 
-  /** The option the user chose (its index), or undefined: declined, dismissed, unanswered in time, or the turn ended. */
-  async ask(question: AgentQuestion, signal: AbortSignal, turn: TurnCaller & { send: (event: Record<string, unknown>) => void }): Promise<number | undefined> {
+  /**
+   * The option the user chose (its index), or the text typed (a question with `input`), or
+   * undefined: declined, dismissed, unanswered in time, or the turn ended.
+   */
+  async ask(question: AgentQuestion, signal: AbortSignal, turn: TurnCaller & { send: (event: Record<string, unknown>) => void }): Promise<number | string | undefined> {
     const ending = await this.requests.ask(turn, { timeoutMs: QUESTION_TIMEOUT_MS, signal }, (id) =>
-      turn.send({ status: 'in_progress', message: `Question: ${question.message.replace(/\s+/g, ' ').slice(0, 200)}`, question: { request_id: id, message: question.message, options: question.options } }),
+      turn.send({ status: 'in_progress', message: `Question: ${question.message.replace(/\s+/g, ' ').slice(0, 200)}`, question: { request_id: id, message: question.message, options: question.options, input: question.input ?? '' } }),
     );
     if ('timedOut' in ending) this.logger.info(`no answer to "${question.message}" within ${QUESTION_TIMEOUT_MS / 60_000} minutes: declined`);
     if (!('answered' in ending)) return undefined;
-    const { option } = ending.answered;
+    const { option, text } = ending.answered;
+    if (question.input) return option === 0 && typeof text === 'string' ? text.slice(0, MAX_TYPED_CHARS) : undefined;
     return Number.isInteger(option) && option >= 0 && option < question.options.length ? option : undefined;
   }
 

@@ -232,7 +232,8 @@ class CoordinatorService {
       send(event);
     };
     const caller = { identity: identityOf(call, request.agent_id), peer: call.getPeer() };
-    const events = this.turnEvents(batch, sendNow, call.metadata.get(QUESTIONS_HEADER)[0]?.toString() === '1' ? caller : undefined);
+    const answers = call.metadata.get(QUESTIONS_HEADER)[0]?.toString();
+    const events = this.turnEvents(batch, sendNow, answers === '1' || answers === '2' ? { ...caller, typed: answers === '2' } : undefined);
     const decides = readOnly
       ? askSink(events, turn.turn.cwd, this.options.logger)
       : this.taskSink(events, { send: sendNow, ...caller, agent: turn.driver.shortName, cwd: turn.turn.cwd });
@@ -281,14 +282,14 @@ class CoordinatorService {
   };
 
   /** What a turn's driver tells the caller; the agent's questions only to a caller that answers them (else they are declined). */
-  private turnEvents(batch: EventBatcher, sendNow: (event: Record<string, unknown>) => void, asks: TurnCaller | undefined) {
+  private turnEvents(batch: EventBatcher, sendNow: (event: Record<string, unknown>) => void, asks: (TurnCaller & { typed: boolean }) | undefined) {
     return {
       text: (delta: string) => batch.text(delta),
       tool: (execution: WireToolExecution) => batch.tool(execution),
       plan: (entries: PlanEntry[]) => batch.plan(entries),
       thought: (delta: string) => batch.thought(delta),
       notice: (message: string) => sendNow({ status: 'in_progress', message }),
-      ...(asks ? { question: (question: AgentQuestion, signal: AbortSignal) => this.questions.ask(question, signal, { send: sendNow, ...asks }) } : {}),
+      ...(asks ? { question: (question: AgentQuestion, signal: AbortSignal) => this.questions.ask(question, signal, { send: sendNow, ...asks }), typedAnswers: asks.typed } : {}),
     };
   }
 

@@ -18,7 +18,10 @@ export const INTENT_HEADER = 'x-buckley-intent';
  * ProvideFile (it holds the editor's buffers); without it the coordinator reads the disk.
  */
 export const BUFFERS_HEADER = 'x-buckley-editor-buffers';
-/** Our extension: `1` on a StreamTask says the caller answers its `question` events (AnswerQuestion); without it the agent's questions are declined at once. */
+/**
+ * Our extension: `1` on a StreamTask says the caller answers its `question` events (AnswerQuestion)
+ * that are a choice; `2`, typed ones too. Without it the agent's questions are declined at once.
+ */
 export const QUESTIONS_HEADER = 'x-buckley-questions';
 /** Our extension: the conversation a StreamTask belongs to; one agent session (history) each, never shared. */
 export const CONVERSATION_HEADER = 'x-buckley-conversation';
@@ -147,13 +150,16 @@ const questionSchema = z.object({
   request_id: z.string().check(z.minLength(1)),
   message: text(),
   options: list(z.string()),
+  /** Not empty: the answer is typed, and this names what to type. */
+  input: text(),
 });
 export type Question = z.infer<typeof questionSchema>;
 
-/** The answer to a Question (AnswerQuestion): the option chosen, by index, or -1 for declined. */
+/** The answer to a Question (AnswerQuestion): the option chosen, by index, or -1 for declined; a typed answer's text (option 0). */
 export interface QuestionAnswer {
   request_id: string;
   option: number;
+  text?: string;
 }
 
 /** The answer to a FileRequest (ProvideFile): the editor's buffer, or `open: false`, or why it cannot be given. */

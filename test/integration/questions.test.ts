@@ -2,7 +2,8 @@
  * The agent's questions to the user (ACP elicitation/create, form mode) over stdio, with the
  * scripted agent asking (ASK USER): a choice in the editor's prompt (Neovim 0.10) — one of a
  * list, yes or no, a confirmation — dismissed is declined; where the editor has no prompts
- * (Helix), a code action per answer; a form that needs typing is declined at once, and said.
+ * (Helix), a code action per answer; a form that needs typing goes to a client that types
+ * (`buckley/askText`), and is declined at once, and said, by any other.
  */
 import { describe, expect, it } from 'vitest';
 import { startingClients, type TestClient } from '../helpers/lspClient.js';
@@ -64,10 +65,35 @@ describe("the agent's questions", () => {
     expect(await titles()).not.toContain('Buckley: decline «Which one? (pick)»');
   });
 
-  it('that need typing are declined at once, and the user is told what was asked', async () => {
+  it('that need typing are declined at once where the editor cannot type an answer, and the user is told what was asked', async () => {
     const client = await start({ client: 'neovim-0.10.4', env, answerMessageRequest: () => null });
     expect(await ask(client, 'ASK USER text')).toContain('elicitation: decline null');
     expect(client.all('window/showMessageRequest')).toEqual([]);
-    await client.waitFor('$/progress', (p) => String(p.value?.message ?? '').includes('asked: "Which one? (text)" — declined: it needs typed input'));
+    await client.waitFor('window/showMessage', (p) => p.message === 'agent asks «Which one? (text)»: answer in a follow-up');
+    await client.waitFor('window/logMessage', (p) => p.message.includes('asked: "Which one? (text)" — no answer typed: answer it in a follow-up'));
+  });
+
+  it('that need typing go to a client that opted in to buckley/askText (the Neovim module): the text typed reaches the agent, a number as a number', async () => {
+    const asked: any[] = [];
+    const counts = ['twelve', ' 12 '];
+    const client = await start({
+      client: 'neovim-0.10.4',
+      env,
+      initialize: { capabilities: { experimental: { buckley: { askText: true } } } },
+      handlers: {
+        'buckley/askText': (params: any) => {
+          asked.push(params);
+          return params.input === 'Your name' ? { text: 'Ada "the first" Lovelace' } : params.input === 'How many?' ? { text: counts.shift() } : null;
+        },
+      },
+    });
+    expect(await ask(client, 'ASK USER text')).toBe('elicitation: accept {"name":"Ada \\"the first\\" Lovelace"}');
+    expect(asked).toEqual([{ message: 'Which one? (text)', input: 'Your name' }]);
+    // A number field given words: declined, and said why.
+    expect(await ask(client, 'ASK USER count')).toBe('elicitation: decline null');
+    await client.waitFor('window/logMessage', (p) => p.message.includes('asked: "Which one? (count)" — declined: "twelve" is not a whole number'));
+    expect(await ask(client, 'ASK USER count')).toBe('elicitation: accept {"count":12}');
+    // Dismissed: declined.
+    expect(await ask(client, 'ASK USER other')).toBe('elicitation: decline null');
   });
 });

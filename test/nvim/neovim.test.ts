@@ -202,6 +202,13 @@ describe.each(NEOVIMS.filter((editor) => editor.ok))('$name (real editor)', ({ b
     expect(result.listing).toContain('- What does backoff do? — 2 turn(s)');
   });
 
+  it("with the Lua module: the agent's question that needs typing comes through vim.ui.input, and the text typed reaches the agent", async () => {
+    const result = await runNvim('module-question.lua');
+    expect(result.steps).toEqual(['started by the module', expect.stringMatching(/^selected lines \d+-\d+$/), 'asked through vim.ui.input', 'answered']);
+    expect(result.prompt).toBe('Buckley: Which one? (text) (Your name): ');
+    expect(result.answer_lines.join('\n')).toContain('elicitation: accept {"name":"Ada Lovelace"}');
+  });
+
   it('with the Lua module: :BuckleyAsk shows the answer in a split; a task asks approval through vim.ui.select and completes', async () => {
     const result = await runNvim('module.lua');
     expect(result.steps).toEqual([

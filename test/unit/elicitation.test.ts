@@ -1,6 +1,6 @@
 /** What an agent's form (ACP elicitation) comes down to: a choice an editor prompt can offer, or nothing. */
 import { describe, expect, it } from 'vitest';
-import { choicesOf } from '../../src/coordinator/agents/elicitation.js';
+import { choicesOf, typedFieldOf } from '../../src/coordinator/agents/elicitation.js';
 
 describe('an elicitation form as a choice', () => {
   it('is OK for no fields, yes or no for a boolean, one per value for an enum (its names where given)', () => {
@@ -21,5 +21,15 @@ describe('an elicitation form as a choice', () => {
     expect(choicesOf({ age: { type: 'integer' } })).toBeUndefined();
     expect(choicesOf({ a: { type: 'boolean' }, b: { type: 'boolean' } })).toBeUndefined();
     expect(choicesOf({ tags: { type: 'array' } })).toBeUndefined();
+  });
+
+  it('is one field to type for a string that is no choice, a number or an integer: named by its title, else its description, else its name', () => {
+    expect(typedFieldOf({ name: { type: 'string', title: 'Your name' } })).toEqual({ name: 'name', label: 'Your name', kind: 'string' });
+    expect(typedFieldOf({ age: { type: 'integer', description: 'In years' } })).toEqual({ name: 'age', label: 'In years', kind: 'integer' });
+    expect(typedFieldOf({ ratio: { type: 'number' } })).toEqual({ name: 'ratio', label: 'ratio', kind: 'number' });
+    expect(typedFieldOf({ size: { type: 'string', enum: ['s'] } })).toBeUndefined();
+    expect(typedFieldOf({ a: { type: 'string' }, b: { type: 'string' } })).toBeUndefined();
+    expect(typedFieldOf({ tags: { type: 'array' } })).toBeUndefined();
+    expect(typedFieldOf({})).toBeUndefined();
   });
 });

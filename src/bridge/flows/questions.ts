@@ -2,13 +2,16 @@
  * The agent's questions to the user (our coordinator's `question` events: ACP elicitation as a
  * choice): the editor's prompt where it has one; where it has none (Helix), a message saying so
  * and one code action per answer ("Buckley: answer «…»: Yes") until one is chosen. Dismissed,
- * declined. The coordinator ends a question nobody answers (with its turn, or after its time).
+ * declined. A question to type the answer to goes to a client that opted in to `buckley/askText`
+ * (the Neovim module: vim.ui.input); any other editor cannot type one: declined, and said so.
+ * The coordinator ends a question nobody answers (with its turn, or after its time).
  */
-import { MessageType, ShowMessageRequest, type Command } from 'vscode-languageserver';
+import { CancellationTokenSource, MessageType, ShowMessageRequest, type Command } from 'vscode-languageserver';
 import type { Logger } from '../../logger.js';
 import { oneLine } from '../../text.js';
 import type { Question } from '../../wire/contract.js';
 import type { Features } from '../capabilities.js';
+import { AskTextRequest } from '../protocol.js';
 import type { EditorClient } from '../editor/client.js';
 import * as messages from '../editor/messages.js';
 import type { EditorQuestions } from '../link/calls.js';
@@ -34,9 +37,10 @@ export class AgentQuestions implements EditorQuestions {
 
   constructor(private readonly deps: QuestionDependencies) {}
 
-  /** The option chosen (its index), or undefined: declined, or the turn is over (`ended`: its code actions go). */
-  ask(question: Question, ended: AbortSignal): Promise<number | undefined> {
+  /** The option chosen (its index), or the text typed, or undefined: declined, or the turn is over (`ended`: its code actions go). */
+  ask(question: Question, ended: AbortSignal): Promise<number | string | undefined> {
     const { editor, features, logger } = this.deps;
+    if (question.input) return this.typed(question, ended);
     logger.info(`the agent asks: "${oneLine(question.message, 200)}" (${question.options.join(' / ')})`);
     if (features().showMessageRequest) {
       return editor
@@ -61,6 +65,31 @@ export class AgentQuestions implements EditorQuestions {
       ended.addEventListener('abort', gone, { once: true });
       this.open.set(question.request_id, { question, settle });
     });
+  }
+
+  /** A question whose answer is typed: to a client that can type one (`buckley/askText`); declined, and said, where none can. */
+  private async typed(question: Question, ended: AbortSignal): Promise<string | undefined> {
+    const { editor, features, logger } = this.deps;
+    logger.info(`the agent asks: "${oneLine(question.message, 200)}" (to type: ${oneLine(question.input, 80)})`);
+    if (!features().askText) {
+      messages.info(editor, messages.fit('agent asks «', question.message, '»: answer in a follow-up'));
+      return undefined;
+    }
+    // Withdrawn when its turn ends, or when the coordinator stops waiting for it.
+    const withdrawn = new CancellationTokenSource();
+    const withdraw = () => withdrawn.cancel();
+    const timer = setTimeout(withdraw, QUESTION_TIMEOUT_MS);
+    ended.addEventListener('abort', withdraw, { once: true });
+    try {
+      const typed = await editor.request(AskTextRequest.type, { message: question.message, input: question.input }, { token: withdrawn.token });
+      return typeof typed?.text === 'string' ? typed.text : undefined;
+    } catch {
+      return undefined;
+    } finally {
+      clearTimeout(timer);
+      ended.removeEventListener('abort', withdraw);
+      withdrawn.dispose();
+    }
   }
 
   /** buckley.answerQuestion: an answer (index; -1 declines) to a question waiting for a code action. */

@@ -39,9 +39,12 @@ export interface EditorFiles {
   write(write: { path: string; base: string; content: string }): Promise<{ open: boolean; applied: boolean; message: string }>;
 }
 
-/** The agent's questions to the user (`question` events): the option chosen (index), or undefined (declined); `ended` when its turn is over. */
+/**
+ * The agent's questions to the user (`question` events): the option chosen (index), the text typed
+ * (a question with `input`), or undefined (declined); `ended` when its turn is over.
+ */
 export interface EditorQuestions {
-  ask(question: Question, ended: AbortSignal): Promise<number | undefined>;
+  ask(question: Question, ended: AbortSignal): Promise<number | string | undefined>;
 }
 
 export interface AskCall {

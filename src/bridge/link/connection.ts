@@ -334,8 +334,9 @@ export class CoordinatorConnection implements CoordinatorSession {
       traceparent,
       // The bridge holds the editor's buffers: an agent's reads ask it first (ProvideFile).
       [BUFFERS_HEADER]: '1',
-      // And it puts the agent's questions to the user (AnswerQuestion).
-      [QUESTIONS_HEADER]: '1',
+      // And it puts the agent's questions to the user (AnswerQuestion): choices, and typed answers
+      // (an editor that cannot take one declines it, saying so).
+      [QUESTIONS_HEADER]: '2',
       ...(intent === 'ask' && (this.keepsAsksReadOnly || this.offers('askIntent')) ? { [INTENT_HEADER]: 'ask' } : {}),
       ...(intent === 'edit' && this.offers('editSelection') ? { [INTENT_HEADER]: 'edit' } : {}),
       ...(conversation && this.offers('conversations') ? { [CONVERSATION_HEADER]: conversation } : {}),

@@ -138,7 +138,11 @@ function answerQuestion(runner: StreamRunner, client: CoordinatorClient, questio
   (questions?.ask(question, ended) ?? Promise.resolve(undefined))
     .catch(() => undefined)
     // Once the turn is over the coordinator has ended the question: nothing to answer.
-    .then((option) => (ended.aborted ? undefined : client.call.AnswerQuestion({ request_id: question.request_id, option: option ?? -1 }, { timeoutMs: runner.keeper.callTimeoutMs })))
+    .then((answer) => {
+      if (ended.aborted) return undefined;
+      const given = typeof answer === 'string' ? { option: 0, text: answer } : { option: answer ?? -1 };
+      return client.call.AnswerQuestion({ request_id: question.request_id, ...given }, { timeoutMs: runner.keeper.callTimeoutMs });
+    })
     .catch((error: unknown) => runner.logger.warn(`could not give the coordinator the answer to "${question.message.slice(0, 80)}": ${detailsOf(error)}`));
 }
 

@@ -91,14 +91,20 @@ export interface TurnSink {
   writeFile(request: FileWriteRequest, signal: AbortSignal): Promise<void>;
   /** A line about the turn for the user, not part of the answer ("no word from the agent for 30 s…"). */
   notice(message: string): void;
-  /** The agent asks the user to choose: the option chosen (index), or undefined (declined). Absent where the caller cannot ask. */
-  question?(question: AgentQuestion, signal: AbortSignal): Promise<number | undefined>;
+  /**
+   * The agent asks the user: the option chosen (index), or the text typed (a question with
+   * `input`), or undefined (declined). Absent where the caller cannot ask.
+   */
+  question?(question: AgentQuestion, signal: AbortSignal): Promise<number | string | undefined>;
+  /** The caller takes typed answers (a question with `input`) too. */
+  typedAnswers?: boolean;
 }
 
-/** A question of the agent's for the user, as a choice (ACP elicitation, elicitation.ts). */
+/** A question of the agent's for the user: a choice, or (with `input`: what to type) a typed answer (ACP elicitation, elicitation.ts). */
 export interface AgentQuestion {
   message: string;
   options: string[];
+  input?: string;
 }
 
 export interface TurnResult {

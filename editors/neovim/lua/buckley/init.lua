@@ -272,6 +272,20 @@ handlers['buckley/approveTool'] = function(_, params)
   return answer
 end
 
+-- buckley/askText: the agent's question that needs a typed answer, through vim.ui.input. Nothing
+-- typed (dismissed, <Esc>) declines it.
+handlers['buckley/askText'] = function(_, params)
+  local answer, done = nil, false
+  local co = coroutine.running()
+  vim.ui.input({ prompt = string.format('Buckley: %s (%s): ', params.message, params.input) }, function(text)
+    answer, done = text, true
+    if co and coroutine.status(co) == 'suspended' then coroutine.resume(co) end
+  end)
+  if not done and co and coroutine.isyieldable() then coroutine.yield() end
+  if answer == nil then return vim.NIL end
+  return { text = answer }
+end
+
 -- Answers workspace/configuration with the settings given to setup().
 handlers['workspace/configuration'] = function(_, params)
   local result = {}
@@ -283,7 +297,7 @@ end
 
 local function capabilities()
   local caps = vim.lsp.protocol.make_client_capabilities()
-  caps.experimental = vim.tbl_extend('force', caps.experimental or {}, { buckley = { taskProgress = true, approveTool = true } })
+  caps.experimental = vim.tbl_extend('force', caps.experimental or {}, { buckley = { taskProgress = true, approveTool = true, askText = true } })
   return caps
 end
 
