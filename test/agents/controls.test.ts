@@ -7,7 +7,8 @@
  * Code, Gemini CLI and Qwen Code tell their model they plan; Codex has one mode that asks first,
  * nothing to choose); an MCP server given in the settings is offered to
  * its model and reached, and so are buckley-lsp's editor tools (a buffer's unsaved edits): Claude
- * Code, Codex and Gemini CLI (in a folder it trusts; Qwen Code offered no MCP tool here).
+ * Code, Codex, Gemini CLI and Qwen Code (in a folder they trust; Qwen Code's model reaches MCP tools
+ * through its tool_search / tool_call, and in a task only: its plan mode refuses them).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,17 +16,38 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { agentSetup, isTurn, REAL_AGENTS, requireAgent, stepsScript, type RealAgent } from '../helpers/agents.js';
 import { startingClients, type TestClient } from '../helpers/lspClient.js';
-import type { ModelServer } from '../helpers/models/standIn.js';
+import type { ModelCall, ModelServer, Reply } from '../helpers/models/standIn.js';
 import { FIXTURES } from '../helpers/paths.js';
 
 /** A minimal MCP server over stdio, with one tool: echo. */
 const ECHO_MCP = `${FIXTURES}echo-mcp.mjs`;
+
+/**
+ * The model's step toward calling an MCP tool whose name matches `pattern` with `input`: the tool
+ * itself where the agent declares it; where it keeps MCP tools back (Qwen Code), its `tool_search`
+ * (for `search`), then its `tool_call` with the name found; then `done`.
+ */
+function mcpStep(call: ModelCall, pattern: RegExp, search: string, input: Record<string, unknown>, done: string): Reply {
+  const declared = call.tools.find((name) => pattern.test(name));
+  if (declared) return call.toolResults.length === 0 ? { tools: [{ name: declared, input }] } : { text: done };
+  if (!call.tools.includes('tool_search')) return { text: `no MCP tool among ${call.tools.join(', ')}` };
+  if (call.toolResults.length === 0) return { tools: [{ name: 'tool_search', input: { query: search } }] };
+  const found = [...call.toolResults[0]!.matchAll(/mcp__[\w-]+__\w+/g)].map((match) => match[0]).find((name) => pattern.test(name));
+  if (!found) return { text: `tool_search found no MCP tool for "${search}"` };
+  return call.toolResults.length === 1 ? { tools: [{ name: 'tool_call', input: { name: found, arguments: input } }] } : { text: done };
+}
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 const start = startingClients();
+
+/** Runs a task to its end: the agent's answer, as logged. */
+async function taskAnswer(client: TestClient, task: string): Promise<string> {
+  await client.request('buckley/executeTask', { task });
+  return (await client.waitFor('window/logMessage', (p) => p.message.startsWith(`Buckley's answer to "${task}"`))).message;
+}
 
 async function session(agent: RealAgent): Promise<{ client: TestClient; model: ModelServer }> {
   const { model, options, cleanup } = await agentSetup(agent, stepsScript([{ text: 'The answer.' }]));
@@ -112,9 +134,7 @@ describe.each(REAL_AGENTS.filter((agent) => agent.mcpTools))('$name, given an MC
     // The model calls the tool the agent made of the server's `echo`, whatever the agent names it.
     const { model, options, cleanup } = await agentSetup(agent, (call) => {
       if (!isTurn(call)) return { text: 'ok' };
-      const echo = call.tools.find((name) => /echo/i.test(name));
-      if (!echo) return { text: 'no echo tool' };
-      return call.toolResults.length === 0 ? { tools: [{ name: echo, input: { text: 'PING-42' } }] } : { text: 'Echoed.' };
+      return mcpStep(call, /echo/i, 'echo', { text: 'PING-42' }, 'Echoed.');
     }, { mcpServers: { echo: { command: process.execPath, args: [ECHO_MCP] } } });
     cleanups.push(cleanup);
     agent.trust?.((options.initialize.initializationOptions as any).agent.env.HOME, fileURLToPath(options.initialize.rootUri as string));
@@ -125,7 +145,6 @@ describe.each(REAL_AGENTS.filter((agent) => agent.mcpTools))('$name, given an MC
     });
     const { taskId } = await client.request('buckley/executeTask', { task: 'Echo PING-42 with the echo tool.' });
     await client.waitFor('$/buckley/taskProgress', (p) => p.taskId === taskId && ['completed', 'failed', 'cancelled'].includes(p.status));
-    expect(model.turns().some((call) => call.tools.some((name) => /echo/i.test(name)))).toBe(true);
     expect(model.turns().flatMap((call) => call.toolResults).join('\n')).toContain('echo: PING-42');
   });
 });
@@ -133,13 +152,11 @@ describe.each(REAL_AGENTS.filter((agent) => agent.mcpTools))('$name, given an MC
 describe.each(REAL_AGENTS.filter((agent) => agent.mcpTools))("$name, given buckley-lsp's editor tools", (agent) => {
   const installed = requireAgent(agent);
 
-  it.runIf(installed)("reads a file as the editor has it, unsaved edits included, with buckley-lsp's editor tools — in an ask, unasked", async () => {
+  it.runIf(installed)("reads a file as the editor has it, unsaved edits included, with buckley-lsp's editor tools — in an ask (Qwen Code: a task), unasked", async () => {
     // The model reads notes.ts with the editor server's read_file, whatever the agent names it.
     const { model, options, cleanup } = await agentSetup(agent, (call) => {
       if (!isTurn(call)) return { text: 'ok' };
-      const read = call.tools.find((name) => /buckley.editor.*read_file/.test(name));
-      if (!read) return { text: `no editor tool among ${call.tools.join(', ')}` };
-      return call.toolResults.length === 0 ? { tools: [{ name: read, input: { path: 'notes.ts' } }] } : { text: 'Read it.' };
+      return mcpStep(call, /buckley.editor.*read_file/, 'buckley-editor read_file', { path: 'notes.ts' }, 'Read it.');
     });
     cleanups.push(cleanup);
     const root = fileURLToPath(options.initialize.rootUri as string);
@@ -148,8 +165,11 @@ describe.each(REAL_AGENTS.filter((agent) => agent.mcpTools))("$name, given buckl
     const client = await start({ client: 'neovim-0.10.4', ...options });
     const uri = await client.open(join(root, 'notes.ts'), 'export const saved = 1;\n');
     await client.notify('textDocument/didChange', { textDocument: { uri, version: 2 }, contentChanges: [{ text: 'export const saved = 1;\nexport const typed = 2; // UNSAVED-77\n' }] });
-    const { answer } = await client.request('buckley/ask', { question: 'What does notes.ts hold?' });
+    // Qwen Code's plan mode (an ask's) refuses every MCP tool that would need a confirmation, read-only or not: a task's then.
+    const answer = agent.mcpInAsks === false ? await taskAnswer(client, 'What does notes.ts hold?') : (await client.request('buckley/ask', { question: 'What does notes.ts hold?' })).answer;
     expect(answer).toContain('Read it.');
+    // Nobody was asked: a read of ours is a low-risk read, whatever the agent calls it.
+    expect(client.all('window/showMessageRequest')).toEqual([]);
     expect(model.turns().flatMap((call) => call.toolResults).join('\n')).toContain('UNSAVED-77');
     expect(readFileSync(join(root, 'notes.ts'), 'utf8')).not.toContain('UNSAVED-77');
   });

@@ -58,10 +58,12 @@ export interface RealAgent {
   /**
    * Its model is offered an MCP server's tools against its stand-in: Claude Code's
    * `mcp__server__tool`, Codex's namespace `mcp__server` (the Responses stand-in calls its tools
-   * by name and namespace), Gemini CLI's `mcp_server_tool` (in a folder it trusts). Qwen Code
-   * 0.24.4 offered none here, trusted folder or not.
+   * by name and namespace), Gemini CLI's `mcp_server_tool` (in a folder it trusts), Qwen Code's
+   * `mcp__server__tool` kept back behind its `tool_search` / `tool_call` (in a folder it trusts).
    */
   mcpTools?: boolean;
+  /** false: its read-only mode refuses MCP tools (Qwen Code's plan mode: any tool that would need a confirmation). */
+  mcpInAsks?: boolean;
   /** Makes it trust the workspace, as its user would (Gemini CLI and Qwen Code start no MCP server in a folder they do not trust). */
   trust?(home: string, folder: string): void;
   /** It offers ACP `session/resume`: a conversation's session comes back after a restart. */
@@ -174,6 +176,8 @@ export const REAL_AGENTS: RealAgent[] = [
     permissiveMode: 'yolo',
     localCommand: { line: '/status', answer: /Qwen Code v0\.24\.4/ },
     reportsUsage: 'context',
+    mcpTools: true,
+    mcpInAsks: false,
     model: openaiChatModel,
     setup: (model, home) => {
       // Qwen Code reads OPENAI_* only with its auth type set to openai in its settings.
