@@ -81,7 +81,8 @@ export class AgentQuestions implements EditorQuestions {
     const timer = setTimeout(withdraw, QUESTION_TIMEOUT_MS);
     ended.addEventListener('abort', withdraw, { once: true });
     try {
-      const typed = await editor.request(AskTextRequest.type, { message: question.message, input: question.input }, { token: withdrawn.token });
+      // The agent's words, on one line (no escapes, no line breaks), as any prompt of ours shows them.
+      const typed = await editor.request(AskTextRequest.type, { message: oneLine(question.message, 300), input: oneLine(question.input, 80) }, { token: withdrawn.token });
       return typeof typed?.text === 'string' ? typed.text : undefined;
     } catch {
       return undefined;
