@@ -27,7 +27,7 @@ export class TurnQuestions {
    */
   async ask(question: AgentQuestion, signal: AbortSignal, turn: TurnCaller & { send: (event: Record<string, unknown>) => void }): Promise<number | string | undefined> {
     const ending = await this.requests.ask(turn, { timeoutMs: QUESTION_TIMEOUT_MS, signal }, (id) =>
-      turn.send({ status: 'in_progress', message: `Question: ${question.message.replace(/\s+/g, ' ').slice(0, 200)}`, question: { request_id: id, message: question.message, options: question.options, input: question.input ?? '' } }),
+      turn.send({ status: 'in_progress', message: `Question: ${question.message.replace(/\s+/g, ' ').slice(0, 200)}`, question: { request_id: id, message: question.message, options: question.options, input: question.input ?? '', url: question.url ?? '' } }),
     );
     if ('timedOut' in ending) this.logger.info(`no answer to "${question.message}" within ${QUESTION_TIMEOUT_MS / 60_000} minutes: declined`);
     if (!('answered' in ending)) return undefined;

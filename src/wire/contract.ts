@@ -152,6 +152,8 @@ const questionSchema = z.object({
   options: list(z.string()),
   /** Not empty: the answer is typed, and this names what to type. */
   input: text(),
+  /** Not empty: the agent asks the user to open this web page; the caller opens it where the first option is chosen. */
+  url: text(),
 });
 export type Question = z.infer<typeof questionSchema>;
 

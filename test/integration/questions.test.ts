@@ -96,4 +96,26 @@ describe("the agent's questions", () => {
     // Dismissed: declined.
     expect(await ask(client, 'ASK USER other')).toBe('elicitation: decline null');
   });
+
+  it('that ask to open a web page (URL mode): "Open <host>" opens it in the browser through the editor, and the agent gets accept; a page that is no web address is declined', async () => {
+    const opened: any[] = [];
+    const client = await start({
+      client: 'neovim-0.10.4',
+      env,
+      answerMessageRequest: (params) => params.actions.find((action: any) => action.title === 'Open login.example.com') ?? null,
+      handlers: {
+        'window/showDocument': (params: any) => {
+          opened.push(params);
+          return { success: true };
+        },
+      },
+    });
+    expect(await ask(client, 'ASK USER url')).toBe('elicitation: accept null');
+    expect(client.all('window/showMessageRequest').at(-1)).toMatchObject({ message: 'Buckley: Log in to the service', actions: [{ title: 'Open login.example.com' }, { title: 'Decline' }] });
+    expect(opened.filter((params) => params.external)).toEqual([{ uri: 'https://login.example.com/authorize?client=scripted', external: true }]);
+    // file:///etc/passwd is no web page: declined without asking, and said.
+    expect(await ask(client, 'ASK USER fileurl')).toBe('elicitation: decline null');
+    expect(client.all('window/showMessageRequest')).toHaveLength(1);
+    await client.waitFor('window/logMessage', (p) => p.message.includes('asked to open file:///etc/passwd: "Log in to the service" — declined: it is not a web address (http or https)'));
+  });
 });

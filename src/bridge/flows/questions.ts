@@ -14,11 +14,14 @@ import type { Features } from '../capabilities.js';
 import { AskTextRequest } from '../protocol.js';
 import type { EditorClient } from '../editor/client.js';
 import * as messages from '../editor/messages.js';
+import { showDocument } from '../editor/client.js';
 import type { EditorQuestions } from '../link/calls.js';
 import { Commands } from '../names.js';
 
 /** As long as the coordinator waits for the answer: a question left open longer is gone there. */
 const QUESTION_TIMEOUT_MS = 15 * 60_000;
+/** How long the editor may take to hand a web page to the browser. */
+const OPEN_TIMEOUT_MS = 10_000;
 
 export interface QuestionDependencies {
   editor: EditorClient;
@@ -39,8 +42,19 @@ export class AgentQuestions implements EditorQuestions {
 
   /** The option chosen (its index), or the text typed, or undefined: declined, or the turn is over (`ended`: its code actions go). */
   ask(question: Question, ended: AbortSignal): Promise<number | string | undefined> {
-    const { editor, features, logger } = this.deps;
     if (question.input) return this.typed(question, ended);
+    if (!question.url) return this.choose(question, ended);
+    // A web page to open (the agent's login, say): opened by the editor once the user says so.
+    return this.choose(question, ended).then(async (option) => {
+      if (option !== 0 || ended.aborted) return option;
+      await this.openPage(question.url);
+      return 0;
+    });
+  }
+
+  /** The user's choice (its index), or undefined. */
+  private choose(question: Question, ended: AbortSignal): Promise<number | undefined> {
+    const { editor, features, logger } = this.deps;
     logger.info(`the agent asks: "${oneLine(question.message, 200)}" (${question.options.join(' / ')})`);
     if (features().showMessageRequest) {
       return editor
@@ -65,6 +79,17 @@ export class AgentQuestions implements EditorQuestions {
       ended.addEventListener('abort', gone, { once: true });
       this.open.set(question.request_id, { question, settle });
     });
+  }
+
+  /**
+   * Opens the agent's web page in the user's browser (window/showDocument, external); where the
+   * editor cannot, the log has the link and a message says so: the user agreed, the page is theirs to open.
+   */
+  private async openPage(url: string): Promise<void> {
+    const { editor, features, logger } = this.deps;
+    if (features().showDocument && (await showDocument(editor, { uri: url, external: true }, OPEN_TIMEOUT_MS))) return;
+    logger.warn(`open this page of the agent's in your browser (the editor did not): ${url}`);
+    messages.info(editor, "open the agent's page in your browser: its link is in the log");
   }
 
   /** A question whose answer is typed: to a client that can type one (`buckley/askText`); declined, and said, where none can. */

@@ -239,7 +239,7 @@ async function handshake(sdk: typeof acp, spec: ProcessSpec, agent: AgentProcess
         // Reads and writes go through the coordinator: the editor's buffers first, writes approved
         // (../files.ts); commands too, judged and approved (terminals.ts).
         // The agent's questions (elicitation) are asked in the editor as a choice (elicitation.ts).
-        clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: true, elicitation: { form: {} } },
+        clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: true, elicitation: { form: {}, url: {} } },
         clientInfo: { name: 'buckley-lsp', version: spec.clientVersion },
       }),
       spawned.died,

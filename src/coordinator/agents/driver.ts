@@ -105,6 +105,8 @@ export interface AgentQuestion {
   message: string;
   options: string[];
   input?: string;
+  /** A web page the agent asks the user to open (URL mode): opened by the editor where the first option is chosen. */
+  url?: string;
 }
 
 export interface TurnResult {

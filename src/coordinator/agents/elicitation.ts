@@ -29,6 +29,7 @@ const requestSchema = z.looseObject({
   message: z.string(),
   mode: z.string(),
   requestedSchema: z.optional(z.nullable(z.looseObject({ properties: z.optional(z.nullable(z.record(z.string(), propertySchema))) }))),
+  url: z.optional(z.nullable(z.string())),
 });
 
 /** The choices a form comes down to; undefined when it needs more than a choice. */
@@ -77,6 +78,7 @@ export async function answerElicitation(params: unknown, turnOf: (sessionId: str
   const { sessionId, message, mode, requestedSchema } = parsed.data;
   const turn = turnOf(sessionId);
   if (!turn || turn.signal.aborted) return { action: 'cancel' };
+  if (mode === 'url') return answerUrl(turn, message, parsed.data.url ?? '', agent, logger);
   const choices = mode === 'form' ? choicesOf(requestedSchema?.properties) : undefined;
   const typed = mode === 'form' && !choices && turn.sink.typedAnswers ? typedFieldOf(requestedSchema?.properties) : undefined;
   const said = `${agent} asked: "${message.replace(/\s+/g, ' ').slice(0, 200)}"`;
@@ -102,6 +104,36 @@ export async function answerElicitation(params: unknown, turnOf: (sessionId: str
     return { action: 'accept', content };
   } finally {
     turn.deciding--;
+  }
+}
+
+/**
+ * URL mode: the agent asks the user to open a web page (a login, a consent): "Open <host>" or
+ * "Decline"; opened by the editor where chosen. Only http and https: anything else is declined.
+ */
+async function answerUrl(turn: ActiveTurn, message: string, url: string, agent: string, logger: Logger): Promise<acp.CreateElicitationResponse> {
+  const said = `${agent} asked to open ${url.slice(0, 200)}: "${message.replace(/\s+/g, ' ').slice(0, 200)}"`;
+  const page = webPage(url);
+  if (!page || !turn.sink.question) {
+    declined(turn, logger, `${said} — declined: ${page ? 'the editor cannot be asked' : 'it is not a web address (http or https)'}`);
+    return { action: 'decline' };
+  }
+  turn.deciding++;
+  try {
+    const answer = await turn.sink.question({ message, options: [`Open ${page.host}`, 'Decline'], url: page.href }, turn.signal);
+    if (turn.signal.aborted) return { action: 'cancel' };
+    return answer === 0 ? { action: 'accept' } : { action: 'decline' };
+  } finally {
+    turn.deciding--;
+  }
+}
+
+function webPage(url: string): URL | undefined {
+  try {
+    const page = new URL(url);
+    return page.protocol === 'https:' || page.protocol === 'http:' ? page : undefined;
+  } catch {
+    return undefined;
   }
 }
 
