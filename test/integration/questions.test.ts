@@ -118,4 +118,19 @@ describe("the agent's questions", () => {
     expect(client.all('window/showMessageRequest')).toHaveLength(1);
     await client.waitFor('window/logMessage', (p) => p.message.includes('asked to open file:///etc/passwd: "Log in to the service" — declined: it is not a web address (http or https)'));
   });
+
+  it('of several fields are asked one field at a time, and an optional one left unanswered is left out', async () => {
+    const notes: (string | null)[] = ['extra hot', null];
+    const client = await start({
+      client: 'neovim-0.10.4',
+      env,
+      // (the capabilities given replace the payload's: the prompt is declared again)
+      initialize: { capabilities: { window: { showMessage: {} }, experimental: { buckley: { askText: true } } } },
+      answerMessageRequest: (params) => params.actions.find((action: any) => action.title === 'Large') ?? null,
+      handlers: { 'buckley/askText': () => (notes.length && notes[0] !== null ? { text: notes.shift() } : (notes.shift(), null)) },
+    });
+    expect(await ask(client, 'ASK USER order')).toBe('elicitation: accept {"size":"l","note":"extra hot"}');
+    expect(client.all('window/showMessageRequest').at(-1)).toMatchObject({ message: 'Buckley: Which one? (order) — Size (1 of 2)', actions: [{ title: 'Small' }, { title: 'Large' }] });
+    expect(await ask(client, 'ASK USER order')).toBe('elicitation: accept {"size":"l"}');
+  });
 });

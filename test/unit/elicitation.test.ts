@@ -1,6 +1,6 @@
 /** What an agent's form (ACP elicitation) comes down to: a choice an editor prompt can offer, or nothing. */
 import { describe, expect, it } from 'vitest';
-import { choicesOf, typedFieldOf } from '../../src/coordinator/agents/elicitation.js';
+import { choicesOf, stepsOf, typedFieldOf } from '../../src/coordinator/agents/elicitation.js';
 
 describe('an elicitation form as a choice', () => {
   it('is OK for no fields, yes or no for a boolean, one per value for an enum (its names where given)', () => {
@@ -31,5 +31,16 @@ describe('an elicitation form as a choice', () => {
     expect(typedFieldOf({ a: { type: 'string' }, b: { type: 'string' } })).toBeUndefined();
     expect(typedFieldOf({ tags: { type: 'array' } })).toBeUndefined();
     expect(typedFieldOf({})).toBeUndefined();
+  });
+
+  it('of several fields is one question per field, each a choice or (where answers are typed) a field to type; none where one is neither', () => {
+    const form = { size: { type: 'string', enum: ['s', 'l'] }, note: { type: 'string', title: 'A note' } };
+    expect(stepsOf(form, ['size'], true)).toEqual([
+      { label: 'size', required: true, choices: [{ label: 's', content: { size: 's' } }, { label: 'l', content: { size: 'l' } }] },
+      { label: 'A note', required: false, typed: { name: 'note', label: 'A note', kind: 'string' } },
+    ]);
+    expect(stepsOf(form, [], false)).toBeUndefined();
+    expect(stepsOf({ tags: { type: 'array' }, go: { type: 'boolean' } }, [], true)).toBeUndefined();
+    expect(stepsOf({}, [], false)).toEqual([{ label: '', required: true, choices: [{ label: 'OK', content: {} }] }]);
   });
 });

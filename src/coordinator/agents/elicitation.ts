@@ -1,9 +1,10 @@
 /**
- * An agent's question to the user (ACP `elicitation/create`, form mode) as a choice the editor can
- * offer — a confirmation, yes or no, one of a list — or, where the caller takes typed answers,
- * one text or number field to type; asked through the turn (questions.ts) and answered as ACP
- * says. A form the editor cannot take (several fields, text where it cannot type) is declined at
- * once and the user told what was asked: never a wait nobody can end.
+ * An agent's question to the user (ACP `elicitation/create`, form mode) as choices the editor can
+ * offer — a confirmation, yes or no, one of a list — or, where the caller takes typed answers, a
+ * text or number field to type; a form of several fields one question each. URL mode: a web page
+ * to open. Asked through the turn (questions.ts) and answered as ACP says. A form the editor
+ * cannot take (text where it cannot type, several picks) is declined at once and the user told
+ * what was asked: never a wait nobody can end.
  */
 import type * as acp from '@agentclientprotocol/sdk';
 import * as z from '../../schema.js';
@@ -28,7 +29,7 @@ const requestSchema = z.looseObject({
   sessionId: z.optional(z.string()),
   message: z.string(),
   mode: z.string(),
-  requestedSchema: z.optional(z.nullable(z.looseObject({ properties: z.optional(z.nullable(z.record(z.string(), propertySchema))) }))),
+  requestedSchema: z.optional(z.nullable(z.looseObject({ properties: z.optional(z.nullable(z.record(z.string(), propertySchema))), required: z.optional(z.nullable(z.array(z.string()))) }))),
   url: z.optional(z.nullable(z.string())),
 });
 
@@ -61,14 +62,49 @@ export function typedFieldOf(properties: Record<string, z.infer<typeof propertyS
 }
 
 /** The content of a typed answer, or why it is not one (a number field given words). */
-function typedContent(field: NonNullable<ReturnType<typeof typedFieldOf>>, text: string): Content | string {
+function typedContent(field: TypedField, text: string): Content | string {
   if (field.kind === 'string') return { [field.name]: text };
   const value = Number(text.trim());
   if (text.trim() === '' || !Number.isFinite(value) || (field.kind === 'integer' && !Number.isInteger(value))) return `"${text.slice(0, 40)}" is not ${field.kind === 'integer' ? 'a whole number' : 'a number'}`;
   return { [field.name]: value };
 }
 
-/** Answers `elicitation/create` with the user's choice, asked through the session's turn. */
+type TypedField = NonNullable<ReturnType<typeof typedFieldOf>>;
+/** One question of a form: a field's choice, or a field to type. */
+type Step = { label: string; required: boolean } & ({ choices: Choice[]; typed?: undefined } | { typed: TypedField; choices?: undefined });
+
+/**
+ * The questions a form comes down to, one per field (a form of none: OK); undefined where a field
+ * is neither a choice nor, where the caller takes typed answers, one to type.
+ */
+export function stepsOf(properties: Record<string, z.infer<typeof propertySchema>> | null | undefined, required: readonly string[], typedAnswers: boolean): Step[] | undefined {
+  const entries = Object.entries(properties ?? {});
+  if (entries.length === 0) return [{ label: '', required: true, choices: choicesOf({})! }];
+  const steps: Step[] = [];
+  for (const [name, property] of entries) {
+    const one = { [name]: property };
+    const choices = choicesOf(one);
+    const typed = !choices && typedAnswers ? typedFieldOf(one) : undefined;
+    const label = property.title || property.description || name;
+    if (choices) steps.push({ label, required: required.includes(name), choices });
+    else if (typed) steps.push({ label, required: required.includes(name), typed });
+    else return undefined;
+  }
+  return steps;
+}
+
+/** A step's answer as the form's content, or why the form is declined (empty: dismissed, nothing to say). */
+function contentOf(step: Step, answer: number | string | undefined): Content | string {
+  if (answer === undefined) return step.typed ? 'no answer typed: answer it in a follow-up' : '';
+  if (step.choices) return typeof answer === 'number' && step.choices[answer] ? step.choices[answer].content : '';
+  return typeof answer === 'string' ? typedContent(step.typed, answer) : '';
+}
+
+/**
+ * Answers `elicitation/create`: a form asked through the session's turn, one question per field
+ * (several fields: "… — Size (1 of 2)"; an optional one dismissed is left out), its content
+ * accepted once every field is answered; declined where a field cannot be asked or is not answered.
+ */
 export async function answerElicitation(params: unknown, turnOf: (sessionId: string) => ActiveTurn | undefined, agent: string, logger: Logger): Promise<acp.CreateElicitationResponse> {
   const parsed = requestSchema.safeParse(params);
   if (!parsed.success || !parsed.data.sessionId) {
@@ -79,27 +115,27 @@ export async function answerElicitation(params: unknown, turnOf: (sessionId: str
   const turn = turnOf(sessionId);
   if (!turn || turn.signal.aborted) return { action: 'cancel' };
   if (mode === 'url') return answerUrl(turn, message, parsed.data.url ?? '', agent, logger);
-  const choices = mode === 'form' ? choicesOf(requestedSchema?.properties) : undefined;
-  const typed = mode === 'form' && !choices && turn.sink.typedAnswers ? typedFieldOf(requestedSchema?.properties) : undefined;
+  const steps = mode === 'form' ? stepsOf(requestedSchema?.properties, requestedSchema?.required ?? [], turn.sink.typedAnswers === true) : undefined;
   const said = `${agent} asked: "${message.replace(/\s+/g, ' ').slice(0, 200)}"`;
-  if (!(choices || typed) || !turn.sink.question) {
-    const why = !choices ? (mode === 'form' ? 'it needs typed input, which the editor cannot give' : `its "${mode}" mode is not one buckley-lsp takes`) : 'the editor cannot be asked';
+  if (!steps || !turn.sink.question) {
+    const why = !steps ? (mode === 'form' ? 'it needs typed input, which the editor cannot give' : `its "${mode}" mode is not one buckley-lsp takes`) : 'the editor cannot be asked';
     declined(turn, logger, `${said} — declined: ${why}; answer it in a follow-up`);
     return { action: 'decline' };
   }
   turn.deciding++;
   try {
-    const answer = await turn.sink.question({ message, options: choices?.map((choice) => choice.label) ?? [], ...(typed ? { input: typed.label } : {}) }, turn.signal);
-    if (turn.signal.aborted) return { action: 'cancel' };
-    if (answer === undefined) {
-      if (typed) declined(turn, logger, `${said} — no answer typed: answer it in a follow-up`);
-      return { action: 'decline' };
-    }
-    if (typeof answer === 'number') return choices?.[answer] ? { action: 'accept', content: choices[answer].content } : { action: 'decline' };
-    const content = typed ? typedContent(typed, answer) : 'no field to type';
-    if (typeof content === 'string') {
-      declined(turn, logger, `${said} — declined: ${content}`);
-      return { action: 'decline' };
+    const content: Content = {};
+    for (const [index, step] of steps.entries()) {
+      const asked = steps.length > 1 ? `${message} — ${step.label} (${index + 1} of ${steps.length})` : message;
+      const answer = await turn.sink.question({ message: asked, options: step.choices?.map((choice) => choice.label) ?? [], ...(step.typed ? { input: step.typed.label } : {}) }, turn.signal);
+      if (turn.signal.aborted) return { action: 'cancel' };
+      const got = contentOf(step, answer);
+      if (typeof got !== 'string') Object.assign(content, got);
+      else if (answer === undefined && steps.length > 1 && !step.required) continue;
+      else {
+        if (got) declined(turn, logger, `${said} — ${answer === undefined ? '' : 'declined: '}${got}`);
+        return { action: 'decline' };
+      }
     }
     return { action: 'accept', content };
   } finally {
