@@ -31,10 +31,35 @@ function mcpStep(call: ModelCall, pattern: RegExp, search: string, input: Record
   const declared = call.tools.find((name) => pattern.test(name));
   if (declared) return call.toolResults.length === 0 ? { tools: [{ name: declared, input }] } : { text: done };
   if (!call.tools.includes('tool_search')) return { text: `no MCP tool among ${call.tools.join(', ')}` };
-  if (call.toolResults.length === 0) return { tools: [{ name: 'tool_search', input: { query: search } }] };
-  const found = [...call.toolResults[0]!.matchAll(/mcp__[\w-]+__\w+/g)].map((match) => match[0]).find((name) => pattern.test(name));
-  if (!found) return { text: `tool_search found no MCP tool for "${search}"` };
-  return call.toolResults.length === 1 ? { tools: [{ name: 'tool_call', input: { name: found, arguments: input } }] } : { text: done };
+  // A turn begins with a search (Qwen Code speaks OpenAI's chat API: a new turn ends with the user's words).
+  if (call.body.messages?.at(-1)?.role !== 'tool') return { tools: [{ name: 'tool_search', input: { query: search } }] };
+  const last = call.toolResults.at(-1) ?? '';
+  // The tool's own answer came last: done.
+  if (!/<functions>|No tools found/.test(last)) return { text: done };
+  const found = [...last.matchAll(/mcp__[\w-]+__\w+/g)].map((match) => match[0]).find((name) => pattern.test(name));
+  return found ? { tools: [{ name: 'tool_call', input: { name: found, arguments: input } }] } : { text: NOT_FOUND };
+}
+
+/**
+ * What the model says when the search found nothing: Qwen Code connects to MCP servers while a
+ * session's first turn starts, and a turn's search sees only those connected when it began.
+ */
+const NOT_FOUND = 'tool_search found no MCP tool yet';
+
+/**
+ * A task to its end, its answer; where the agent had not connected its MCP servers yet (NOT_FOUND),
+ * followed up once in its conversation — the same agent session, as its user would ask again.
+ */
+async function taskReachingMcp(client: TestClient, words: string): Promise<string> {
+  const { taskId } = await client.request('buckley/executeTask', { task: words });
+  const answer = await answerLogged(client, words);
+  if (!answer.includes(NOT_FOUND)) return answer;
+  await client.request('workspace/executeCommand', { command: 'buckley.followUp', arguments: [{ conversation: `task-${taskId}`, question: `${words} Again.` }] });
+  return answerLogged(client, `${words} Again.`);
+}
+
+async function answerLogged(client: TestClient, words: string): Promise<string> {
+  return (await client.waitFor('window/logMessage', (p) => p.message.startsWith(`Buckley's answer to "${words}"`))).message;
 }
 
 const cleanups: (() => unknown)[] = [];
@@ -42,12 +67,6 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 const start = startingClients();
-
-/** Runs a task to its end: the agent's answer, as logged. */
-async function taskAnswer(client: TestClient, task: string): Promise<string> {
-  await client.request('buckley/executeTask', { task });
-  return (await client.waitFor('window/logMessage', (p) => p.message.startsWith(`Buckley's answer to "${task}"`))).message;
-}
 
 async function session(agent: RealAgent): Promise<{ client: TestClient; model: ModelServer }> {
   const { model, options, cleanup } = await agentSetup(agent, stepsScript([{ text: 'The answer.' }]));
@@ -143,8 +162,7 @@ describe.each(REAL_AGENTS.filter((agent) => agent.mcpTools))('$name, given an MC
       initialize: { ...options.initialize, capabilities: { experimental: { buckley: { taskProgress: true, approveTool: true } } } },
       handlers: { 'buckley/approveTool': () => ({ approved: true }) },
     });
-    const { taskId } = await client.request('buckley/executeTask', { task: 'Echo PING-42 with the echo tool.' });
-    await client.waitFor('$/buckley/taskProgress', (p) => p.taskId === taskId && ['completed', 'failed', 'cancelled'].includes(p.status));
+    expect(await taskReachingMcp(client, 'Echo PING-42 with the echo tool.')).toContain('Echoed.');
     expect(model.turns().flatMap((call) => call.toolResults).join('\n')).toContain('echo: PING-42');
   });
 });
@@ -166,7 +184,7 @@ describe.each(REAL_AGENTS.filter((agent) => agent.mcpTools))("$name, given buckl
     const uri = await client.open(join(root, 'notes.ts'), 'export const saved = 1;\n');
     await client.notify('textDocument/didChange', { textDocument: { uri, version: 2 }, contentChanges: [{ text: 'export const saved = 1;\nexport const typed = 2; // UNSAVED-77\n' }] });
     // Qwen Code's plan mode (an ask's) refuses every MCP tool that would need a confirmation, read-only or not: a task's then.
-    const answer = agent.mcpInAsks === false ? await taskAnswer(client, 'What does notes.ts hold?') : (await client.request('buckley/ask', { question: 'What does notes.ts hold?' })).answer;
+    const answer = agent.mcpInAsks === false ? await taskReachingMcp(client, 'What does notes.ts hold?') : (await client.request('buckley/ask', { question: 'What does notes.ts hold?' })).answer;
     expect(answer).toContain('Read it.');
     // Nobody was asked: a read of ours is a low-risk read, whatever the agent calls it.
     expect(client.all('window/showMessageRequest')).toEqual([]);
