@@ -28,8 +28,9 @@ function listedModels(req: IncomingMessage, res: ServerResponse, id: string): bo
  * `usage`: asked for it (`stream_options.include_usage`), the last event before [DONE] says the
  * tokens, as OpenAI sends them (no choices): the prompt's characters / 4 in, a token a piece out.
  * `strict`: a server from before `stream_options`, which refuses it (HTTP 400, naming it).
+ * `oddUsage`: usage in a shape of its own (null, words) instead.
  */
-export async function sseServer(reply: (req: IncomingMessage, body: any) => Promise<string[]>, options: { strict?: boolean } = {}): Promise<{ url: string }> {
+export async function sseServer(reply: (req: IncomingMessage, body: any) => Promise<string[]>, options: { strict?: boolean; oddUsage?: boolean } = {}): Promise<{ url: string }> {
   const server: Server = createServer(async (req, res) => {
     const raw = await bodyOf(req);
     if (listedModels(req, res, 'llama3:8b')) return;
@@ -48,7 +49,9 @@ export async function sseServer(reply: (req: IncomingMessage, body: any) => Prom
       res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] })}\n\n`);
     }
     res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\n`);
-    if (body.stream_options?.include_usage) {
+    // `oddUsage`: counts in a shape of its own (fields null or words), as some servers do.
+    if (options.oddUsage) res.write(`data: ${JSON.stringify({ choices: [], usage: { prompt_tokens: null, completion_tokens: 'n/a' } })}\n\n`);
+    else if (body.stream_options?.include_usage) {
       const input = Math.ceil(JSON.stringify(body.messages).length / 4);
       res.write(`data: ${JSON.stringify({ choices: [], usage: { prompt_tokens: input, completion_tokens: pieces.length, total_tokens: input + pieces.length } })}\n\n`);
     }

@@ -246,6 +246,12 @@ describe('coordinators', () => {
     // Nothing made up where nothing was counted.
     expect(old.all('$/progress').find((p) => p.token === 'usage-2' && p.value.kind === 'end').value.message).toBe('Answered');
     await old.waitFor('window/logMessage', (p) => p.message.includes('does not take stream_options: asked without it'));
+
+    // Usage in a shape of its own: the answer is taken all the same, and no tokens are made up.
+    const odd = await sseServer(async () => ['Forty', '-two.'], { oddUsage: true });
+    const other = await start({ client: 'neovim-0.10.4', env: { BUCKLEY_AGENT: undefined }, initialize: settings(odd.url) });
+    expect((await other.request('buckley/ask', { question: 'What is it?', workDoneToken: 'usage-3' })).answer).toBe('Forty-two.');
+    expect(other.all('$/progress').find((p) => p.token === 'usage-3' && p.value.kind === 'end').value.message).toBe('Answered');
   });
 
   it('finds `buckley` on PATH and runs `buckley acp`', async () => {

@@ -47,8 +47,7 @@ export class AgentQuestions implements EditorQuestions {
     // A web page to open (the agent's login, say): opened by the editor once the user says so.
     return this.choose(question, ended).then(async (option) => {
       if (option !== 0 || ended.aborted) return option;
-      await this.openPage(question.url);
-      return 0;
+      return (await this.openPage(question.url)) ? 0 : undefined;
     });
   }
 
@@ -83,13 +82,21 @@ export class AgentQuestions implements EditorQuestions {
 
   /**
    * Opens the agent's web page in the user's browser (window/showDocument, external); where the
-   * editor cannot, the log has the link and a message says so: the user agreed, the page is theirs to open.
+   * editor cannot, the log has the link and a message says so: the user agreed, the page is theirs
+   * to open. False (declined) for anything but a web page.
    */
-  private async openPage(url: string): Promise<void> {
+  private async openPage(url: string): Promise<boolean> {
     const { editor, features, logger } = this.deps;
-    if (features().showDocument && (await showDocument(editor, { uri: url, external: true }, OPEN_TIMEOUT_MS))) return;
+    // Only a web page, whoever the coordinator is: never a file or a program's link handed to the OS.
+    if (!/^https?:\/\//i.test(url)) {
+      logger.warn(`not opened: the agent's page ${oneLine(url, 200)} is no web address (http or https)`);
+      messages.info(editor, "not opened: the agent's page is no web address (see log)");
+      return false;
+    }
+    if (features().showDocument && (await showDocument(editor, { uri: url, external: true }, OPEN_TIMEOUT_MS))) return true;
     logger.warn(`open this page of the agent's in your browser (the editor did not): ${url}`);
     messages.info(editor, "open the agent's page in your browser: its link is in the log");
+    return true;
   }
 
   /** A question whose answer is typed: to a client that can type one (`buckley/askText`); declined, and said, where none can. */

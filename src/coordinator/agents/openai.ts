@@ -26,7 +26,8 @@ const choiceSchema = z.object({
   finish_reason: z.nullish(z.string()),
 });
 const usageSchema = z.object({ prompt_tokens: z._default(z.int(), 0), completion_tokens: z._default(z.int(), 0) });
-const chunkSchema = z.object({ choices: z._default(z.array(choiceSchema), []), usage: z.nullish(usageSchema) });
+// `usage` is read apart: a server that counts in its own shape still has its answer taken.
+const chunkSchema = z.object({ choices: z._default(z.array(choiceSchema), []), usage: z.optional(z.unknown()) });
 
 /** Conversations whose history is kept. */
 const MAX_CONVERSATIONS = 32;
@@ -77,7 +78,8 @@ export class OpenAiDriver implements AgentDriver {
         }
         const chunk = chunkSchema.safeParse(json);
         if (!chunk.success) throw new AgentError(`${this.description} sent an unexpected event: ${data.slice(0, 120)}`);
-        if (chunk.data.usage) usage = { cost: 0, currency: '', context_used: 0, context_size: 0, input_tokens: chunk.data.usage.prompt_tokens, output_tokens: chunk.data.usage.completion_tokens };
+        const counted = chunk.data.usage ? usageSchema.safeParse(chunk.data.usage) : undefined;
+        if (counted?.success) usage = { cost: 0, currency: '', context_used: 0, context_size: 0, input_tokens: counted.data.prompt_tokens, output_tokens: counted.data.completion_tokens };
         for (const choice of chunk.data.choices) {
           const delta = choice.delta?.content;
           if (delta) {
