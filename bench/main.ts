@@ -18,6 +18,7 @@ import { buildContext } from '../src/bridge/flows/context.js';
 import { FramingGuard } from '../src/bridge/transport.js';
 import { anthropicModel } from '../test/helpers/models/anthropic.js';
 import { copilotServer, measureStartups, type StartupSample, type StartupServer } from './startup.js';
+import { sandboxStarts } from './sandbox.js';
 
 const quick = process.argv.includes('--quick');
 const AskPartialResult = new ProgressType<{ answer: string }>();
@@ -921,6 +922,17 @@ async function hostile(): Promise<void> {
   await lsp.stop();
 }
 
+/** An agent's start in the sandbox, and with its network confined, beside its bare start. */
+async function sandbox(): Promise<void> {
+  const starts = await sandboxStarts(join(REPO, 'fixtures', 'scripted-agent.mjs'), REPO, quick ? 5 : 30);
+  if (!starts) {
+    console.log('sandbox: skipped, no sandbox here (bubblewrap and socat)');
+    return;
+  }
+  record({ figure: 'sandbox: agent start to ACP initialize, in the sandbox (median)', value: median(starts.sandboxed), unit: 'ms', baseline: 'the agent started bare', baselineValue: median(starts.bare), goal: 'report', met: null });
+  record({ figure: 'sandbox: agent start to ACP initialize, its network confined (median)', value: median(starts.confined), unit: 'ms', baseline: 'in the sandbox, network not confined', baselineValue: median(starts.sandboxed), goal: '≤ 1.2×', met: median(starts.confined) / median(starts.sandboxed) <= 1.2 });
+}
+
 async function main(): Promise<void> {
   console.log(`buckley-lsp benchmarks${quick ? ' (quick smoke run)' : ''} on ${process.version}\n`);
   if (runs('startup')) await part('startup', startup);
@@ -936,6 +948,7 @@ async function main(): Promise<void> {
   if (runs('completions')) await part('completions', completions);
   if (runs('hostile')) await part('hostile', hostile);
   if (runs('agents')) await part('agents', agentAsks);
+  if (runs('sandbox')) await part('sandbox', sandbox);
   console.log('');
 
   const rows = figures.map((f) => [f.figure, `${f.value.toFixed(f.unit === 'events/s' ? 0 : 2)} ${f.unit}`, `${f.baseline}: ${f.baselineValue.toFixed(2)}`, `${f.ratio.toFixed(2)}×`, f.goal, f.met === null ? '—' : f.met ? 'met' : 'NOT met']);

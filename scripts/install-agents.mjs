@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Installs the real ACP agents the tests drive — Claude Code (@zed-industries/claude-agent-acp and
 // the older claude-code-acp), Codex (@zed-industries/codex-acp with its linux-x64 binary), Gemini
-// CLI and Qwen Code — at the versions pinned in scripts/agents/ (package.json and its lock), from
+// CLI, Qwen Code, opencode (opencode-ai) and GitHub Copilot CLI (@github/copilot) — at the versions pinned in scripts/agents/ (package.json and its lock), from
 // the npm registry, into a folder of the project's own (default `.agents/`, where the tests look):
 //
 //   node scripts/install-agents.mjs [--dest DIR]
@@ -12,8 +12,8 @@
 // idle memory with (optional: without it the bench compares with a bare server only).
 //
 // `npm install` with the lock, not `npm ci`: npm 11 refuses that lock for the optional platform
-// packages it leaves out of it (Qwen's clipboard). Install scripts are not run: none of these agents
-// needs one to speak ACP (node-pty, an optional native terminal of Gemini and Qwen, is left out).
+// packages it leaves out of it (Qwen's clipboard). Install scripts are not run — node-pty, an optional
+// native terminal of Gemini and Qwen, is left out — but opencode's, which puts its binary in place.
 // Running it again with the same lock does nothing.
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -35,6 +35,15 @@ if (!existsSync(stamp) || readFileSync(stamp, 'utf8') !== lock) {
   if (run.status !== 0) {
     process.stderr.write(`install-agents: npm install in ${dest} failed (exit ${run.status ?? run.signal}); ${copilot ? 'the bench compares with a bare server only' : "the agents' tests will be skipped"}\n`);
     process.exit(1);
+  }
+  // opencode places its binary with its own install script (a stub stands there until then):
+  // that one script is run, as `npm install -g opencode-ai` would run it.
+  if (!copilot) {
+    const rebuild = spawnSync('npm', ['rebuild', 'opencode-ai', '--ignore-scripts=false', '--loglevel=error'], { cwd: dest, stdio: ['ignore', 'inherit', 'inherit'] });
+    if (rebuild.status !== 0) {
+      process.stderr.write(`install-agents: placing opencode's binary in ${dest} failed (exit ${rebuild.status ?? rebuild.signal}); its tests will fail\n`);
+      process.exit(1);
+    }
   }
   writeFileSync(stamp, lock);
 }

@@ -20,7 +20,7 @@ export type KnownSettings = () => readonly SettingKey[];
 const settingsHelp = (settings: readonly SettingKey[]) => `Settings (editors send them as initializationOptions or the "buckley" section of
 workspace/configuration; here each is also a flag, --KEY VALUE or --KEY=VALUE):
 ${settings
-  .map(({ key, type, values }) => `  --${key} ${values ? values.join('|') : type === 'boolean' ? 'true|false' : type === 'number' ? 'N' : type === 'record' ? 'NAME=VALUE (again for more)' : 'VALUE'}`)
+  .map(({ key, type, values }) => `  --${key} ${values ? values.join('|') : type === 'boolean' ? 'true|false' : type === 'number' ? 'N' : type === 'record' ? 'NAME=VALUE (again for more)' : type === 'array' ? 'VALUE (again for more)' : 'VALUE'}`)
   .join('\n')}
 The README's Configuration table says what each does.`;
 
@@ -107,6 +107,21 @@ function setSetting(config: Record<string, unknown>, key: string, raw: string, s
   const path = key.split('.');
   let parent = config;
   for (const name of path.slice(0, -1)) parent = (parent[name] ??= {}) as Record<string, unknown>;
+  if (setting.type === 'array') {
+    // --agent.sandbox.writable A --agent.sandbox.writable B, or a JSON list: the lists collect.
+    const list = (parent[path.at(-1)!] ??= []) as unknown[];
+    if (!raw.trimStart().startsWith('[')) list.push(raw);
+    else {
+      let given: unknown;
+      try {
+        given = JSON.parse(raw);
+      } catch {
+        return `--${key} takes a value (again for more) or a JSON list, not ${raw}`;
+      }
+      list.push(...(Array.isArray(given) ? given : [given]));
+    }
+    return undefined;
+  }
   if (setting.type === 'record') {
     // --agent.env NAME=VALUE, once per entry.
     const at = raw.indexOf('=');

@@ -78,9 +78,16 @@ export const configSchema = z.object({
     command: z.optional(command),
     /**
      * Environment variables for the agent, over the server's own environment (from which the
-     * variables buckley-lsp reads, BUCKLEY_AGENT and the others, are left out).
+     * variables buckley-lsp reads, BUCKLEY_AGENT and the others, are left out, and those that look
+     * like secrets: see passEnv).
      */
     env: z.optional(z.record(z.string().check(z.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected an environment variable name')), z.string())),
+    /**
+     * Variables of the server's environment passed to the agent although their names say they hold
+     * a secret (`*KEY*`, `*TOKEN*`, `*SECRET*`, `*PASSWORD*`, …), which it otherwise does not get
+     * (but for a known agent's own key variables): names, or patterns with `*` (`AWS_*`).
+     */
+    passEnv: z._default(z.array(z.string().check(z.regex(/^[A-Za-z_*][A-Za-z0-9_*]*$/, 'expected a variable name, or a pattern with *'))), []),
     /** Deadline of the agent's ACP setup requests (initialize, session/new): a hung agent is reported. */
     requestTimeoutMs: wholeNumber(30_000),
     /**
@@ -124,6 +131,17 @@ export const configSchema = z.object({
     sandbox: section({
       enabled: flag(true),
       writable: z._default(z.array(nonEmpty()), []),
+      /**
+       * The agent's network: confined (it reaches its model's API, its MCP servers and the hosts
+       * listed, through buckley-lsp's proxy: not this machine's services) where socat is installed.
+       * `allow`: more hosts (`host`, `host:port`, `*.example.com`); `allowInTasks`: more for tasks
+       * (their commands: a package registry), `*` for any host on the internet.
+       */
+      network: section({
+        confine: flag(true),
+        allow: z._default(z.array(nonEmpty()), []),
+        allowInTasks: z._default(z.array(nonEmpty()), []),
+      }),
     }),
     openai: section({
       baseUrl: z._default(z.url({ protocol: /^https?$/ }), 'http://127.0.0.1:11434/v1'),

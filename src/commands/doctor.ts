@@ -255,8 +255,10 @@ async function checkAgent(config: Config, options: DoctorOptions, report: Report
     // The sandbox it will run in, or why there is none (asks are not read-only then).
     await driver.prepare?.();
     if (driver.unsafeAsks) report.warn(`${ASKS_NOT_READ_ONLY('the embedded coordinator', driver.unsafeAsks)}${config.ask.requireReadOnly ? ' (it is true: asks will be refused)' : ''}`);
-    else if (driver.writesFiles) report.ok('the agent runs in a sandbox (bubblewrap): asks write nothing of yours, tasks only the workspace, credentials are unreadable');
+    // Started as an ask and as a task would start it, in their sandboxes: what fails there is said here.
     report.ok(await driver.check(AbortSignal.timeout(60_000)));
+    if (!driver.unsafeAsks && driver.writesFiles) report.ok('the sandbox (bubblewrap): asks write nothing of yours, tasks only the workspace, credentials are unreadable');
+    for (const line of driver.sandboxNotes?.() ?? []) report.note(line);
     if (options.prompt) report.ok(await oneTurn(driver));
     // (its commands come when it sends them: after a turn, surely)
     const controls = await driver.controls?.(false);

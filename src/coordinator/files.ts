@@ -13,7 +13,7 @@
  */
 import { homedir } from 'node:os';
 import { isAbsolute, relative, resolve } from 'node:path';
-import { changeSummary, describeChange, unifiedDiff } from '../edits.js';
+import { applyHunks, carryOver, changeSummary, describeChange, unifiedDiff } from '../edits.js';
 import { FileAccessError, pathTooLong, readText, readTextIfThere, realPath, shortened, writeText } from '../fileAccess.js';
 import { assessRisk } from '../risk/assess.js';
 import { MAX_READ_BYTES } from '../wire/contract.js';
@@ -44,6 +44,8 @@ export interface WritePolicy extends ReadPolicy {
    * false` when the file is not open there (the disk gets it), else whether the buffer has it.
    */
   toEditor?(write: { path: string; base: string; content: string }, signal: AbortSignal): Promise<{ open: boolean; applied: boolean; message: string }>;
+  /** The file's text on disk as the turn began, where it was kept (workspaceChanges.ts). */
+  diskBefore?(path: string): string | undefined;
   /** A write was made: for the task's review and its undo (`unasked`: no permission named it). */
   changed?(change: { path: string; before: string; after: string; inEditor: boolean; unasked?: boolean }): void;
 }
@@ -97,11 +99,14 @@ export async function writeForAgent(request: FileWriteRequest, policy: WritePoli
   if (policy.readOnly) throw new FileAccessError(`writing ${shortened(path)} was refused: an ask is read-only`);
   if (Buffer.byteLength(request.content, 'utf8') > MAX_READ_BYTES) throw new FileAccessError(`cannot write ${shortened(path)}: over ${MAX_READ_BYTES / 1024 / 1024} MB, too big to review and write whole`);
   // What the user has now: the change is shown, approved and made against it.
-  const base = (await policy.fromEditor?.({ path }, signal)) ?? (await readTextIfThere(real, { maxBytes: MAX_READ_BYTES })) ?? '';
-  if (base === request.content) return;
+  const buffer = await policy.fromEditor?.({ path }, signal);
+  const disk = await readTextIfThere(real, { maxBytes: MAX_READ_BYTES });
+  const base = buffer ?? disk ?? '';
+  const content = onBuffer(path, { buffer, disk, diskBefore: policy.diskBefore?.(real) }, request.content);
+  if (base === content) return;
   const shown = shownTarget(path, real, policy.workspaceRoot);
-  const summary = changeSummary(base, request.content);
-  const approved = takeApproved(policy.approvedEdits, path, base, request.content);
+  const summary = changeSummary(base, content);
+  const approved = takeApproved(policy.approvedEdits, path, base, content);
   const decision = approved ? 'allow_once' : await policy.permission(
     {
       tool: `Write ${shown}`,
@@ -111,22 +116,49 @@ export async function writeForAgent(request: FileWriteRequest, policy: WritePoli
       input: { path: real },
       locations: [real],
       writes: [real],
-      diff: { text: unifiedDiff(shownPath(path, policy.workspaceRoot), base, request.content), ...summary },
+      diff: { text: unifiedDiff(shownPath(path, policy.workspaceRoot), base, content), ...summary },
     },
     signal,
   );
   if (decision === 'reject') throw new FileAccessError(`writing ${shortened(path)} was not approved (denied, or no answer in time)`);
-  const inEditor = await policy.toEditor?.({ path, base, content: request.content }, signal);
+  const inEditor = await policy.toEditor?.({ path, base, content }, signal);
   if (inEditor?.open) {
     if (!inEditor.applied) throw new FileAccessError(`${shortened(path)} was not changed: ${inEditor.message}`);
-    policy.changed?.({ path, before: base, after: request.content, inEditor: true });
+    policy.changed?.({ path, before: base, after: content, inEditor: true });
     return;
   }
   // Not open in the editor: on disk, the file judged — unless a link was re-pointed, or the file changed, since.
   if (realPath(path) !== real) throw new FileAccessError(`${shortened(path)} was not changed: a link in its path was re-pointed while the change was decided`);
   if (((await readTextIfThere(real, { maxBytes: MAX_READ_BYTES })) ?? '') !== base) throw new FileAccessError(`${shortened(path)} was not changed: it changed on disk since the change was approved; read it again`);
-  await writeText(real, request.content);
-  policy.changed?.({ path, before: base, after: request.content, inEditor: false });
+  await writeText(real, content);
+  policy.changed?.({ path, before: base, after: content, inEditor: false });
+}
+
+/**
+ * The agent's content for a file whose buffer has unsaved edits, made over the buffer. An agent
+ * that read the buffer (ACP fs/read_text_file) writes on it; one that read the disk itself and
+ * writes through us all the same (opencode) writes on the disk, and its content — closer to the
+ * disk than to the buffer — would take the user's unsaved edits away: its change to the disk is
+ * carried over to the buffer instead. Where its change and the user's edits touch the same lines,
+ * the write is refused, for the agent to read the file again.
+ */
+function onBuffer(path: string, texts: { buffer?: string; disk?: string; diskBefore?: string }, content: string): string {
+  const { buffer, disk, diskBefore } = texts;
+  if (buffer === undefined || disk === undefined || buffer === disk) return content;
+  const distance = (from: string) => {
+    const { added, removed } = changeSummary(from, content);
+    return added + removed;
+  };
+  // Written on disk by the agent itself in this turn, before it writes the same through us: its
+  // change is from the disk as the turn began.
+  const base = disk === content && diskBefore !== undefined && diskBefore !== disk ? diskBefore : disk;
+  // Else content the disk holds already is the agent's word for the whole file (the user undid
+  // its change in the buffer, say): it goes to the buffer as it is.
+  const fromBase = distance(base);
+  if (fromBase === 0 || fromBase >= distance(buffer)) return content;
+  const hunks = carryOver(base, content, buffer);
+  if (!hunks) throw new FileAccessError(`${shortened(path)} was not changed: the change was made on the file as saved, and the user has unsaved edits on the same lines; read the file again (its buffer) and make the change on that`);
+  return applyHunks(buffer, hunks);
 }
 
 /**

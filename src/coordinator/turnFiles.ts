@@ -18,6 +18,7 @@ export class TurnFiles {
   private readonly policy: WritePolicy;
   private readonly approvedPaths = new Set<string>();
   private readonly writtenThroughUs = new Set<string>();
+  private readonly writtenInEditor = new Set<string>();
   private commandApproved = false;
   private snapshot: WorkspaceSnapshot | undefined;
 
@@ -41,12 +42,15 @@ export class TurnFiles {
       workspaceRoot,
       permission,
       approvedEdits,
+      diskBefore: (path) => this.snapshot?.textBefore(path),
       ...editor,
       changed: (change) => {
         // Under the name the agent gave and where it leads: the snapshot finds the change at the latter.
-        this.writtenThroughUs.add(change.path);
         const real = realPath(change.path);
-        if (real) this.writtenThroughUs.add(real);
+        for (const written of change.inEditor ? [this.writtenThroughUs, this.writtenInEditor] : [this.writtenThroughUs]) {
+          written.add(change.path);
+          if (real) written.add(real);
+        }
         editor.changed?.(change);
       },
     };
@@ -79,6 +83,7 @@ export class TurnFiles {
     const { toEditor, changed } = this.policy;
     return settleChanges(this.snapshot, {
       writtenThroughUs: this.writtenThroughUs,
+      writtenInEditor: this.writtenInEditor,
       approved: (path) => this.commandApproved || this.approvedPaths.has(path),
       // Each change has the editor's own deadline (the caller's, 30 s), not one for them all.
       ...(toEditor ? { toEditor: (write) => toEditor(write, new AbortController().signal) } : {}),

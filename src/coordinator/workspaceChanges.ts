@@ -71,6 +71,11 @@ export class WorkspaceSnapshot {
     return new WorkspaceSnapshot(root, files, limits, complete);
   }
 
+  /** A file's text when the snapshot was taken, where it was kept. */
+  textBefore(path: string): string | undefined {
+    return this.files.get(path)?.text;
+  }
+
   /** What differs now from when the snapshot was taken. */
   changes(): WorkspaceChange[] {
     const changes: WorkspaceChange[] = [];
@@ -144,6 +149,8 @@ function textOf(path: string, maxBytes: number): string | undefined {
 export interface ChangeSink {
   /** Paths the turn wrote through us (fs/write_text_file): already reviewed. */
   writtenThroughUs: ReadonlySet<string>;
+  /** Of those, the ones whose change was made in the editor's buffer: the disk is not theirs to change. */
+  writtenInEditor?: ReadonlySet<string>;
   /** Whether a permission the user (or the policy) gave in this turn named the path. */
   approved(path: string): boolean;
   /** Makes a change in the editor's buffer where the file is open there (agentEdits): `open: false` otherwise. */
@@ -175,7 +182,12 @@ export async function settleChanges(snapshot: WorkspaceSnapshot, sink: ChangeSin
   // An editor that missed one deadline is not waited on for every other change.
   let editorSilent = false;
   for (const change of snapshot.changes()) {
-    if (sink.writtenThroughUs.has(change.path)) continue;
+    if (sink.writtenThroughUs.has(change.path)) {
+      // Changed in the buffer through us, and on disk by the agent itself as well (opencode does
+      // both): the editor has it already, the disk gets its text back.
+      if (sink.writtenInEditor?.has(change.path) && change.known && change.before !== undefined && change.after !== undefined) await restore(snapshot.root, change.path, change.before, change.after, sink);
+      continue;
+    }
     const unasked = !sink.approved(change.path);
     if (unasked) settled.unasked.push(change.path);
     if (!change.known || (change.after === undefined && !change.deleted)) {

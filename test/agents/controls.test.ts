@@ -115,8 +115,8 @@ describe.each(REAL_AGENTS)('$name, its controls', (agent) => {
 
 describe.each(REAL_AGENTS)('$name, its modes', (agent) => {
   const installed = requireAgent(agent);
-  /** What the agents tell their model in their plan mode (Claude Code and Qwen Code: a reminder; Gemini CLI: its approval mode). */
-  const PLANNING = /Plan mode is active|# Active Approval Mode: Plan/;
+  /** What the agents tell their model in their plan mode (Claude Code, Qwen Code and opencode: a reminder; Gemini CLI: its approval mode; Copilot: a prefix). */
+  const PLANNING = /Plan mode is active|# Active Approval Mode: Plan|Plan mode ACTIVE|\[\[PLAN\]\]/;
 
   it.runIf(installed)('runs tasks in the mode chosen in the editor, among those that ask first; asks stay in its read-only mode', async () => {
     const { client, model } = await session(agent);
@@ -138,7 +138,7 @@ describe.each(REAL_AGENTS)('$name, its modes', (agent) => {
       expect([agent.title, before.taskModes]).toEqual(['Codex', ['read-only']]);
       return;
     }
-    expect(plan).toBe('plan');
+    expect(plan).toBe(agent.planMode ?? 'plan');
     expect(await client.request('workspace/executeCommand', { command: 'buckley.chooseMode', arguments: [{ mode: plan }] })).toMatchObject({ mode: plan });
     expect(await task('Task two.')).toMatch(PLANNING);
     expect((await client.request('buckley/status', {})).agent).toMatchObject({ taskMode: plan, modeSource: 'chosen in the editor', askMode: before.askMode });

@@ -17,6 +17,7 @@ import { geminiModel } from './models/gemini.js';
 import { openaiChatModel } from './models/openaiChat.js';
 import { openaiResponsesModel } from './models/openaiResponses.js';
 import type { ModelCall, ModelServer, Reply, Script, ToolUse } from './models/standIn.js';
+import { RELAY_MARK } from '../../src/coordinator/agents/sandboxNetwork.js';
 import { fileUri, REPO } from './paths.js';
 import { tempDir } from './temp.js';
 
@@ -47,6 +48,12 @@ export interface RealAgent {
   key: string;
   /** Its mode that runs every tool unasked: with it, only the sandbox stands between the agent and the user's files. */
   permissiveMode: string;
+  /** What else that takes (opencode runs tools unasked by its permissions, not a mode): its environment then. */
+  permissiveEnv?: Record<string, string>;
+  /** Its planning mode's id, where it is not `plan` (Copilot's modes are URIs). */
+  planMode?: string;
+  /** It says a failure of its model's API in its answer and ends its turn as done (Copilot), rather than failing the request. */
+  errorsInAnswer?: boolean;
   /** One of its commands that it answers itself, without its model, and what the answer says. */
   localCommand?: { line: string; answer: RegExp };
   /**
@@ -70,7 +77,8 @@ export interface RealAgent {
   resumes?: boolean;
   /** One of the models it offers to choose (not its default), and how its API's requests name it. */
   otherModel?: { id: string; requested: RegExp };
-  model(script: Script): Promise<ModelServer>;
+  /** Its model's stand-in, on `host` (default: loopback). */
+  model(script: Script, host?: string): Promise<ModelServer>;
   /** `agent.env` for it, pointed at the stand-in, with a home of its own (files written there). */
   setup(model: ModelServer, home: string): Record<string, string>;
 }
@@ -187,6 +195,50 @@ export const REAL_AGENTS: RealAgent[] = [
     },
     trust: (home, folder) => trustFolder(join(home, '.qwen'), folder),
   },
+  {
+    name: 'opencode 1.18.33',
+    npm: 'opencode-ai',
+    command: [bin('opencode'), 'acp'],
+    title: 'OpenCode',
+    tools: {
+      shell: (command) => ({ name: 'bash', input: { command, description: 'run it' } }),
+      read: (path) => ({ name: 'read', input: { filePath: path } }),
+      edit: (path, from, to) => ({ name: 'edit', input: { filePath: path, oldString: from, newString: to } }),
+      write: (path, content) => ({ name: 'write', input: { filePath: path, content } }),
+      // Its todowrite is not passed on as an ACP plan.
+    },
+    key: 'OPENAI_API_KEY',
+    // Its `build` mode, with its permissions letting every tool run unasked.
+    permissiveMode: 'build',
+    permissiveEnv: { OPENCODE_PERMISSION: JSON.stringify({ edit: 'allow', bash: 'allow', webfetch: 'allow', external_directory: 'allow' }) },
+    model: openaiChatModel,
+    setup: (model, home) => {
+      // A model provider of its own in its config, its key from the environment.
+      mkdirSync(join(home, '.config', 'opencode'), { recursive: true });
+      const provider = { npm: '@ai-sdk/openai-compatible', name: 'Stand-in', options: { baseURL: `${model.url}/v1`, apiKey: '{env:OPENAI_API_KEY}' }, models: { 'qwen3-coder': { name: 'Stand-in coder', tool_call: true } } };
+      writeFileSync(join(home, '.config', 'opencode', 'opencode.json'), JSON.stringify({ provider: { standin: provider }, model: 'standin/qwen3-coder', autoupdate: false, share: 'disabled' }));
+      return { HOME: home, OPENAI_API_KEY: 'sk-test', OPENCODE_DISABLE_MODELS_FETCH: '1' };
+    },
+  },
+  {
+    name: 'GitHub Copilot CLI 1.0.102',
+    npm: '@github/copilot',
+    command: [bin('copilot'), '--acp'],
+    title: 'Copilot',
+    tools: {
+      shell: (command) => ({ name: 'bash', input: { command, description: 'run it' } }),
+      read: (path) => ({ name: 'view', input: { path } }),
+      edit: (path, from, to) => ({ name: 'edit', input: { path, old_str: from, new_str: to } }),
+      write: (path, content) => ({ name: 'create', input: { path, file_text: content } }),
+    },
+    key: 'COPILOT_PROVIDER_API_KEY',
+    permissiveMode: 'https://agentclientprotocol.com/protocol/session-modes#autopilot',
+    planMode: 'https://agentclientprotocol.com/protocol/session-modes#plan',
+    errorsInAnswer: true,
+    model: openaiChatModel,
+    // Its own model provider ("bring your own key"): no GitHub login.
+    setup: (model, home) => ({ HOME: home, COPILOT_PROVIDER_BASE_URL: `${model.url}/v1`, COPILOT_PROVIDER_API_KEY: 'sk-test', COPILOT_PROVIDER_TYPE: 'openai', COPILOT_MODEL: 'qwen3-coder' }),
+  },
 ];
 
 export function agentInstalled(agent: RealAgent): boolean {
@@ -287,7 +339,9 @@ export function processesWithHome(home: string): { pid: number; rssBytes: number
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      if (!readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0').includes(`HOME=${home}`)) continue;
+      const environment = readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0');
+      // buckley-lsp's own relays of the agent's confined network are not the agent's processes.
+      if (!environment.includes(`HOME=${home}`) || environment.includes(`${RELAY_MARK}=1`)) continue;
       const rss = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${entry}/status`, 'utf8'));
       found.push({ pid: Number(entry), rssBytes: rss ? Number(rss[1]) * 1024 : 0 });
     } catch {

@@ -1,8 +1,9 @@
 /**
  * Our variables stay ours: none of the BUCKLEY_* variables buckley-lsp reads reaches an agent
  * (`buckley acp` reads a BUCKLEY_AGENT of its own, the path of its agent profile, and exits when
- * it cannot read it: the scripted agent's --buckley-acp does the same); the agent gets the rest of
- * the environment plus buckley.agent.env.
+ * it cannot read it: the scripted agent's --buckley-acp does the same); nor do the variables that look
+ * like secrets, but for those buckley.agent.passEnv names; the agent gets the rest of the environment
+ * plus buckley.agent.env.
  */
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,12 +16,15 @@ const start = startingClients();
 const ask = async (client: Awaited<ReturnType<typeof start>>, question: string) => (await client.request('buckley/ask', { question })).answer as string;
 
 describe("the agent's environment", () => {
-  it('has none of our BUCKLEY_* variables, and everything else', async () => {
-    const client = await start({ env: { BUCKLEY_LOG: 'info', BUCKLEY_LOG_FILE: 'off', SOME_API_KEY: 'k-123' } });
+  it('has none of our BUCKLEY_* variables, nor what looks like a secret, and everything else', async () => {
+    const client = await start({ env: { BUCKLEY_LOG: 'info', BUCKLEY_LOG_FILE: 'off', SOME_API_KEY: 'k-123', SOME_SETTING: 'on' } });
     expect(await ask(client, 'ENV BUCKLEY_AGENT')).toMatch(/^BUCKLEY_AGENT unset/);
     expect(await ask(client, 'ENV BUCKLEY_LOG')).toMatch(/^BUCKLEY_LOG unset/);
     expect(await ask(client, 'ENV BUCKLEY_LOG_FILE')).toMatch(/^BUCKLEY_LOG_FILE unset/);
-    expect(await ask(client, 'ENV SOME_API_KEY')).toMatch(/^SOME_API_KEY=k-123/);
+    expect(await ask(client, 'ENV SOME_API_KEY')).toMatch(/^SOME_API_KEY unset/);
+    expect(await ask(client, 'ENV SOME_SETTING')).toMatch(/^SOME_SETTING=on/);
+    const passed = await start({ env: { SOME_API_KEY: 'k-123' }, initialize: { initializationOptions: { agent: { passEnv: ['SOME_API_KEY'] } } } });
+    expect(await ask(passed, 'ENV SOME_API_KEY')).toMatch(/^SOME_API_KEY=k-123/);
   });
 
   it('has what buckley.agent.env gives it, BUCKLEY_AGENT included', async () => {
@@ -30,7 +34,10 @@ describe("the agent's environment", () => {
   });
 
   it('lets an agent that reads BUCKLEY_AGENT itself (as `buckley acp` does) start when BUCKLEY_AGENT is our agent command', async () => {
-    const client = await start({ env: { BUCKLEY_AGENT: `${process.execPath} ${SCRIPTED_AGENT} --buckley-acp` } });
+    // A stand-in for the Buckley CLI on PATH: `buckley acp` as users run it.
+    const bin = tempDir('buckley-bin');
+    writeFileSync(join(bin, 'buckley'), `#!/bin/sh\nexec "${process.execPath}" "${SCRIPTED_AGENT}" --buckley-acp "$@"\n`, { mode: 0o755 });
+    const client = await start({ env: { BUCKLEY_AGENT: 'buckley acp', PATH: `${bin}:${process.env.PATH}` } });
     expect(await ask(client, 'INSTANT')).toBe('ok');
   });
 

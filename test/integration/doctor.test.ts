@@ -74,12 +74,26 @@ describe('doctor', () => {
   it('says the agent runs in a sandbox, or why asks are not read-only without one; with --prompt, asks it a real question', async () => {
     const sandboxed = await doctor(['--prompt'], { BUCKLEY_AGENT: agent });
     expect(sandboxed).toMatchObject({ status: 0, failures: [] });
-    expect(sandboxed.lines).toContain('  ok    the agent runs in a sandbox (bubblewrap): asks write nothing of yours, tasks only the workspace, credentials are unreadable');
+    expect(sandboxed.lines).toContainEqual(expect.stringMatching(/^ {2}ok {4}ACP agent `.*` is running \(pid \d+\), answered ACP initialize and opened a session, in an ask's sandbox and in a task's \(bubblewrap\)$/));
+    expect(sandboxed.lines).toContain('  ok    the sandbox (bubblewrap): asks write nothing of yours, tasks only the workspace, credentials are unreadable');
     expect(sandboxed.lines.find((line) => line.includes('answered a question:'))).toMatch(/^ {2}ok {4}scripted-agent\.mjs answered a question: "You asked: Reply with one short sentence: are you there\?/);
     const bare = await doctor(['--agent.sandbox.enabled', 'false'], { BUCKLEY_AGENT: agent });
     expect(bare.lines).toContain(
       '  WARN  asks are not read-only here: the agent runs without a sandbox — the sandbox is turned off (buckley.agent.sandbox.enabled: false). While answering a question the agent may edit files or run commands without asking you. Set buckley.ask.requireReadOnly to true to refuse asks.',
     );
+  });
+
+  it("runs the agent in its sandbox, as an ask's and a task's: what it could not write is said with the setting; the secrets kept back and the network, by name", async () => {
+    const refused = await doctor([], { BUCKLEY_AGENT: `${agent} --home-state`, GITHUB_TOKEN: 'ghp-value' });
+    expect(refused.status).toBe(1);
+    expect(refused.failures).toEqual([
+      `scripted-agent.mjs could not write ~/.scripted-agent/sessions: buckley-lsp's sandbox keeps ~/.scripted-agent read-only for it. To let it write there, set buckley.agent.sandbox.writable: ["~/.scripted-agent"]`,
+    ]);
+    const allowed = await doctor(['--agent.sandbox.writable', '~/.scripted-agent', '--agent.sandbox.network.allow', 'api.example.com'], { BUCKLEY_AGENT: `${agent} --home-state`, GITHUB_TOKEN: 'ghp-value' });
+    expect(allowed).toMatchObject({ status: 0, failures: [] });
+    expect(allowed.lines).toContain("        the agent's environment keeps back 1 variable(s) that look like secrets: GITHUB_TOKEN (buckley.agent.passEnv passes one on)");
+    expect(allowed.lines).toContain("        the agent's network is confined: it reaches api.example.com and buckley-lsp's editor tools, nothing else (tasks add: nothing)");
+    expect(allowed.lines.join('\n')).not.toContain('ghp-value');
   });
 
   it('says whether inline completions are available, and why not', async () => {

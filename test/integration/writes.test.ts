@@ -109,6 +109,38 @@ describe('what the agent writes', () => {
     expect(before()).not.toContain('tries = 7');
   });
 
+  it("built on the disk rather than the buffer (an agent that read the file itself, as opencode does): its change lands over the user's unsaved edits, which stay; refused where they touch the same lines", async () => {
+    const { root, file, original } = workspace();
+    const session = await editor(root, () => true);
+    const mine = `// the user's unsaved line\n${original}`;
+    const uri = await openIn(session, file, mine);
+    // The whole file as the disk has it, the change made: WRITE sends it without reading the buffer.
+    const written = original.replace('tries = 3', 'tries = 5');
+    expect(await task(session.client, `WRITE ${file} ${JSON.stringify(written)}`)).toContain(`wrote ${file}`);
+    expect(session.buffers.get(uri)!.getText()).toBe(mine.replace('tries = 3', 'tries = 5'));
+    // Asked about as it lands: the user's line is there, as context.
+    const [approval] = session.client.all('buckley/approveTool');
+    expect(approval).toMatchObject({ title: 'Write retry.ts (+1 −1)' });
+    expect(readFileSync(file, 'utf8')).toBe(original);
+    // The user changed that very line, unsaved: the agent is told to read it again.
+    const line = mine.split('\n').findIndex((text) => text.includes('tries = 3'));
+    await type(session, uri, { line, character: 0 }, '/* mine */ ');
+    const answer = await task(session.client, `WRITE ${file} ${JSON.stringify(original.replace('tries = 3', 'tries = 9'))}`);
+    expect(answer).toContain(`write failed (-32603): ${file} was not changed: the change was made on the file as saved, and the user has unsaved edits on the same lines`);
+    expect(session.buffers.get(uri)!.getText()).not.toContain('tries = 9');
+  });
+
+  it("written on disk by the agent itself and then the same through the editor (opencode's way): the buffer gets the change over the unsaved line, the disk its text back", async () => {
+    const { root, file, original } = workspace();
+    const session = await editor(root, () => true);
+    const mine = `// the user's unsaved line\n${original}`;
+    const uri = await openIn(session, file, mine);
+    const written = original.replace('tries = 3', 'tries = 5');
+    expect(await task(session.client, `SELF WRITE ${file} ${JSON.stringify(written)}`)).toContain(`wrote ${file}, on disk and through the client`);
+    expect(session.buffers.get(uri)!.getText()).toBe(mine.replace('tries = 3', 'tries = 5'));
+    expect(readFileSync(file, 'utf8')).toBe(original);
+  });
+
   it('denied: nothing changes and the agent reads why', async () => {
     const { root, file, original } = workspace();
     const session = await editor(root, () => false);

@@ -16,6 +16,15 @@ describe('the command line', () => {
     expect(parseArgs(['--agent.env', 'KEY']).error).toBe('--agent.env takes NAME=VALUE, not KEY');
   });
 
+  it('collects a list setting given more than once, or as a JSON list, for the server and the coordinator', () => {
+    const writable = { agent: { sandbox: { writable: ['/a', '/b', '/c'] } } };
+    expect(parseArgs(['--agent.sandbox.writable', '/a', '--agent.sandbox.writable=/b', '--agent.sandbox.writable', '["/c"]']).config).toEqual(writable);
+    const coordinator = parseArgs(['coordinator', '--agent.sandbox.writable=/a', '--agent.sandbox.writable', '["/b","/c"]', '--agent', 'gemini', '--acp']);
+    expect(coordinator.error).toBeUndefined();
+    expect(coordinator.config).toEqual({ agent: { ...writable.agent, driver: 'acp', command: ['gemini', '--acp'] } });
+    expect(parseArgs(['--agent.sandbox.writable', '[oops']).error).toBe('--agent.sandbox.writable takes a value (again for more) or a JSON list, not [oops');
+  });
+
   it('leaves a value of the wrong type as given, for the settings check to name the type expected', () => {
     expect(parseArgs(['--context.maxBytes', 'lots']).config).toEqual({ context: { maxBytes: 'lots' } });
   });

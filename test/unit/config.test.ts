@@ -15,9 +15,15 @@ describe('config', () => {
             "apiKeyEnv": "OPENAI_API_KEY",
             "baseUrl": "http://127.0.0.1:11434/v1",
           },
+          "passEnv": [],
           "requestTimeoutMs": 30000,
           "sandbox": {
             "enabled": true,
+            "network": {
+              "allow": [],
+              "allowInTasks": [],
+              "confine": true,
+            },
             "writable": [],
           },
           "silenceMs": 30000,

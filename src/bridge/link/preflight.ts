@@ -9,7 +9,7 @@ import { connect } from 'node:net';
 import { basename } from 'node:path';
 import type { Config } from '../../config.js';
 import type { Failure } from '../../errors.js';
-import { agentEnvironment, agentNotFound, agentProgram, chooseAgent, noAgentFound } from '../../coordinator/agents/choose.js';
+import { agentNotFound, agentProgram, chooseAgent, noAgentFound } from '../../coordinator/agents/choose.js';
 
 /** What is wrong, and whether it is that there is no agent to run (a bad agent setting says more). */
 export type PreflightProblem = Failure & { agentMissing: boolean };
@@ -26,7 +26,8 @@ export async function preflight(config: Config, env: NodeJS.ProcessEnv, timeoutM
     case 'none':
       return { message: choice.problem, summary: NO_AGENT_SUMMARY, agentMissing: true };
     case 'acp':
-      if (agentProgram(choice.command, agentEnvironment(env, config.agent.env))) return undefined;
+      // The agent's PATH: the server's, or what buckley.agent.env gives it.
+      if (agentProgram(choice.command, { ...env, ...config.agent.env })) return undefined;
       // The summary fits a one-line message: the program's name, then the setting to fix.
       return { message: agentNotFound(choice.command), summary: `${basename(choice.command[0]!)} not found: fix buckley.agent.command`, agentMissing: true };
     case 'ollama':

@@ -18,14 +18,16 @@ import { statSync } from 'node:fs';
 import type * as acp from '@agentclientprotocol/sdk';
 import * as z from '../../schema.js';
 import type { Logger } from '../../logger.js';
-import type { AgentControls, WireToolExecution } from '../../wire/contract.js';
+import type { AgentControls } from '../../wire/contract.js';
 import { oneLine, seconds } from '../../text.js';
 import { FileAccessError } from '../files.js';
 import { AgentError, type AgentDriver, type AgentTurn, type TurnResult, type TurnSink } from './driver.js';
 import { inWords, knownOf, remedy, withoutEscapes, type AgentIdentity } from './acpErrors.js';
-import { chooseOption, describeValue, flattenParameters, mapStopReason, permissionToolCall, promptTokens, readTextFileParams, rememberCall, toolKind, writeTextFileParams, type SessionUpdate } from './acpMessages.js';
-import { abortedAfter, delay, GAVE_UP, isAlive, orDeath, startAgentProcess, type AgentProcess } from './acpProcess.js';
-import { shortCommandName } from './known.js';
+import { inSandboxWords } from './deniedWrites.js';
+import { applyTurnUpdate } from './turnUpdates.js';
+import { chooseOption, flattenParameters, mapStopReason, permissionToolCall, promptTokens, readTextFileParams, rememberCall, writeTextFileParams, type SessionUpdate } from './acpMessages.js';
+import { abortedAfter, delay, GAVE_UP, isAlive, orDeath, startAgentProcess, type AgentProcess, type Launch } from './acpProcess.js';
+import { shortCommandName } from './recognize.js';
 import { modelsOf, modesOf } from './modes.js';
 import { AgentChoices } from './choices.js';
 import type { McpServers } from './mcp.js';
@@ -39,7 +41,7 @@ import { answerElicitation } from './elicitation.js';
 export interface AcpDriverOptions {
   command: string[];
   /** What runs: the command (the default), or bubblewrap with it (pool.ts): `sandbox` says which. */
-  launch?: { program: string; args: string[]; sandbox?: 'ask' | 'task'; sandboxed?: boolean };
+  launch?: Launch;
   cwd?: string;
   env?: NodeJS.ProcessEnv;
   /** Deadline of ACP setup requests (initialize, session/new). */
@@ -60,9 +62,8 @@ export interface AcpDriverOptions {
   editorMcp?: EditorMcpServer;
   /** What the agent offers and the model wanted, shared by its processes (pool.ts); else its own, not remembered. */
   choices?: AgentChoices;
-  /** Runs an agent's command (terminal/create) the way the agent itself runs: in its sandbox. */
-  wrapCommand?: (command: string[], cwd: string) => { program: string; args: string[]; sandboxed?: boolean };
 }
+
 
 type ResolvedOptions = AcpDriverOptions & Required<Pick<AcpDriverOptions, 'launch' | 'requestTimeoutMs' | 'cancelGraceMs' | 'maxIdleSessions' | 'silenceMs' | 'choices'>>;
 
@@ -76,8 +77,6 @@ const CANCEL_GRACE_MS = 5_000;
 const REQUEST_TIMEOUT_MS = 30_000;
 /** How a call of each kind is named in a sentence ("its edit “src/a.ts”"). */
 const KIND_WORDS: Record<string, string> = { execute: 'command', edit: 'edit', delete: 'deletion', move: 'move', read: 'read', search: 'search', fetch: 'fetch', switch_mode: 'change of mode' };
-/** Kinds of tool call that change or run something: done without asking, they are named. */
-const ACTS = new Set(['execute', 'edit', 'delete', 'move']);
 /** Idle ACP sessions kept for their conversations' next turns; beyond it the one idle longest is closed. */
 export const MAX_IDLE_SESSIONS = 4;
 export const SILENCE_MS = 30_000;
@@ -91,6 +90,8 @@ export class AcpDriver implements AgentDriver {
   private agentName: string | undefined;
   private acpName: string | undefined;
   private readonly terminals: Terminals;
+  /** Closed: a start under way starts nothing more. */
+  private closed = false;
 
   /** The options, their defaults resolved once. */
   private readonly options: ResolvedOptions;
@@ -106,7 +107,8 @@ export class AcpDriver implements AgentDriver {
       choices: options.choices ?? new AgentChoices({ agent: options.command.join(' '), logger: options.logger }),
     };
     this.description = `ACP agent \`${options.command.join(' ')}\``;
-    this.terminals = new Terminals({ logger: options.logger, wrap: options.wrapCommand, env: options.env });
+    // The launch's, read when a terminal starts: a relaunch brings another sandbox.
+    this.terminals = new Terminals({ logger: options.logger, wrap: (command, cwd) => this.options.launch.wrap?.(command, cwd), env: () => this.options.launch.env ?? options.env });
   }
 
   /** Started as it is, not in a sandbox (pool.ts starts it in one): an ask cannot be kept read-only. */
@@ -120,11 +122,24 @@ export class AcpDriver implements AgentDriver {
   }
 
   private get identity(): AgentIdentity {
-    return { acpName: this.acpName, command: this.options.command, title: this.shortName };
+    return { acpName: this.acpName, command: this.options.command, title: this.shortName, env: this.options.launch.env ?? this.options.env };
   }
 
   async run(turn: AgentTurn, sink: TurnSink, signal: AbortSignal): Promise<TurnResult> {
     if (signal.aborted) return { text: '', stopReason: 'cancelled' };
+    try {
+      return await this.runTurn(turn, sink, signal);
+    } catch (error) {
+      throw this.sandboxWords(error);
+    }
+  }
+
+  /** A failure that names a place the sandbox kept the agent from writing, said as that; any other as it is. */
+  private sandboxWords(error: unknown): unknown {
+    return inSandboxWords(error, this.options.launch.plan, this.shortName, this.live?.stderrTail ?? [], this.options.logger);
+  }
+
+  private async runTurn(turn: AgentTurn, sink: TurnSink, signal: AbortSignal): Promise<TurnResult> {
     const agent = await this.ensureAgent();
     const { session, prompt } = await agent.sessions.acquire(turn);
     try {
@@ -223,8 +238,8 @@ export class AcpDriver implements AgentDriver {
 
   /** Starts the agent and opens a session (where a missing login shows, and what it offers), which it then closes. */
   async check(): Promise<string> {
-    const agent = await this.ensureAgent();
-    const response = await agent.sessions.open(this.options.cwd);
+    const agent = await this.ensureAgent().catch((error: unknown) => Promise.reject(this.sandboxWords(error)));
+    const response = await agent.sessions.open(this.options.cwd).catch((error: unknown) => Promise.reject(this.sandboxWords(error)));
     this.options.choices.offered(modelsOf(response), modesOf(response));
     agent.sessions.close(response.sessionId);
     return `${this.description}${agent.info?.title ? ` (${agent.info.title}${agent.info.version ? ` ${agent.info.version}` : ''})` : ''} is running (pid ${agent.child.pid}), answered ACP initialize and opened a session`;
@@ -272,6 +287,7 @@ export class AcpDriver implements AgentDriver {
    * grace period) — also one still starting, without waiting for its initialize deadline.
    */
   async close(): Promise<void> {
+    this.closed = true;
     const agent = this.live;
     const starting = this.agent;
     this.agent = undefined;
@@ -307,6 +323,21 @@ export class AcpDriver implements AgentDriver {
   }
 
   private async start(): Promise<Agent> {
+    const first = await this.startProcess();
+    // Recognised only now (behind a wrapper): started again, once, in the sandbox it needs.
+    const again = await this.options.launch.relaunch?.(first.info?.name);
+    if (!again) return first;
+    // Its exit is this start's doing, not a death for the next turn to start it again after.
+    if (this.live === first) this.live = undefined;
+    first.stopping = true;
+    first.connection.close();
+    await stopGroup(first.child, 0);
+    if (this.closed) throw new AgentError(`${this.shortName} was stopped while it started`);
+    this.options.launch = again;
+    return this.startProcess();
+  }
+
+  private async startProcess(): Promise<Agent> {
     const { command, logger } = this.options;
     const { launch } = this.options;
     logger.info(`starting ${this.description}${launch.program !== command[0] ? ` (in a sandbox: ${launch.program})` : ''}`);
@@ -320,7 +351,7 @@ export class AcpDriver implements AgentDriver {
     // The handlers reach the sessions once they are made (the process answers initialize first).
     const sessions = () => started?.sessions;
     const process_ = await startAgentProcess(
-      { command, program: launch.program, args: launch.args, sandboxed: launch.sandboxed, cwd, env: this.options.env, logger, clientVersion: this.options.clientVersion, requestTimeoutMs: this.options.requestTimeoutMs, name: this.shortName },
+      { command, program: launch.program, args: launch.args, sandboxed: launch.sandboxed, cwd, env: launch.env ?? this.options.env, logger, clientVersion: this.options.clientVersion, requestTimeoutMs: this.options.requestTimeoutMs, name: this.shortName },
       {
         update: (update) => this.onUpdate(sessions(), update),
         permission: (params) => this.onPermission(sessions(), params),
@@ -374,50 +405,7 @@ export class AcpDriver implements AgentDriver {
     }
     const turn = sessions.turnOf(notification.sessionId, 'an update');
     if (!turn) return;
-    switch (update.sessionUpdate) {
-      case 'agent_message_chunk': {
-        if (update.content.type !== 'text' || !update.content.text) break;
-        // Successive turns of the agent's text, with tool calls between them, are paragraphs.
-        const separator = turn.textInterrupted && turn.text && !turn.text.endsWith('\n\n') ? (turn.text.endsWith('\n') ? '\n' : '\n\n') : '';
-        turn.textInterrupted = false;
-        turn.text += separator + update.content.text;
-        turn.sink.text(separator + update.content.text);
-        break;
-      }
-      case 'tool_call':
-      case 'tool_call_update': {
-        const previous = turn.tools.get(update.toolCallId);
-        // A new tool call ends the agent's message: its next words are a message of their own.
-        if (!previous) turn.textInterrupted = true;
-        const facts = rememberCall(turn.calls, update);
-        const execution: WireToolExecution = {
-          id: update.toolCallId,
-          tool: update.title ?? previous?.tool ?? update.kind ?? 'tool',
-          status: update.status ?? previous?.status ?? 'pending',
-          kind: update.kind ? toolKind(update.kind) : (previous?.kind ?? 'other'),
-          input: update.rawInput !== undefined ? describeValue(update.rawInput) : (previous?.input ?? ''),
-          output: update.rawOutput !== undefined ? describeValue(update.rawOutput) : (this.terminals.outputOf(facts.terminals) ?? previous?.output ?? ''),
-        };
-        turn.tools.set(update.toolCallId, execution);
-        // Done without asking: a command run or a file changed is named to the user (server.ts).
-        if (execution.status === 'completed' && !turn.asked.has(update.toolCallId) && ACTS.has(facts.kind ?? '')) turn.unasked.set(update.toolCallId, oneLine(execution.tool, 120));
-        turn.sink.tool(execution);
-        break;
-      }
-      case 'plan':
-        turn.sink.plan(update.entries.map((entry) => ({ content: entry.content, status: entry.status, priority: entry.priority ?? '' })));
-        break;
-      case 'agent_thought_chunk':
-        turn.textInterrupted = true;
-        if (update.content.type === 'text' && update.content.text) turn.sink.thought(update.content.text);
-        break;
-      case 'usage_update':
-        // The latest says it all: the context in use now, the turn's cost so far.
-        turn.usage = { ...turn.usage, cost: update.cost?.amount ?? 0, currency: update.cost?.currency ?? '', context_used: update.used, context_size: update.size, input_tokens: turn.usage?.input_tokens ?? 0, output_tokens: turn.usage?.output_tokens ?? 0 };
-        break;
-      default:
-        break;
-    }
+    applyTurnUpdate(turn, update, (ids) => this.terminals.outputOf(ids));
   }
 
   private async onReadTextFile(sessions: AgentSessions | undefined, params: unknown): Promise<acp.ReadTextFileResponse> {
@@ -489,4 +477,4 @@ function isDirectory(path: string): boolean {
 }
 
 export { chooseOption, flattenParameters } from './acpMessages.js';
-export { orDeath } from './acpProcess.js';
+export { orDeath, type Launch } from './acpProcess.js';

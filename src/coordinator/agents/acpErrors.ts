@@ -6,7 +6,8 @@
  * they become one line: the reason, and what to do about it — which key to set and where — never
  * "Internal error" and never the agent's whole command line.
  */
-import { knownByAcpName, knownByCommand, type KnownAgent } from './known.js';
+import type { KnownAgent } from './known.js';
+import { knownByAcpName, knownByCommand } from './recognize.js';
 import { oneLine } from '../../text.js';
 
 /** The line of an agent's stderr that says what went wrong: the error itself (`Error: Cannot find
@@ -84,6 +85,15 @@ export interface AgentIdentity {
   command: readonly string[];
   /** How the user knows it: "Claude Code", "Codex". */
   title: string;
+  /** Its environment: of its key variables, the one set is the one its model's API refused. */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** The agent's key variables, those set in its environment first (an agent of several providers uses the one it has a key for). */
+export function keysOf(agent: AgentIdentity): string[] {
+  const keys = knownOf(agent)?.keys ?? [];
+  const set = keys.filter((key) => agent.env?.[key]);
+  return [...set, ...keys.filter((key) => !set.includes(key))];
 }
 
 /** The known agent behind an identity. */
@@ -100,7 +110,7 @@ export function remedy(text: string, agent: AgentIdentity): string | undefined {
   if (variable) return `give ${agent.title} ${variable} with buckley.agent.env (e.g. {"${variable}": "…"}) or in the environment buckley-lsp starts in`;
   if (!UNAUTHORIZED.test(text)) return undefined;
   const known = knownOf(agent);
-  const keys = known?.keys ?? [];
+  const keys = keysOf(agent);
   const key = keys.length ? `${keys[0]}${keys.length > 1 ? ` (or ${keys.slice(1).join(', ')})` : ''}` : "the agent's API key";
   return `the model's API refused ${agent.title}'s key: give it ${key} with buckley.agent.env (e.g. {"${keys[0] ?? 'API_KEY'}": "…"}) or in the environment buckley-lsp starts in${known?.login ? `, or ${known.login}` : ''}`;
 }

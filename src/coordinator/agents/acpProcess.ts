@@ -15,7 +15,7 @@ import { errorLine, errorText } from './acpErrors.js';
 import { parseSessionUpdate, type SessionUpdate } from './acpMessages.js';
 import { AgentError } from './driver.js';
 import { closeOwnDescriptors, spawnGroup, stopGroup } from './processes.js';
-import { sandboxStdio } from './sandbox.js';
+import { sandboxStdio, type SandboxPlan } from './sandbox.js';
 import { takeSessionUpdates } from './updateStream.js';
 
 export interface AuthMethod {
@@ -61,6 +61,28 @@ export interface ClientHandlers {
   /** `elicitation/create`: the user's answer to the agent's question. */
   elicit(params: unknown): Promise<acp.CreateElicitationResponse>;
   died(agent: AgentProcess, error: AgentError): void;
+}
+
+/** How an agent process starts (pool.ts makes it: bubblewrap with the agent, in its sandbox). */
+export interface Launch {
+  program: string;
+  args: string[];
+  /** Its environment; else the driver's. */
+  env?: NodeJS.ProcessEnv;
+  /** The sandbox it runs in; none without one. */
+  sandbox?: 'ask' | 'task';
+  /** Started with `sandboxArgs`: it needs `sandboxStdio`. */
+  sandboxed?: boolean;
+  /** Runs another command in the same sandbox (the agent's terminals); none without one. */
+  wrap?: (command: string[], cwd: string) => { program: string; args: string[]; sandboxed: true };
+  /** The sandbox's plan: what the agent may write, for the words of a write it was refused. */
+  plan?: SandboxPlan;
+  /**
+   * Told the agent's ACP `agentInfo.name` once it answered initialize: another launch where the
+   * agent needs another sandbox than the one it started in (it is started again, once, before its
+   * first session), else undefined.
+   */
+  relaunch?(acpName: string | undefined): Promise<Launch | undefined>;
 }
 
 export interface ProcessSpec {
@@ -172,7 +194,7 @@ function spawnAgent(spec: ProcessSpec): Spawned {
     child.once('exit', (code, signal) => {
       const why = signal ? `was killed by ${signal}` : `exited with code ${code}`;
       const said = errorLine(stderrTail);
-      reject(new AgentError(`${title ?? name} ${why}.${said ? ` Its last output: ${said}` : ''}${notAcp()}`));
+      reject(new AgentError(`${title ?? name} ${why}.${said ? ` Its last output: ${said}` : ''}${notAcp()}`, [...stderrTail]));
     });
   });
   let notAcpTimer: NodeJS.Timeout | undefined;

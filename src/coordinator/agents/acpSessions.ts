@@ -10,7 +10,7 @@ import type * as acp from '@agentclientprotocol/sdk';
 import type { Logger } from '../../logger.js';
 import type { TurnUsage, WireToolExecution } from '../../wire/contract.js';
 import { withEarlierTurns } from '../../wire/prompt.js';
-import { errorLine, errorText, inWords, knownOf, type AgentIdentity } from './acpErrors.js';
+import { errorLine, errorText, inWords, keysOf, knownOf, type AgentIdentity } from './acpErrors.js';
 import type { CallFacts } from './acpMessages.js';
 import { isAlive, orDeath, withDeadline, type AgentProcess } from './acpProcess.js';
 import { AgentError, type AgentTurn, type TurnSink } from './driver.js';
@@ -229,8 +229,9 @@ export class AgentSessions {
 
   private needsLogin(): string {
     const known = knownOf(this.host.identity());
+    const keys = keysOf(this.host.identity());
     const ways = this.agent.authMethods.map((method) => (method.vars?.length ? `${method.name} (set ${method.vars.join(' or ')})` : method.name));
-    const key = known?.keys.length ? `set ${known.keys[0]} with buckley.agent.env` : 'give it its key with buckley.agent.env';
+    const key = keys.length ? `set ${keys[0]} with buckley.agent.env` : 'give it its key with buckley.agent.env';
     return `${this.name} needs you to log in before it answers: ${key}${known?.login ? `, or ${known.login}` : ''}${ways.length ? ` (the ways it offers: ${ways.join('; ')})` : ''}. \`buckley-lsp doctor\` checks it.`;
   }
 

@@ -5,7 +5,7 @@
  */
 import { accessSync, constants } from 'node:fs';
 import { resolve } from 'node:path';
-import { OUR_ENVIRONMENT, splitCommandLine, type Config } from '../../config.js';
+import { splitCommandLine, type Config } from '../../config.js';
 import { isLoopbackHost } from '../../net.js';
 import { findOnPath } from './which.js';
 
@@ -57,24 +57,6 @@ export function agentNotFound(command: readonly string[]): string {
   const name = command[0]!;
   return `cannot start ACP agent \`${command.join(' ')}\`: ${name} is not found${name.includes('/') ? '' : ' on PATH'}. Check that the command exists and is executable (setting buckley.agent.command or BUCKLEY_AGENT).`;
 }
-
-/**
- * The agent's environment: the server's, without the variables buckley-lsp reads (they are ours:
- * `buckley acp` takes a BUCKLEY_AGENT of its own for its profile) and IS_SANDBOX, plus
- * buckley.agent.env.
- */
-export function agentEnvironment(env: NodeJS.ProcessEnv, extra: Record<string, string> | undefined): NodeJS.ProcessEnv {
-  const result: NodeJS.ProcessEnv = { ...env };
-  for (const name of OUR_ENVIRONMENT) delete result[name];
-  // A machine's claim to be a sandbox is not the agent's sandbox: IS_SANDBOX makes Claude Code
-  // offer "bypass permissions" even to root — and refuse to start as root unless it is "1".
-  // The user can still give it to the agent (buckley.agent.env).
-  for (const name of NOT_PASSED) delete result[name];
-  return { ...result, ...extra };
-}
-
-/** Variables of the server's environment that are not the agent's business. */
-const NOT_PASSED = ['IS_SANDBOX'];
 
 /**
  * BUCKLEY_AGENT holding what looks like `buckley acp`'s agent profile (a YAML/JSON/TOML file, or

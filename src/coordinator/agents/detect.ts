@@ -7,9 +7,8 @@ import { join } from 'node:path';
 import type { Config } from '../../config.js';
 import type { Logger } from '../../logger.js';
 import { AcpDriver } from './acp.js';
-import { agentEnvironment, chooseAgent, noAgentFound } from './choose.js';
+import { chooseAgent, noAgentFound } from './choose.js';
 import { AgentPool } from './pool.js';
-import { knownByCommand } from './known.js';
 import type { AgentDriver } from './driver.js';
 import { OpenAiDriver } from './openai.js';
 import { SessionStore } from './sessionStore.js';
@@ -57,7 +56,6 @@ export async function detectAgent(options: DetectOptions): Promise<Detection> {
 function acpPool(command: string[], options: DetectOptions): AgentDriver {
   const { env, logger } = options;
   const agent = options.config.agent;
-  const agentEnv = { ...knownByCommand(command)?.defaultEnv, ...agentEnvironment(env, agent.env) };
   const sessionStore = new SessionStore(join(stateDirectory(env), 'agent-sessions.json'), logger.child('sessions'));
   const choices = new AgentChoices({ agent: command.join(' '), setting: agent.model, modeSetting: agent.mode, modeSettings: agent.modes, file: join(stateDirectory(env), 'agent-models.json'), logger: logger.child('acp') });
   const editorMcp = agent.editorTools ? new EditorMcpServer(logger.child('acp'), options.clientVersion) : undefined;
@@ -65,16 +63,18 @@ function acpPool(command: string[], options: DetectOptions): AgentDriver {
     choices,
     editorMcp,
     command,
-    env: agentEnv,
+    env,
+    environment: { env: agent.env, passEnv: agent.passEnv },
     logger: logger.child('acp'),
     cwd: options.cwd,
     sandbox: agent.sandbox,
+    mcpServers: agent.mcpServers,
     driver: (launch, cwd) =>
       new AcpDriver({
         command,
         launch,
         cwd,
-        env: agentEnv,
+        env: launch.env,
         logger: logger.child('acp'),
         clientVersion: options.clientVersion,
         requestTimeoutMs: agent.requestTimeoutMs,
@@ -85,7 +85,6 @@ function acpPool(command: string[], options: DetectOptions): AgentDriver {
         editorMcp,
         maxIdleSessions: agent.maxIdleSessions,
         silenceMs: agent.silenceMs,
-        wrapCommand: launch.wrap,
       }),
   });
 }

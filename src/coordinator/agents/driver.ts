@@ -138,6 +138,8 @@ export interface AgentDriver {
   endSession?(sessionKey: string): void;
   /** Gets ready before the coordinator serves (the ACP pool finds out whether agents can be sandboxed here). */
   prepare?(): Promise<void>;
+  /** What its sandbox keeps from the agent (variables, the network), in lines for `doctor` and the log. */
+  sandboxNotes?(): string[];
   /** Why an ask may change things with this driver (its agent runs without a sandbox); undefined when asks are read-only. */
   readonly unsafeAsks?: string;
   /**
@@ -157,4 +159,11 @@ export interface AgentDriver {
 /** A failure of the agent itself (crash, exit, protocol error), as opposed to a cancellation. */
 export class AgentError extends Error {
   override readonly name = 'AgentError';
+  constructor(
+    message: string,
+    /** The agent's last lines of output, where it said more than the message holds. */
+    readonly output: readonly string[] = [],
+  ) {
+    super(message);
+  }
 }

@@ -93,6 +93,11 @@ export class EditorMcpServer {
     };
   }
 
+  /** Where it listens (`http://127.0.0.1:port`), for the agent's confined network; undefined where it cannot listen. */
+  async endpoint(): Promise<string | undefined> {
+    return this.listen().catch(() => undefined);
+  }
+
   close(): void {
     this.server?.close();
     this.server?.closeAllConnections();

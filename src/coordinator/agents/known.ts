@@ -1,49 +1,109 @@
 /**
- * What buckley-lsp knows of the ACP agents people run, by name: where each keeps its own state
- * (writable in the sandbox, so it can run at all), the modes an ask and a task run in, and which
- * environment variable holds its key (to say which one to set when the model's API says 401).
- * An agent is recognised before it starts by its command (`claude-agent-acp`, `npx
- * @zed-industries/codex-acp`, `gemini --acp`) and after `initialize` by its ACP `agentInfo`.
+ * What buckley-lsp knows of the ACP agents people run, from their own documentation and code:
+ * where each keeps its state (writable in the sandbox, so it can run at all), the modes an ask
+ * and a task run in, the variables that hold its key (kept in its environment, named when the
+ * model's API says 401), how its users log in, and the hosts its model's API lives on (what its
+ * confined network reaches: sandboxNetwork.ts). recognize.ts tells which one a command runs.
  * Every other agent gets the general rules: modes by what they are called (modes.ts), no state
- * directory but `buckley.agent.sandbox.writable`.
+ * but `buckley.agent.sandbox.writable`, the hosts `buckley.agent.sandbox.network.allow` names.
  */
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 
 export interface KnownAgent {
   /** As people call it. */
   title: string;
-  /** Words of its command (or package names) that say it is this agent. */
-  commands: RegExp;
+  /** Its programs' names (the bin, the binary a launcher runs). */
+  bins: RegExp;
+  /** Its npm packages (and their platform packages): named to npx, bunx or pnpm dlx, or in the path of one of its files. */
+  packages: readonly string[];
   /** Its ACP `agentInfo.name`. */
   acpNames: RegExp;
-  /** The mode ids an ask and a task run in (the agent's own read-only mode; the one that asks before changes). */
-  modes: { ask: string; task: string };
-  /** Where it keeps its state (sessions, settings, logs), in the agent's environment. */
+  /** The mode ids an ask and a task run in (its read-only mode; the one that asks before changes); none where it has no such modes. */
+  modes?: { ask: string; task: string };
+  /** Where it keeps its state (sessions, settings, caches, logs), in its environment. */
   stateDirs(env: NodeJS.ProcessEnv): string[];
-  /** State files of its own in the home directory, and what a new one holds (it must exist to be written in the sandbox). */
-  stateFiles?(env: NodeJS.ProcessEnv): { path: string; initial: string }[];
+  /** State files of its own, and what a new one holds (it must exist to be written in the sandbox); `command` names some (a `--log` file). */
+  stateFiles?(env: NodeJS.ProcessEnv, command: readonly string[]): { path: string; initial: string }[];
   /** The variables that hold its API key, the first the one to suggest. */
-  keys: string[];
+  keys: readonly string[];
+  /** The hosts of its model's API and its login, as its network reaches them. */
+  hosts: readonly string[];
+  /** The URLs its configuration points its model at instead (its variables, its settings files). */
+  endpoints?(env: NodeJS.ProcessEnv): string[];
   /** How its users log in otherwise, for "needs authentication". */
   login?: string;
   /** Its environment unless the user's says otherwise. */
   defaultEnv?: Record<string, string>;
 }
 
-const home = (env: NodeJS.ProcessEnv) => env.HOME || homedir();
+export const home = (env: NodeJS.ProcessEnv) => env.HOME || homedir();
+const xdg = (env: NodeJS.ProcessEnv, variable: 'XDG_CONFIG_HOME' | 'XDG_DATA_HOME' | 'XDG_STATE_HOME' | 'XDG_CACHE_HOME') =>
+  env[variable] || join(home(env), { XDG_CONFIG_HOME: '.config', XDG_DATA_HOME: '.local/share', XDG_STATE_HOME: '.local/state', XDG_CACHE_HOME: '.cache' }[variable]);
+/** The four XDG folders of an application named `name`. */
+const xdgDirs = (env: NodeJS.ProcessEnv, name: string) => (['XDG_CONFIG_HOME', 'XDG_DATA_HOME', 'XDG_STATE_HOME', 'XDG_CACHE_HOME'] as const).map((variable) => join(xdg(env, variable), name));
+/** The values of those of `names` that are set. */
+const variables = (env: NodeJS.ProcessEnv, ...names: string[]) => names.flatMap((name) => (env[name] ? [env[name]!] : []));
+
+/**
+ * The hosts of the model APIs whose key variable is set: an agent that can use several providers
+ * (opencode, goose, Buckley) uses the one it has a key for.
+ */
+export const PROVIDER_HOSTS: Readonly<Record<string, readonly string[]>> = {
+  ANTHROPIC_API_KEY: ['api.anthropic.com'],
+  OPENAI_API_KEY: ['api.openai.com'],
+  OPENROUTER_API_KEY: ['openrouter.ai'],
+  GEMINI_API_KEY: ['generativelanguage.googleapis.com'],
+  GOOGLE_API_KEY: ['generativelanguage.googleapis.com'],
+  GOOGLE_GENERATIVE_AI_API_KEY: ['generativelanguage.googleapis.com'],
+  GROQ_API_KEY: ['api.groq.com'],
+  MISTRAL_API_KEY: ['api.mistral.ai'],
+  DEEPSEEK_API_KEY: ['api.deepseek.com'],
+  XAI_API_KEY: ['api.x.ai'],
+  DASHSCOPE_API_KEY: ['dashscope.aliyuncs.com', 'dashscope-intl.aliyuncs.com'],
+};
+
+/** Values of `key = "…"` (TOML) or `"key": "…"` (JSON) in a settings file: where it points a model. */
+function settingsUrls(path: string, key: string): string[] {
+  let text: string;
+  try {
+    if (!existsSync(path) || statSync(path).size > 1024 * 1024) return [];
+    text = readFileSync(path, 'utf8');
+  } catch {
+    return [];
+  }
+  const pattern = new RegExp(`"?${key}"?\\s*[=:]\\s*"(https?://[^"\\s]+)"`, 'g');
+  return [...text.matchAll(pattern)].map((match) => match[1]!);
+}
+
+const claudeHome = (env: NodeJS.ProcessEnv) => env.CLAUDE_CONFIG_DIR || join(home(env), '.claude');
+const codexHome = (env: NodeJS.ProcessEnv) => env.CODEX_HOME || join(home(env), '.codex');
+const opencodeConfigs = (env: NodeJS.ProcessEnv) => [join(xdg(env, 'XDG_CONFIG_HOME'), 'opencode', 'opencode.json'), join(xdg(env, 'XDG_CONFIG_HOME'), 'opencode', 'opencode.jsonc'), ...variables(env, 'OPENCODE_CONFIG')];
+
+/** The value after `flag` (`--log FILE` or `--log=FILE`) on a command line. */
+export function flagValue(command: readonly string[], flag: string): string | undefined {
+  for (const [index, word] of command.entries()) {
+    if (word === flag) return command[index + 1];
+    if (word.startsWith(`${flag}=`)) return word.slice(flag.length + 1);
+  }
+  return undefined;
+}
 
 export const KNOWN_AGENTS: readonly KnownAgent[] = [
   {
     title: 'Claude Code',
-    commands: /claude-(agent|code)-acp|^claude$/,
+    bins: /^claude-(agent|code)-acp$|^claude$/,
+    packages: ['@zed-industries/claude-agent-acp', '@zed-industries/claude-code-acp', '@agentclientprotocol/claude-agent-acp', '@anthropic-ai/claude-code'],
     acpNames: /claude-(agent|code)-acp/,
     // `plan` is its read-only mode; `default` asks before edits and commands it does not judge safe.
     modes: { ask: 'plan', task: 'default' },
-    stateDirs: (env) => [env.CLAUDE_CONFIG_DIR || join(home(env), '.claude')],
+    stateDirs: (env) => [claudeHome(env)],
     // Its settings file beside the folder: without it, Claude Code's CLI stops before answering.
     stateFiles: (env) => [{ path: join(env.CLAUDE_CONFIG_DIR || home(env), '.claude.json'), initial: '{}\n' }],
-    keys: ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN'],
+    keys: ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'CLAUDE_CODE_OAUTH_TOKEN'],
+    hosts: ['api.anthropic.com', 'console.anthropic.com', 'platform.claude.com', 'claude.ai'],
+    endpoints: (env) => variables(env, 'ANTHROPIC_BASE_URL', 'ANTHROPIC_BEDROCK_BASE_URL', 'ANTHROPIC_VERTEX_BASE_URL'),
     login: 'run `claude /login` in a terminal',
     // It retries a failed request (a refused key too) for minutes without a word over ACP: two
     // retries get past a passing failure and bring a lasting one to the editor in seconds.
@@ -51,52 +111,135 @@ export const KNOWN_AGENTS: readonly KnownAgent[] = [
   },
   {
     title: 'Codex',
-    commands: /codex-acp|^codex$/,
+    bins: /^codex-acp$|^codex$/,
+    packages: ['@zed-industries/codex-acp', '@openai/codex'],
     acpNames: /codex-acp/,
     // Codex has no mode that asks before every command: `read-only` asks before every edit and
     // every command that leaves its own sandbox, for asks and tasks alike.
     modes: { ask: 'read-only', task: 'read-only' },
-    stateDirs: (env) => [env.CODEX_HOME || join(home(env), '.codex')],
+    stateDirs: (env) => [codexHome(env)],
     keys: ['OPENAI_API_KEY', 'CODEX_API_KEY'],
+    hosts: ['api.openai.com', 'chatgpt.com', 'auth.openai.com'],
+    // A model provider of its config.toml (`base_url = "…"`).
+    endpoints: (env) => [...variables(env, 'OPENAI_BASE_URL'), ...settingsUrls(join(codexHome(env), 'config.toml'), 'base_url')],
     login: 'run `codex login` in a terminal',
   },
   {
     title: 'Gemini CLI',
-    commands: /gemini(-cli)?$/,
+    bins: /^gemini(-cli)?$/,
+    packages: ['@google/gemini-cli'],
     acpNames: /gemini-cli/,
     modes: { ask: 'plan', task: 'default' },
     stateDirs: (env) => [join(env.GEMINI_CLI_HOME || home(env), '.gemini')],
-    keys: ['GEMINI_API_KEY', 'GOOGLE_API_KEY'],
+    keys: ['GEMINI_API_KEY', 'GOOGLE_API_KEY', 'GOOGLE_APPLICATION_CREDENTIALS'],
+    hosts: ['generativelanguage.googleapis.com', 'cloudcode-pa.googleapis.com', 'oauth2.googleapis.com', 'aiplatform.googleapis.com', '*-aiplatform.googleapis.com'],
+    endpoints: (env) => variables(env, 'GOOGLE_GEMINI_BASE_URL', 'GOOGLE_VERTEX_BASE_URL'),
     login: 'run `gemini` in a terminal and log in',
   },
   {
     title: 'Qwen Code',
-    commands: /qwen(-code)?$/,
+    bins: /^qwen(-code)?$/,
+    packages: ['@qwen-code/qwen-code'],
     acpNames: /qwen-code/,
     // Qwen starts in `auto`, where its own classifier lets tools run unasked.
     modes: { ask: 'plan', task: 'default' },
     stateDirs: (env) => [join(home(env), '.qwen')],
     keys: ['OPENAI_API_KEY', 'DASHSCOPE_API_KEY'],
+    hosts: ['dashscope.aliyuncs.com', 'dashscope-intl.aliyuncs.com', 'chat.qwen.ai', 'portal.qwen.ai'],
+    endpoints: (env) => variables(env, 'OPENAI_BASE_URL'),
     login: 'run `qwen` in a terminal and choose how to authenticate',
   },
+  {
+    title: 'opencode',
+    bins: /^opencode$/,
+    packages: ['opencode-ai', 'opencode-linux-x64', 'opencode-linux-x64-baseline', 'opencode-linux-arm64', 'opencode-linux-x64-musl', 'opencode-linux-x64-baseline-musl', 'opencode-linux-arm64-musl', 'opencode-darwin-arm64', 'opencode-darwin-x64'],
+    acpNames: /^opencode$/i,
+    // `plan` disallows its edit tools; `build` runs them as its permissions say, which by
+    // default is unasked: the permissions it is given below make it ask first.
+    modes: { ask: 'plan', task: 'build' },
+    stateDirs: (env) => xdgDirs(env, 'opencode'),
+    keys: ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'OPENROUTER_API_KEY', 'GEMINI_API_KEY', 'OPENCODE_API_KEY'],
+    // OpenCode Zen (its own models) and the models list it reads at start.
+    hosts: ['opencode.ai', '*.opencode.ai', 'models.dev'],
+    endpoints: (env) => opencodeConfigs(env).flatMap((path) => settingsUrls(path, 'baseURL')),
+    login: 'run `opencode auth login` in a terminal',
+    // Its permissions, over its user's: edits, commands and fetches ask (ACP
+    // session/request_permission) instead of running unasked.
+    defaultEnv: { OPENCODE_PERMISSION: JSON.stringify({ edit: 'ask', bash: 'ask', webfetch: 'ask', external_directory: 'ask' }), OPENCODE_DISABLE_AUTOUPDATE: '1' },
+  },
+  {
+    title: 'GitHub Copilot CLI',
+    bins: /^copilot$/,
+    packages: ['@github/copilot', '@github/copilot-linux-x64', '@github/copilot-linux-arm64', '@github/copilot-linuxmusl-x64', '@github/copilot-linuxmusl-arm64', '@github/copilot-darwin-arm64', '@github/copilot-darwin-x64'],
+    acpNames: /^copilot$/i,
+    // Its ACP modes are URIs; `plan` plans without changing anything, `agent` asks before its tools (`autopilot` does not).
+    modes: { ask: 'https://agentclientprotocol.com/protocol/session-modes#plan', task: 'https://agentclientprotocol.com/protocol/session-modes#agent' },
+    // Its home, the code it unpacks at start (its cache), and the device id of Microsoft's tools.
+    stateDirs: (env) => [env.COPILOT_HOME || join(home(env), '.copilot'), env.COPILOT_CACHE_HOME || join(xdg(env, 'XDG_CACHE_HOME'), 'copilot'), join(xdg(env, 'XDG_CACHE_HOME'), 'Microsoft', 'DeveloperTools')],
+    keys: ['COPILOT_GITHUB_TOKEN', 'GH_TOKEN', 'GITHUB_TOKEN', 'COPILOT_PROVIDER_API_KEY'],
+    hosts: ['api.githubcopilot.com', '*.githubcopilot.com', 'api.github.com', 'github.com'],
+    // Its own model provider (`COPILOT_PROVIDER_BASE_URL`, "bring your own key").
+    endpoints: (env) => variables(env, 'COPILOT_PROVIDER_BASE_URL', 'COPILOT_API_URL'),
+    login: 'run `copilot login` in a terminal',
+  },
+  {
+    title: 'Buckley',
+    bins: /^buckley$/,
+    packages: [],
+    acpNames: /^buckley$/i,
+    // Its ACP modes choose a model, not what it may do.
+    stateDirs: (env) => [env.BUCKLEY_DATA_DIR || join(home(env), '.buckley')],
+    // `buckley acp --log FILE` opens its log at start and exits when it cannot.
+    stateFiles: (_env, command) => {
+      const log = flagValue(command, '--log');
+      return log ? [{ path: log, initial: '' }] : [];
+    },
+    keys: ['OPENROUTER_API_KEY', 'OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'GOOGLE_API_KEY'],
+    hosts: ['openrouter.ai'],
+    endpoints: (env) => variables(env, 'BUCKLEY_OLLAMA_BASE_URL', 'BUCKLEY_OPENAI_COMPATIBLE_BASE_URL', 'BUCKLEY_LITELLM_BASE_URL', 'LITELLM_BASE_URL'),
+    login: 'set OPENROUTER_API_KEY (or another provider\'s key) in ~/.buckley/config.env',
+  },
+  {
+    title: 'goose',
+    bins: /^goose$/,
+    packages: [],
+    acpNames: /^goose$/i,
+    stateDirs: (env) => xdgDirs(env, 'goose'),
+    keys: ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'GOOGLE_API_KEY', 'OPENROUTER_API_KEY'],
+    hosts: [],
+    endpoints: (env) => variables(env, 'OPENAI_HOST', 'ANTHROPIC_HOST', 'OLLAMA_HOST', 'DATABRICKS_HOST'),
+    login: 'run `goose configure` in a terminal',
+  },
+  {
+    title: 'Auggie',
+    bins: /^auggie$/,
+    packages: ['@augmentcode/auggie'],
+    acpNames: /^auggie$/i,
+    stateDirs: (env) => [join(home(env), '.augment')],
+    keys: ['AUGMENT_SESSION_AUTH', 'AUGMENT_API_TOKEN'],
+    hosts: ['*.augmentcode.com'],
+    login: 'run `auggie login` in a terminal',
+    defaultEnv: { AUGMENT_DISABLE_AUTO_UPDATE: '1' },
+  },
+  {
+    title: 'Cline',
+    bins: /^cline$/,
+    packages: ['cline', '@cline/cli-linux-x64', '@cline/cli-linux-arm64', '@cline/cli-darwin-arm64', '@cline/cli-darwin-x64'],
+    acpNames: /^cline$/i,
+    stateDirs: (env) => [env.CLINE_DIR || join(home(env), '.cline')],
+    keys: ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'OPENROUTER_API_KEY', 'CLINE_API_KEY'],
+    hosts: ['api.cline.bot', '*.cline.bot'],
+    login: 'run `cline auth` in a terminal',
+  },
+  {
+    title: 'Factory Droid',
+    bins: /^droid$/,
+    packages: ['droid', '@factory/cli'],
+    acpNames: /^@factory\/cli$|^droid$/i,
+    stateDirs: (env) => [join(home(env), '.factory')],
+    keys: ['FACTORY_API_KEY'],
+    hosts: ['app.factory.ai', 'api.factory.ai', '*.factory.ai'],
+    login: 'run `droid` in a terminal and log in, or set FACTORY_API_KEY',
+    defaultEnv: { DROID_DISABLE_AUTO_UPDATE: 'true', FACTORY_DROID_AUTO_UPDATE_ENABLED: 'false' },
+  },
 ];
-
-/** The known agent a command runs (any of its words, or their last path segment, names it). */
-export function knownByCommand(command: readonly string[]): KnownAgent | undefined {
-  const words = command.flatMap((word) => [word, basename(word), word.replace(/@[\d.]+$/, '').split('/').pop() ?? word]);
-  return KNOWN_AGENTS.find((agent) => words.some((word) => agent.commands.test(word)));
-}
-
-/** The known agent an ACP `agentInfo.name` names. */
-export function knownByAcpName(name: string | undefined): KnownAgent | undefined {
-  return name ? KNOWN_AGENTS.find((agent) => agent.acpNames.test(name)) : undefined;
-}
-
-const INTERPRETERS = new Set(['node', 'nodejs', 'npx', 'bun', 'bunx', 'deno', 'python', 'python3', 'uvx', 'sh', 'bash', 'env']);
-
-/** `node /x/agent.js` → `agent.js`; `/usr/bin/gemini --acp` → `gemini`. */
-export function shortCommandName(command: string[]): string {
-  const words = command.map((word) => basename(word));
-  const program = words.find((word) => !INTERPRETERS.has(word) && !word.startsWith('-'));
-  return program ?? words[0] ?? 'agent';
-}

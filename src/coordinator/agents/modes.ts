@@ -7,7 +7,7 @@
  * agent's are chosen by what they are called; `buckley.agent.modes.ask` / `.task` choose others.
  */
 import * as z from '../../schema.js';
-import { knownByAcpName, knownByCommand } from './known.js';
+import { knownByAcpName, knownByCommand } from './recognize.js';
 
 export interface AgentMode {
   id: string;
@@ -117,7 +117,7 @@ export function modeRefusal(mode: AgentMode, readOnly: boolean, agent: AgentName
   if (UNASKED.test(`${mode.id} ${mode.name ?? ''}`)) return 'runs tools unasked';
   if (!readOnly) return undefined;
   const known = knownByAcpName(agent.acpName) ?? knownByCommand(agent.command);
-  if (known) return known.modes.ask === mode.id ? undefined : 'is not its read-only mode';
+  if (known?.modes) return known.modes.ask === mode.id ? undefined : 'is not its read-only mode';
   return READ_ONLY.some((pattern) => pattern.test(mode.id) || pattern.test(mode.name ?? '')) ? undefined : 'does not read as read-only';
 }
 
@@ -154,8 +154,8 @@ export function chooseMode(modes: SessionModes, readOnly: boolean, agent: AgentN
 /** The known agent's mode for the intent, else the first whose words say it is read-only (ask) or asks first (task). */
 function safeMode(modes: SessionModes, readOnly: boolean, agent: AgentNames): ModeChoice {
   const known = knownByAcpName(agent.acpName) ?? knownByCommand(agent.command);
-  const knownMode = known && findChoice(modes.available, known.modes[readOnly ? 'ask' : 'task']);
-  if (knownMode) return { mode: knownMode, why: `${known.title}'s ${readOnly ? 'read-only mode' : 'mode that asks before changes'}` };
+  const knownMode = known?.modes && findChoice(modes.available, known.modes[readOnly ? 'ask' : 'task']);
+  if (knownMode) return { mode: knownMode, why: `${known!.title}'s ${readOnly ? 'read-only mode' : 'mode that asks before changes'}` };
   const safe = modes.available.filter((mode) => !UNASKED.test(`${mode.id} ${mode.name ?? ''}`));
   for (const pattern of readOnly ? [...READ_ONLY, ...ASKS_FIRST] : ASKS_FIRST) {
     const mode = safe.find((candidate) => pattern.test(candidate.id) || pattern.test(candidate.name ?? '') || (pattern.flags.includes('i') && !pattern.source.startsWith('^') && pattern.test(candidate.description ?? '')));

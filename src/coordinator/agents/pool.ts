@@ -6,6 +6,10 @@
  * is not hidden from it, so that process is retired (stopped once its turns end) and the turn
  * gets a new one.
  *
+ * The sandbox is made for the agent (sandboxPlans.ts): its state, its key variables, its model's
+ * hosts. An agent recognised only by its ACP `agentInfo` (behind a wrapper script) is started
+ * again, once, in the sandbox it needs, before its first session.
+ *
  * Bounded: at most `maxProcesses` processes are kept (the one idle longest is stopped first), and
  * a process idle for `idleMs` is stopped; its conversations come back with the agent's session
  * (`session/load`) or their earlier turns (acp.ts).
@@ -13,40 +17,39 @@
  * Without a sandbox (not Linux, no bubblewrap, or turned off) there is one process for everything,
  * as before, and the caller says so to the user (`sandboxProblem`).
  */
-import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { isAbsolute, resolve } from 'node:path';
+import { isAbsolute } from 'node:path';
 import type { Logger } from '../../logger.js';
+import type { McpServerSetting } from '../../config.js';
 import { CredentialScan } from '../credentialScan.js';
 import { workspaceOf } from '../files.js';
-import type { AcpDriver } from './acp.js';
+import type { AcpDriver, Launch } from './acp.js';
 import { AgentError, type AgentDriver, type AgentTurn, type TurnResult, type TurnSink } from './driver.js';
-import { knownByCommand } from './known.js';
-import { probeSandbox, sandboxArgs, type SandboxPlan } from './sandbox.js';
+import type { KnownAgent } from './known.js';
+import { knownByAcpName, knownByCommand, knownByScript } from './recognize.js';
+import { probeNetworkNamespace, probeSandbox, sandboxArgs, type SandboxPlan } from './sandbox.js';
+import { agentEnvironmentFor, egressRules, statePlaces, visibleFolders, type EgressSettings, type EnvironmentSettings } from './sandboxPlans.js';
+import { findSocat, NetworkGate } from './sandboxNetwork.js';
+import { withheldNames, type AgentEnvironment } from './secrets.js';
 import { agentNotFound, agentProgram } from './choose.js';
 import type { AgentChoices } from './choices.js';
 import type { EditorMcpServer } from './editorMcp.js';
 import type { AgentControls } from '../../wire/contract.js';
-
-/** How a process is started: the program and its arguments (bwrap and the agent, or the agent). */
-export interface Launch {
-  program: string;
-  args: string[];
-  /** The sandbox it runs in; none without one. */
-  sandbox?: 'ask' | 'task';
-  /** Started with `sandboxArgs`: it needs `sandboxStdio`. */
-  sandboxed?: boolean;
-  /** Runs another command in the same sandbox (the agent's terminals); none without one. */
-  wrap?: (command: string[], cwd: string) => { program: string; args: string[]; sandboxed: true };
-}
+import { PoolEntries, type Entry } from './poolEntries.js';
 
 export interface PoolOptions {
   command: string[];
+  /** The server's environment, which the agent's is made from. */
   env: NodeJS.ProcessEnv;
+  /** buckley.agent.env and passEnv. */
+  environment: EnvironmentSettings;
   logger: Logger;
   /** Where the agent works when a turn names no workspace. */
   cwd?: string;
-  sandbox: { enabled: boolean; writable: string[] };
+  sandbox: { enabled: boolean; writable: string[]; network: EgressSettings & { confine: boolean } };
+  /** buckley.agent.mcpServers: their hosts are the agent's to reach. */
+  mcpServers?: Record<string, McpServerSetting>;
   /** Makes the driver of one process. */
   driver(launch: Launch, cwd: string | undefined): AcpDriver;
   /** What the agent offers and the model wanted: the same for all its processes. */
@@ -57,44 +60,38 @@ export interface PoolOptions {
   idleMs?: number;
 }
 
-interface Entry {
-  key: string;
-  driver: AcpDriver;
-  /** The credential files hidden from it, as found when it started. */
-  hidden: string;
-  running: number;
-  lastUsed: number;
-  retired: boolean;
-  idleTimer?: NodeJS.Timeout;
-}
-
-export const MAX_PROCESSES = 4;
-export const PROCESS_IDLE_MS = 15 * 60_000;
+export { MAX_PROCESSES, PROCESS_IDLE_MS } from './poolEntries.js';
 
 export class AgentPool implements AgentDriver {
   readonly writesFiles = true;
-  private readonly entries = new Map<string, Entry>();
-  /** Retired processes still running a turn: stopped when it ends. */
-  private readonly retiring = new Set<Entry>();
-  /** Retired processes still running a turn: stopped when it ends. */
+  private readonly entries: PoolEntries;
   private readonly scans = new Map<string, CredentialScan>();
   /** Workspace folders said to be missing (said once each). */
   private readonly missing = new Set<string>();
-  private latest: AcpDriver;
+  /** The network gates of the sandboxes, by sandbox and the agent they were made for. */
+  private readonly gates = new Map<string, Promise<NetworkGate | undefined>>();
+  /** Sandboxes whose process is being made, by their key: their gates are in use. */
+  private readonly launching = new Map<string, number>();
+  /** The agent its ACP agentInfo named, where its command did not say. */
+  private identified: KnownAgent | undefined;
+  private saidWithheld = false;
   /** Why agents run without a sandbox, once known; undefined while they run in one. */
   sandboxProblem: string | undefined;
+  /** Why the agent's network is not confined, once known. */
+  networkProblem: string | undefined;
   private probed: Promise<void> | undefined;
 
   constructor(private readonly options: PoolOptions) {
-    this.latest = options.driver({ program: options.command[0]!, args: options.command.slice(1) }, options.cwd);
+    const environment = this.environment();
+    this.entries = new PoolEntries(options.driver({ program: options.command[0]!, args: options.command.slice(1), env: environment.env }, options.cwd), { ...options, unused: (key) => this.closeGates(key) });
   }
 
   get description(): string {
-    return this.latest.description;
+    return this.entries.latest.description;
   }
 
   get shortName(): string {
-    return this.latest.shortName;
+    return this.entries.latest.shortName;
   }
 
   get unsafeAsks(): string | undefined {
@@ -105,7 +102,7 @@ export class AgentPool implements AgentDriver {
     return this.whenProbed();
   }
 
-  /** Finds out (once) whether agents can run sandboxed here. */
+  /** Finds out (once) whether agents can run sandboxed here, and with a network of their own. */
   whenProbed(): Promise<void> {
     this.probed ??= (async () => {
       if (!this.options.sandbox.enabled) {
@@ -113,35 +110,51 @@ export class AgentPool implements AgentDriver {
         return;
       }
       const probe = await probeSandbox();
-      if (!probe.ok) this.sandboxProblem = probe.reason;
+      if (!probe.ok) {
+        this.sandboxProblem = probe.reason;
+        return;
+      }
+      if (!this.options.sandbox.network.confine) this.networkProblem = 'buckley.agent.sandbox.network.confine is false';
+      else {
+        const socat = findSocat(this.options.env);
+        this.networkProblem = 'problem' in socat ? socat.problem : await probeNetworkNamespace();
+      }
+      if (this.networkProblem) this.options.logger.warn(`the agent keeps the whole network (the machine's own services included): ${this.networkProblem}`);
     })();
     return this.probed;
   }
 
   async run(turn: AgentTurn, sink: TurnSink, signal: AbortSignal): Promise<TurnResult> {
     const entry = await this.entryFor(turn);
-    clearTimeout(entry.idleTimer);
-    entry.running++;
-    entry.lastUsed = Date.now();
-    try {
-      return await entry.driver.run(turn, sink, signal);
-    } finally {
-      entry.running--;
-      entry.lastUsed = Date.now();
-      this.reap();
-    }
+    return this.entries.use(entry, () => entry.driver.run(turn, sink, signal));
   }
 
+  /** Starts the agent in the ask's sandbox and in the task's, opening a session in each, as `doctor` asks. */
   async check(): Promise<string> {
-    const entry = await this.entryFor({ sessionKey: 'doctor', prompt: '', readOnly: true, cwd: this.options.cwd });
-    const answer = await entry.driver.check();
-    return this.sandboxProblem ? `${answer}; no sandbox: ${this.sandboxProblem}` : `${answer}, in a sandbox (bubblewrap)`;
+    const ask = await this.entryFor({ sessionKey: 'doctor', prompt: '', readOnly: true, cwd: this.options.cwd });
+    const answer = await this.entries.use(ask, () => ask.driver.check());
+    if (this.sandboxProblem) return `${answer}; no sandbox: ${this.sandboxProblem}`;
+    const task = await this.entryFor({ sessionKey: 'doctor', prompt: '', readOnly: false, cwd: this.options.cwd });
+    await this.entries.use(task, () => task.driver.check());
+    return `${answer}, in an ask's sandbox and in a task's (bubblewrap)`;
+  }
+
+  sandboxNotes(): string[] {
+    const { withheld } = this.environment();
+    const notes = [withheld.length ? `the agent's environment keeps back ${withheld.length} variable(s) that look like secrets: ${withheldNames(withheld, 20)} (buckley.agent.passEnv passes one on)` : "the agent's environment holds no variable that looks like a secret"];
+    if (this.sandboxProblem) return notes;
+    const tasks = this.options.sandbox.network.allowInTasks.join(', ') || 'nothing';
+    notes.push(this.networkProblem ? `the agent keeps the whole network, the machine's own services included: ${this.networkProblem}` : `the agent's network is confined: it reaches ${this.reachable()}, nothing else (tasks add: ${tasks})`);
+    return notes;
   }
 
   /** What the agent offers; with `discover`, an agent not started yet is asked (in the ask's sandbox). */
   async controls(discover: boolean): Promise<AgentControls> {
     const { choices } = this.options;
-    if (discover && !choices.snapshot('').known) await (await this.entryFor({ sessionKey: 'controls', prompt: '', readOnly: true, cwd: this.options.cwd })).driver.check();
+    if (discover && !choices.snapshot('').known) {
+      const entry = await this.entryFor({ sessionKey: 'controls', prompt: '', readOnly: true, cwd: this.options.cwd });
+      await this.entries.use(entry, () => entry.driver.check());
+    }
     return choices.snapshot(this.shortName);
   }
 
@@ -156,21 +169,43 @@ export class AgentPool implements AgentDriver {
   }
 
   endSession(sessionKey: string): void {
-    for (const entry of this.entries.values()) entry.driver.endSession(sessionKey);
+    this.entries.endSession(sessionKey);
   }
 
   async close(): Promise<void> {
-    const entries = [...this.entries.values()];
-    this.entries.clear();
-    for (const entry of entries) clearTimeout(entry.idleTimer);
-    await Promise.all(entries.map((entry) => entry.driver.close()));
+    await this.entries.close();
+    const gates = [...this.gates.values()];
+    this.gates.clear();
+    await Promise.all(gates.map(async (gate) => (await gate.catch(() => undefined))?.close()));
     this.options.editorMcp?.close();
+  }
+
+  /** The known agent the sandbox is made for: its command's, its wrapper script's, else the one its agentInfo named. */
+  private known(): KnownAgent | undefined {
+    return this.identified ?? knownByCommand(this.options.command) ?? this.byScript();
+  }
+
+  private scriptRead = false;
+  private scripted: KnownAgent | undefined;
+
+  /** The known agent the command's program runs, where it is a wrapper script (read once, said once). */
+  private byScript(): KnownAgent | undefined {
+    if (this.scriptRead) return this.scripted;
+    this.scriptRead = true;
+    const program = this.program();
+    this.scripted = knownByScript(program);
+    if (this.scripted) this.options.logger.info(`the agent \`${this.options.command.join(' ')}\` runs ${this.scripted.title} (its script ${program} says so): its sandbox is made for ${this.scripted.title}`);
+    return this.scripted;
+  }
+
+  private environment(): AgentEnvironment {
+    return agentEnvironmentFor(this.options.env, this.options.environment, this.known());
   }
 
   private async entryFor(turn: AgentTurn): Promise<Entry> {
     await this.whenProbed();
     const intent = turn.readOnly ? 'ask' : 'task';
-    if (this.sandboxProblem) return this.entry('unsandboxed', '', () => this.options.driver({ program: this.options.command[0]!, args: this.options.command.slice(1) }, this.options.cwd));
+    if (this.sandboxProblem) return this.entries.entry('unsandboxed', '', () => this.options.driver({ program: this.options.command[0]!, args: this.options.command.slice(1), env: this.environment().env }, this.options.cwd));
     // A workspace folder that is not here (an editor's made-up root) is no workspace: nothing to bind.
     const wanted = workspaceOf(turn.cwd ?? this.options.cwd);
     const workspace = wanted && isDirectory(wanted) ? wanted : undefined;
@@ -179,108 +214,123 @@ export class AgentPool implements AgentDriver {
       this.options.logger.warn(`the workspace folder ${wanted} is not a directory here: starting ${this.description} in ${process.cwd()}`);
     }
     // The sandbox would say a missing program in its own words, after starting: said here, at once.
-    const program = this.program();
-    if (!program) throw new AgentError(agentNotFound(this.options.command));
+    if (!this.program()) throw new AgentError(agentNotFound(this.options.command));
     const credentials = workspace ? this.scanOf(workspace).find() : { paths: [], complete: true };
     if (!credentials.complete) this.options.logger.warn(`the workspace ${workspace} is too big to look for all its credential files: those in folders not looked at are not hidden from the agent`);
-    const hidden = credentials.paths.join('\0');
-    return this.entry(`${intent}\0${workspace ?? ''}`, hidden, () => {
-      const plan = this.plan(intent, workspace, credentials.paths);
-      const wrap = (command: string[], cwd: string) => ({ program: 'bwrap', args: sandboxArgs({ ...plan, cwd }, command), sandboxed: true as const });
-      return this.options.driver({ ...wrap(this.options.command, plan.cwd), sandbox: intent, wrap }, plan.cwd);
-    });
+    const key = `${intent}\0${workspace ?? ''}`;
+    // Made before the entry (a network gate listens first), and again for an agent its agentInfo names.
+    this.launching.set(key, (this.launching.get(key) ?? 0) + 1);
+    try {
+      const launch = await this.launch(intent, workspace, credentials.paths);
+      return this.entries.entry(key, credentials.paths.join('\0'), () =>
+        this.options.driver({ ...launch, relaunch: (acpName) => this.relaunch(acpName, intent, workspace, credentials.paths) }, launch.plan.cwd),
+      );
+    } finally {
+      this.launching.set(key, this.launching.get(key)! - 1);
+    }
   }
 
-  /** The entry under `key`, a new one when there is none or its sandbox hides other credentials. */
-  private entry(key: string, hidden: string, make: () => AcpDriver): Entry {
-    const current = this.entries.get(key);
-    if (current && current.hidden === hidden) return current;
-    if (current) {
-      this.options.logger.info(`credential files in the workspace changed: the agent gets a new sandbox that hides them (${this.latest.description})`);
-      this.retire(current);
-    }
-    const entry: Entry = { key, driver: make(), hidden, running: 0, lastUsed: Date.now(), retired: false };
-    this.entries.set(key, entry);
-    this.latest = entry.driver;
-    this.reap();
-    return entry;
+  /**
+   * An agent its command did not name, named by its agentInfo: its sandbox again, made for it, or
+   * undefined where the sandbox it runs in is already the one it needs.
+   */
+  private async relaunch(acpName: string | undefined, intent: 'ask' | 'task', workspace: string | undefined, credentials: string[]): Promise<Launch | undefined> {
+    const named = knownByAcpName(acpName);
+    if (!named || named === this.known()) return undefined;
+    this.identified = named;
+    const launch = await this.launch(intent, workspace, credentials);
+    this.options.logger.info(
+      `the agent \`${this.options.command.join(' ')}\` is ${named.title} (its ACP agentInfo says "${acpName}"): it starts again, once, in the sandbox ${named.title} needs (writable: ${launch.plan.stateDirs.join(', ') || 'nothing of its own'})`,
+    );
+    return launch;
   }
 
-  private plan(intent: 'ask' | 'task', workspace: string | undefined, credentials: string[]): SandboxPlan {
-    const { env, command } = this.options;
-    const known = knownByCommand(command);
-    const stateDirs = [...(known?.stateDirs(env) ?? []), ...this.options.sandbox.writable.map((path) => resolve(path.replace(/^~(?=\/|$)/, env.HOME || homedir())))];
-    // An agent's state that does not exist yet could not be written: it is made first.
-    const stateFiles = known?.stateFiles?.(env) ?? [];
-    for (const path of [...stateDirs, ...stateFiles.map((file) => file.path)]) {
-      const file = stateFiles.find((candidate) => candidate.path === path);
-      try {
-        if (!file) mkdirSync(path, { recursive: true });
-        else if (!existsSync(path)) writeFileSync(path, file.initial, { mode: 0o600, flag: 'wx' });
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') this.options.logger.warn(`cannot make ${path} for the agent's state: ${(error as Error).message}`);
-      }
-    }
+  /** How a process of this sandbox starts: bubblewrap with the agent, its environment, its plan. */
+  private async launch(intent: 'ask' | 'task', workspace: string | undefined, credentials: string[]): Promise<Launch & { plan: SandboxPlan }> {
+    const environment = this.environment();
+    this.sayWithheld(environment);
+    const plan = await this.plan(intent, workspace, credentials, environment.env);
+    const wrap = (command: string[], cwd: string) => ({ program: 'bwrap', args: sandboxArgs({ ...plan, cwd }, command), sandboxed: true as const });
+    return { ...wrap(this.options.command, plan.cwd), env: environment.env, sandbox: intent, wrap, plan };
+  }
+
+  private async plan(intent: 'ask' | 'task', workspace: string | undefined, credentials: string[], env: NodeJS.ProcessEnv): Promise<SandboxPlan> {
+    const { command } = this.options;
+    const known = this.known();
+    const places = statePlaces(known, env, command, this.options.sandbox.writable, this.options.logger);
+    const gate = await this.gateFor(`${intent}\0${workspace ?? ''}\0${known?.title ?? ''}`, intent, env);
     return {
       workspace,
       writesWorkspace: intent === 'task',
-      stateDirs,
-      stateFiles: stateFiles.map((file) => file.path).filter((path) => existsSync(path)),
+      ...places,
       workspaceCredentials: credentials,
       home: env.HOME || homedir(),
       // The program as PATH finds it, and the files the command names (`node /x/agent.js`).
       programPaths: [this.program() ?? command[0]!, ...command.slice(1)].filter((word) => isAbsolute(word)),
       cwd: workspace ?? [this.options.cwd].find((folder) => folder && isDirectory(folder)) ?? process.cwd(),
+      visible: visibleFolders(env),
+      ...(gate ? { network: gate.plan } : {}),
     };
+  }
+
+  /** Closes the network gates of a sandbox whose processes are all stopped (but for one starting). */
+  private closeGates(key: string): void {
+    if (this.launching.get(key)) return;
+    for (const [gateKey, gate] of this.gates) {
+      if (!gateKey.startsWith(`${key}\0`)) continue;
+      this.gates.delete(gateKey);
+      void gate.then((open) => open?.close()).catch(() => undefined);
+    }
+  }
+
+  /** The network gate of a sandbox (made once): undefined where the network is not confined. */
+  private gateFor(key: string, intent: 'ask' | 'task', env: NodeJS.ProcessEnv): Promise<NetworkGate | undefined> {
+    if (this.networkProblem) return Promise.resolve(undefined);
+    let gate = this.gates.get(key);
+    if (!gate) {
+      const socat = findSocat(this.options.env);
+      gate = (async () => {
+        if ('problem' in socat) return undefined;
+        const editorMcp = await this.options.editorMcp?.endpoint();
+        return NetworkGate.open(this.rules(intent === 'task', env, editorMcp), this.options.logger, socat.socat, this.options.env);
+      })();
+      this.gates.set(key, gate);
+      gate.catch((error: unknown) => {
+        this.gates.delete(key);
+        this.options.logger.warn(`the agent's network gate could not listen: ${(error as Error).message}`);
+      });
+    }
+    return gate;
+  }
+
+  private rules(task: boolean, env: NodeJS.ProcessEnv, editorMcp: string | undefined) {
+    return egressRules({ known: this.known(), env, given: this.options.environment.env, mcpServers: this.options.mcpServers, editorMcp, settings: this.options.sandbox.network, task });
+  }
+
+  /** "api.openai.com, 127.0.0.1:4000 and buckley-lsp's editor tools": what an ask's network reaches, in words. */
+  private reachable(): string {
+    const hosts = [...new Set(this.rules(false, this.environment().env, undefined).map((rule) => (rule.port === undefined ? rule.host : `${rule.host}:${rule.port}`)))];
+    const editor = this.options.editorMcp ? ["buckley-lsp's editor tools"] : [];
+    const all = [...hosts, ...editor];
+    return all.length === 0 ? 'no host' : all.length === 1 ? all[0]! : `${all.slice(0, -1).join(', ')} and ${all.at(-1)}`;
+  }
+
+  /** The secret-looking variables kept from the agent, said once (names only). */
+  private sayWithheld(environment: AgentEnvironment): void {
+    if (this.saidWithheld || environment.withheld.length === 0) return;
+    this.saidWithheld = true;
+    this.options.logger.info(`the agent's environment keeps back what looks like secrets: ${withheldNames(environment.withheld, 20)} (buckley.agent.passEnv passes one on)`);
   }
 
   /** The agent's program as it will run: its path, found on PATH; undefined when there is none. */
   private program(): string | undefined {
-    return agentProgram(this.options.command, this.options.env);
+    return agentProgram(this.options.command, { ...this.options.env, ...this.options.environment.env });
   }
-
 
   private scanOf(workspace: string): CredentialScan {
     let scan = this.scans.get(workspace);
     if (!scan) this.scans.set(workspace, (scan = new CredentialScan(workspace)));
     return scan;
-  }
-
-  private retire(entry: Entry): void {
-    entry.retired = true;
-    this.entries.delete(entry.key);
-    this.stopWhenIdle(entry);
-  }
-
-  private stopWhenIdle(entry: Entry): void {
-    if (entry.running > 0) {
-      // Checked again when its turn ends (reap).
-      this.retiring.add(entry);
-      return;
-    }
-    this.retiring.delete(entry);
-    clearTimeout(entry.idleTimer);
-    void entry.driver.close();
-  }
-
-
-  /** Stops what is over the bounds: retired processes whose turns ended, the idle beyond `maxProcesses`; arms idle timers. */
-  private reap(): void {
-    for (const entry of [...this.retiring]) if (entry.running === 0) this.stopWhenIdle(entry);
-    const idle = [...this.entries.values()].filter((entry) => entry.running === 0).sort((a, b) => a.lastUsed - b.lastUsed);
-    let over = this.entries.size - (this.options.maxProcesses ?? MAX_PROCESSES);
-    for (const entry of idle) {
-      if (over-- > 0) {
-        this.options.logger.debug(`stopping the agent process of ${entry.key.replace('\0', ' in ')}: more than ${this.options.maxProcesses ?? MAX_PROCESSES} kept`);
-        this.retire(entry);
-        continue;
-      }
-      clearTimeout(entry.idleTimer);
-      entry.idleTimer = setTimeout(() => {
-        if (entry.running === 0 && this.entries.get(entry.key) === entry) this.retire(entry);
-      }, this.options.idleMs ?? PROCESS_IDLE_MS);
-      entry.idleTimer.unref();
-    }
   }
 }
 
@@ -291,4 +341,3 @@ function isDirectory(path: string): boolean {
     return false;
   }
 }
-

@@ -105,7 +105,8 @@ function installExitHook(): void {
 
 /**
  * How many processes the tree under `pid` holds (it and its descendants), from /proc; undefined
- * where there is no /proc to read (another OS).
+ * where there is no /proc to read (another OS). The sandbox's network relays (socat) are ours, not
+ * the agent's: they are not counted.
  */
 export function processTreeSize(pid: number): number | undefined {
   let entries: string[];
@@ -120,6 +121,7 @@ export function processTreeSize(pid: number): number | undefined {
     try {
       // The parent is the 4th field, after the command name in parentheses (which may hold spaces).
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) === 'socat') continue;
       const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
       children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
     } catch {

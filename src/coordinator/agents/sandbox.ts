@@ -14,9 +14,14 @@
  *   workspace's by name (`.env`, keys) are covered by an empty, unreadable file or folder (a
  *   read says "Permission denied"). Their reads go through `fs/read_text_file`, which asks the
  *   user (files.ts).
+ * - A home (and XDG folders) under `/tmp` or `/run` (containers, CI machines) stays visible,
+ *   read-only as any home is, with the agent's state in it writable where it lives.
  * - A user namespace of its own, no capabilities (nothing in it can undo its mounts; root's agent
  *   is an ordinary user there), its own process namespace (its processes end with it, and it sees
- *   no other process's environment), and it dies with its parent. The agent keeps the network.
+ *   no other process's environment), and it dies with its parent.
+ * - A network namespace of its own where socat runs (sandboxNetwork.ts): the agent reaches the
+ *   hosts it may through our proxy, and neither the machine's loopback services nor its abstract
+ *   Unix sockets.
  *
  * Where bubblewrap cannot run (another OS, no user namespaces), `probeSandbox` says why: the user
  * is told once, `doctor` says so, and `buckley.ask.requireReadOnly` refuses asks.
@@ -25,6 +30,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, openSync, realpathSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { credentialPlaces } from '../../risk/paths.js';
+import { launcherArgs, proxyEnvironment, type NetworkPlan } from './sandboxNetwork.js';
 
 export interface SandboxPlan {
   /** The workspace: writable in a task, read-only in an ask. */
@@ -43,6 +49,10 @@ export interface SandboxPlan {
   programPaths: string[];
   /** The agent's working directory. */
   cwd: string;
+  /** Folders under `/tmp` or `/run` that stay visible, read-only (the home and XDG folders there). */
+  visible?: string[];
+  /** The confined network; none: the agent keeps the host's. */
+  network?: NetworkPlan;
 }
 
 export type SandboxProbe = { ok: true; bwrap: string } | { ok: false; reason: string };
@@ -61,28 +71,42 @@ const PERSISTENT_IN_WORKSPACE = ['.git/hooks', '.git/config'];
 const ISOLATION = ['--unshare-user', ...(process.getuid?.() === 0 ? ['--uid', '1000', '--gid', '1000'] : []), '--unshare-pid', '--die-with-parent', '--cap-drop', 'ALL'];
 
 let probed: Promise<SandboxProbe> | undefined;
+let probedNetwork: Promise<string | undefined> | undefined;
 
 /** Whether bubblewrap runs here (cached): it must start a sandbox as `sandboxArgs` builds one. */
 export function probeSandbox(bwrap = 'bwrap'): Promise<SandboxProbe> {
   if (process.platform !== 'linux') return Promise.resolve({ ok: false, reason: `no sandbox on ${process.platform}: buckley-lsp sandboxes agents with bubblewrap, which runs on Linux only` });
-  probed ??= new Promise<SandboxProbe>((done) => {
-    const child = spawn(bwrap, ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', ...ISOLATION, 'true'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  probed ??= runProbe(bwrap, []).then((failure): SandboxProbe => {
+    if (!failure) return { ok: true, bwrap };
+    if (failure.missing) return { ok: false, reason: 'bubblewrap (bwrap) is not installed: install it (Debian, Ubuntu: `apt install bubblewrap`; Fedora: `dnf install bubblewrap`)' };
+    if (failure.said.startsWith('bubblewrap cannot start')) return { ok: false, reason: failure.said };
+    return { ok: false, reason: `bubblewrap cannot set up a sandbox here: ${failure.said} (user namespaces may be turned off: kernel.unprivileged_userns_clone, or an AppArmor rule)` };
+  });
+  return probed;
+}
+
+/** Why a sandbox cannot have a network of its own here (undefined: it can), cached. */
+export function probeNetworkNamespace(bwrap = 'bwrap'): Promise<string | undefined> {
+  probedNetwork ??= runProbe(bwrap, ['--unshare-net']).then((failure) => failure && `bubblewrap cannot give the sandbox a network of its own here: ${failure.said}`);
+  return probedNetwork;
+}
+
+/** Runs `true` in a sandbox with `extra` options: undefined, or how it failed (its last line of stderr). */
+function runProbe(bwrap: string, extra: string[]): Promise<{ missing: boolean; said: string } | undefined> {
+  return new Promise((done) => {
+    const child = spawn(bwrap, ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', ...extra, ...ISOLATION, 'true'], { stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-      stderr = (stderr + chunk).slice(-4096);
-    });
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-4096)));
     const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
     child.once('error', (error: NodeJS.ErrnoException) => {
       clearTimeout(timer);
-      done({ ok: false, reason: error.code === 'ENOENT' ? 'bubblewrap (bwrap) is not installed: install it (Debian, Ubuntu: `apt install bubblewrap`; Fedora: `dnf install bubblewrap`)' : `bubblewrap cannot start: ${error.message}` });
+      done({ missing: error.code === 'ENOENT', said: `bubblewrap cannot start: ${error.message}` });
     });
     child.once('exit', (code) => {
       clearTimeout(timer);
-      if (code === 0) done({ ok: true, bwrap });
-      else done({ ok: false, reason: `bubblewrap cannot set up a sandbox here: ${stderr.trim().split('\n').at(-1) || `exit ${code}`} (user namespaces may be turned off: kernel.unprivileged_userns_clone, or an AppArmor rule)` });
+      done(code === 0 ? undefined : { missing: false, said: stderr.trim().split('\n').at(-1) || `exit ${code}` });
     });
   });
-  return probed;
 }
 
 /**
@@ -120,7 +144,7 @@ export function sandboxArgs(plan: SandboxPlan, command: readonly string[]): stri
   for (const root of PRIVATE_ROOTS) if (existsSync(root)) args.push('--tmpfs', root);
   // What must stay visible under the private roots: the program (its whole top folder: a package
   // reads its dependencies beside it), the workspace and the working directory, what DNS reads.
-  const keep = [...plan.programPaths.map(topFolder), ...(plan.workspace ? [plan.workspace] : []), plan.cwd, ...resolverPaths()];
+  const keep = [...plan.programPaths.map(topFolder), ...(plan.workspace ? [plan.workspace] : []), plan.cwd, ...(plan.visible ?? []), ...resolverPaths()];
   for (const path of new Set(keep.filter((path): path is string => Boolean(path) && isAbsolute(path!) && existsSync(path!)).map(real))) {
     if (PRIVATE_ROOTS.some((root) => under(path, root))) args.push('--ro-bind', path, path);
   }
@@ -137,8 +161,28 @@ export function sandboxArgs(plan: SandboxPlan, command: readonly string[]): stri
     if (directory) args.push('--perms', '0000', '--tmpfs', path);
     else args.push('--perms', '0000', '--ro-bind-data', String(EMPTY_FD), path);
   }
-  args.push(...ISOLATION, '--chdir', plan.cwd, '--', ...command);
+  if (plan.network) {
+    // Our sockets, where socat inside relays to them; the proxy in the agent's environment.
+    args.push('--unshare-net', '--bind', plan.network.socketDir, plan.network.socketDir);
+    const proxy = proxyEnvironment(plan.network);
+    for (const name of proxy.unset) args.push('--unsetenv', name);
+    for (const [name, value] of Object.entries(proxy.set)) args.push('--setenv', name, value);
+  }
+  args.push(...ISOLATION, '--chdir', plan.cwd, '--', ...(plan.network ? launcherArgs(plan.network, command) : command));
   return args;
+}
+
+/**
+ * Whether the agent may write `path` in the sandbox: its state, the workspace in a task (but for
+ * what git runs), what `buckley.agent.sandbox.writable` adds, and the sandbox's own `/tmp` and
+ * `/run` outside what is shown there read-only.
+ */
+export function writableIn(plan: SandboxPlan, path: string): boolean {
+  const resolved = resolve(path);
+  if ([...plan.stateDirs, ...plan.stateFiles].some((place) => under(resolved, resolve(place)) || under(real(resolved), real(place)))) return true;
+  if (plan.workspace && plan.writesWorkspace && under(resolved, resolve(plan.workspace))) return !PERSISTENT_IN_WORKSPACE.some((relative) => under(resolved, join(plan.workspace!, relative)));
+  const shown = [...(plan.workspace ? [plan.workspace] : []), plan.cwd, ...(plan.visible ?? []), ...plan.programPaths.map(topFolder)].filter((place): place is string => Boolean(place));
+  return PRIVATE_ROOTS.some((root) => under(resolved, root)) && !shown.some((place) => under(resolved, resolve(place)));
 }
 
 /** The credentials to hide: the user's and the system's that exist, and the workspace's. */

@@ -57,8 +57,9 @@ export class Terminals {
     private readonly options: {
       logger: Logger;
       /** Wraps a command to run where the agent runs (its sandbox); none: as it is. */
-      wrap?: (command: string[], cwd: string) => { program: string; args: string[]; sandboxed?: boolean };
-      env?: NodeJS.ProcessEnv;
+      wrap?: (command: string[], cwd: string) => { program: string; args: string[]; sandboxed?: boolean } | undefined;
+      /** The agent's environment (without the user's secrets), as it is when the command starts. */
+      env?: () => NodeJS.ProcessEnv | undefined;
     },
   ) {}
 
@@ -110,7 +111,7 @@ export class Terminals {
     const stdio = launch.sandboxed ? sandboxStdio(['ignore', 'pipe', 'pipe'] as const) : (['ignore', 'pipe', 'pipe'] as const);
     const child = spawnGroup(launch.program, launch.args, {
       cwd: workdir,
-      env: { ...(this.options.env ?? process.env), ...Object.fromEntries((env ?? []).map((variable) => [variable.name, variable.value])) },
+      env: { ...(this.options.env?.() ?? process.env), ...Object.fromEntries((env ?? []).map((variable) => [variable.name, variable.value])) },
       stdio: [...stdio],
     });
     closeOwnDescriptors(stdio);

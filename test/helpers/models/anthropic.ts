@@ -79,5 +79,5 @@ export const anthropic: Dialect = {
   },
 };
 
-export const anthropicModel = (script: Script): Promise<ModelServer> => startModel(anthropic, script);
+export const anthropicModel = (script: Script, host?: string): Promise<ModelServer> => startModel(anthropic, script, host);
 export type { Reply };

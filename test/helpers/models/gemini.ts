@@ -72,4 +72,4 @@ export const gemini: Dialect = {
   },
 };
 
-export const geminiModel = (script: Script): Promise<ModelServer> => startModel(gemini, script);
+export const geminiModel = (script: Script, host?: string): Promise<ModelServer> => startModel(gemini, script, host);

@@ -51,4 +51,4 @@ export const openaiChat: Dialect = {
   },
 };
 
-export const openaiChatModel = (script: Script): Promise<ModelServer> => startModel(openaiChat, script);
+export const openaiChatModel = (script: Script, host?: string): Promise<ModelServer> => startModel(openaiChat, script, host);

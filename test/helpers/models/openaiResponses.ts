@@ -75,4 +75,4 @@ export const openaiResponses: Dialect = {
   },
 };
 
-export const openaiResponsesModel = (script: Script): Promise<ModelServer> => startModel(openaiResponses, script);
+export const openaiResponsesModel = (script: Script, host?: string): Promise<ModelServer> => startModel(openaiResponses, script, host);

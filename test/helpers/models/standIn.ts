@@ -75,19 +75,26 @@ export interface Dialect {
   answerOther?(req: IncomingMessage, res: ServerResponse, body: any): boolean;
 }
 
-async function bodyOf(req: IncomingMessage): Promise<string> {
+/** The request's body; undefined when the agent went away before sending all of it (it cancelled, or its process ended). */
+async function bodyOf(req: IncomingMessage): Promise<string | undefined> {
   let raw = '';
-  for await (const chunk of req) raw += chunk;
+  try {
+    for await (const chunk of req) raw += chunk;
+  } catch {
+    return undefined;
+  }
   return raw;
 }
 
-export async function startModel(dialect: Dialect, script: Script): Promise<ModelServer> {
+/** A stand-in listening on `host` (loopback, unless a test needs an address only a proxy reaches). */
+export async function startModel(dialect: Dialect, script: Script, host = '127.0.0.1'): Promise<ModelServer> {
   const calls: ModelCall[] = [];
   let next = 0;
   const ids = () => `${++next}`;
   const held = new Set<ServerResponse>();
   const server: Server = createServer(async (req, res) => {
     const raw = await bodyOf(req);
+    if (raw === undefined) return;
     let body: any = {};
     try {
       body = raw ? JSON.parse(raw) : {};
@@ -118,11 +125,11 @@ export async function startModel(dialect: Dialect, script: Script): Promise<Mode
     }
     dialect.write(res, reply, call, ids);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const { port } = server.address() as { port: number };
   return {
     api: dialect.api,
-    url: `http://127.0.0.1:${port}`,
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     calls,
     received: () => calls.map((call) => call.raw).join('\n'),
     turns: () => calls.filter((call) => call.tools.length > 0),

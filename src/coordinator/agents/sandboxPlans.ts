@@ -1,0 +1,122 @@
+/**
+ * What the sandbox of an agent holds, from what is known of the agent (known.ts) and the user's
+ * settings: its environment (without the user's secrets: secrets.ts), the places it writes its
+ * state (made first, so they can be bound), the home and XDG folders kept visible under `/tmp`
+ * and `/run`, and the hosts its network may reach (egress.ts).
+ */
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { isAbsolute, resolve } from 'node:path';
+import { OUR_ENVIRONMENT, type McpServerSetting } from '../../config.js';
+import type { Logger } from '../../logger.js';
+import { endpointOf, ruleOf, type EgressRule } from './egress.js';
+import { PROVIDER_HOSTS, type KnownAgent } from './known.js';
+import { nameMatcher, withoutSecrets, type AgentEnvironment } from './secrets.js';
+
+/** Variables of the server's environment that are not the agent's business. */
+const NOT_PASSED = ['IS_SANDBOX'];
+
+export interface EnvironmentSettings {
+  /** buckley.agent.env: given to the agent as it is. */
+  env?: Record<string, string>;
+  /** buckley.agent.passEnv: secret-looking variables passed on all the same. */
+  passEnv?: readonly string[];
+}
+
+/**
+ * The agent's environment: the server's, without the variables buckley-lsp reads (they are ours:
+ * `buckley acp` takes a BUCKLEY_AGENT of its own for its profile), IS_SANDBOX, and the secrets —
+ * but for the agent's own key variables and `passEnv`; its defaults under, `buckley.agent.env` over.
+ */
+export function agentEnvironmentFor(serverEnv: NodeJS.ProcessEnv, settings: EnvironmentSettings, known: KnownAgent | undefined): AgentEnvironment {
+  const base: NodeJS.ProcessEnv = { ...serverEnv };
+  // A machine's claim to be a sandbox is not the agent's sandbox: IS_SANDBOX makes Claude Code
+  // offer "bypass permissions" even to root. The user can still give it (buckley.agent.env).
+  for (const name of [...OUR_ENVIRONMENT, ...NOT_PASSED]) delete base[name];
+  const passed = nameMatcher([...(known?.keys ?? []), ...(settings.passEnv ?? [])]);
+  const { env, withheld } = withoutSecrets(base, passed, settings.env ?? {});
+  return { env: { ...known?.defaultEnv, ...env }, withheld };
+}
+
+/** `~/x` → `/home/u/x`; a relative path against the working directory. */
+export function expandHome(path: string, env: NodeJS.ProcessEnv): string {
+  return resolve(path.replace(/^~(?=\/|$)/, env.HOME || homedir()));
+}
+
+/**
+ * The places the agent writes its state, made where they are missing (a folder, or a file with
+ * what a new one holds): a bind needs something there. Those the sandbox then makes writable.
+ */
+export function statePlaces(known: KnownAgent | undefined, env: NodeJS.ProcessEnv, command: readonly string[], writable: readonly string[], logger: Logger): { stateDirs: string[]; stateFiles: string[] } {
+  const stateDirs = [...(known?.stateDirs(env) ?? []), ...writable.map((path) => expandHome(path, env))];
+  const files = (known?.stateFiles?.(env, command) ?? []).map((file) => ({ ...file, path: expandHome(file.path, env) }));
+  for (const path of stateDirs) {
+    // A `writable` entry that is not there yet is a folder to be; one that is (a file too) is bound as it is.
+    if (existsSync(path)) continue;
+    try {
+      mkdirSync(path, { recursive: true });
+    } catch (error) {
+      logger.warn(`cannot make ${path} for the agent's state: ${(error as Error).message}`);
+    }
+  }
+  for (const file of files) {
+    try {
+      if (!existsSync(file.path)) {
+        mkdirSync(resolve(file.path, '..'), { recursive: true });
+        writeFileSync(file.path, file.initial, { mode: 0o600, flag: 'wx' });
+      }
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') logger.warn(`cannot make ${file.path} for the agent's state: ${(error as Error).message}`);
+    }
+  }
+  return { stateDirs, stateFiles: files.map((file) => file.path).filter((path) => existsSync(path)) };
+}
+
+const PRIVATE_ROOTS = ['/tmp', '/run'];
+
+/** The home and XDG folders that live under `/tmp` or `/run`, which the sandbox replaces: shown again, read-only. */
+export function visibleFolders(env: NodeJS.ProcessEnv): string[] {
+  const folders = [env.HOME || homedir(), env.XDG_CONFIG_HOME, env.XDG_DATA_HOME, env.XDG_STATE_HOME, env.XDG_CACHE_HOME];
+  return folders.filter((folder): folder is string => Boolean(folder) && isAbsolute(folder!) && PRIVATE_ROOTS.some((root) => folder!.startsWith(`${root}/`)) && existsSync(folder!));
+}
+
+export interface EgressSettings {
+  /** buckley.agent.sandbox.network.allow: for asks and tasks. */
+  allow: readonly string[];
+  /** buckley.agent.sandbox.network.allowInTasks: more, for a task's sandbox (its commands). */
+  allowInTasks: readonly string[];
+}
+
+/**
+ * The hosts an agent's network reaches: its model's API and login (its known hosts; those of the
+ * providers whose key it has), the endpoints its configuration names (its variables, its settings
+ * files, every URL `buckley.agent.env` gives it), its MCP servers, our editor MCP server, and the
+ * user's additions — for a task, its own too.
+ */
+export function egressRules(options: {
+  known: KnownAgent | undefined;
+  env: NodeJS.ProcessEnv;
+  given: Record<string, string> | undefined;
+  mcpServers: Record<string, McpServerSetting> | undefined;
+  editorMcp: string | undefined;
+  settings: EgressSettings;
+  task: boolean;
+}): EgressRule[] {
+  const { known, env } = options;
+  const hosts = [...(known?.hosts ?? []), ...Object.keys(PROVIDER_HOSTS).flatMap((key) => (env[key] ? PROVIDER_HOSTS[key]! : []))];
+  const urls = [
+    ...(known?.endpoints?.(env) ?? []),
+    ...Object.values(options.given ?? {}).filter((value) => /^(https?|wss?):\/\//i.test(value.trim())),
+    ...Object.values(options.mcpServers ?? {}).flatMap((server) => ('url' in server ? [server.url] : Object.values(server.env).filter((value) => /^https?:\/\//i.test(value.trim())))),
+    ...(options.editorMcp ? [options.editorMcp] : []),
+  ];
+  const endpoints = urls.flatMap((url) => {
+    const endpoint = endpointOf(url);
+    return endpoint ? [`${endpoint.host.includes(':') ? `[${endpoint.host}]` : endpoint.host}:${endpoint.port}`] : [];
+  });
+  const entries = [...hosts, ...endpoints, ...options.settings.allow, ...(options.task ? options.settings.allowInTasks : [])];
+  return entries.flatMap((entry) => {
+    const rule = ruleOf(entry);
+    return rule ? [rule] : [];
+  });
+}

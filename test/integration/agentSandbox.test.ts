@@ -1,0 +1,191 @@
+/**
+ * The sandbox meets agents it does not know, over stdio through buckley-lsp, with the scripted
+ * agent as each of them: Buckley's `buckley acp --workdir … --log FILE` (its stand-in, recognised
+ * by its name), an agent behind a wrapper script (recognised by its ACP agentInfo, and started
+ * again in the sandbox it needs), an agent nobody knows that writes its state in its home (the
+ * refusal said in our words, with the setting; allowed, it lands on disk) — with a home under /tmp
+ * as CI machines and containers have. And what the agent must not get: the user's secrets in the
+ * environment (its terminals' too), a TCP service on the user's 127.0.0.1, an abstract Unix socket,
+ * a host nobody allowed; what it may reach (an allowed host, through the proxy), it reaches.
+ */
+import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
+import { createServer, type Server } from 'node:net';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { probeSandbox } from '../../src/coordinator/agents/sandbox.js';
+import { findSocat } from '../../src/coordinator/agents/sandboxNetwork.js';
+import { agentHome } from '../helpers/agents.js';
+import { startingClients, type TestClient } from '../helpers/lspClient.js';
+import { fileUri, SCRIPTED_AGENT } from '../helpers/paths.js';
+import { tempDir } from '../helpers/temp.js';
+
+const probe = await probeSandbox();
+const socat = 'socat' in findSocat();
+if (process.env.CI && (!probe.ok || !socat)) throw new Error(`CI must install bubblewrap and socat (.ci/run): ${probe.ok ? 'no socat' : probe.reason}`);
+if (!probe.ok || !socat) process.stdout.write(`agent sandbox tests skipped: ${probe.ok ? 'socat is not installed' : probe.reason}\n`);
+
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+const start = startingClients();
+
+/** A folder of programs: `name` runs the scripted agent with `flags` (and its own arguments), as a wrapper script does. */
+function program(name: string, flags: string[]): string {
+  const bin = tempDir('buckley-bin');
+  writeFileSync(join(bin, name), `#!/bin/sh\nexec "${process.execPath}" "${SCRIPTED_AGENT}" ${flags.join(' ')} "$@"\n`, { mode: 0o755 });
+  return bin;
+}
+
+/** A home outside /tmp (the usual), or under it (CI machines, containers). */
+function home(underTmp: boolean): string {
+  if (underTmp) return tempDir('buckley-home');
+  const made = agentHome();
+  cleanups.push(made.cleanup);
+  return made.home;
+}
+
+async function server(command: string[], options: { home: string; bin?: string; env?: Record<string, string>; agent?: Record<string, unknown>; approve?: boolean }): Promise<{ client: TestClient; workspace: string }> {
+  const workspace = tempDir('buckley-ws');
+  const client = await start({
+    ...(options.approve ? { handlers: { 'buckley/approveTool': () => ({ approved: true }) } } : {}),
+    env: { BUCKLEY_AGENT: undefined, HOME: options.home, PATH: `${options.bin ? `${options.bin}:` : ''}${process.env.PATH}`, ...options.env },
+    initialize: {
+      rootUri: fileUri(workspace),
+      workspaceFolders: [{ uri: fileUri(workspace), name: 'ws' }],
+      ...(options.approve ? { capabilities: { experimental: { buckley: { taskProgress: true, approveTool: true } } } } : {}),
+      initializationOptions: { agent: { command, ...options.agent } },
+    },
+  });
+  return { client, workspace };
+}
+
+const ask = async (client: TestClient, question: string) => (await client.request('buckley/ask', { question })).answer as string;
+const logged = (client: TestClient, text: string) => client.waitFor('window/logMessage', (params) => params.message.includes(text));
+
+describe.runIf(probe.ok && socat)("the sandbox and the agents it does not know", () => {
+  for (const underTmp of [false, true]) {
+    const where = underTmp ? 'a home under /tmp' : 'a home of its own';
+    it(`runs Buckley's \`buckley acp --workdir … --log FILE\` (${where}): its log and its store written where they live`, async () => {
+      const userHome = home(underTmp);
+      const logs = tempDir('buckley-logs');
+      const log = join(logs, 'acp.log');
+      const { client } = await server(['buckley', 'acp', '--workdir', '.', '--log', log], { home: userHome, bin: program('buckley', ['--buckley-acp']) });
+      expect(await ask(client, 'INSTANT')).toBe('ok');
+      expect(readFileSync(log, 'utf8')).toContain('=== ACP agent started ===');
+      expect(existsSync(join(userHome, '.buckley', 'buckley.db'))).toBe(true);
+    });
+  }
+
+  it('starts an agent behind a wrapper script again, once, in the sandbox its agentInfo says it needs', async () => {
+    const userHome = home(false);
+    const { client } = await server(['my-agent'], { home: userHome, bin: program('my-agent', ['--claims=Buckley', '--session-state=.buckley/sessions']) });
+    expect(await ask(client, 'INSTANT')).toBe('ok');
+    await logged(client, 'the agent `my-agent` is Buckley (its ACP agentInfo says "Buckley"): it starts again, once, in the sandbox Buckley needs');
+    expect(existsSync(join(userHome, '.buckley', 'sessions', 'started'))).toBe(true);
+    // Once: the next turn runs on the agent as restarted.
+    expect(await ask(client, 'INSTANT')).toBe('ok');
+    expect(client.received.filter((message) => message.method === 'window/logMessage' && message.params.message.includes('starts again, once'))).toHaveLength(1);
+  });
+
+  for (const underTmp of [false, true]) {
+    const where = underTmp ? 'a home under /tmp' : 'a home of its own';
+    it(`says which path an unknown agent could not write, and the setting that allows it; allowed, its state lands in the home (${where})`, async () => {
+      const userHome = home(underTmp);
+      const bin = program('state-keeper', ['--home-state']);
+      const refused = await server(['state-keeper'], { home: userHome, bin });
+      await expect(ask(refused.client, 'INSTANT')).rejects.toMatchObject({
+        message: expect.stringContaining(
+          `could not write ~/.scripted-agent/sessions: buckley-lsp's sandbox keeps ~/.scripted-agent read-only for it. To let it write there, set buckley.agent.sandbox.writable: ["~/.scripted-agent"]`,
+        ),
+      });
+      // The agent's own words are in the log.
+      await logged(refused.client, 'its own words');
+      const allowed = await server(['state-keeper'], { home: userHome, bin, agent: { sandbox: { writable: ['~/.scripted-agent'] } } });
+      expect(await ask(allowed.client, 'INSTANT')).toBe('ok');
+      expect(existsSync(join(userHome, '.scripted-agent', 'sessions', 'started'))).toBe(true);
+      // Its home stays visible (its settings there), read-only but for what it may write.
+      writeFileSync(join(userHome, 'settings.json'), '{"theme": "dark"}\n');
+      expect(await ask(allowed.client, `CAT ${join(userHome, 'settings.json')}`)).toBe(`cat ${join(userHome, 'settings.json')}: {"theme": "dark"}`);
+    });
+  }
+
+  it("keeps the user's secrets out of the agent's environment and its commands', but its own key and those passed on; the log names them, never their values", async () => {
+    const secrets = { AWS_SECRET_ACCESS_KEY: 'aws-secret-value', GITHUB_TOKEN: 'ghp_value', DATABASE_PASSWORD: 'db-value', MY_SERVICE_KEY: 'passed-value', ANTHROPIC_API_KEY: 'sk-ant-value' };
+    const { client } = await server(['claude-agent-acp'], {
+      home: home(false),
+      // Named as Claude Code's adapter is: its key variable is its own.
+      bin: program('claude-agent-acp', []),
+      env: secrets,
+      agent: { passEnv: ['MY_*'], env: { GIVEN_TOKEN: 'given-value' } },
+      approve: true,
+    });
+    expect(await ask(client, 'SECRETS')).toBe('secrets: ANTHROPIC_API_KEY, GIVEN_TOKEN, MY_SERVICE_KEY');
+    // Its commands get the same environment.
+    const query = 'TERMINAL env';
+    await client.request('buckley/executeTask', { task: query });
+    const answer = (await client.waitFor('window/logMessage', (params) => params.message.startsWith(`Buckley's answer to "${query}"`))).message;
+    expect(answer).toContain('terminal: exit 0');
+    expect(answer).toContain('MY_SERVICE_KEY=passed-value');
+    expect(answer).not.toMatch(/aws-secret-value|ghp_value|db-value/);
+    const said = await logged(client, 'keeps back what looks like secrets');
+    expect(said.message).toContain('AWS_SECRET_ACCESS_KEY, DATABASE_PASSWORD, GITHUB_TOKEN');
+    expect(JSON.stringify(client.received.filter((message) => message.method === 'window/logMessage' && !message.params.message.startsWith('Buckley\'s answer')))).not.toMatch(/aws-secret-value|ghp_value|db-value|passed-value/);
+  });
+
+  it("reaches neither the user's 127.0.0.1 services nor the host's abstract Unix sockets; an allowed host through the proxy, a host not allowed refused", async () => {
+    const service = await listen(createServer((socket) => socket.on('error', () => undefined).end('database\n')));
+    const abstract = `buckley-test-${randomUUID()}`;
+    const unix = createServer((socket) => socket.on('error', () => undefined).end('x11\n'));
+    await new Promise<void>((resolve) => unix.listen(`\0${abstract}`, resolve));
+    cleanups.push(() => unix.close());
+    const allowed = await listen(createHttpServer((_request, response) => response.end('hello from the allowed host\n')));
+    const other = await listen(createHttpServer((_request, response) => response.end('should not be reached\n')));
+    const settings = { sandbox: { network: { allow: [`127.0.0.1:${allowed}`] } } };
+    const { client } = await server([process.execPath, SCRIPTED_AGENT], { home: home(false), agent: settings });
+    expect(await ask(client, `TCP 127.0.0.1 ${service}`)).toBe(`tcp 127.0.0.1:${service}: ECONNREFUSED`);
+    expect(await ask(client, `UNIX ${abstract}`)).toBe(`unix ${abstract}: ECONNREFUSED`);
+    expect(await ask(client, `FETCH http://127.0.0.1:${allowed}/`)).toBe(`fetch http://127.0.0.1:${allowed}/: 200 hello from the allowed host`);
+    expect(await ask(client, `FETCH http://127.0.0.1:${other}/`)).toMatch(new RegExp(`^fetch http://127\\.0\\.0\\.1:${other}/: 403 buckley-lsp's sandbox does not let the agent reach 127\\.0\\.0\\.1:${other}`));
+    // An allowed endpoint of the loopback is there for clients that go straight to it.
+    expect(await ask(client, `TCP 127.0.0.1 ${allowed}`)).toBe(`tcp 127.0.0.1:${allowed}: connected`);
+    await logged(client, `the agent's sandbox refused a connection to 127.0.0.1:${other}: not among the hosts it may reach`);
+    // A task's sandbox alike.
+    const query = `TCP 127.0.0.1 ${service}`;
+    await client.request('buckley/executeTask', { task: query });
+    expect((await client.waitFor('window/logMessage', (params) => params.message.startsWith(`Buckley's answer to "${query}"`))).message).toContain(`tcp 127.0.0.1:${service}: ECONNREFUSED`);
+    // The same agent, its network not confined: the service answers (what the test would miss).
+    const open = await server([process.execPath, SCRIPTED_AGENT], { home: home(false), agent: { sandbox: { network: { confine: false } } } });
+    expect(await ask(open.client, `TCP 127.0.0.1 ${service}`)).toBe(`tcp 127.0.0.1:${service}: connected`);
+  });
+});
+
+describe.runIf(probe.ok && socat)('the sandbox behind the proxy buckley-lsp itself is given', () => {
+  it("goes on through the user's proxy (HTTPS_PROXY of its environment) for the hosts it allows, and never through it for others", async () => {
+    // A proxy of the user's: it alone knows the host (a name no resolver here knows).
+    const seen: string[] = [];
+    const proxy = createHttpServer((request, response) => {
+      seen.push(`${request.method} ${request.url}`);
+      if (request.url === 'http://models.corp.example/v1') response.end('hello via the user\'s proxy\n');
+      else response.writeHead(502).end('unknown host\n');
+    });
+    const port = await listen(proxy);
+    const { client } = await server([process.execPath, SCRIPTED_AGENT], {
+      home: home(false),
+      env: { HTTP_PROXY: `http://127.0.0.1:${port}`, NO_PROXY: '127.0.0.1,localhost' },
+      agent: { sandbox: { network: { allow: ['models.corp.example'] } } },
+    });
+    expect(await ask(client, 'FETCH http://models.corp.example/v1')).toBe("fetch http://models.corp.example/v1: 200 hello via the user's proxy");
+    expect(await ask(client, 'FETCH http://elsewhere.corp.example/')).toMatch(/^fetch http:\/\/elsewhere\.corp\.example\/: 403 buckley-lsp's sandbox does not let the agent reach elsewhere\.corp\.example:80/);
+    expect(seen).toEqual(['GET http://models.corp.example/v1']);
+  });
+});
+
+async function listen(server: Server | HttpServer): Promise<number> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return (server.address() as { port: number }).port;
+}
+

@@ -1,0 +1,141 @@
+/**
+ * The sandbox's rules as functions: which known agent a command runs however it is started,
+ * which variables are secrets, where the agent's network may go, and which path a failure says
+ * the agent could not write.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { deniedWrite, deniedWriteLine } from '../../src/coordinator/agents/deniedWrites.js';
+import { allows, mayReach, ruleOf } from '../../src/coordinator/agents/egress.js';
+import { knownByAcpName, knownByCommand, knownByScript } from '../../src/coordinator/agents/recognize.js';
+import type { SandboxPlan } from '../../src/coordinator/agents/sandbox.js';
+import { agentEnvironmentFor, egressRules } from '../../src/coordinator/agents/sandboxPlans.js';
+import { looksSecret, withoutSecrets } from '../../src/coordinator/agents/secrets.js';
+import { tempDir } from '../helpers/temp.js';
+
+const title = (command: string[]) => knownByCommand(command)?.title;
+
+describe('known agents, however they are started', () => {
+  it('by their program, by npx, bunx, pnpm dlx or yarn dlx with the package, and by a file inside the package', () => {
+    expect(title(['claude-agent-acp'])).toBe('Claude Code');
+    expect(title(['/usr/local/bin/gemini', '--acp'])).toBe('Gemini CLI');
+    expect(title(['npx', '-y', '@zed-industries/codex-acp@0.16.0'])).toBe('Codex');
+    expect(title(['bunx', 'opencode-ai', 'acp'])).toBe('opencode');
+    expect(title(['pnpm', 'dlx', '@google/gemini-cli', '--acp'])).toBe('Gemini CLI');
+    expect(title(['yarn', 'dlx', '@qwen-code/qwen-code@0.24.4', '--acp'])).toBe('Qwen Code');
+    expect(title(['npx', '--package=@github/copilot', 'copilot', '--acp'])).toBe('GitHub Copilot CLI');
+    expect(title(['node', '/home/u/.npm-global/lib/node_modules/@google/gemini-cli/bundle/gemini.js', '--acp'])).toBe('Gemini CLI');
+    expect(title(['node', '/opt/x/node_modules/@qwen-code/qwen-code/cli-entry.js', '--acp'])).toBe('Qwen Code');
+    expect(title(['/p/node_modules/opencode-linux-x64-baseline/bin/opencode', 'acp'])).toBe('opencode');
+    expect(title(['buckley', 'acp', '--workdir', '/w', '--log', '/tmp/b.log'])).toBe('Buckley');
+    expect(title(['node', '--no-warnings', '/x/claude-agent-acp.js'])).toBe('Claude Code');
+  });
+
+  it('behind a wrapper script, by the line of it that runs the agent', () => {
+    const bin = tempDir('buckley-wrappers');
+    const script = (name: string, text: string) => {
+      writeFileSync(join(bin, name), text, { mode: 0o755 });
+      return join(bin, name);
+    };
+    expect(knownByScript(script('a', '#!/bin/sh\n# my env\nexport OPENAI_API_KEY="$(pass show openai)"\nexec /usr/local/bin/opencode acp "$@"\n'))?.title).toBe('opencode');
+    expect(knownByScript(script('b', "#!/usr/bin/env bash\nset -e\nnpx -y '@google/gemini-cli@0.61.0' --acp\n"))?.title).toBe('Gemini CLI');
+    expect(knownByScript(script('c', '#!/bin/sh\nexec node /opt/my-agent.js "$@"\n'))).toBeUndefined();
+    expect(knownByScript(script('d', 'ELF\0binary'))).toBeUndefined();
+    expect(knownByScript(join(bin, 'missing'))).toBeUndefined();
+  });
+
+  it("not by an argument that happens to share a name, nor by a wrapper's: that is what agentInfo says after initialize", () => {
+    expect(title(['node', '/home/u/my-agent.js', '--workspace', '/home/u/codex'])).toBeUndefined();
+    expect(title(['/home/u/bin/ai-wrapper'])).toBeUndefined();
+    expect(knownByAcpName('gemini-cli')?.title).toBe('Gemini CLI');
+    expect(knownByAcpName('OpenCode')?.title).toBe('opencode');
+    expect(knownByAcpName('Copilot')?.title).toBe('GitHub Copilot CLI');
+    expect(knownByAcpName('Buckley')?.title).toBe('Buckley');
+  });
+});
+
+describe("the agent's environment", () => {
+  it('keeps back what looks like a secret: by its name, or a URL with a password; not a count of tokens or a working directory', () => {
+    for (const name of ['AWS_SECRET_ACCESS_KEY', 'GITHUB_TOKEN', 'DATABASE_PASSWORD', 'NPM_CONFIG__AUTH', 'AZURE_CLIENT_SECRET', 'GOOGLE_APPLICATION_CREDENTIALS', 'PGPASSWORD', 'MYSQL_PWD', 'SSH_AUTH_SOCK', 'SENTRY_DSN'])
+      expect(looksSecret(name, 'x'), name).toBe(true);
+    expect(looksSecret('DATABASE_URL', 'postgres://app:hunter2@db/app')).toBe(true);
+    expect(looksSecret('SERVICE_URL', 'https://user:pw@api.example.com')).toBe(true);
+    for (const name of ['PATH', 'HOME', 'PWD', 'LANG', 'MAX_THINKING_TOKENS', 'TERM', 'NODE_OPTIONS', 'KEYTIMEOUT']) expect(looksSecret(name, 'x'), name).toBe(false);
+  });
+
+  it("passes the known agent's own key, the user's passEnv (names and patterns) and buckley.agent.env; drops our variables and IS_SANDBOX", () => {
+    const server = { PATH: '/bin', ANTHROPIC_API_KEY: 'a', OPENAI_API_KEY: 'o', AWS_SECRET_ACCESS_KEY: 's', AWS_SESSION_TOKEN: 't', BUCKLEY_LOG: 'info', IS_SANDBOX: '1' };
+    const claude = knownByCommand(['claude-agent-acp']);
+    const { env, withheld } = agentEnvironmentFor(server, { passEnv: ['AWS_SESSION_*'], env: { EXTRA_TOKEN: 'e' } }, claude);
+    expect(Object.keys(env).sort()).toEqual(['ANTHROPIC_API_KEY', 'AWS_SESSION_TOKEN', 'CLAUDE_CODE_MAX_RETRIES', 'EXTRA_TOKEN', 'PATH']);
+    expect(withheld).toEqual(['AWS_SECRET_ACCESS_KEY', 'OPENAI_API_KEY']);
+    expect(withoutSecrets({ A_KEY: '1' }, () => false, { A_KEY: '2' })).toEqual({ env: { A_KEY: '2' }, withheld: [] });
+  });
+});
+
+describe("the agent's network", () => {
+  const rules = ['api.openai.com', '*.googleapis.com', '127.0.0.1:11434', '*-aiplatform.googleapis.com', '[::1]:8080'].map((entry) => ruleOf(entry)!);
+
+  it('lets through the hosts named, with their port where one is named; patterns match names, not addresses', () => {
+    expect(allows(rules, { host: 'api.openai.com', port: 443 })).toBe(true);
+    expect(allows(rules, { host: 'API.OpenAI.com.', port: 443 })).toBe(true);
+    expect(allows(rules, { host: 'generativelanguage.googleapis.com', port: 443 })).toBe(true);
+    expect(allows(rules, { host: 'us-central1-aiplatform.googleapis.com', port: 443 })).toBe(true);
+    expect(allows(rules, { host: '127.0.0.1', port: 11434 })).toBe(true);
+    expect(allows(rules, { host: '127.0.0.1', port: 5432 })).toBe(false);
+    expect(allows(rules, { host: '::1', port: 8080 })).toBe(true);
+    expect(allows(rules, { host: 'evil.com', port: 443 })).toBe(false);
+    expect(allows(rules, { host: 'api.openai.com.evil.com', port: 443 })).toBe(false);
+  });
+
+  it("never reaches the machine's or its network's addresses through a pattern: a name resolving to 127.0.0.1 under `*` reaches nothing", () => {
+    const any = [ruleOf('*')!];
+    expect(mayReach(any, { host: 'example.com', port: 443 }, '93.184.216.34')).toBe(true);
+    expect(mayReach(any, { host: 'localtest.me', port: 5432 }, '127.0.0.1')).toBe(false);
+    expect(mayReach(any, { host: 'intranet.example', port: 443 }, '10.1.2.3')).toBe(false);
+    expect(mayReach([ruleOf('models.internal:8000')!], { host: 'models.internal', port: 8000 }, '10.1.2.3')).toBe(true);
+  });
+
+  it("reaches the known agent's hosts, those of the providers it has a key for, its configured endpoints, its MCP servers and the editor's", () => {
+    const codexHome = tempDir('buckley-codex');
+    writeFileSync(join(codexHome, 'config.toml'), '[model_providers.local]\nbase_url = "http://127.0.0.1:4000/v1"\n');
+    const entries = egressRules({
+      known: knownByCommand(['codex-acp']),
+      env: { CODEX_HOME: codexHome, OPENROUTER_API_KEY: 'k' },
+      given: { SOME_URL: 'https://models.example.com/v1' },
+      mcpServers: { docs: { url: 'https://mcp.example.com/mcp', type: 'http', headers: {} } },
+      editorMcp: 'http://127.0.0.1:39999',
+      settings: { allow: ['registry.example.com'], allowInTasks: ['registry.npmjs.org'] },
+      task: false,
+    }).map((rule) => (rule.port === undefined ? rule.host : `${rule.host}:${rule.port}`));
+    expect(entries).toEqual(['api.openai.com', 'chatgpt.com', 'auth.openai.com', 'openrouter.ai', '127.0.0.1:4000', 'models.example.com:443', 'mcp.example.com:443', '127.0.0.1:39999', 'registry.example.com']);
+  });
+});
+
+describe('a write the sandbox refused', () => {
+  const home = tempDir('buckley-home');
+  mkdirSync(join(home, '.ssh'));
+  // A home under /tmp, as the sandbox shows it: read-only but for the agent's state.
+  const plan: SandboxPlan = { workspace: join(home, 'ws'), writesWorkspace: false, stateDirs: [join(home, '.claude')], stateFiles: [], workspaceCredentials: [], home, programPaths: [], cwd: join(home, 'ws'), visible: [home] };
+
+  it("is found by its path in the agent's words: EROFS, Node's recursive mkdir's ENOENT, Go's", () => {
+    expect(deniedWrite([`Error: EROFS: read-only file system, open '${home}/.gemini/projects.json'`], plan)).toEqual({ path: `${home}/.gemini/projects.json`, folder: `${home}/.gemini` });
+    expect(deniedWrite([`ENOENT: no such file or directory, mkdir '${home}/.qwen/extensions'`], plan)?.folder).toBe(`${home}/.qwen`);
+    expect(deniedWrite(['Error: open log file: open /var/log/buckley/acp.log: read-only file system'], plan)).toEqual({ path: '/var/log/buckley/acp.log', folder: '/var/log/buckley' });
+    // An application's folder of the home's shared ones, not the shared one.
+    expect(deniedWrite([`EROFS: read-only file system, mkdir '${home}/.cache/copilot/pkg/linux-x64'`], plan)?.folder).toBe(`${home}/.cache/copilot`);
+    expect(deniedWrite([`EROFS: read-only file system, open '${home}/.local/share/opencode/opencode.db'`], plan)?.folder).toBe(`${home}/.local/share/opencode`);
+    expect(deniedWriteLine('Qwen Code', { path: `${home}/.qwen/extensions`, folder: `${home}/.qwen` }, home)).toBe(
+      `Qwen Code could not write ~/.qwen/extensions: buckley-lsp's sandbox keeps ~/.qwen read-only for it. To let it write there, set buckley.agent.sandbox.writable: ["~/.qwen"]`,
+    );
+  });
+
+  it('is not a write the agent may make, a read of a hidden credential, or a failure that writes nothing', () => {
+    expect(deniedWrite([`EROFS: read-only file system, open '${home}/.claude/settings.json'`], plan)).toBeUndefined();
+    expect(deniedWrite([`EACCES: permission denied, open '${home}/.ssh/id_ed25519'`], plan)).toBeUndefined();
+    expect(deniedWrite([`Error: Cannot find module '${home}/agent/x.js'`], plan)).toBeUndefined();
+    // The sandbox's own /tmp can be written.
+    expect(deniedWrite(["EROFS: read-only file system, open '/tmp/x'"], plan)).toBeUndefined();
+  });
+});
