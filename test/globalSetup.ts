@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { agentInstalled, missingAgentLine, REAL_AGENTS } from './helpers/agents.js';
 import { available, EDITORS, missingLine } from './helpers/editors.js';
+import { missingNatsLine, natsInstalled } from './helpers/nats.js';
 
 export default function setup(): () => void {
   const root = mkdtempSync(join(tmpdir(), 'buckley-tests-'));
@@ -19,5 +20,6 @@ export default function setup(): () => void {
     if (missing.length) process.stdout.write(`\nReal-editor tests skipped, their editor is not installed here:\n${missing.map((editor) => `  - ${missingLine(editor)}`).join('\n')}\n`);
     const agents = REAL_AGENTS.filter((agent) => !agentInstalled(agent));
     if (agents.length) process.stdout.write(`\nReal-agent tests skipped, the agent is not installed here:\n${agents.map((agent) => `  - ${missingAgentLine(agent)}`).join('\n')}\n`);
+    if (!natsInstalled()) process.stdout.write(`\nNATS tests skipped: ${missingNatsLine()}\n`);
   };
 }

@@ -62,6 +62,8 @@ function userEnv(prefix: string, home: string): NodeJS.ProcessEnv {
     npm_config_fund: 'false',
     npm_config_update_notifier: 'false',
     npm_config_loglevel: 'error',
+    // The certificates the user's machine trusts (a company's proxy signs the registry's).
+    ...(process.env.NODE_EXTRA_CA_CERTS ? { NODE_EXTRA_CA_CERTS: process.env.NODE_EXTRA_CA_CERTS } : {}),
   };
 }
 

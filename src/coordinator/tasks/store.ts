@@ -1,0 +1,102 @@
+/**
+ * Tasks as event streams (the design's event store, pub/sub and work queue): every task is an
+ * append-only stream of records — created, queued, started, what its callers see (progress, the
+ * answer in pieces, tool calls, approvals asked), their replies (an approval decided, a file, a
+ * question answered, a cancel), and its one final state — each with a sequence number, replayed
+ * from any sequence and followed live by any number of watchers. Queued tasks wait in a work
+ * queue that each coordinator takes from at its own pace.
+ *
+ * One contract, two engines (test/integration/taskEngines.test.ts runs it against both): in
+ * memory (memory.ts: the embedded coordinator, a standalone one without NATS) and NATS JetStream
+ * (nats.ts: a team's replicas, loaded only with `--nats`).
+ */
+
+/** What a task is, as its caller asked for it: everything a coordinator needs to run it. */
+export interface TaskSpec {
+  /** Who asked (their certificate's name, or their agent id on loopback): only they answer its questions. */
+  owner: string;
+  /** The request as it came (its query, context, intent and the caller's headers), JSON. */
+  request: Record<string, unknown>;
+}
+
+/** One record of a task's stream. */
+export interface TaskRecord {
+  created?: TaskSpec;
+  /** Waiting in the work queue. */
+  queued?: { ticket: number };
+  /** A coordinator took it, and runs it. */
+  started?: { replica: string; agentSession?: string };
+  /** What its callers see: the fields of a wire TaskEvent (but its task id, timestamp and sequence). */
+  event?: Record<string, unknown>;
+  /** A caller's reply to a request of the turn (by its id), or `cancel`. */
+  reply?: { id: string; by: string; answer: unknown };
+  /** Its one final state: no record follows it. */
+  final?: 'completed' | 'failed' | 'cancelled';
+}
+
+export interface StoredRecord extends TaskRecord {
+  taskId: string;
+  /** Increasing along the task's stream (not necessarily by one). */
+  seq: number;
+  /** When it was appended, ms since the epoch. */
+  at: number;
+}
+
+/** What is known of a task at a glance (a snapshot of its stream: status, listings, recovery). */
+export interface TaskState {
+  owner: string;
+  status: 'queued' | 'running' | 'awaiting_approval' | 'completed' | 'failed' | 'cancelled';
+  /** A few words of what was asked. */
+  title: string;
+  /** The coordinator running it. */
+  replica?: string;
+  /** The last sequence number of its stream. */
+  seq: number;
+  updatedAt: number;
+}
+
+export interface TaskLog {
+  /** Appends a record to the task's stream: its sequence number. */
+  append(taskId: string, record: TaskRecord): Promise<number>;
+  /**
+   * The task's records from `fromSeq` on (those stored, then those appended as they come), until
+   * `signal` aborts or the consumer stops iterating.
+   */
+  follow(taskId: string, fromSeq: number, signal: AbortSignal): AsyncIterable<StoredRecord>;
+  /** The records stored now, from `fromSeq` on. */
+  read(taskId: string, fromSeq?: number): Promise<StoredRecord[]>;
+}
+
+export interface TaskStates {
+  put(taskId: string, state: TaskState): Promise<void>;
+  get(taskId: string): Promise<TaskState | undefined>;
+  /** Every task known, with its state. */
+  list(): Promise<Map<string, TaskState>>;
+}
+
+/** A task taken from the queue: done once `handle` settles; another coordinator gets it again if this one dies first. */
+export interface Job {
+  taskId: string;
+  /** It was handed out before, to a coordinator that did not finish it. */
+  redelivered: boolean;
+}
+
+export interface WorkQueue {
+  /** Queues a task: its ticket, for `ahead`. */
+  enqueue(taskId: string): Promise<number>;
+  /** How many queued tasks will be taken before the one with `ticket` (0 once it is taken). */
+  ahead(ticket: number): Promise<number>;
+  /** Queued tasks not yet taken. */
+  depth(): Promise<number>;
+  /** Takes tasks, at most `concurrency` running at once, until stopped. */
+  work(concurrency: number, handle: (job: Job) => Promise<void>): { stop(): Promise<void> };
+}
+
+/** One engine: the tasks' streams, their states and the work queue. */
+export interface TaskEngine {
+  readonly name: 'memory' | 'nats';
+  readonly log: TaskLog;
+  readonly states: TaskStates;
+  readonly queue: WorkQueue;
+  close(): Promise<void>;
+}

@@ -1,0 +1,171 @@
+/**
+ * One contract, two engines (src/coordinator/tasks/store.ts): the same tests run against the
+ * task engine in memory and on a real NATS server with JetStream — a task's records appended in
+ * order and replayed from a sequence, followed live by twenty watchers at once, task states, the
+ * work queue (at most so many at a time, what is ahead, its depth). And what only NATS does: a
+ * task taken by a coordinator that dies goes to another, a record appended while the server
+ * restarts is stored once, and a 3-node cluster that loses a node loses nothing.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, describe, expect, it } from 'vitest';
+import { memoryEngine } from '../../src/coordinator/tasks/memory.js';
+import { natsEngine } from '../../src/coordinator/tasks/nats.js';
+import type { StoredRecord, TaskEngine } from '../../src/coordinator/tasks/store.js';
+import { requireNats, startNats, startNatsCluster, stopAllNats, type NatsServer } from '../helpers/nats.js';
+
+const nats = requireNats();
+afterAll(stopAllNats);
+
+const engines: [string, () => Promise<TaskEngine>][] = [
+  ['in memory', async () => memoryEngine()],
+  ...(nats ? ([['on NATS JetStream', async () => natsEngine({ servers: [(await shared()).url], leaseMs: 2_000 })]] as [string, () => Promise<TaskEngine>][]) : []),
+];
+
+let server: Promise<NatsServer> | undefined;
+const shared = () => (server ??= startNats());
+
+/** Follows a task until `count` records came (or `ms` passed): what came. */
+async function gather(engine: TaskEngine, taskId: string, fromSeq: number, count: number, ms = 10_000): Promise<StoredRecord[]> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), ms);
+  const got: StoredRecord[] = [];
+  try {
+    for await (const record of engine.log.follow(taskId, fromSeq, controller.signal)) {
+      got.push(record);
+      if (got.length >= count) break;
+    }
+  } finally {
+    clearTimeout(timer);
+    controller.abort();
+  }
+  return got;
+}
+
+describe.each(engines)('the task engine %s', (_name, make) => {
+  it("keeps a task's records in order with increasing sequence numbers, and replays them from any of them", async () => {
+    const engine = await make();
+    const task = randomUUID();
+    const seqs: number[] = [];
+    for (let i = 0; i < 5; i++) seqs.push(await engine.log.append(task, { event: { message: `step ${i}` } }));
+    expect([...seqs].sort((a, b) => a - b)).toEqual(seqs);
+    expect(new Set(seqs).size).toBe(5);
+    expect((await engine.log.read(task)).map((record) => record.event?.message)).toEqual(['step 0', 'step 1', 'step 2', 'step 3', 'step 4']);
+    expect((await engine.log.read(task, seqs[3])).map((record) => record.seq)).toEqual(seqs.slice(3));
+    expect(await engine.log.read(randomUUID())).toEqual([]);
+    // Another task's records are not this one's.
+    await engine.log.append(randomUUID(), { event: { message: 'elsewhere' } });
+    expect(await engine.log.read(task)).toHaveLength(5);
+    await engine.close();
+  });
+
+  it('lets twenty watchers follow a task from its start, and sees what comes after they joined', async () => {
+    const engine = await make();
+    const task = randomUUID();
+    await engine.log.append(task, { created: { owner: 'alice', request: { query: 'fix it' } } });
+    const watchers = Array.from({ length: 20 }, () => gather(engine, task, 1, 4));
+    await engine.log.append(task, { event: { answer_delta: 'Fixed' } });
+    await engine.log.append(task, { reply: { id: 'a1', by: 'alice', answer: 'allow_once' } });
+    await engine.log.append(task, { final: 'completed' });
+    for (const seen of await Promise.all(watchers)) expect(seen.map((record) => Object.keys(record).find((key) => !['taskId', 'seq', 'at'].includes(key)))).toEqual(['created', 'event', 'reply', 'final']);
+    await engine.close();
+  });
+
+  it("keeps each task's state, and lists them", async () => {
+    const engine = await make();
+    const [one, two] = [randomUUID(), randomUUID()];
+    await engine.states.put(one, { owner: 'alice', status: 'running', title: 'fix it', seq: 3, updatedAt: 1 });
+    await engine.states.put(two, { owner: 'bob', status: 'queued', title: 'test it', seq: 1, updatedAt: 2 });
+    await engine.states.put(one, { owner: 'alice', status: 'completed', title: 'fix it', seq: 9, updatedAt: 3 });
+    expect(await engine.states.get(one)).toMatchObject({ status: 'completed', seq: 9 });
+    expect(await engine.states.get(randomUUID())).toBeUndefined();
+    const all = await engine.states.list();
+    expect(all.get(two)).toMatchObject({ owner: 'bob', status: 'queued' });
+    await engine.close();
+  });
+
+  it('runs queued tasks at most so many at a time, in order, and says how many are ahead', async () => {
+    const engine = await make();
+    const tasks = Array.from({ length: 6 }, () => randomUUID());
+    const tickets: number[] = [];
+    for (const task of tasks) tickets.push(await engine.queue.enqueue(task));
+    expect(await engine.queue.ahead(tickets[5]!)).toBe(5);
+    let running = 0;
+    let most = 0;
+    const done: string[] = [];
+    const release: (() => void)[] = [];
+    const worker = engine.queue.work(2, async ({ taskId }) => {
+      running++;
+      most = Math.max(most, running);
+      await new Promise<void>((resolve) => release.push(resolve));
+      running--;
+      done.push(taskId);
+    });
+    // Two taken, four waiting: the last has three ahead of it.
+    await until(() => release.length === 2);
+    await until(async () => (await engine.queue.ahead(tickets[5]!)) === 3);
+    expect(await engine.queue.depth()).toBe(4);
+    while (done.length < 6) {
+      release.shift()?.();
+      await until(() => release.length > 0 || done.length === 6);
+    }
+    expect(most).toBe(2);
+    expect(done).toEqual(tasks);
+    await worker.stop();
+    await engine.close();
+  });
+});
+
+describe.runIf(nats)('the task engine on NATS JetStream, when things fail', () => {
+  it('gives a task taken by a coordinator that died to another, as redelivered, once its lease ran out', async () => {
+    const url = (await shared()).url;
+    const dying = await natsEngine({ servers: [url], leaseMs: 2_000 });
+    const other = await natsEngine({ servers: [url], leaseMs: 2_000 });
+    const task = randomUUID();
+    await dying.queue.enqueue(task);
+    let taken = false;
+    dying.queue.work(1, async () => {
+      taken = true;
+      await new Promise(() => undefined);
+    });
+    await until(() => taken);
+    // Its connection goes, its lease is no longer renewed.
+    await dying.close();
+    const seen = await new Promise<{ taskId: string; redelivered: boolean }>((resolve) => other.queue.work(1, async (job) => resolve(job)));
+    expect(seen).toEqual({ taskId: task, redelivered: true });
+    await other.close();
+  });
+
+  it('stores once, in order, what was appended while the NATS server restarted', async () => {
+    const alone = await startNats();
+    const engine = await natsEngine({ servers: [alone.url] });
+    const task = randomUUID();
+    await engine.log.append(task, { event: { message: 'before' } });
+    await alone.stop();
+    const during = [engine.log.append(task, { event: { message: 'during 1' } }), engine.log.append(task, { event: { message: 'during 2' } })];
+    await alone.start();
+    await Promise.all(during);
+    await engine.log.append(task, { event: { message: 'after' } });
+    expect((await engine.log.read(task)).map((record) => record.event?.message)).toEqual(['before', 'during 1', 'during 2', 'after']);
+    await engine.close();
+  });
+
+  it('loses nothing when one node of a 3-node cluster is killed (streams with 3 replicas)', async () => {
+    const cluster = await startNatsCluster(3);
+    const engine = await natsEngine({ servers: cluster.map((node) => node.url), replicas: 3 });
+    const task = randomUUID();
+    for (let i = 0; i < 10; i++) await engine.log.append(task, { event: { message: `step ${i}` } });
+    await cluster[0]!.kill();
+    for (let i = 10; i < 20; i++) await engine.log.append(task, { event: { message: `step ${i}` } });
+    const read = await engine.log.read(task);
+    expect(read.map((record) => record.event?.message)).toEqual(Array.from({ length: 20 }, (_, i) => `step ${i}`));
+    await engine.close();
+  }, 90_000);
+});
+
+async function until(condition: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await condition())) {
+    if (Date.now() > end) throw new Error('the condition was not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
