@@ -31,10 +31,15 @@ Usage:
                                        LSP on its stdin and stdout
   buckley-lsp doctor [options]         check the settings, coordinator and agent (doctor --help)
   buckley-lsp coordinator [--listen HOST:PORT] [--tls-cert PEM --tls-key PEM [--tls-client-ca PEM]]
-                          [--log-level L] [--agent CMD [ARGS...]]
+                          [--nats URL[,URL…] [--nats-replicas N] [--replica NAME]]
+                          [--max-running N] [--log-level L] [--agent CMD [ARGS...]]
                                        our gRPC coordinator as a standalone process
                                        (default listen address 127.0.0.1:50051; a non-loopback
-                                       address needs TLS with client certificates)
+                                       address needs TLS with client certificates); with --nats,
+                                       one replica of a team's coordinator on NATS JetStream
+                                       (--nats-replicas: copies of its streams, 3 on a 3-node
+                                       cluster); --max-running: tasks run at once (16), more
+                                       queue (0: it runs none, and serves the team's callers)
 
 Options:
   --coordinator HOST:PORT   use a running coordinator (else: embedded)   [BUCKLEY_COORDINATOR]
@@ -82,13 +87,15 @@ export interface ParsedArgs {
   prompt?: boolean;
   /** `doctor --settings FILE`. */
   settingsFile?: string;
+  /** `coordinator` in a team: its NATS servers, the copies of its streams, its name, how many tasks it runs at once. */
+  team?: { nats?: string[]; replicas?: number; replica?: string; maxRunning?: number };
   /** With `help`: whose usage (`doctor --help` is doctor's). */
   helpFor?: 'server' | 'coordinator' | 'doctor';
   error?: string;
 }
 
 /** The flags of the command line's own; any other needs the settings' list (see needsSettings). */
-const OWN_FLAGS = new Set(['--stdio', '--version', '-v', '--coordinator', '--listen', '--tls-cert', '--tls-key', '--tls-client-ca', '--log-file', '--prompt', '--settings', '--log-level', '--agent']);
+const OWN_FLAGS = new Set(['--stdio', '--version', '-v', '--coordinator', '--listen', '--tls-cert', '--tls-key', '--tls-client-ca', '--log-file', '--prompt', '--settings', '--log-level', '--agent', '--nats', '--nats-replicas', '--replica', '--max-running']);
 
 /**
  * Whether parsing `argv` may need every setting (a setting given as a flag, help, a mistake to
@@ -134,6 +141,34 @@ function setSetting(config: Record<string, unknown>, key: string, raw: string, s
   return undefined;
 }
 
+/** Where a coordinator listens, and with which certificates. */
+function listenFlag(result: ParsedArgs, flag: string, given: string | undefined): void {
+  if (flag === '--listen') result.listen = given;
+  else if (flag === '--tls-cert') result.tls = { ...result.tls, cert: given };
+  else if (flag === '--tls-key') result.tls = { ...result.tls, key: given };
+  else result.tls = { ...result.tls, clientCa: given };
+}
+
+/** A team coordinator's own flag, set; or what is wrong with it. */
+function teamFlag(result: ParsedArgs, mode: ParsedArgs['mode'], flag: string, given: string | undefined): string | undefined {
+  if (mode !== 'coordinator') return `${flag} is for \`buckley-lsp coordinator\``;
+  if (given === undefined) return `${flag} needs a value`;
+  const team = (result.team ??= {});
+  if (flag === '--nats') {
+    const servers = given.split(',').map((url) => url.trim()).filter(Boolean);
+    if (!servers.length || servers.some((url) => !/^(nats|tls):\/\/[^\s/]+$|^[^\s/:]+:\d+$/.test(url))) return `--nats takes the NATS servers' URLs, comma-separated (nats://127.0.0.1:4222), not ${given}`;
+    team.nats = [...(team.nats ?? []), ...servers];
+  } else if (flag === '--replica') team.replica = given;
+  else {
+    const number = Number(given);
+    const least = flag === '--max-running' ? 0 : 1;
+    if (!Number.isInteger(number) || number < least) return `${flag} takes a whole number of at least ${least}, not ${given}`;
+    if (flag === '--nats-replicas') team.replicas = number;
+    else team.maxRunning = number;
+  }
+  return undefined;
+}
+
 export function parseArgs(argv: string[], settings: KnownSettings): ParsedArgs {
   const args = [...argv];
   let mode: ParsedArgs['mode'] = 'server';
@@ -161,19 +196,19 @@ export function parseArgs(argv: string[], settings: KnownSettings): ParsedArgs {
         setSetting(config, 'coordinator.address', value() ?? '');
         break;
       case '--listen':
-        result.listen = value();
-        break;
       case '--tls-cert':
-        result.tls = { ...result.tls, cert: value() };
-        break;
       case '--tls-key':
-        result.tls = { ...result.tls, key: value() };
-        break;
       case '--tls-client-ca':
-        result.tls = { ...result.tls, clientCa: value() };
+        listenFlag(result, flag, value());
         break;
       case '--log-file':
         result.logFile = value();
+        break;
+      case '--nats':
+      case '--nats-replicas':
+      case '--replica':
+      case '--max-running':
+        result.error = teamFlag(result, mode, flag, value());
         break;
       case '--prompt':
         if (mode !== 'doctor') result.error = '--prompt is for `buckley-lsp doctor`';

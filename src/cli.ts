@@ -38,7 +38,7 @@ async function main(): Promise<void> {
       if (logFile) logger.setSink((level, line) => (logFile.sink(level, line), stderrSink(level, line)));
       const { runCoordinator } = await import('./commands/coordinator.js');
       const tls = parsed.tls?.cert && parsed.tls.key ? { cert: parsed.tls.cert, key: parsed.tls.key, clientCa: parsed.tls.clientCa } : undefined;
-      await runCoordinator({ listen: parsed.listen ?? '127.0.0.1:50051', tls, cliConfig: parsed.config, env: process.env, logger, version: VERSION });
+      await runCoordinator({ listen: parsed.listen ?? '127.0.0.1:50051', tls, team: parsed.team, cliConfig: parsed.config, env: process.env, logger, version: VERSION });
       return;
     }
     case 'doctor': {

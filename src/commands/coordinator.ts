@@ -6,10 +6,13 @@ import { configFromEnv, describeProblems, resolveConfig, type ConfigInput } from
 import type { RootLogger } from '../logger.js';
 import { detectAgent } from '../coordinator/agents/detect.js';
 import { startCoordinator } from '../coordinator/server.js';
+import { hostname } from 'node:os';
 
 export async function runCoordinator(options: {
   listen: string;
   tls?: { cert: string; key: string; clientCa?: string };
+  /** A replica of a team's coordinator (--nats …). */
+  team?: { nats?: string[]; replicas?: number; replica?: string; maxRunning?: number };
   cliConfig: ConfigInput;
   env: NodeJS.ProcessEnv;
   logger: RootLogger;
@@ -24,11 +27,21 @@ export async function runCoordinator(options: {
   logger.setLevel(resolved.config.log.level);
   const detection = await detectAgent({ config: resolved.config, env: options.env, logger: logger.child('agent'), clientVersion: options.version });
   if (detection.problem) logger.warn(detection.problem);
+  const team = options.team ?? {};
+  const replica = team.replica ?? `${hostname()}:${process.pid}`;
+  // The team's engine is loaded only for a team: a coordinator alone keeps its tasks in memory.
+  const engine = team.nats?.length
+    ? await (await import('../coordinator/tasks/nats.js')).natsEngine({ servers: team.nats, replicas: team.replicas ?? (team.nats.length >= 3 ? 3 : 1), name: `buckley-lsp coordinator ${replica}` })
+    : undefined;
+  if (engine) logger.info(`replica ${replica} of the team on NATS ${team.nats!.join(', ')}`);
   const running = await startCoordinator(options.listen, {
     driver: detection.driver,
     agentProblem: detection.problem,
     logger: logger.child('coordinator'),
     tls: options.tls,
+    ...(engine ? { engine } : {}),
+    replica,
+    ...(team.maxRunning !== undefined ? { maxRunning: team.maxRunning } : {}),
   });
   // Tests and scripts wait for this line on stderr to learn the port.
   process.stderr.write(`buckley-lsp coordinator listening on ${running.address}\n`);

@@ -1,12 +1,11 @@
 /**
  * Who calls our coordinator, as Buckley tells: over mutual TLS the client certificate's name, on
  * loopback plaintext the agent-id header; checked against each request's agent_id, and against
- * whoever started a turn before an answer to its questions (approvals, files) is taken.
+ * whoever started a task before an answer to its requests (approvals, files) is taken (tasks/rpc.ts).
  */
 import * as grpc from '@grpc/grpc-js';
 import { AGENT_HEADER } from '../wire/contract.js';
 import { AgentError } from './agents/driver.js';
-import type { CallerRequests } from './callerRequests.js';
 
 /** Anything a call's caller is known by: its metadata and, over mutual TLS, its certificate. */
 export type Caller = Pick<grpc.ServerUnaryCall<unknown, unknown>, 'metadata' | 'getAuthContext' | 'getPeer'>;
@@ -35,14 +34,6 @@ export function checkIdentity(caller: Caller, agentId: string): grpc.ServiceErro
     return fail(grpc.status.PERMISSION_DENIED, `agent_id "${agentId}" does not match the caller identity "${identity}"`);
   }
   return undefined;
-}
-
-/** Gives a pending question its answer; the error to reply with when it cannot be given. */
-export function answerOf<T>(requests: CallerRequests<T>, caller: Caller, id: string, answer: T, what: string, refusal: string): grpc.ServiceError | null {
-  const outcome = requests.answer(id, { identity: identityOf(caller, ''), peer: caller.getPeer() }, answer);
-  if (outcome === 'unknown') return fail(grpc.status.NOT_FOUND, `no pending ${what} ${id} (unknown, or already answered)`);
-  if (outcome === 'notTheCaller') return fail(grpc.status.PERMISSION_DENIED, refusal);
-  return null;
 }
 
 export function fail(code: grpc.status, details: string): grpc.ServiceError {

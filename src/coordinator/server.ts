@@ -5,38 +5,35 @@
  * on a loopback port; either way the bridge reaches it over real gRPC.
  */
 import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { hostname } from 'node:os';
 import { readFileSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Logger } from '../logger.js';
-import { type AgentDriver, type AgentQuestion, type AgentTurn, type FileReadRequest, type PermissionDecision, type PermissionRequest, type TurnSink } from './agents/driver.js';
-import { FileAccessError, workspaceOf } from './files.js';
+import type { AgentDriver } from './agents/driver.js';
+import { workspaceOf } from './files.js';
 import { afterTurnNote, TurnFiles } from './turnFiles.js';
-import { CallerRequests, type TurnCaller } from './callerRequests.js';
-import { makeModelEdit, MODEL_EDIT_REPLY, replacementIn, selectionEditOf } from './modelEdits.js';
-import { buildPrompt } from '../wire/prompt.js';
 import { isLoopbackHost } from '../net.js';
-import { EventBatcher } from './batcher.js';
 import { controlHandlers } from './controls.js';
-import { agentFailure, answerOf, certifiedIdentity, checkIdentity, fail, identityOf, type Caller } from './callers.js';
-import { askSink, assessCall, effectiveKind, refusalNote, withNotes } from './turnRules.js';
+import { agentFailure, certifiedIdentity, checkIdentity, fail, identityOf, type Caller } from './callers.js';
+import { askSink, refusalNote, withNotes } from './turnRules.js';
 import { agentCommunicationService } from '../wire/protos.js';
-import { TurnQuestions } from './questions.js';
 import { FEATURES } from './features.js';
-import { AUTHORIZATION_HEADER, QUESTIONS_HEADER, BUFFERS_HEADER, CONVERSATION_HEADER, EARLIER_TURNS_KEY, INTENT_HEADER, SESSION_HEADER, type ContextDelta, type FileContent, type FileWritten, type CreateSessionRequest, type EditorContext, type SendMessageRequest, type TaskStreamRequest, type WireToolExecution, type InlineCompletionRequest, type PlanEntry } from '../wire/contract.js';
+import { AUTHORIZATION_HEADER, QUESTIONS_HEADER, BUFFERS_HEADER, CONVERSATION_HEADER, EARLIER_TURNS_KEY, INTENT_HEADER, SESSION_HEADER, type ContextDelta, type CreateSessionRequest, type EditorContext, type SendMessageRequest, type TaskStreamRequest, type InlineCompletionRequest } from '../wire/contract.js';
 import { uriToPath } from '../uri.js';
-import { editorStateOf } from './agents/editorState.js';
 import { FEATURE } from '../wire/features.js';
+import { memoryEngine } from './tasks/memory.js';
+import { TaskRpc, timestamp } from './tasks/rpc.js';
+import { TaskRunner } from './tasks/runner.js';
+import { turnOf, type TaskSpec } from './tasks/spec.js';
+import type { TaskEngine } from './tasks/store.js';
 
 export const PROTOCOL_VERSION = '1.0';
 
-/** How long the caller may take to answer a file_request before the disk is read instead. */
-export const FILE_REQUEST_TIMEOUT_MS = 10_000;
-/** How long the caller may take to make an approved write in the editor (it answers at once). */
-export const FILE_WRITE_TIMEOUT_MS = 30_000;
+export { APPROVAL_TIMEOUT_MS, FILE_REQUEST_TIMEOUT_MS, FILE_WRITE_TIMEOUT_MS } from './tasks/runner.js';
 
-/** A coordinator-side limit, so a task whose approval nobody answers never waits forever. */
-export const APPROVAL_TIMEOUT_MS = 15 * 60_000;
+/** Tasks run at once by one coordinator, unless told otherwise (more wait in the queue). */
+export const MAX_RUNNING = 16;
 
 interface SessionState {
   agentId: string;
@@ -53,6 +50,12 @@ export interface CoordinatorOptions {
   tls?: { cert: string; key: string; clientCa?: string };
   /** Serve only callers sending `authorization: Bearer <secret>` (the embedded coordinator's bridge). */
   secret?: string;
+  /** Where tasks live: in memory (the default), or a team's NATS JetStream. */
+  engine?: TaskEngine;
+  /** This coordinator's name among a team's (default: the host and process). */
+  replica?: string;
+  /** Tasks it runs at once; more wait in the queue. */
+  maxRunning?: number;
 }
 
 export interface RunningCoordinator {
@@ -63,14 +66,13 @@ export interface RunningCoordinator {
 
 class CoordinatorService {
   private readonly sessions = new Map<string, SessionState>();
-  /** Questions to the caller of a turn, answered by id from the same connection (callerRequests.ts). */
-  private readonly approvals = new CallerRequests<PermissionDecision>();
-  private readonly fileRequests = new CallerRequests<FileContent>();
-  private readonly fileWrites = new CallerRequests<FileWritten>();
-  private readonly questions: TurnQuestions;
+  readonly tasks: TaskRpc;
 
-  constructor(private readonly options: CoordinatorOptions) {
-    this.questions = new TurnQuestions(options.logger);
+  constructor(
+    private readonly options: CoordinatorOptions,
+    engine: TaskEngine,
+  ) {
+    this.tasks = new TaskRpc({ engine, logger: options.logger, specOf: (call) => this.specOf(call) });
   }
 
   handlers(): grpc.UntypedServiceImplementation {
@@ -87,20 +89,26 @@ class CoordinatorService {
       SendMessage: unary(this.sendMessage),
       StreamTask: (call: grpc.ServerWritableStream<TaskStreamRequest, unknown>) => {
         const refused = this.refuse(call);
-        return refused ? call.emit('error', refused) : this.streamTask(call);
+        return refused ? call.emit('error', refused) : this.tasks.streamTask(call);
+      },
+      SubscribeTaskEvents: (call: grpc.ServerWritableStream<{ plan_id: string; task_ids: string[]; from_sequence: number }, unknown>) => {
+        const refused = this.refuse(call);
+        return refused ? call.emit('error', refused) : this.tasks.subscribe(call);
       },
       StreamInlineCompletions: (call: grpc.ServerWritableStream<InlineCompletionRequest, unknown>) => {
         const refused = this.refuse(call);
         return refused ? call.emit('error', refused) : this.streamInlineCompletions(call);
       },
-      ApproveToolExecution: unary(this.approveToolExecution),
-      RejectToolExecution: unary(this.rejectToolExecution),
-      ProvideFile: unary(this.provideFile),
-      ConfirmFileWrite: unary(this.confirmFileWrite),
+      ApproveToolExecution: unary(this.tasks.approve),
+      RejectToolExecution: unary(this.tasks.reject),
+      ProvideFile: unary(this.tasks.provideFile),
+      ConfirmFileWrite: unary(this.tasks.confirmFileWrite),
       GetAgentControls: unary(controls.GetAgentControls),
       SetAgentModel: unary(controls.SetAgentModel),
       SetAgentMode: unary(controls.SetAgentMode),
-      AnswerQuestion: unary(this.questions.answer),
+      AnswerQuestion: unary(this.tasks.answerQuestion),
+      CancelTask: unary(this.tasks.cancelTask),
+      ListTasks: unary(this.tasks.listTasks),
     };
   }
 
@@ -159,17 +167,20 @@ class CoordinatorService {
     const request = call.request;
     const content = request.message?.content ?? '';
     if (!content.trim()) return callback(fail(grpc.status.INVALID_ARGUMENT, 'message.content must not be empty'));
-    const turn = this.prepareTurn(call, request.agent_id, content, request.context, true);
-    if (turn.error) return callback(turn.error);
+    const made = this.prepare(call, request.agent_id, content, request.context, 'ask');
+    if (made.error) return callback(made.error);
+    const driver = this.options.driver;
+    if (!driver) return callback(fail(grpc.status.FAILED_PRECONDITION, this.options.agentProblem ?? 'no agent is configured'));
+    const turn = turnOf(made.spec);
     const controller = new AbortController();
     call.on('cancelled', () => controller.abort());
     try {
-      const sink = askSink({ text() {}, tool() {}, plan() {}, thought() {}, notice() {} }, turn.turn.cwd, this.options.logger);
-      const files = new TurnFiles(sink, turn.turn.cwd, { readOnly: true });
-      const result = await turn.driver.run(turn.turn, files.sink, controller.signal);
-      const refusal = refusalNote(result, controller.signal, turn.driver.shortName, true);
+      const sink = askSink({ text() {}, tool() {}, plan() {}, thought() {}, notice() {} }, turn.cwd, this.options.logger);
+      const files = new TurnFiles(sink, turn.cwd, { readOnly: true });
+      const result = await driver.run(turn, files.sink, controller.signal);
+      const refusal = refusalNote(result, controller.signal, driver.shortName, true);
       if (result.stopReason === 'cancelled' && !refusal) return callback(fail(grpc.status.CANCELLED, 'the ask was cancelled'));
-      const notes = withNotes(result.text, [refusal, afterTurnNote(turn.driver.shortName, undefined, result.unasked ?? [], workspaceOf(turn.turn.cwd))]);
+      const notes = withNotes(result.text, [refusal, afterTurnNote(driver.shortName, undefined, result.unasked ?? [], workspaceOf(turn.cwd))]);
       callback(null, { response: { role: 'assistant', content: `${result.text}${notes}` } });
     } catch (error) {
       callback(agentFailure(error));
@@ -205,109 +216,32 @@ class CoordinatorService {
     }
   };
 
-  private streamTask = async (call: grpc.ServerWritableStream<TaskStreamRequest, unknown>) => {
+  /** The task a StreamTask asks for (its intent in x-buckley-intent), checked; or the error to answer with. */
+  private specOf(call: grpc.ServerWritableStream<TaskStreamRequest, unknown>): { spec: TaskSpec; error?: undefined } | { error: grpc.ServiceError } {
     const request = call.request;
-    if (!request.query?.trim()) return call.emit('error', fail(grpc.status.INVALID_ARGUMENT, 'query must not be empty'));
+    if (!request.query?.trim()) return { error: fail(grpc.status.INVALID_ARGUMENT, 'query must not be empty') };
     const intent = call.metadata.get(INTENT_HEADER)[0]?.toString();
-    const readOnly = intent === 'ask';
-    const turn = this.prepareTurn(call, request.agent_id, request.query, request.context, readOnly);
-    if (turn.error) return call.emit('error', turn.error);
-    // An edit of the selection by a model that cannot write files: its answer becomes the change.
-    const selection = intent === 'edit' ? selectionEditOf(request.context, (uri) => (uri.startsWith('file://') ? uriToPath(uri) : undefined)) : undefined;
-    const modelEdit = turn.driver.writesFiles ? undefined : selection;
-    if (modelEdit) turn.turn.prompt += `\n\n${MODEL_EDIT_REPLY}`;
-    const taskId = request.task_id || randomUUID();
-    const traceparent = call.metadata.get('traceparent')[0]?.toString();
-    this.options.logger.debug(`StreamTask ${taskId}${readOnly ? ' (ask)' : ''}${traceparent ? ` traceparent ${traceparent}` : ''}`);
-    const controller = new AbortController();
-    call.on('cancelled', () => controller.abort());
-    const send = (event: Record<string, unknown>) => {
-      if (!controller.signal.aborted) call.write({ task_id: taskId, timestamp: timestamp(), ...event });
-    };
-    send({ status: 'pending', message: `Starting ${turn.driver.shortName}…` });
-    const batch = new EventBatcher(send);
-    // Whatever is batched goes out before an approval or the final event, in order.
-    const sendNow = (event: Record<string, unknown>) => {
-      batch.flush();
-      send(event);
-    };
-    const caller = { identity: identityOf(call, request.agent_id), peer: call.getPeer() };
+    const made = this.prepare(call, request.agent_id, request.query, request.context, intent === 'ask' || intent === 'edit' ? intent : 'task');
+    if (made.error) return made;
     const answers = call.metadata.get(QUESTIONS_HEADER)[0]?.toString();
-    const events = this.turnEvents(batch, sendNow, answers === '1' || answers === '2' ? { ...caller, typed: answers === '2' } : undefined);
-    const decides = readOnly
-      ? askSink(events, turn.turn.cwd, this.options.logger)
-      : this.taskSink(events, { send: sendNow, ...caller, agent: turn.driver.shortName, cwd: turn.turn.cwd });
-    // A caller that holds the editor's buffers is asked for the file first.
-    const servesBuffers = call.metadata.get(BUFFERS_HEADER)[0]?.toString() === '1';
-    const editor = { send: sendNow, ...caller };
-    const files = new TurnFiles(decides, turn.turn.cwd, {
-      readOnly,
-      changed: (change) =>
-        sendNow({ status: 'in_progress', file_changed: { path: change.path, before: change.before, after: change.after, in_editor: change.inEditor, unasked: change.unasked ?? false } }),
-      ...(servesBuffers
-        ? { fromEditor: (read, signal) => this.askEditor(read, signal, editor), toEditor: (write, signal) => this.writeInEditor(write, signal, editor) }
-        : {}),
-    });
-    const sink = files.sink;
-    try {
-      // An agent that writes the disk itself is watched: what it changed is taken into the editor
-      // and the review when its turn ends (an ask in a sandbox cannot change anything).
-      if (turn.driver.writesFiles && (!readOnly || turn.driver.unsafeAsks)) files.watch();
-      const result = await turn.driver.run(turn.turn, sink, controller.signal);
-      if (modelEdit && result.stopReason === 'end_turn') events.text(`\n\n${await makeModelEdit(modelEdit, result.text, sink, controller.signal)}`);
-      // An agent that can only end its turn when refused (Codex) was refused, not cancelled.
-      const refusal = refusalNote(result, controller.signal, turn.driver.shortName, readOnly);
-      const settled = call.cancelled ? undefined : await files.settle(this.options.logger);
-      // An agent that answered the edit in text (the lines in a code block) and changed nothing: its answer is the proposal, as a model's is.
-      if (selection && !modelEdit && result.stopReason === 'end_turn' && !files.touched(selection.path) && replacementIn(result.text) !== undefined) {
-        events.text(`\n\n${await makeModelEdit(selection, result.text, sink, controller.signal)}`);
-      }
-      const notes = withNotes(result.text, [refusal, afterTurnNote(turn.driver.shortName, settled, result.unasked ?? [], workspaceOf(turn.turn.cwd))]);
-      if (notes) events.text(notes);
-      batch.flush();
-      if (result.stopReason === 'cancelled' && !refusal) {
-        if (!call.cancelled) call.write({ task_id: taskId, status: 'cancelled', message: 'Task cancelled', timestamp: timestamp() });
-      } else {
-        send({ status: 'completed', progress: 100, message: 'Done', ...(result.usage ? { usage: result.usage } : {}) });
-      }
-      call.end();
-    } catch (error) {
-      const failure = agentFailure(error);
-      // What a failed agent changed on disk is taken in all the same: into the editor, the review.
-      if (!call.cancelled) await files.settle(this.options.logger).catch((problem: unknown) => this.options.logger.warn(`the changes of the failed task: ${(problem as Error).message}`));
-      batch.flush();
-      send({ status: 'failed', message: failure.details });
-      call.end();
-    }
-  };
-
-  /** What a turn's driver tells the caller; the agent's questions only to a caller that answers them (else they are declined). */
-  private turnEvents(batch: EventBatcher, sendNow: (event: Record<string, unknown>) => void, asks: (TurnCaller & { typed: boolean }) | undefined) {
+    const traceparent = call.metadata.get('traceparent')[0]?.toString();
     return {
-      text: (delta: string) => batch.text(delta),
-      tool: (execution: WireToolExecution) => batch.tool(execution),
-      plan: (entries: PlanEntry[]) => batch.plan(entries),
-      thought: (delta: string) => batch.thought(delta),
-      notice: (message: string) => sendNow({ status: 'in_progress', message }),
-      ...(asks ? { question: (question: AgentQuestion, signal: AbortSignal) => this.questions.ask(question, signal, { send: sendNow, ...asks }), typedAnswers: asks.typed } : {}),
+      spec: {
+        ...made.spec,
+        // A caller that holds the editor's buffers is asked for the file first.
+        servesBuffers: call.metadata.get(BUFFERS_HEADER)[0]?.toString() === '1',
+        ...(answers === '1' || answers === '2' ? { questions: answers === '2' ? ('typed' as const) : ('choice' as const) } : {}),
+        ...(traceparent ? { traceparent } : {}),
+      },
     };
   }
 
-  /** Validates identity and session and finds the driver; or the error to answer with. */
-  private prepareTurn(
-    call: Caller,
-    agentId: string,
-    question: string,
-    context: EditorContext | undefined,
-    readOnly: boolean,
-  ): { error: grpc.ServiceError; driver?: undefined; turn?: undefined } | { error?: undefined; driver: AgentDriver; turn: AgentTurn } {
+  /** Validates identity and session; the task as asked (its workspace: the editor's, else the session's). */
+  private prepare(call: Caller, agentId: string, query: string, context: EditorContext | undefined, intent: TaskSpec['intent']): { spec: TaskSpec; error?: undefined } | { error: grpc.ServiceError } {
     const denied = agentId ? checkIdentity(call, agentId) : undefined;
-    const metadata = call.metadata;
     if (denied) return { error: denied };
-    const driver = this.options.driver;
-    if (!driver) {
-      return { error: fail(grpc.status.FAILED_PRECONDITION, this.options.agentProblem ?? 'no agent is configured') };
-    }
+    if (!this.options.driver) return { error: fail(grpc.status.FAILED_PRECONDITION, this.options.agentProblem ?? 'no agent is configured') };
+    const metadata = call.metadata;
     const sessionId = metadata.get(SESSION_HEADER)[0]?.toString();
     const conversation = metadata.get(CONVERSATION_HEADER)[0]?.toString();
     let cwd: string | undefined;
@@ -318,10 +252,12 @@ class CoordinatorService {
     }
     const root = context?.document?.workspace_root || cwd;
     return {
-      driver,
-      turn: {
+      spec: {
+        agentId,
+        query,
+        ...(context ? { context } : {}),
+        intent,
         sessionKey: `${sessionId ?? `agent:${identityOf(call, agentId)}`}${conversation ? `#${conversation}` : ''}`,
-        prompt: buildPrompt(question, context, readOnly),
         // The same across restarts (the session id is not): how an agent's saved session is found again.
         // The conversation id is a random UUID held by its caller; a certificate's name, which cannot be
         // claimed falsely, binds it further (an agent-id header can, and instance ids change per start).
@@ -329,107 +265,9 @@ class CoordinatorService {
         ...(conversation && context?.metadata?.[EARLIER_TURNS_KEY] ? { earlier: context.metadata[EARLIER_TURNS_KEY] } : {}),
         // Where the agent works: the editor's workspace, else where this coordinator runs.
         cwd: root ? uriToPath(root) : process.cwd(),
-        readOnly,
-        // Maybe one of the agent's commands (`/review`): the driver knows which it lists.
-        ...(question.trimStart().startsWith('/') ? { command: question.trim() } : {}),
-        ...(context ? { editor: editorStateOf(context) } : {}),
+        servesBuffers: false,
       },
     };
-  }
-
-  /**
-   * In a task every permission request becomes a pending approval, announced to the caller in a
-   * TaskEvent and decided by ApproveToolExecution / RejectToolExecution (from the same caller),
-   * by cancellation, or by APPROVAL_TIMEOUT_MS.
-   */
-  private taskSink(
-    events: Omit<TurnSink, 'permission' | 'readFile' | 'writeFile'>,
-    task: { send: (event: Record<string, unknown>) => void; identity: string; peer: string; agent: string; cwd: string | undefined },
-  ): Omit<TurnSink, 'readFile' | 'writeFile'> {
-    const logger = this.options.logger;
-    return {
-      ...events,
-      permission: async (request: PermissionRequest, signal: AbortSignal): Promise<PermissionDecision> => {
-        const { risk, reasons } = assessCall(request, task.cwd);
-        let executionId = '';
-        const ending = await this.approvals.ask(task, { timeoutMs: APPROVAL_TIMEOUT_MS, signal }, (id) => {
-          executionId = id;
-          task.send({
-            status: 'awaiting_approval',
-            message: `Waiting for approval: ${request.tool}`,
-            approval: {
-              execution_id: id,
-              tool: request.tool,
-              parameters: request.parameters,
-              risk,
-              agent_id: task.agent,
-              title: request.title,
-              reason: reasons.join('; '),
-              kind: effectiveKind(request),
-              locations: [...new Set([...request.locations, ...request.writes])],
-              ...(request.diff ? { diff: request.diff.text, lines_added: request.diff.added, lines_removed: request.diff.removed } : {}),
-            },
-          });
-        });
-        const decision = 'answered' in ending ? ending.answered : 'reject';
-        const why = 'answered' in ending ? '(decided by the editor)' : 'aborted' in ending ? '(task cancelled)' : `(no decision within ${APPROVAL_TIMEOUT_MS / 60_000} minutes)`;
-        logger.info(`approval ${executionId} for ${request.tool} (${risk}): ${decision} ${why}`);
-        task.send({ status: 'in_progress', message: `${decision === 'reject' ? 'Denied' : 'Approved'}: ${request.tool}` });
-        return decision;
-      },
-    };
-  }
-
-  private approveToolExecution = (call: grpc.ServerUnaryCall<{ execution_id: string; remember: boolean }, unknown>, callback: grpc.sendUnaryData<unknown>) => {
-    callback(this.decideApproval(call, call.request.execution_id, call.request.remember ? 'allow_always' : 'allow_once'), {});
-  };
-
-  private rejectToolExecution = (call: grpc.ServerUnaryCall<{ execution_id: string; reason: string }, unknown>, callback: grpc.sendUnaryData<unknown>) => {
-    callback(this.decideApproval(call, call.request.execution_id, 'reject'), {});
-  };
-
-  /**
-   * Asks the caller for the editor's buffer of a file the agent reads (TaskEvent `file_request`):
-   * its text when the file is open there, undefined when it is not, or when no answer comes
-   * within FILE_REQUEST_TIMEOUT_MS (the disk is read then).
-   */
-  private async askEditor(read: FileReadRequest, signal: AbortSignal, turn: TurnCaller & { send: (event: Record<string, unknown>) => void }): Promise<string | undefined> {
-    const ending = await this.fileRequests.ask(turn, { timeoutMs: FILE_REQUEST_TIMEOUT_MS, signal }, (id) =>
-      turn.send({ status: 'in_progress', file_request: { request_id: id, path: read.path, line: read.line ?? 0, limit: read.limit ?? 0 } }),
-    );
-    if ('timedOut' in ending) this.options.logger.warn(`the editor did not answer for ${read.path} within ${FILE_REQUEST_TIMEOUT_MS / 1000} s: the agent reads it from disk`);
-    if (!('answered' in ending) || !ending.answered.open) return undefined;
-    if (ending.answered.error) throw new FileAccessError(ending.answered.error);
-    return ending.answered.text;
-  }
-
-  /**
-   * Has the caller make an approved write in the editor's buffer (TaskEvent `file_write`), where
-   * the file is open there; fails when no answer comes within FILE_WRITE_TIMEOUT_MS — the buffer
-   * may or may not have the change then, and the disk must not get it behind the editor's back.
-   */
-  private async writeInEditor(
-    write: { path: string; base: string; content: string },
-    signal: AbortSignal,
-    turn: TurnCaller & { send: (event: Record<string, unknown>) => void },
-  ): Promise<{ open: boolean; applied: boolean; message: string }> {
-    const ending = await this.fileWrites.ask(turn, { timeoutMs: FILE_WRITE_TIMEOUT_MS, signal }, (id) =>
-      turn.send({ status: 'in_progress', message: `Writing ${write.path}`, file_write: { request_id: id, ...write } }),
-    );
-    if ('answered' in ending) return ending.answered;
-    throw new FileAccessError('aborted' in ending ? `${write.path}: the turn ended before the editor made the change` : `${write.path}: the editor did not confirm the change within ${FILE_WRITE_TIMEOUT_MS / 1000} s`);
-  }
-
-  private confirmFileWrite = (call: grpc.ServerUnaryCall<FileWritten, unknown>, callback: grpc.sendUnaryData<unknown>) => {
-    callback(answerOf(this.fileWrites, call, call.request.request_id, call.request, 'file write', 'only the connection that started the turn can confirm its file writes'), {});
-  };
-
-  private provideFile = (call: grpc.ServerUnaryCall<FileContent, unknown>, callback: grpc.sendUnaryData<unknown>) => {
-    callback(answerOf(this.fileRequests, call, call.request.request_id, call.request, 'file request', 'only the connection that started the turn can answer its file requests'), {});
-  };
-
-  private decideApproval(caller: Caller, executionId: string, decision: PermissionDecision): grpc.ServiceError | null {
-    return answerOf(this.approvals, caller, executionId, decision, 'approval', 'only the connection that started the task can decide its approvals');
   }
 
   endAll(): void {
@@ -444,10 +282,6 @@ function splitAt(content: string, position: { line: number; character: number })
   return { prefix: content.slice(0, offset), suffix: content.slice(offset) };
 }
 
-function timestamp() {
-  const now = Date.now();
-  return { seconds: Math.floor(now / 1000), nanos: (now % 1000) * 1_000_000 };
-}
 
 /** Starts the coordinator on `listen` (`host:port`; port 0 picks a free one). Plaintext on loopback only. */
 export async function startCoordinator(listen: string, options: CoordinatorOptions): Promise<RunningCoordinator> {
@@ -470,8 +304,14 @@ export async function startCoordinator(listen: string, options: CoordinatorOptio
     : grpc.ServerCredentials.createInsecure();
   // What the agent can promise is known before the first caller asks (GetServerCapabilities).
   await options.driver?.prepare?.();
+  const engine = options.engine ?? memoryEngine();
+  const replica = options.replica ?? `${hostname()}:${process.pid}`;
+  const runner = new TaskRunner({ engine, driver: options.driver, agentProblem: options.agentProblem, logger: options.logger, replica });
+  // With none to run, it serves the team's callers and leaves running to the others.
+  const maxRunning = options.maxRunning ?? MAX_RUNNING;
+  const working = maxRunning > 0 ? runner.start(maxRunning) : { stop: async () => undefined };
   const server = new grpc.Server({ 'grpc.max_receive_message_length': 64 * 1024 * 1024 });
-  const service = new CoordinatorService(options);
+  const service = new CoordinatorService(options, engine);
   server.addService(agentCommunicationService().service, service.handlers());
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync(listen, credentials, (error, boundPort) => (error ? reject(error) : resolve(boundPort))),
@@ -485,9 +325,13 @@ export async function startCoordinator(listen: string, options: CoordinatorOptio
     port,
     async close() {
       service.endAll();
-      // Calls in flight are cancelled (their turns end); the agents and what they started stop.
+      // Calls in flight are cancelled, the tasks running here end (failed: another run is the
+      // caller's to ask for), and the agents and what they started stop.
       server.forceShutdown();
+      await working.stop();
+      await runner.stop();
       await options.driver?.close();
+      await engine.close();
     },
   };
 }

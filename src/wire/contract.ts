@@ -26,6 +26,12 @@ export const QUESTIONS_HEADER = 'x-buckley-questions';
 /** Our extension: the conversation a StreamTask belongs to; one agent session (history) each, never shared. */
 export const CONVERSATION_HEADER = 'x-buckley-conversation';
 /**
+ * On StreamTask, `1`: the task goes on when this stream ends (the caller cancels it with
+ * CancelTask, and may follow it again with SubscribeTaskEvents); without it, ending the stream
+ * cancels the task, as Buckley's clients expect.
+ */
+export const DETACH_HEADER = 'x-buckley-detach';
+/**
  * Our extension: in `EditorContext.metadata`, a follow-up's earlier turns (within the budget), for
  * a coordinator with `conversations` to send where its agent no longer holds them.
  */
@@ -290,8 +296,22 @@ export const taskEventSchema = z.object({
   plan: z.optional(z.nullable(taskPlanSchema)),
   thought_delta: text(),
   question: z.optional(z.nullable(questionSchema)),
+  /** Its place in the task's stream (ours; 0 from a coordinator that does not number them). */
+  sequence: z._default(z.number(), 0),
 });
 export type TaskEvent = z.infer<typeof taskEventSchema>;
+
+/** A task at a glance (ListTasks, ours). */
+export const taskSummarySchema = z.object({
+  task_id: text(),
+  owner: text(),
+  status: text(),
+  title: text(),
+  replica: text(),
+  sequence: z._default(z.number(), 0),
+});
+export const taskListSchema = z.object({ tasks: list(taskSummarySchema) });
+export type TaskSummary = z.infer<typeof taskSummarySchema>;
 
 /** A task's final states: its last event has one of them. */
 export const FINAL_STATUSES: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled']);

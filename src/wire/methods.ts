@@ -12,6 +12,7 @@ import {
   serverCapabilitiesSchema,
   sessionSchema,
   taskEventSchema,
+  taskListSchema,
   type AgentControls,
   type ContextDelta,
   type CreateSessionRequest,
@@ -59,11 +60,14 @@ export const UNARY = {
   SetAgentModel: method<{ agent_id: string; model: string }, AgentControls>(agentControlsSchema),
   SetAgentMode: method<{ agent_id: string; mode: string }, AgentControls>(agentControlsSchema),
   AnswerQuestion: method<QuestionAnswer, object>(empty),
+  CancelTask: method<{ task_id: string }, object>(empty),
+  ListTasks: method<{ running_only: boolean }, z.infer<typeof taskListSchema>>(taskListSchema),
 };
 
 /** Calls whose replies stream. */
 export const STREAMS = {
   StreamTask: method<TaskStreamRequest, z.infer<typeof taskEventSchema>>(taskEventSchema),
+  SubscribeTaskEvents: method<{ plan_id: string; task_ids: string[]; from_sequence: number }, z.infer<typeof taskEventSchema>>(taskEventSchema),
   StreamInlineCompletions: method<InlineCompletionRequest, z.infer<typeof inlineCompletionEventSchema>>(inlineCompletionEventSchema),
 };
 

@@ -19,7 +19,7 @@ type Approval = NonNullable<TaskEvent['approval']>;
 
 /** A TaskEvent with the wire's defaults. */
 export function taskEvent(fields: Partial<TaskEvent>): TaskEvent {
-  return { task_id: '', plan_id: '', status: 'in_progress', progress: 0, message: '', tool_executions: [], answer_delta: '', thought_delta: '', ...fields };
+  return { task_id: '', plan_id: '', status: 'in_progress', progress: 0, message: '', tool_executions: [], answer_delta: '', thought_delta: '', sequence: 0, ...fields };
 }
 
 /** An approval request as our coordinator sends it. */

@@ -57,7 +57,8 @@ describe('approvals', () => {
     const requests = client.all('buckley/approveTool');
     expect(requests).toEqual([
       {
-        executionId: expect.stringMatching(/^[0-9a-f]{32}$/),
+        // The task's id, then the request's own.
+        executionId: expect.stringMatching(/^[0-9a-f-]{36}\.[0-9a-f]{32}$/),
         tool: 'Edit config.json',
         parameters: { path: 'config.json', content: '{}' },
         risk: 'medium',
@@ -72,7 +73,7 @@ describe('approvals', () => {
     // Only the edit waited for the user; the read was approved by policy without a waiting state.
     const waiting = client.all('$/buckley/taskProgress').filter((p) => p.status === 'awaiting_approval');
     expect(waiting.map((p) => p.message)).toEqual(['Waiting for your approval: Edit config.json (medium) — answer the prompt']);
-    await client.waitFor('window/logMessage', (p) => /approval [0-9a-f]{32}: scripted-agent\.mjs wants Edit config\.json \(medium\) — approved by the user \(buckley\/approveTool\)/.test(p.message));
+    await client.waitFor('window/logMessage', (p) => /approval [0-9a-f-]{36}\.[0-9a-f]{32}: scripted-agent\.mjs wants Edit config\.json \(medium\) — approved by the user \(buckley\/approveTool\)/.test(p.message));
   });
 
   it('asks a Neovim-like client with showMessageRequest, showing command, risk and agent; Deny is denied', async () => {

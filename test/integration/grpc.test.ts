@@ -11,7 +11,7 @@ import { CoordinatorClient } from '../../src/wire/client.js';
 import { CoordinatorError } from '../../src/wire/errors.js';
 import { agentCommunicationService } from '../../src/wire/protos.js';
 import { startCoordinator } from '../../src/coordinator/server.js';
-import { serverCapabilitiesSchema, sessionSchema, taskEventSchema, type TaskEvent } from '../../src/wire/contract.js';
+import { serverCapabilitiesSchema, sessionSchema, taskEventSchema, taskListSchema, type TaskEvent } from '../../src/wire/contract.js';
 import { RootLogger } from '../../src/logger.js';
 import { FIXTURES, SCRIPTED_AGENT } from '../helpers/paths.js';
 
@@ -153,12 +153,12 @@ describe('our coordinator', () => {
     expect(tools).toContainEqual(expect.objectContaining({ id: 'edit-1', kind: 'edit', status: 'failed' }));
   });
 
-  it('announces tool approvals in TaskEvents and takes exactly one decision each, from the caller only', async () => {
+  it('announces tool approvals in TaskEvents and takes exactly one decision each, from the caller only — its identity, on any connection', async () => {
     const running = await coordinator();
     const owner = client(running.address, 'editor-1');
     const intruder = client(running.address, 'intruder');
-    // The same identity on another connection (another process claiming to be the editor).
-    const impostor = client(running.address, 'editor-1');
+    // The same identity on another connection (the editor's bridge, moved to another replica or reconnected).
+    const again = client(running.address, 'editor-1');
     const session = await owner.unary('CreateSession', { agent_id: 'editor-1' }, sessionSchema, { timeoutMs: 5000 });
     const empty = z.object({});
     const approvals: NonNullable<TaskEvent['approval']>[] = [];
@@ -171,13 +171,12 @@ describe('our coordinator', () => {
       if (event.status !== 'awaiting_approval' || !event.approval) continue;
       const id = event.approval.execution_id;
       approvals.push(event.approval);
-      await expect(intruder.unary('ApproveToolExecution', { execution_id: id }, empty, { timeoutMs: 5000 })).rejects.toMatchObject({ code: grpc.status.PERMISSION_DENIED });
-      await expect(impostor.unary('ApproveToolExecution', { execution_id: id }, empty, { timeoutMs: 5000 })).rejects.toMatchObject({
+      await expect(intruder.unary('ApproveToolExecution', { execution_id: id }, empty, { timeoutMs: 5000 })).rejects.toMatchObject({
         code: grpc.status.PERMISSION_DENIED,
-        details: 'only the connection that started the task can decide its approvals',
+        details: 'only the caller that started the task can decide its approvals',
       });
       if (event.approval.tool === 'Read README.md') await owner.unary('ApproveToolExecution', { execution_id: id }, empty, { timeoutMs: 5000 });
-      else await owner.unary('RejectToolExecution', { execution_id: id, reason: 'not now' }, empty, { timeoutMs: 5000 });
+      else await again.unary('RejectToolExecution', { execution_id: id, reason: 'not now' }, empty, { timeoutMs: 5000 });
       await expect(owner.unary('ApproveToolExecution', { execution_id: id }, empty, { timeoutMs: 5000 })).rejects.toMatchObject({ code: grpc.status.NOT_FOUND });
     }
     expect(answer).toContain('Permission to read: yes; permission to edit: no.');
@@ -186,16 +185,42 @@ describe('our coordinator', () => {
       { tool: 'Edit config.json', risk: 'medium', parameters: { path: 'config.json', content: '{}' }, kind: 'edit', reason: 'edits files' },
     ]);
     expect(new Set(approvals.map((a) => a.execution_id)).size).toBe(2);
-    for (const approval of approvals) expect(approval.execution_id).toMatch(/^[0-9a-f]{32}$/);
+    // The task's id, then the request's own: any coordinator of a team finds the task from it.
+    for (const approval of approvals) expect(approval.execution_id).toMatch(/^t-2\.[0-9a-f]{32}$/);
     await expect(owner.unary('RejectToolExecution', { execution_id: 'no-such-approval' }, empty, { timeoutMs: 5000 })).rejects.toMatchObject({ code: grpc.status.NOT_FOUND });
   });
 
-  it("asks the caller that holds buffers for an agent's read, and takes the answer only from that connection", async () => {
+  it('keeps a detached task running when its stream ends: followed again from a sequence, cancelled only by its caller (CancelTask)', async () => {
+    const running = await coordinator();
+    const owner = client(running.address, 'editor-1');
+    const other = client(running.address, 'someone-else');
+    const stream = owner.stream('StreamTask', { task_id: 't-detach', agent_id: 'editor-1', query: 'HANG' }, taskEventSchema, { timeoutMs: 30_000, metadata: { 'x-buckley-detach': '1' } });
+    let first: TaskEvent | undefined;
+    for await (const event of stream) {
+      if (event.answer_delta) {
+        first = event;
+        break;
+      }
+    }
+    // The stream is gone; the task is not.
+    const listed = await owner.unary('ListTasks', { running_only: true }, taskListSchema, { timeoutMs: 5000 });
+    expect(listed.tasks).toContainEqual(expect.objectContaining({ task_id: 't-detach', owner: 'editor-1', status: 'running' }));
+    const followed = owner.stream('SubscribeTaskEvents', { plan_id: '', task_ids: ['t-detach'], from_sequence: first!.sequence }, taskEventSchema, { timeoutMs: 30_000 });
+    expect((await followed.next()).value).toMatchObject({ sequence: first!.sequence, answer_delta: first!.answer_delta });
+    await expect(other.unary('CancelTask', { task_id: 't-detach' }, z.object({}), { timeoutMs: 5000 })).rejects.toMatchObject({ code: grpc.status.PERMISSION_DENIED, details: 'only the caller that started the task can cancel it' });
+    await owner.unary('CancelTask', { task_id: 't-detach' }, z.object({}), { timeoutMs: 5000 });
+    const rest: TaskEvent[] = [];
+    for await (const event of followed) rest.push(event);
+    expect(rest.at(-1)).toMatchObject({ status: 'cancelled' });
+    await expect(owner.stream('SubscribeTaskEvents', { plan_id: '', task_ids: ['no-such-task'], from_sequence: 0 }, taskEventSchema, { timeoutMs: 5000 }).next()).rejects.toMatchObject({ code: grpc.status.NOT_FOUND });
+  });
+
+  it("asks the caller that holds buffers for an agent's read, and takes the answer only from that caller", async () => {
     const driver = new AcpDriver({ command: [process.execPath, SCRIPTED_AGENT], logger, clientVersion: 'test' });
     const running = await startCoordinator('127.0.0.1:0', { driver, logger });
     cleanups.push(() => running.close());
     const owner = client(running.address, 'editor-1');
-    const impostor = client(running.address, 'editor-1');
+    const impostor = client(running.address, 'someone-else');
     const session = await owner.unary('CreateSession', { agent_id: 'editor-1', metadata: { workspace_root: FIXTURES } }, sessionSchema, { timeoutMs: 5000 });
     const empty = z.object({});
     const path = `${FIXTURES}workspace/retry.ts`;
@@ -211,12 +236,12 @@ describe('our coordinator', () => {
       const content = { request_id: event.file_request.request_id, open: true, text: 'the line the editor has\n', version: 7 };
       await expect(impostor.unary('ProvideFile', content, empty, { timeoutMs: 5000 })).rejects.toMatchObject({
         code: grpc.status.PERMISSION_DENIED,
-        details: 'only the connection that started the turn can answer its file requests',
+        details: 'only the caller that started the task can answer its file requests',
       });
       await owner.unary('ProvideFile', content, empty, { timeoutMs: 5000 });
       await expect(owner.unary('ProvideFile', content, empty, { timeoutMs: 5000 })).rejects.toMatchObject({ code: grpc.status.NOT_FOUND });
     }
-    expect(requests).toEqual([{ request_id: expect.stringMatching(/^[0-9a-f]{32}$/), path, line: 2, limit: 1 }]);
+    expect(requests).toEqual([{ request_id: expect.stringMatching(/^t-3\.[0-9a-f]{32}$/), path, line: 2, limit: 1 }]);
     expect(answer).toContain(`read ${path}:\n~~~~\nthe line the editor has\n\n~~~~`);
   });
 

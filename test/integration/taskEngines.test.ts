@@ -16,9 +16,11 @@ import { requireNats, startNats, startNatsCluster, stopAllNats, type NatsServer 
 const nats = requireNats();
 afterAll(stopAllNats);
 
-const engines: [string, () => Promise<TaskEngine>][] = [
-  ['in memory', async () => memoryEngine()],
-  ...(nats ? ([['on NATS JetStream', async () => natsEngine({ servers: [(await shared()).url], leaseMs: 2_000 })]] as [string, () => Promise<TaskEngine>][]) : []),
+/** An engine, and another coordinator's view of the same store (in memory: the same one). */
+type Make = [string, () => Promise<TaskEngine>, (first: TaskEngine) => Promise<TaskEngine>];
+const engines: Make[] = [
+  ['in memory', async () => memoryEngine(), async (first) => first],
+  ...(nats ? ([['on NATS JetStream', async () => natsEngine({ servers: [(await shared()).url], leaseMs: 2_000 }), async () => natsEngine({ servers: [(await shared()).url], leaseMs: 2_000 })]] as Make[]) : []),
 ];
 
 let server: Promise<NatsServer> | undefined;
@@ -41,7 +43,7 @@ async function gather(engine: TaskEngine, taskId: string, fromSeq: number, count
   return got;
 }
 
-describe.each(engines)('the task engine %s', (_name, make) => {
+describe.each(engines)('the task engine %s', (_name, make, another) => {
   it("keeps a task's records in order with increasing sequence numbers, and replays them from any of them", async () => {
     const engine = await make();
     const task = randomUUID();
@@ -61,7 +63,7 @@ describe.each(engines)('the task engine %s', (_name, make) => {
   it('lets twenty watchers follow a task from its start, and sees what comes after they joined', async () => {
     const engine = await make();
     const task = randomUUID();
-    await engine.log.append(task, { created: { owner: 'alice', request: { query: 'fix it' } } });
+    await engine.log.append(task, { created: { owner: 'alice', spec: { agentId: 'alice', query: 'fix it', intent: 'task', sessionKey: 's', servesBuffers: false } } });
     const watchers = Array.from({ length: 20 }, () => gather(engine, task, 1, 4));
     await engine.log.append(task, { event: { answer_delta: 'Fixed' } });
     await engine.log.append(task, { reply: { id: 'a1', by: 'alice', answer: 'allow_once' } });
@@ -80,6 +82,21 @@ describe.each(engines)('the task engine %s', (_name, make) => {
     expect(await engine.states.get(randomUUID())).toBeUndefined();
     const all = await engine.states.list();
     expect(all.get(two)).toMatchObject({ owner: 'bob', status: 'queued' });
+    await engine.close();
+  });
+
+  it("changes a task's state atomically: of two changes at once, each sees the other's", async () => {
+    const engine = await make();
+    const second = await another(engine);
+    const task = randomUUID();
+    await engine.states.put(task, { owner: 'alice', status: 'running', title: 'fix it', seq: 1, updatedAt: 1, pending: [] });
+    const add = (one: TaskEngine, id: string) => one.states.update(task, (state) => ({ ...state, pending: [...(state.pending ?? []), id] }));
+    await Promise.all(Array.from({ length: 10 }, (_, i) => add(i % 2 ? engine : second, `r${i}`)));
+    expect([...((await engine.states.get(task))?.pending ?? [])].sort()).toEqual(Array.from({ length: 10 }, (_, i) => `r${i}`).sort());
+    // A change that finds nothing to do leaves the state as it is.
+    expect(await engine.states.update(task, () => undefined)).toMatchObject({ status: 'running' });
+    expect(await engine.states.update(randomUUID(), (state) => state)).toBeUndefined();
+    if (second !== engine) await second.close();
     await engine.close();
   });
 

@@ -100,6 +100,13 @@ class MemoryStates implements TaskStates {
     return this.states.get(taskId);
   }
 
+  async update(taskId: string, change: (state: TaskState) => TaskState | undefined): Promise<TaskState | undefined> {
+    const state = this.states.get(taskId);
+    const changed = state && change(state);
+    if (changed) this.states.set(taskId, changed);
+    return changed ?? state;
+  }
+
   async list(): Promise<Map<string, TaskState>> {
     return new Map(this.states);
   }

@@ -135,18 +135,39 @@ class NatsLog implements TaskLog {
   }
 }
 
+/** How long a call waits for NATS to come back (a restart, a node lost) before it fails. */
+const AWAY_MS = 15_000;
+
 class NatsStates implements TaskStates {
   constructor(private readonly kv: KV) {}
 
   async put(taskId: string, state: TaskState): Promise<void> {
     checkTaskId(taskId);
-    await this.kv.put(taskId, encode(state));
+    await untilReady(() => this.kv.put(taskId, encode(state)), AWAY_MS);
   }
 
   async get(taskId: string): Promise<TaskState | undefined> {
     checkTaskId(taskId);
-    const entry = await this.kv.get(taskId);
+    const entry = await untilReady(() => this.kv.get(taskId), AWAY_MS);
     return entry && entry.operation === 'PUT' ? decode<TaskState>(entry.value) : undefined;
+  }
+
+  async update(taskId: string, change: (state: TaskState) => TaskState | undefined): Promise<TaskState | undefined> {
+    checkTaskId(taskId);
+    for (;;) {
+      const entry = await untilReady(() => this.kv.get(taskId), AWAY_MS);
+      if (!entry || entry.operation !== 'PUT') return undefined;
+      const state = decode<TaskState>(entry.value);
+      const changed = change(state);
+      if (!changed) return state;
+      try {
+        await this.kv.update(taskId, encode(changed), entry.revision);
+        return changed;
+      } catch (error) {
+        // Another coordinator changed it between: read it again (any other failure is thrown).
+        if (!/wrong last sequence|revision/i.test((error as Error).message)) throw error;
+      }
+    }
   }
 
   async list(): Promise<Map<string, TaskState>> {
@@ -170,17 +191,18 @@ class NatsQueue implements WorkQueue {
 
   async enqueue(taskId: string): Promise<number> {
     checkTaskId(taskId);
-    return (await this.js.publish('buckley.work', encode({ taskId }), { timeout: 5_000 })).seq;
+    // Once: a task queued twice would run twice.
+    return (await untilReady(() => this.js.publish('buckley.work', encode({ taskId }), { timeout: 5_000, msgID: `work-${taskId}` }), AWAY_MS)).seq;
   }
 
   async ahead(ticket: number): Promise<number> {
-    const info = await this.jsm.consumers.info(WORK, WORKERS);
+    const info = await untilReady(() => this.jsm.consumers.info(WORK, WORKERS), AWAY_MS);
     // Delivered in order: what is queued before the ticket and not yet handed out.
     return Math.max(0, Math.min(info.num_pending, ticket - info.delivered.stream_seq - 1));
   }
 
   async depth(): Promise<number> {
-    return (await this.jsm.consumers.info(WORK, WORKERS)).num_pending;
+    return (await untilReady(() => this.jsm.consumers.info(WORK, WORKERS), AWAY_MS)).num_pending;
   }
 
   work(concurrency: number, handle: (job: Job) => Promise<void>): { stop(): Promise<void> } {

@@ -10,18 +10,12 @@
  * memory (memory.ts: the embedded coordinator, a standalone one without NATS) and NATS JetStream
  * (nats.ts: a team's replicas, loaded only with `--nats`).
  */
-
-/** What a task is, as its caller asked for it: everything a coordinator needs to run it. */
-export interface TaskSpec {
-  /** Who asked (their certificate's name, or their agent id on loopback): only they answer its questions. */
-  owner: string;
-  /** The request as it came (its query, context, intent and the caller's headers), JSON. */
-  request: Record<string, unknown>;
-}
+import type { TaskSpec } from './spec.js';
 
 /** One record of a task's stream. */
 export interface TaskRecord {
-  created?: TaskSpec;
+  /** What it is, and who asked (their certificate's name, or their agent id on loopback): only they answer its requests. */
+  created?: { owner: string; spec: TaskSpec };
   /** Waiting in the work queue. */
   queued?: { ticket: number };
   /** A coordinator took it, and runs it. */
@@ -53,6 +47,8 @@ export interface TaskState {
   /** The last sequence number of its stream. */
   seq: number;
   updatedAt: number;
+  /** The ids of its requests waiting for the caller's reply (approvals, files, writes, questions). */
+  pending?: string[];
 }
 
 export interface TaskLog {
@@ -70,6 +66,12 @@ export interface TaskLog {
 export interface TaskStates {
   put(taskId: string, state: TaskState): Promise<void>;
   get(taskId: string): Promise<TaskState | undefined>;
+  /**
+   * Changes a task's state as `change` says, atomically: no other change comes between its read
+   * and its write (any coordinator's). `change` returns undefined to leave it as it is. The state
+   * as it is now (undefined for no task).
+   */
+  update(taskId: string, change: (state: TaskState) => TaskState | undefined): Promise<TaskState | undefined>;
   /** Every task known, with its state. */
   list(): Promise<Map<string, TaskState>>;
 }

@@ -1,0 +1,192 @@
+/**
+ * The task RPCs of our coordinator, on the task engine (store.ts): StreamTask creates a task,
+ * queues it and streams its records as TaskEvents (each with its sequence) until its final
+ * state; SubscribeTaskEvents follows any tasks from a sequence (a colleague watching, a bridge
+ * back after a failover); the replies to a task's requests (approvals, files, writes, questions)
+ * and CancelTask are taken from the caller that started it — its identity, on any coordinator of
+ * the team; ListTasks says what is known.
+ */
+import { randomUUID } from 'node:crypto';
+import * as grpc from '@grpc/grpc-js';
+import type { Logger } from '../../logger.js';
+import { DETACH_HEADER, type FileContent, type FileWritten, type QuestionAnswer, type TaskStreamRequest } from '../../wire/contract.js';
+import { fail, identityOf, type Caller } from '../callers.js';
+import { claimRequest, taskOfRequest } from './requests.js';
+import { createdState } from './runner.js';
+import type { TaskSpec } from './spec.js';
+import type { StoredRecord, TaskEngine } from './store.js';
+
+type Unary<Request> = (call: grpc.ServerUnaryCall<Request, unknown>, callback: grpc.sendUnaryData<unknown>) => void;
+type Stream<Request> = grpc.ServerWritableStream<Request, unknown>;
+
+/** How often a queued task's caller is told how many are ahead of it. */
+const QUEUE_NEWS_MS = 1_000;
+/** How long a task may take to start before its caller is told it waits in the queue. */
+const QUEUE_GRACE_MS = 300;
+const TASK_ID = /^[A-Za-z0-9_-]{1,128}$/;
+
+export interface TaskRpcOptions {
+  engine: TaskEngine;
+  logger: Logger;
+  /** The task a StreamTask asks for, checked (identity, session); or the error to answer with. */
+  specOf(call: Stream<TaskStreamRequest>): { spec: TaskSpec; error?: undefined } | { error: grpc.ServiceError };
+}
+
+export function timestamp(ms = Date.now()) {
+  return { seconds: Math.floor(ms / 1000), nanos: (ms % 1000) * 1_000_000 };
+}
+
+export class TaskRpc {
+  constructor(private readonly options: TaskRpcOptions) {}
+
+  readonly streamTask = async (call: Stream<TaskStreamRequest>) => {
+    const made = this.options.specOf(call);
+    if (made.error) return call.emit('error', made.error);
+    const taskId = call.request.task_id || randomUUID();
+    if (!TASK_ID.test(taskId)) return call.emit('error', fail(grpc.status.INVALID_ARGUMENT, 'task_id is letters, digits, _ and - (at most 128)'));
+    const { engine, logger } = this.options;
+    const owner = identityOf(call, call.request.agent_id);
+    logger.debug(`StreamTask ${taskId}${made.spec.intent === 'ask' ? ' (ask)' : ''}${made.spec.traceparent ? ` traceparent ${made.spec.traceparent}` : ''}`);
+    try {
+      if (await engine.states.get(taskId)) return call.emit('error', fail(grpc.status.ALREADY_EXISTS, `task ${taskId} exists; follow it with SubscribeTaskEvents`));
+      const seq = await engine.log.append(taskId, { created: { owner, spec: made.spec } });
+      await engine.states.put(taskId, createdState(made.spec, owner, seq));
+      await engine.log.append(taskId, { queued: { ticket: await engine.queue.enqueue(taskId) } });
+    } catch (error) {
+      return call.emit('error', fail(grpc.status.UNAVAILABLE, `the task could not be queued: ${(error as Error).message}`));
+    }
+    const detached = call.metadata.get(DETACH_HEADER)[0]?.toString() === '1';
+    await this.stream(call, [taskId], 1, detached ? undefined : (id) => this.cancel(id, owner));
+  };
+
+  readonly subscribe = async (call: Stream<{ plan_id: string; task_ids: string[]; from_sequence: number }>) => {
+    const ids = [...new Set(call.request.task_ids)];
+    if (ids.length === 0) return call.emit('error', fail(grpc.status.INVALID_ARGUMENT, 'task_ids is empty: name the tasks to follow (ListTasks lists them)'));
+    for (const id of ids) {
+      let known: boolean;
+      try {
+        known = TASK_ID.test(id) && (await this.options.engine.states.get(id)) !== undefined;
+      } catch (error) {
+        return call.emit('error', fail(grpc.status.UNAVAILABLE, `the tasks cannot be looked up now: ${(error as Error).message}`));
+      }
+      if (!known) return call.emit('error', fail(grpc.status.NOT_FOUND, `no task ${id.slice(0, 128)}`));
+    }
+    await this.stream(call, ids, Number(call.request.from_sequence) || 1);
+  };
+
+  /**
+   * Writes the tasks' events to the call, from `fromSeq`, until each has its final state (then
+   * the call ends) or the caller goes (`cancelled`, for a StreamTask that owns its task).
+   */
+  private async stream(call: Stream<unknown>, taskIds: string[], fromSeq: number, cancelled?: (taskId: string) => void): Promise<void> {
+    const controller = new AbortController();
+    let open = taskIds.length;
+    const finished = new Set<string>();
+    call.on('cancelled', () => {
+      controller.abort();
+      for (const taskId of taskIds) if (!finished.has(taskId)) cancelled?.(taskId);
+    });
+    await Promise.all(
+      taskIds.map(async (taskId) => {
+        try {
+          for await (const record of this.options.engine.log.follow(taskId, fromSeq, controller.signal)) {
+            this.forward(call, record, controller.signal);
+            if (record.final) {
+              finished.add(taskId);
+              break;
+            }
+          }
+        } catch (error) {
+          if (!controller.signal.aborted) this.options.logger.warn(`task ${taskId}: its stream could not be followed: ${(error as Error).message}`);
+        }
+      }),
+    ).finally(() => {
+      open = 0;
+      controller.abort();
+    });
+    if (open === 0 && !call.cancelled) {
+      if (finished.size === taskIds.length) call.end();
+      else call.emit('error', fail(grpc.status.UNAVAILABLE, 'the tasks\' streams could not be followed to their end: follow them again with SubscribeTaskEvents'));
+    }
+  }
+
+  /** One record as the caller sees it: an event, or news of the queue. */
+  private forward(call: Stream<unknown>, record: StoredRecord, signal: AbortSignal): void {
+    const base = { task_id: record.taskId, timestamp: timestamp(record.at), sequence: record.seq };
+    if (record.event && !call.cancelled) call.write({ ...record.event, ...base });
+    if (record.queued) void this.queueNews(call, record, signal);
+  }
+
+  /**
+   * While a task waits in the queue (every running slot taken): how many are ahead of it, now and
+   * then, until it starts. Nothing is said of a task that starts at once.
+   */
+  private async queueNews(call: Stream<unknown>, record: StoredRecord, signal: AbortSignal): Promise<void> {
+    const { engine } = this.options;
+    for (let said = ''; !signal.aborted && !call.cancelled; ) {
+      await new Promise((resolve) => setTimeout(resolve, said ? QUEUE_NEWS_MS : QUEUE_GRACE_MS).unref());
+      const state = await engine.states.get(record.taskId).catch(() => undefined);
+      if (!state || state.status !== 'queued' || signal.aborted || call.cancelled) return;
+      const ahead = await engine.queue.ahead(record.queued!.ticket).catch(() => 0);
+      const message = ahead > 0 ? `Queued, ${ahead} ahead` : 'Queued, next in line';
+      if (message !== said) call.write({ task_id: record.taskId, timestamp: timestamp(), sequence: record.seq, status: 'pending', message });
+      said = message;
+    }
+  }
+
+  private async cancel(taskId: string, by: string): Promise<void> {
+    await this.options.engine.log.append(taskId, { reply: { id: 'cancel', by, answer: true } }).catch((error: unknown) => this.options.logger.warn(`task ${taskId} could not be cancelled: ${(error as Error).message}`));
+  }
+
+  readonly cancelTask: Unary<{ task_id: string }> = (call, callback) =>
+    void (async () => {
+      const taskId = call.request.task_id;
+      const state = TASK_ID.test(taskId) ? await this.options.engine.states.get(taskId).catch(() => undefined) : undefined;
+      if (!state) return callback(fail(grpc.status.NOT_FOUND, `no task ${taskId.slice(0, 128)}`));
+      if (state.owner !== identityOf(call, '')) return callback(fail(grpc.status.PERMISSION_DENIED, 'only the caller that started the task can cancel it'));
+      if (['completed', 'failed', 'cancelled'].includes(state.status)) return callback(null, {});
+      await this.cancel(taskId, state.owner);
+      callback(null, {});
+    })();
+
+  readonly listTasks: Unary<{ running_only: boolean }> = (call, callback) =>
+    void this.options.engine.states.list().then(
+      (states) => {
+        const tasks = [...states]
+          .filter(([, state]) => !call.request.running_only || ['queued', 'running', 'awaiting_approval'].includes(state.status))
+          .sort(([, a], [, b]) => b.updatedAt - a.updatedAt)
+          .map(([taskId, state]) => ({ task_id: taskId, owner: state.owner, status: state.status, title: state.title, replica: state.replica ?? '', sequence: state.seq, updated_at: timestamp(state.updatedAt) }));
+        callback(null, { tasks });
+      },
+      (error: unknown) => callback(fail(grpc.status.UNAVAILABLE, `the tasks could not be listed: ${(error as Error).message}`)),
+    );
+
+  readonly approve: Unary<{ execution_id: string; remember: boolean }> = (call, callback) =>
+    void this.reply(call, call.request.execution_id, call.request.remember ? 'allow_always' : 'allow_once', 'approval', 'decide its approvals').then((error) => callback(error, {}));
+
+  readonly reject: Unary<{ execution_id: string; reason: string }> = (call, callback) =>
+    void this.reply(call, call.request.execution_id, 'reject', 'approval', 'decide its approvals').then((error) => callback(error, {}));
+
+  readonly provideFile: Unary<FileContent> = (call, callback) =>
+    void this.reply(call, call.request.request_id, call.request, 'file request', 'answer its file requests').then((error) => callback(error, {}));
+
+  readonly confirmFileWrite: Unary<FileWritten> = (call, callback) =>
+    void this.reply(call, call.request.request_id, call.request, 'file write', 'confirm its file writes').then((error) => callback(error, {}));
+
+  readonly answerQuestion: Unary<QuestionAnswer> = (call, callback) =>
+    void this.reply(call, call.request.request_id, call.request, 'question', 'answer its questions').then((error) => callback(error, {}));
+
+  /** A reply to a request of a task: claimed (once, by the caller that started it), then recorded for the task's coordinator. */
+  private async reply(caller: Caller, id: string, answer: unknown, what: string, only: string): Promise<grpc.ServiceError | null> {
+    const by = identityOf(caller, '');
+    try {
+      const outcome = await claimRequest(this.options.engine, id, by);
+      if (outcome === 'unknown') return fail(grpc.status.NOT_FOUND, `no pending ${what} ${id.slice(0, 200)} (unknown, or already answered)`);
+      if (outcome === 'notTheCaller') return fail(grpc.status.PERMISSION_DENIED, `only the caller that started the task can ${only}`);
+      await this.options.engine.log.append(taskOfRequest(id)!, { reply: { id, by, answer } });
+      return null;
+    } catch (error) {
+      return fail(grpc.status.UNAVAILABLE, `the ${what} could not be recorded: ${(error as Error).message}`);
+    }
+  }
+}

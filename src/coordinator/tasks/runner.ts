@@ -1,0 +1,289 @@
+/**
+ * Runs the tasks a coordinator takes from the work queue (store.ts): each one's agent turn, with
+ * what it does recorded on the task's stream — progress batched (batcher.ts), the answer in
+ * pieces, tool calls, approvals asked and decided, the editor's buffers and writes asked of the
+ * caller, the agent's questions — and its one final state. Replies come back on the same stream,
+ * whichever coordinator took them (requests.ts); so does a cancel.
+ *
+ * A task handed out again (its coordinator died while running it) ends failed, in words, unless
+ * its coordinator is in fact still at it (its state says so, freshly); a task already over is left.
+ */
+import type { Logger } from '../../logger.js';
+import type { AgentDriver, AgentQuestion, FileReadRequest, PermissionDecision, PermissionRequest, TurnSink } from '../agents/driver.js';
+import { EventBatcher } from '../batcher.js';
+import { agentFailure } from '../callers.js';
+import { FileAccessError, workspaceOf } from '../files.js';
+import { makeModelEdit, MODEL_EDIT_REPLY, replacementIn, selectionEditOf } from '../modelEdits.js';
+import { QUESTION_TIMEOUT_MS, questionAnswer } from '../questions.js';
+import { askSink, assessCall, effectiveKind, refusalNote, withNotes } from '../turnRules.js';
+import { afterTurnNote, TurnFiles } from '../turnFiles.js';
+import type { FileContent, FileWritten, PlanEntry, QuestionAnswer, WireToolExecution } from '../../wire/contract.js';
+import { uriToPath } from '../../uri.js';
+import { TaskRequests } from './requests.js';
+import { titleOf, turnOf, type TaskSpec } from './spec.js';
+import type { Job, StoredRecord, TaskEngine, TaskState } from './store.js';
+
+/** How long the caller may take to answer a file_request before the disk is read instead. */
+export const FILE_REQUEST_TIMEOUT_MS = 10_000;
+/** How long the caller may take to make an approved write in the editor (it answers at once). */
+export const FILE_WRITE_TIMEOUT_MS = 30_000;
+/** A coordinator-side limit, so a task whose approval nobody answers never waits forever. */
+export const APPROVAL_TIMEOUT_MS = 15 * 60_000;
+/** How often a running task's state says its coordinator is still at it (a third of the queue's lease, 10 s on NATS). */
+const HEARTBEAT_MS = 2_000;
+
+export interface RunnerOptions {
+  engine: TaskEngine;
+  driver: AgentDriver | undefined;
+  agentProblem?: string;
+  logger: Logger;
+  /** This coordinator's name among the team's. */
+  replica: string;
+}
+
+/** One running task's handle: how it records, what it asks, when it is cancelled. */
+interface Running {
+  taskId: string;
+  spec: TaskSpec;
+  owner: string;
+  send(event: Record<string, unknown>): void;
+  requests: TaskRequests;
+  signal: AbortSignal;
+}
+
+/** Why a coordinator that stops aborts its tasks' turns. */
+const SHUTDOWN = 'the coordinator running it stopped: run it again';
+
+export class TaskRunner {
+  /** The turns running here, to end when this coordinator stops. */
+  private readonly running = new Map<AbortController, Promise<void>>();
+
+  constructor(private readonly options: RunnerOptions) {}
+
+  /** Ends the turns running here (failed, in words), and waits for them to end. */
+  async stop(): Promise<void> {
+    for (const turn of this.running.keys()) turn.abort(SHUTDOWN);
+    await Promise.allSettled(this.running.values());
+  }
+
+  /** Takes tasks from the queue, `concurrency` at a time, until stopped. */
+  start(concurrency: number): { stop(): Promise<void> } {
+    return this.options.engine.queue.work(concurrency, (job) => this.run(job));
+  }
+
+  private async run(job: Job): Promise<void> {
+    const { engine, logger } = this.options;
+    const records = await engine.log.read(job.taskId);
+    const created = records.find((record) => record.created)?.created;
+    if (!created || records.some((record) => record.final)) return;
+    const send = (event: Record<string, unknown>) => void engine.log.append(job.taskId, { event }).catch((error: unknown) => logger.warn(`task ${job.taskId}: an event was not stored: ${(error as Error).message}`));
+    if (records.some((record) => record.started)) {
+      if (await this.stillRunElsewhere(job.taskId)) return;
+      await this.end(job.taskId, send, 'failed', SHUTDOWN);
+      return;
+    }
+    if (records.some((record) => record.reply?.id === 'cancel')) return this.end(job.taskId, send, 'cancelled', 'Task cancelled');
+    await engine.log.append(job.taskId, { started: { replica: this.options.replica } });
+    await this.setState(job.taskId, { status: 'running', replica: this.options.replica });
+    const controller = new AbortController();
+    const requests = new TaskRequests(job.taskId, engine);
+    // Replies and a cancel, from any coordinator: this task's stream, from here on.
+    const listening = this.listen(job.taskId, records.at(-1)!.seq + 1, requests, controller);
+    const heartbeat = setInterval(() => void this.setState(job.taskId, {}).catch(() => undefined), HEARTBEAT_MS);
+    heartbeat.unref();
+    const work = this.turn({ taskId: job.taskId, spec: created.spec, owner: created.owner, send, requests, signal: controller.signal });
+    this.running.set(controller, work);
+    try {
+      await work;
+    } finally {
+      clearInterval(heartbeat);
+      listening.abort();
+      this.running.delete(controller);
+    }
+  }
+
+  /** Whether another coordinator still runs the task: its state says so, freshly. */
+  private async stillRunElsewhere(taskId: string): Promise<boolean> {
+    const state = await this.options.engine.states.get(taskId);
+    // Three heartbeats missed: it has stopped (its lease ran out too, or the task would not be here).
+    return Boolean(state && state.replica && state.replica !== this.options.replica && ['running', 'awaiting_approval'].includes(state.status) && Date.now() - state.updatedAt < HEARTBEAT_MS * 3);
+  }
+
+  /** Follows the task's stream for its replies (to the requests waiting) and a cancel. */
+  private listen(taskId: string, fromSeq: number, requests: TaskRequests, turn: AbortController): AbortController {
+    const stop = new AbortController();
+    void (async () => {
+      for await (const record of this.options.engine.log.follow(taskId, fromSeq, stop.signal)) {
+        if (record.reply?.id === 'cancel') turn.abort();
+        else if (record.reply) requests.reply(record.reply.id, record.reply.answer);
+      }
+    })().catch((error: unknown) => {
+      if (!stop.signal.aborted) this.options.logger.warn(`task ${taskId}: its replies could not be followed: ${(error as Error).message}`);
+    });
+    return stop;
+  }
+
+  private async setState(taskId: string, change: Partial<TaskState>): Promise<void> {
+    await this.options.engine.states.update(taskId, (state) => ({ ...state, ...change, updatedAt: Date.now() }));
+  }
+
+  /** The task's one final state, with its event. */
+  private async end(taskId: string, send: (event: Record<string, unknown>) => void, status: 'completed' | 'failed' | 'cancelled', message: string, extra: Record<string, unknown> = {}): Promise<void> {
+    send({ status, message, ...extra });
+    await this.options.engine.log.append(taskId, { final: status });
+    await this.setState(taskId, { status, pending: [] });
+  }
+
+  /** The agent's turn, what it does recorded; its final state at the end, whatever happens. */
+  private async turn(task: Running): Promise<void> {
+    const { driver, logger } = this.options;
+    if (!driver) return this.end(task.taskId, task.send, 'failed', this.options.agentProblem ?? 'no agent is configured');
+    const turn = turnOf(task.spec);
+    const readOnly = task.spec.intent === 'ask';
+    // An edit of the selection by a model that cannot write files: its answer becomes the change.
+    const selection = task.spec.intent === 'edit' ? selectionEditOf(task.spec.context, (uri) => (uri.startsWith('file:') ? uriToPath(uri) : undefined)) : undefined;
+    const modelEdit = driver.writesFiles ? undefined : selection;
+    if (modelEdit) turn.prompt += `\n\n${MODEL_EDIT_REPLY}`;
+    task.send({ status: 'pending', message: `Starting ${driver.shortName}…` });
+    const batch = new EventBatcher(task.send);
+    // Whatever is batched goes out before an approval or the final event, in order.
+    const sendNow = (event: Record<string, unknown>) => {
+      batch.flush();
+      task.send(event);
+    };
+    const events = this.events(batch, sendNow, task);
+    const decides = readOnly ? askSink(events, turn.cwd, logger) : this.taskSink(events, sendNow, task, driver.shortName);
+    const files = new TurnFiles(decides, turn.cwd, {
+      readOnly,
+      changed: (change) => sendNow({ status: 'in_progress', file_changed: { path: change.path, before: change.before, after: change.after, in_editor: change.inEditor, unasked: change.unasked ?? false } }),
+      ...(task.spec.servesBuffers ? { fromEditor: (read, signal) => this.askEditor(read, signal, sendNow, task), toEditor: (write, signal) => this.writeInEditor(write, signal, sendNow, task) } : {}),
+    });
+    try {
+      // An agent that writes the disk itself is watched: what it changed is taken into the editor
+      // and the review when its turn ends (an ask in a sandbox cannot change anything).
+      if (driver.writesFiles && (!readOnly || driver.unsafeAsks)) files.watch();
+      const result = await driver.run(turn, files.sink, task.signal);
+      if (modelEdit && result.stopReason === 'end_turn') events.text(`\n\n${await makeModelEdit(modelEdit, result.text, files.sink, task.signal)}`);
+      // An agent that can only end its turn when refused (Codex) was refused, not cancelled.
+      const refusal = refusalNote(result, task.signal, driver.shortName, readOnly);
+      const settled = task.signal.aborted ? undefined : await files.settle(logger);
+      // An agent that answered the edit in text (the lines in a code block) and changed nothing: its answer is the proposal, as a model's is.
+      if (selection && !modelEdit && result.stopReason === 'end_turn' && !files.touched(selection.path) && replacementIn(result.text) !== undefined) {
+        events.text(`\n\n${await makeModelEdit(selection, result.text, files.sink, task.signal)}`);
+      }
+      const notes = withNotes(result.text, [refusal, afterTurnNote(driver.shortName, settled, result.unasked ?? [], workspaceOf(turn.cwd))]);
+      if (notes) events.text(notes);
+      batch.flush();
+      if (task.signal.reason === SHUTDOWN) await this.end(task.taskId, task.send, 'failed', SHUTDOWN);
+      else if (result.stopReason === 'cancelled' && !refusal) await this.end(task.taskId, task.send, 'cancelled', 'Task cancelled');
+      else await this.end(task.taskId, task.send, 'completed', 'Done', { progress: 100, ...(result.usage ? { usage: result.usage } : {}) });
+    } catch (error) {
+      const failure = agentFailure(error);
+      // What a failed agent changed on disk is taken in all the same: into the editor, the review.
+      if (!task.signal.aborted) await files.settle(logger).catch((problem: unknown) => logger.warn(`the changes of the failed task: ${(problem as Error).message}`));
+      batch.flush();
+      await this.end(task.taskId, task.send, 'failed', task.signal.reason === SHUTDOWN ? SHUTDOWN : failure.details);
+    }
+  }
+
+  /** What a turn's driver tells the caller; the agent's questions only to a caller that answers them (else they are declined). */
+  private events(batch: EventBatcher, sendNow: (event: Record<string, unknown>) => void, task: Running) {
+    const answers = task.spec.questions;
+    return {
+      text: (delta: string) => batch.text(delta),
+      tool: (execution: WireToolExecution) => batch.tool(execution),
+      plan: (entries: PlanEntry[]) => batch.plan(entries),
+      thought: (delta: string) => batch.thought(delta),
+      notice: (message: string) => sendNow({ status: 'in_progress', message }),
+      ...(answers ? { question: (question: AgentQuestion, signal: AbortSignal) => this.question(question, signal, sendNow, task), typedAnswers: answers === 'typed' } : {}),
+    };
+  }
+
+  /**
+   * In a task every permission request becomes a pending approval, announced to the caller in a
+   * TaskEvent and decided by ApproveToolExecution / RejectToolExecution (by the caller that
+   * started it, through any coordinator), by cancellation, or by APPROVAL_TIMEOUT_MS.
+   */
+  private taskSink(events: Omit<TurnSink, 'permission' | 'readFile' | 'writeFile'>, sendNow: (event: Record<string, unknown>) => void, task: Running, agent: string): Omit<TurnSink, 'readFile' | 'writeFile'> {
+    const logger = this.options.logger;
+    return {
+      ...events,
+      permission: async (request: PermissionRequest, signal: AbortSignal): Promise<PermissionDecision> => {
+        const { risk, reasons } = assessCall(request, task.spec.cwd);
+        let executionId = '';
+        await this.setState(task.taskId, { status: 'awaiting_approval' });
+        const ending = await task.requests.ask<PermissionDecision>({ timeoutMs: APPROVAL_TIMEOUT_MS, signal }, (id) => {
+          executionId = id;
+          sendNow({
+            status: 'awaiting_approval',
+            message: `Waiting for approval: ${request.tool}`,
+            approval: {
+              execution_id: id,
+              tool: request.tool,
+              parameters: request.parameters,
+              risk,
+              agent_id: agent,
+              title: request.title,
+              reason: reasons.join('; '),
+              kind: effectiveKind(request),
+              locations: [...new Set([...request.locations, ...request.writes])],
+              ...(request.diff ? { diff: request.diff.text, lines_added: request.diff.added, lines_removed: request.diff.removed } : {}),
+            },
+          });
+        });
+        await this.setState(task.taskId, { status: 'running' });
+        const decision = 'answered' in ending && isDecision(ending.answered) ? ending.answered : 'reject';
+        const why = 'answered' in ending ? '(decided by the editor)' : 'aborted' in ending ? '(task cancelled)' : `(no decision within ${APPROVAL_TIMEOUT_MS / 60_000} minutes)`;
+        logger.info(`approval ${executionId} for ${request.tool} (${risk}): ${decision} ${why}`);
+        sendNow({ status: 'in_progress', message: `${decision === 'reject' ? 'Denied' : 'Approved'}: ${request.tool}` });
+        return decision;
+      },
+    };
+  }
+
+  /**
+   * Asks the caller for the editor's buffer of a file the agent reads (TaskEvent `file_request`):
+   * its text when the file is open there, undefined when it is not, or when no answer comes
+   * within FILE_REQUEST_TIMEOUT_MS (the disk is read then).
+   */
+  private async askEditor(read: FileReadRequest, signal: AbortSignal, sendNow: (event: Record<string, unknown>) => void, task: Running): Promise<string | undefined> {
+    const ending = await task.requests.ask<FileContent>({ timeoutMs: FILE_REQUEST_TIMEOUT_MS, signal }, (id) =>
+      sendNow({ status: 'in_progress', file_request: { request_id: id, path: read.path, line: read.line ?? 0, limit: read.limit ?? 0 } }),
+    );
+    if ('timedOut' in ending) this.options.logger.warn(`the editor did not answer for ${read.path} within ${FILE_REQUEST_TIMEOUT_MS / 1000} s: the agent reads it from disk`);
+    if (!('answered' in ending) || !ending.answered.open) return undefined;
+    if (ending.answered.error) throw new FileAccessError(ending.answered.error);
+    return ending.answered.text;
+  }
+
+  /**
+   * Has the caller make an approved write in the editor's buffer (TaskEvent `file_write`), where
+   * the file is open there; fails when no answer comes within FILE_WRITE_TIMEOUT_MS — the buffer
+   * may or may not have the change then, and the disk must not get it behind the editor's back.
+   */
+  private async writeInEditor(write: { path: string; base: string; content: string }, signal: AbortSignal, sendNow: (event: Record<string, unknown>) => void, task: Running): Promise<{ open: boolean; applied: boolean; message: string }> {
+    const ending = await task.requests.ask<FileWritten>({ timeoutMs: FILE_WRITE_TIMEOUT_MS, signal }, (id) =>
+      sendNow({ status: 'in_progress', message: `Writing ${write.path}`, file_write: { request_id: id, ...write } }),
+    );
+    if ('answered' in ending) return ending.answered;
+    throw new FileAccessError('aborted' in ending ? `${write.path}: the turn ended before the editor made the change` : `${write.path}: the editor did not confirm the change within ${FILE_WRITE_TIMEOUT_MS / 1000} s`);
+  }
+
+  /** The agent's question, asked of the caller: the option chosen, the text typed, or undefined (declined, unanswered, the turn ended). */
+  private async question(question: AgentQuestion, signal: AbortSignal, sendNow: (event: Record<string, unknown>) => void, task: Running): Promise<number | string | undefined> {
+    const ending = await task.requests.ask<QuestionAnswer>({ timeoutMs: QUESTION_TIMEOUT_MS, signal }, (id) =>
+      sendNow({ status: 'in_progress', message: `Question: ${question.message.replace(/\s+/g, ' ').slice(0, 200)}`, question: { request_id: id, message: question.message, options: question.options, input: question.input ?? '', url: question.url ?? '' } }),
+    );
+    if ('timedOut' in ending) this.options.logger.info(`no answer to "${question.message}" within ${QUESTION_TIMEOUT_MS / 60_000} minutes: declined`);
+    return 'answered' in ending ? questionAnswer(question, ending.answered) : undefined;
+  }
+}
+
+const isDecision = (answer: unknown): answer is PermissionDecision => answer === 'allow_once' || answer === 'allow_always' || answer === 'reject';
+
+/** The state of a task just created. */
+export function createdState(spec: TaskSpec, owner: string, seq: number): TaskState {
+  return { owner, status: 'queued', title: titleOf(spec), seq, updatedAt: Date.now(), pending: [] };
+}
+
+export type { StoredRecord };

@@ -1,0 +1,54 @@
+/**
+ * A task as its caller asked for it, in the form it is stored in (its stream's `created` record):
+ * everything any coordinator needs to run it — the question and the editor's context, the intent,
+ * the conversation, where it works, what the caller answers — and the agent's turn made from it.
+ */
+import type { AgentTurn } from '../agents/driver.js';
+import { editorStateOf } from '../agents/editorState.js';
+import { buildPrompt } from '../../wire/prompt.js';
+import type { EditorContext } from '../../wire/contract.js';
+
+export interface TaskSpec {
+  /** The agent id the request named. */
+  agentId: string;
+  query: string;
+  context?: EditorContext;
+  /** An ask (read-only), a task, or an edit of the selection. */
+  intent: 'ask' | 'task' | 'edit';
+  /** The agent session it runs in: one per caller's session (and conversation). */
+  sessionKey: string;
+  /** The conversation, named the same across restarts (an agent's saved session is found by it). */
+  conversationKey?: string;
+  /** The conversation's earlier turns as the caller kept them. */
+  earlier?: string;
+  /** Its workspace: none where the caller named none (then nothing of it is writable). */
+  cwd?: string;
+  /** The caller holds the editor's buffers (reads ask it first, approved writes are made there). */
+  servesBuffers: boolean;
+  /** The caller answers the agent's questions: as a choice, or typed too. */
+  questions?: 'choice' | 'typed';
+  /** W3C trace context of the caller's request. */
+  traceparent?: string;
+}
+
+/** The agent's turn for a task. */
+export function turnOf(spec: TaskSpec): AgentTurn {
+  const { query, context } = spec;
+  return {
+    sessionKey: spec.sessionKey,
+    prompt: buildPrompt(query, context, spec.intent === 'ask'),
+    ...(spec.conversationKey ? { conversationKey: spec.conversationKey } : {}),
+    ...(spec.earlier ? { earlier: spec.earlier } : {}),
+    ...(spec.cwd ? { cwd: spec.cwd } : {}),
+    readOnly: spec.intent === 'ask',
+    // Maybe one of the agent's commands (`/review`): the driver knows which it lists.
+    ...(query.trimStart().startsWith('/') ? { command: query.trim() } : {}),
+    ...(context ? { editor: editorStateOf(context) } : {}),
+  };
+}
+
+/** A few words of what was asked, for listings. */
+export function titleOf(spec: TaskSpec): string {
+  const words = spec.query.replace(/\s+/g, ' ').trim();
+  return words.length > 80 ? `${words.slice(0, 79)}…` : words;
+}

@@ -1,0 +1,190 @@
+/**
+ * A team's coordinator: `buckley-lsp coordinator --nats …` replicas on a real NATS server with
+ * JetStream, each with the scripted agent. A colleague watches a task from another replica, from
+ * its start to its end; only the task's caller answers its approvals — its identity, through any
+ * replica; a replica killed with SIGKILL while it runs a task leaves it failed in words, seen by
+ * every watcher, within seconds; a pending approval stays answerable when the replica its caller
+ * used dies; a replica started again on the same NATS replays old tasks; a NATS restart in the
+ * middle of a task loses nothing; tasks beyond what a replica runs at once wait, and say so.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { CoordinatorClient } from '../../src/wire/client.js';
+import * as z from '../../src/schema.js';
+import { sessionSchema, taskEventSchema, taskListSchema, type TaskEvent } from '../../src/wire/contract.js';
+import { startCoordinatorProcess, type CoordinatorProcess } from '../helpers/coordinators.js';
+import { requireNats, startNats, stopAllNats, type NatsServer } from '../helpers/nats.js';
+import { SCRIPTED_AGENT } from '../helpers/paths.js';
+import { tempDir } from '../helpers/temp.js';
+
+const nats = requireNats();
+afterAll(stopAllNats);
+
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+const empty = z.object({});
+
+async function replica(server: NatsServer, name: string, maxRunning = 4): Promise<CoordinatorProcess> {
+  const started = await startCoordinatorProcess(['--nats', server.url, '--replica', name, '--max-running', String(maxRunning), '--agent', process.execPath, SCRIPTED_AGENT]);
+  cleanups.push(() => started.stop());
+  return started;
+}
+
+function client(address: string, agentId: string): CoordinatorClient {
+  const made = new CoordinatorClient({ address, agentId, channelOptions: { 'grpc.use_local_subchannel_pool': 1 } });
+  cleanups.push(() => made.close());
+  return made;
+}
+
+/** A workspace for a task, and a session on `caller`'s replica there. */
+async function session(caller: CoordinatorClient, agentId: string): Promise<Record<string, string>> {
+  const root = tempDir('buckley-team-ws');
+  mkdirSync(root, { recursive: true });
+  writeFileSync(join(root, 'README.md'), '# read me\n');
+  const made = await caller.unary('CreateSession', { agent_id: agentId, metadata: { workspace_root: root } }, sessionSchema, { timeoutMs: 5000 });
+  return { 'x-buckley-session-id': made.session_id };
+}
+
+/** Every event of a stream, to its end. */
+async function collect(stream: AsyncIterable<TaskEvent>, onEvent: (event: TaskEvent) => unknown = () => undefined): Promise<TaskEvent[]> {
+  const events: TaskEvent[] = [];
+  for await (const event of stream) {
+    events.push(event);
+    await onEvent(event);
+  }
+  return events;
+}
+
+const watch = (watcher: CoordinatorClient, taskId: string, fromSequence = 0) => watcher.stream('SubscribeTaskEvents', { plan_id: '', task_ids: [taskId], from_sequence: fromSequence }, taskEventSchema, { timeoutMs: 60_000 });
+
+describe.runIf(nats)("a team's coordinator on NATS JetStream", () => {
+  it('lets a colleague watch a task from another replica, start to end; only its caller answers its approvals, through any replica', async () => {
+    const server = await startNats();
+    const [one, two] = [await replica(server, 'one'), await replica(server, 'two')];
+    const alice = client(one.address, 'alice');
+    const aliceElsewhere = client(two.address, 'alice');
+    const bob = client(two.address, 'bob');
+    const metadata = await session(alice, 'alice');
+    const task = alice.stream('StreamTask', { task_id: 'team-watch', agent_id: 'alice', query: 'Tidy the config' }, taskEventSchema, { timeoutMs: 60_000, metadata });
+    const watched = collect(watch(bob, 'team-watch'));
+    const mine = await collect(task, async (event) => {
+      if (!event.approval) return;
+      const id = event.approval.execution_id;
+      await expect(bob.unary('ApproveToolExecution', { execution_id: id, remember: false }, empty, { timeoutMs: 5000 })).rejects.toMatchObject({ code: grpc.status.PERMISSION_DENIED, details: 'only the caller that started the task can decide its approvals' });
+      // Alice's own identity on the other replica decides it.
+      await aliceElsewhere.unary('ApproveToolExecution', { execution_id: id, remember: false }, empty, { timeoutMs: 5000 });
+    });
+    const seen = await watched;
+    expect(mine.at(-1)).toMatchObject({ status: 'completed' });
+    expect(mine.map((event) => event.answer_delta).join('')).toContain('Permission to read: yes; permission to edit: yes.');
+    // The colleague saw the same events, numbered the same, from the start to the final state.
+    expect(seen.map((event) => [event.sequence, event.status, event.answer_delta])).toEqual(mine.map((event) => [event.sequence, event.status, event.answer_delta]));
+    expect(seen.map((event) => event.sequence)).toEqual([...seen.map((event) => event.sequence)].sort((a, b) => a - b));
+    const listed = await bob.unary('ListTasks', { running_only: false }, taskListSchema, { timeoutMs: 5000 });
+    expect(listed.tasks.find((listedTask) => listedTask.task_id === 'team-watch')).toMatchObject({ owner: 'alice', status: 'completed', title: 'Tidy the config' });
+  });
+
+  it('ends the task of a replica killed with SIGKILL failed, in words, for every watcher, within seconds; the survivor goes on serving', async () => {
+    const server = await startNats();
+    const [one, two] = [await replica(server, 'one'), await replica(server, 'two')];
+    const replicas = { one, two };
+    const alice = client(one.address, 'alice');
+    const watcherOnTwo = client(two.address, 'bob');
+    const metadata = await session(alice, 'alice');
+    const task = alice.stream('StreamTask', { task_id: 'team-kill', agent_id: 'alice', query: 'HANG' }, taskEventSchema, { timeoutMs: 60_000, metadata: { ...metadata, 'x-buckley-detach': '1' } });
+    const first = await task.next();
+    expect(first.done).toBe(false);
+    // Which replica runs it: the one to kill.
+    let runner = '';
+    while (!runner) runner = (await watcherOnTwo.unary('ListTasks', { running_only: true }, taskListSchema, { timeoutMs: 5000 })).tasks.find((listed) => listed.task_id === 'team-kill')?.replica ?? '';
+    const survivor = client(runner === 'one' ? two.address : one.address, 'bob');
+    const watched = collect(watch(survivor, 'team-kill'));
+    const killedAt = Date.now();
+    replicas[runner as 'one' | 'two'].process.kill('SIGKILL');
+    const seen = await watched;
+    expect(seen.at(-1)).toMatchObject({ status: 'failed', message: 'the coordinator running it stopped: run it again' });
+    expect(Date.now() - killedAt).toBeLessThan(30_000);
+    // The survivor runs the next task.
+    const again = client(runner === 'one' ? two.address : one.address, 'alice');
+    const next = await collect(again.stream('StreamTask', { task_id: 'team-after', agent_id: 'alice', query: 'INSTANT' }, taskEventSchema, { timeoutMs: 60_000, metadata: await session(again, 'alice') }));
+    expect(next.at(-1)).toMatchObject({ status: 'completed' });
+  });
+
+  it("keeps a pending approval answerable when the replica its caller used dies: the caller follows and answers through another", async () => {
+    const server = await startNats();
+    // One runs tasks; the other only serves callers, so the task runs on the first.
+    const worker = await replica(server, 'worker');
+    const gateway = await replica(server, 'gateway', 0);
+    const alice = client(gateway.address, 'alice');
+    const metadata = await session(alice, 'alice');
+    const task = alice.stream('StreamTask', { task_id: 'team-approve', agent_id: 'alice', query: 'Tidy the config' }, taskEventSchema, { timeoutMs: 60_000, metadata: { ...metadata, 'x-buckley-detach': '1' } });
+    let asked: TaskEvent | undefined;
+    for await (const event of task) {
+      if (event.approval) {
+        asked = event;
+        break;
+      }
+    }
+    gateway.process.kill('SIGKILL');
+    // Alice's bridge moves to the replica left: it answers what waits, and follows the task from where it was.
+    const moved = client(worker.address, 'alice');
+    await moved.unary('ApproveToolExecution', { execution_id: asked!.approval!.execution_id, remember: false }, empty, { timeoutMs: 5000 });
+    const rest = await collect(watch(moved, 'team-approve', asked!.sequence + 1), async (event) => {
+      if (event.approval) await moved.unary('ApproveToolExecution', { execution_id: event.approval.execution_id, remember: false }, empty, { timeoutMs: 5000 });
+    });
+    expect(rest.at(-1)).toMatchObject({ status: 'completed' });
+    expect(rest.map((event) => event.answer_delta).join('')).toContain('permission to edit: yes');
+  });
+
+  it('replays old tasks from a replica started again on the same NATS', async () => {
+    const server = await startNats();
+    const first = await replica(server, 'first');
+    const alice = client(first.address, 'alice');
+    const done = await collect(alice.stream('StreamTask', { task_id: 'team-old', agent_id: 'alice', query: 'INSTANT' }, taskEventSchema, { timeoutMs: 60_000, metadata: await session(alice, 'alice') }));
+    await first.stop();
+    const second = await replica(server, 'second');
+    const replayed = await collect(watch(client(second.address, 'bob'), 'team-old'));
+    expect(replayed).toEqual(done);
+  });
+
+  it('loses nothing of a task when the NATS server restarts in its middle', async () => {
+    const server = await startNats();
+    const one = await replica(server, 'one');
+    const alice = client(one.address, 'alice');
+    const stream = alice.stream('StreamTask', { task_id: 'team-restart', agent_id: 'alice', query: 'STREAM 30 100' }, taskEventSchema, { timeoutMs: 60_000, metadata: { ...(await session(alice, 'alice')), 'x-buckley-detach': '1' } });
+    const before: TaskEvent[] = [];
+    for await (const event of stream) {
+      before.push(event);
+      if (event.answer_delta) break;
+    }
+    await server.stop();
+    await server.start();
+    const all = await collect(watch(client(one.address, 'alice'), 'team-restart'));
+    expect(all.at(-1)).toMatchObject({ status: 'completed' });
+    const answer = all.map((event) => event.answer_delta).join('');
+    expect(answer).toMatch(/^\[first \d+\] word1 word2 word3 .* word29 \[last \d+\]/);
+    for (let piece = 2; piece <= 29; piece++) expect(answer).toContain(`word${piece} `);
+  });
+
+  it('queues what is beyond what a replica runs at once, saying how many are ahead', async () => {
+    const server = await startNats();
+    const one = await replica(server, 'one', 1);
+    const alice = client(one.address, 'alice');
+    const metadata = { ...(await session(alice, 'alice')), 'x-buckley-detach': '1' };
+    const start = (taskId: string, query: string) => alice.stream('StreamTask', { task_id: taskId, agent_id: 'alice', query }, taskEventSchema, { timeoutMs: 60_000, metadata });
+    const hanging = start('team-q1', 'HANG');
+    await hanging.next();
+    // Each call starts when it is first read: the second is queued before the third.
+    const second = start('team-q2', 'INSTANT');
+    expect((await second.next()).value).toMatchObject({ status: 'pending', message: 'Queued, next in line' });
+    const third = start('team-q3', 'INSTANT');
+    expect((await third.next()).value).toMatchObject({ status: 'pending', message: 'Queued, 1 ahead' });
+    await alice.unary('CancelTask', { task_id: 'team-q1' }, empty, { timeoutMs: 5000 });
+    expect((await collect(watch(alice, 'team-q3'))).at(-1)).toMatchObject({ status: 'completed' });
+  });
+});
