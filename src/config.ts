@@ -43,10 +43,16 @@ export type McpServerSetting = z.infer<typeof mcpServer>;
 // Sections are strict, the top level is not: editors put other things in initializationOptions
 // (`fromUser`, `clientCapabilities`). A top-level key close to a section's name is reported all
 // the same (see misspeltSections).
+const HOST_PORT = String.raw`(?:[^\s:,]+|\[[0-9a-fA-F:]+\]):\d{1,5}`;
+const ADDRESSES = new RegExp(`^\\s*${HOST_PORT}(?:\\s*,\\s*${HOST_PORT})*\\s*$`);
+
 export const configSchema = z.object({
   coordinator: section({
-    /** `host:port` of a running coordinator; unset = start the embedded one. */
-    address: z.optional(z.string().check(z.regex(/^[^\s:]+:\d{1,5}$|^\[[0-9a-fA-F:]+\]:\d{1,5}$/, 'expected host:port, e.g. 127.0.0.1:50051'))),
+    /**
+     * `host:port` of a running coordinator — or of a team's replicas, comma-separated, failed over
+     * in turn; unset = start the embedded one.
+     */
+    address: z.optional(z.string().check(z.regex(ADDRESSES, 'expected host:port (or several, comma-separated), e.g. 127.0.0.1:50051'))),
     /**
      * Agent identity sent as `agent_id` and `x-buckley-agent-id`. Unset: the client
      * certificate's name (CN), else an id of this server's own (see bridge/identity.ts).

@@ -22,6 +22,7 @@ export const Commands = {
   answerQuestion: 'buckley.answerQuestion',
   keepChange: 'buckley.keepChange',
   undoChange: 'buckley.undoChange',
+  watchTask: 'buckley.watchTask',
 } as const;
 
 /** What `InitializeResult.capabilities.experimental.buckley` carries. */

@@ -116,6 +116,7 @@ export const answerQuestionArgsSchema = z.object({ id: z.string().check(z.minLen
 
 /** Arguments of the `buckley.cancelTask` command; without a task id the newest running task. */
 export const cancelTaskCommandArgsSchema = z.object({ taskId: z.optional(z.string().check(z.minLength(1))) });
+export const watchTaskCommandArgsSchema = cancelTaskCommandArgsSchema;
 
 export type TaskStatus =
   | 'pending'
@@ -150,7 +151,10 @@ export interface StatusResult {
   client: { name?: string; version?: string };
   coordinator: {
     mode: 'embedded' | 'remote';
+    /** The coordinator in use. */
     address?: string;
+    /** A team's replicas, in the order they are tried (buckley.coordinator.address). */
+    addresses?: string[];
     /** Who the bridge is to the coordinator, and why (see bridge/identity.ts). */
     agentId?: string;
     agentIdSource?: 'setting' | 'certificate' | 'instance';
@@ -167,6 +171,8 @@ export interface StatusResult {
   };
   features: Record<string, boolean>;
   tasks: TaskProgress[];
+  /** A team's coordinator (`shared_tasks`): the tasks running on it, whoever started them (watch one with buckley.watchTask). */
+  team?: { tasks: { taskId: string; owner: string; title: string; status: string; replica: string }[] } | { error: string };
   approvals: unknown[];
   /** The conversations kept (newest first): follow one up with its id, or in its document; what its turns used and cost here, where the agent said. */
   conversations: { id: string; title: string; turns: number; updated: string; document?: string; usage?: string }[];

@@ -51,6 +51,7 @@ import {
   textDocumentPositionSchema,
   type AskParams,
   type ExecuteTaskParams,
+  type StatusResult,
 } from './protocol.js';
 import { createServices, endWork, saveState, type Services } from './services.js';
 import type { Config } from '../config.js';
@@ -64,6 +65,8 @@ const CONFIGURATION_TIMEOUT_MS = 2_000;
  * agents still running then are killed as the process exits.
  */
 const STOP_DEADLINE_MS = 900;
+/** How long the status waits for a team's coordinator to list its running tasks. */
+const TEAM_STATUS_MS = 2_000;
 /** How long the server waits for `initialized` (and the editor's settings) before starting the link anyway. */
 const INITIALIZED_TIMEOUT_MS = 5_000;
 
@@ -240,6 +243,7 @@ export class BuckleyServer implements RunningServer {
     const config = this.settings.current;
     return buildStatus({
       agent,
+      team: await this.teamTasks(),
       version: this.options.version,
       logFile: this.options.logFile,
       client: this.client,
@@ -253,6 +257,16 @@ export class BuckleyServer implements RunningServer {
       usage: this.services.usage,
     });
   };
+
+  /** A team's running tasks, for the status: where the coordinator is a team's. */
+  private async teamTasks(): Promise<StatusResult['team']> {
+    const coordinator = this.link.current;
+    if (coordinator?.state !== 'ready' || !this.features.coordinator.sharedTasks) return undefined;
+    const timeoutMs = Math.min(this.settings.current.coordinator.callTimeoutMs, TEAM_STATUS_MS);
+    const listed = await coordinator.listTasks({ runningOnly: true, signal: AbortSignal.timeout(timeoutMs), timeoutMs });
+    if (listed.status === 'completed') return { tasks: listed.tasks.map((task) => ({ taskId: task.task_id, owner: task.owner, title: task.title, status: task.status, replica: task.replica })) };
+    return { error: listed.status === 'failed' ? listed.failure.message : 'not listed in time' };
+  }
 
   private readonly codeAction = (params: CodeActionParams) => {
     const { textDocument, range } = validate(codeActionParamsSchema, params);
@@ -288,6 +302,7 @@ export class BuckleyServer implements RunningServer {
       chooseMode: (mode) => this.services.controls.chooseMode(mode),
       review: this.services.review,
       questions: this.services.questions,
+      watch: this.services.watch,
     });
   };
 

@@ -30,6 +30,7 @@ import { Targets } from './flows/target.js';
 import { TaskEdits } from './flows/taskEdits.js';
 import { TaskService } from './flows/tasks.js';
 import { UsageTally } from './flows/usage.js';
+import { WatchService } from './flows/watch.js';
 import { Answers } from './stores/answers.js';
 import { Conversations } from './stores/conversations.js';
 import { TrustStore } from './stores/trust.js';
@@ -112,8 +113,9 @@ export function createServices(input: ServicesInput) {
   const proposals = new Proposals({ editor, approvals, agentEdits, targets, logger: logger.child('edit'), config, documentAt: openDocument });
   const edits = new EditRoute({ editor, coordinator, tasks, proposals });
   const completions = new InlineCompletions({ documents, config, features, coordinator, logger: logger.child('completions') });
+  const watch = new WatchService({ editor, progress, answers, config, features, coordinator, logger: logger.child('watch'), ownTasks: () => new Set(tasks.running().map((task) => task.id)) });
   documents.listen(input.documentEvents);
-  return { documents, openDocument, documentAt, answers, conversations, trust, progress, agentEdits, asks, approvals, taskEdits, review, tasks, edits, completions, usage, controls, questions, logger };
+  return { documents, openDocument, documentAt, answers, conversations, trust, progress, agentEdits, asks, approvals, taskEdits, review, tasks, edits, completions, usage, controls, questions, watch, logger };
 }
 
 /** Whether a buffer has edits its editor has not saved: its version moved since it was opened or last saved. */
@@ -130,6 +132,7 @@ export function endWork(services: Services): void {
   services.asks.cancelAll();
   services.tasks.cancelAll();
   services.completions.cancelAll();
+  services.watch.cancelAll();
   saveState(services);
 }
 

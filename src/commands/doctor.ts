@@ -8,7 +8,7 @@ import { lookup } from 'node:dns/promises';
 import { readFileSync } from 'node:fs';
 import { configFromEnv, resolveConfigLeniently, splitCommandLine, type Config, type ConfigInput, type ConfigSource } from '../config.js';
 import { RootLogger } from '../logger.js';
-import { isLoopbackHost } from '../net.js';
+import { addressesOf, isLoopbackHost } from '../net.js';
 import { ASKS_NOT_READ_ONLY } from '../bridge/link/readOnly.js';
 import { FEATURE } from '../wire/features.js';
 import type { AgentDriver } from '../coordinator/agents/driver.js';
@@ -101,11 +101,14 @@ function readSettingsFile(path: string): { values: unknown } | { problem: string
   return { values: wrapped !== undefined && Object.keys(values).length === 1 ? wrapped : values };
 }
 
-/** TLS files, then the address: resolves, answers, speaks buckley.acp.v1. */
+/** TLS files, then each address (a team's replicas): resolves, answers, speaks buckley.acp.v1. */
 async function checkCoordinator(config: Config, report: Report): Promise<void> {
-  const address = config.coordinator.address!;
+  if (config.coordinator.tls) checkTls(config.coordinator.tls, report);
+  for (const address of addressesOf(config.coordinator.address)) await checkAddress(address, config, report);
+}
+
+async function checkAddress(address: string, config: Config, report: Report): Promise<void> {
   const tls = config.coordinator.tls;
-  if (tls) checkTls(tls, report);
   const host = address.slice(0, address.lastIndexOf(':')).replace(/^\[|\]$/g, '');
   if (!isLoopbackHost(host)) {
     try {

@@ -17,4 +17,5 @@ export const FEATURES = [
   FEATURE.plan,
   FEATURE.thoughts,
   FEATURE.questions,
+  FEATURE.taskEvents,
 ] as const;

@@ -34,6 +34,8 @@ export { APPROVAL_TIMEOUT_MS, FILE_REQUEST_TIMEOUT_MS, FILE_WRITE_TIMEOUT_MS } f
 
 /** Tasks run at once by one coordinator, unless told otherwise (more wait in the queue). */
 export const MAX_RUNNING = 16;
+/** How long a stopping coordinator lets its callers hear why their calls end. */
+const STOP_GRACE_MS = 500;
 
 interface SessionState {
   agentId: string;
@@ -56,6 +58,8 @@ export interface CoordinatorOptions {
   replica?: string;
   /** Tasks it runs at once; more wait in the queue. */
   maxRunning?: number;
+  /** How long a detached task's caller may be gone (runner.ts: CALLER_GRACE_MS). */
+  callerGraceMs?: number;
 }
 
 export interface RunningCoordinator {
@@ -70,7 +74,7 @@ class CoordinatorService {
 
   constructor(
     private readonly options: CoordinatorOptions,
-    engine: TaskEngine,
+    private readonly engine: TaskEngine,
   ) {
     this.tasks = new TaskRpc({ engine, logger: options.logger, specOf: (call) => this.specOf(call) });
   }
@@ -131,7 +135,13 @@ class CoordinatorService {
       protocol_version: PROTOCOL_VERSION,
       // Completions where the agent can make them (a model: fill-in-the-middle; an ACP agent has no
       // such call); asks read-only only where the agent runs in its sandbox.
-      features: [...FEATURES.filter((feature) => !(unsafeAsks && feature === FEATURE.readOnlyAsks)), ...(this.options.driver?.complete ? [FEATURE.inlineCompletion] : []), ...(this.options.driver?.controls ? [FEATURE.agentControls] : []), ...(this.options.driver?.chooseMode ? [FEATURE.agentModes] : [])],
+      features: [
+        ...FEATURES.filter((feature) => !(unsafeAsks && feature === FEATURE.readOnlyAsks)),
+        ...(this.engine.name === 'nats' ? [FEATURE.sharedTasks] : []),
+        ...(this.options.driver?.complete ? [FEATURE.inlineCompletion] : []),
+        ...(this.options.driver?.controls ? [FEATURE.agentControls] : []),
+        ...(this.options.driver?.chooseMode ? [FEATURE.agentModes] : []),
+      ],
       notes: unsafeAsks ? [unsafeAsks] : [],
       max_agents: 1,
       supported_auth: this.options.tls ? [this.options.tls.clientCa ? 'mtls' : 'tls'] : ['insecure_local'],
@@ -306,7 +316,7 @@ export async function startCoordinator(listen: string, options: CoordinatorOptio
   await options.driver?.prepare?.();
   const engine = options.engine ?? memoryEngine();
   const replica = options.replica ?? `${hostname()}:${process.pid}`;
-  const runner = new TaskRunner({ engine, driver: options.driver, agentProblem: options.agentProblem, logger: options.logger, replica });
+  const runner = new TaskRunner({ engine, driver: options.driver, agentProblem: options.agentProblem, logger: options.logger, replica, callerGraceMs: options.callerGraceMs });
   // With none to run, it serves the team's callers and leaves running to the others.
   const maxRunning = options.maxRunning ?? MAX_RUNNING;
   const working = maxRunning > 0 ? runner.start(maxRunning) : { stop: async () => undefined };
@@ -324,9 +334,15 @@ export async function startCoordinator(listen: string, options: CoordinatorOptio
     address,
     port,
     async close() {
+      // Its callers told to follow their tasks on another (a team's tasks live on), and given a
+      // moment to hear it; then calls still in flight are cancelled, the tasks running here end
+      // (failed: another run is the caller's to ask for), and the agents and what they started stop.
+      await service.tasks.stop();
       service.endAll();
-      // Calls in flight are cancelled, the tasks running here end (failed: another run is the
-      // caller's to ask for), and the agents and what they started stop.
+      await new Promise<void>((resolve) => {
+        server.tryShutdown(() => resolve());
+        setTimeout(resolve, STOP_GRACE_MS).unref();
+      });
       server.forceShutdown();
       await working.stop();
       await runner.stop();

@@ -26,8 +26,9 @@ export const QUESTIONS_HEADER = 'x-buckley-questions';
 /** Our extension: the conversation a StreamTask belongs to; one agent session (history) each, never shared. */
 export const CONVERSATION_HEADER = 'x-buckley-conversation';
 /**
- * On StreamTask, `1`: the task goes on when this stream ends (the caller cancels it with
- * CancelTask, and may follow it again with SubscribeTaskEvents); without it, ending the stream
+ * On StreamTask, `1`: the task goes on when this stream ends, for its caller to follow again
+ * (SubscribeTaskEvents, the same identity, within a minute — a failover, a network blip) or to
+ * cancel (CancelTask); a caller gone longer has it cancelled. Without it, ending the stream
  * cancels the task, as Buckley's clients expect.
  */
 export const DETACH_HEADER = 'x-buckley-detach';

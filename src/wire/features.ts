@@ -44,6 +44,18 @@ export const FEATURE = {
   agentModes: 'agent_modes',
   /** The agent's questions (ACP elicitation: one choice) reach the caller as `question` events, answered with AnswerQuestion. */
   questions: 'questions',
+  /**
+   * A task outlives its stream: its events carry sequence numbers and are followed again from one
+   * (SubscribeTaskEvents) on any of its coordinators — by its caller after a failover, by a
+   * colleague watching; it is cancelled with CancelTask (a stream opened with `x-buckley-detach`
+   * does not cancel it by ending) and listed with ListTasks.
+   */
+  taskEvents: 'task_events',
+  /**
+   * Its tasks are kept where all its replicas find them, beyond any one's life (NATS JetStream): a
+   * task whose stream broke is followed again — on the next replica, or the same one back.
+   */
+  sharedTasks: 'shared_tasks',
 } as const;
 
 export type FeatureFlag = keyof typeof FEATURE;

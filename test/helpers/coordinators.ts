@@ -18,7 +18,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { agentCommunicationService } from '../../src/wire/protos.js';
 import type { TestCerts } from './certs.js';
-import { BIN, REPO } from './paths.js';
+import { BIN, REPO, SCRIPTED_AGENT } from './paths.js';
 
 export interface CoordinatorProcess {
   address: string;
@@ -53,6 +53,11 @@ export function startCoordinatorProcess(args: string[], env: NodeJS.ProcessEnv =
     });
     child.once('exit', (code) => reject(new Error(`coordinator exited with ${code}: ${stderr}`)));
   });
+}
+
+/** A replica of a team's coordinator on the NATS server at `natsUrl`, with the scripted agent; `maxRunning` 0: it only serves callers. */
+export function startReplica(natsUrl: string, name: string, maxRunning = 4): Promise<CoordinatorProcess> {
+  return startCoordinatorProcess(['--nats', natsUrl, '--replica', name, '--max-running', String(maxRunning), '--agent', process.execPath, SCRIPTED_AGENT]);
 }
 
 export interface RecordedCall {

@@ -123,6 +123,10 @@ export class FakeEditor implements EditorClient {
   requests(method: string): unknown[] {
     return this.recorded.filter((entry) => entry.kind === 'request' && entry.method === method).map((entry) => entry.params);
   }
+  /** The `$/progress` values sent, in order. */
+  progressValues(): { kind: string; title?: string; message?: string }[] {
+    return this.recorded.filter((entry) => entry.kind === 'progress').map((entry) => (entry.params as { value: { kind: string; title?: string; message?: string } }).value);
+  }
   notifications(method: string): unknown[] {
     return this.recorded.filter((entry) => entry.kind === 'notification' && entry.method === method).map((entry) => entry.params);
   }

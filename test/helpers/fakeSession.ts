@@ -11,8 +11,9 @@ import type {
   Outcome,
   StreamCall,
   StreamOutcome,
+  WatchCall,
 } from '../../src/bridge/link/calls.js';
-import type { AgentControls, ProposeEditsResponse, TaskEvent } from '../../src/wire/contract.js';
+import type { AgentControls, ProposeEditsResponse, TaskEvent, TaskSummary } from '../../src/wire/contract.js';
 import { FEATURE } from '../../src/wire/features.js';
 
 type Approval = NonNullable<TaskEvent['approval']>;
@@ -78,6 +79,27 @@ export class FakeSession implements CoordinatorSession {
   }
 
   async whenSettled(): Promise<void> {}
+
+  /** The tasks the coordinator knows (a team's), as the test sets them. */
+  teamTasks: TaskSummary[] = [];
+  readonly watched: WatchCall[] = [];
+
+  async listTasks(call: { runningOnly: boolean }): Promise<Outcome<{ tasks: TaskSummary[] }>> {
+    this.onCall();
+    return { status: 'completed', tasks: this.teamTasks.filter((task) => !call.runningOnly || !['completed', 'failed', 'cancelled'].includes(task.status)) };
+  }
+
+  /** How a watched task goes; by default it completes with a short answer. */
+  watching: (call: WatchCall) => Promise<StreamOutcome> = async (call) => {
+    call.onEvent?.(taskEvent({ message: 'Reading the code' }));
+    return { status: 'completed', answer: `Watched ${call.taskId}.` };
+  };
+
+  watchTask(call: WatchCall): Promise<StreamOutcome> {
+    this.watched.push(call);
+    this.onCall();
+    return this.watching(call);
+  }
 
   /** What the agent offers, as the test sets it; none: a coordinator that does not say. */
   controls: AgentControls | undefined;

@@ -94,9 +94,9 @@ describe('CoordinatorClient', () => {
 });
 
 describe('our coordinator', () => {
-  async function coordinator() {
+  async function coordinator(options: { callerGraceMs?: number } = {}) {
     const driver = new AcpDriver({ command: [process.execPath, SCRIPTED_AGENT], logger, clientVersion: 'test' });
-    const running = await startCoordinator('127.0.0.1:0', { driver, logger });
+    const running = await startCoordinator('127.0.0.1:0', { driver, logger, ...options });
     cleanups.push(() => running.close());
     return running;
   }
@@ -107,7 +107,7 @@ describe('our coordinator', () => {
     expect(await c.unary('GetServerCapabilities', {}, serverCapabilitiesSchema, { timeoutMs: 5000 })).toEqual({
       protocol_version: '1.0',
       // An agent not started in a sandbox cannot keep an ask read-only: not announced, and said why.
-      features: ['chat', 'stream_task', 'answer_stream', 'tool_approval', 'approval_events', 'editor_context', 'ask_intent', 'editor_buffers', 'edit_selection', 'conversations', 'usage', 'plan', 'thoughts', 'questions', 'agent_controls'],
+      features: ['chat', 'stream_task', 'answer_stream', 'tool_approval', 'approval_events', 'editor_context', 'ask_intent', 'editor_buffers', 'edit_selection', 'conversations', 'usage', 'plan', 'thoughts', 'questions', 'task_events', 'agent_controls'],
       max_agents: 1,
       supported_auth: ['insecure_local'],
       notes: ['the agent runs without a sandbox (it is not started in one)'],
@@ -213,6 +213,37 @@ describe('our coordinator', () => {
     for await (const event of followed) rest.push(event);
     expect(rest.at(-1)).toMatchObject({ status: 'cancelled' });
     await expect(owner.stream('SubscribeTaskEvents', { plan_id: '', task_ids: ['no-such-task'], from_sequence: 0 }, taskEventSchema, { timeoutMs: 5000 }).next()).rejects.toMatchObject({ code: grpc.status.NOT_FOUND });
+  });
+
+  it('cancels a detached task whose caller does not follow it again within the grace; a colleague watching does not keep it', async () => {
+    const running = await coordinator({ callerGraceMs: 400 });
+    const owner = client(running.address, 'editor-1');
+    const colleague = client(running.address, 'colleague');
+    const detached = async (taskId: string) => {
+      for await (const event of owner.stream('StreamTask', { task_id: taskId, agent_id: 'editor-1', query: 'HANG' }, taskEventSchema, { timeoutMs: 30_000, metadata: { 'x-buckley-detach': '1' } })) if (event.answer_delta) return;
+    };
+    const follow = async (who: CoordinatorClient, taskId: string, until?: AbortSignal) => {
+      const events: TaskEvent[] = [];
+      try {
+        for await (const event of who.stream('SubscribeTaskEvents', { plan_id: '', task_ids: [taskId], from_sequence: 0 }, taskEventSchema, { timeoutMs: 30_000, signal: until })) events.push(event);
+      } catch (error) {
+        if (!until?.aborted) throw error;
+      }
+      return events;
+    };
+    await detached('t-gone');
+    // Only a colleague follows it: its caller is still gone, and the task ends cancelled, in words.
+    const watched = await follow(colleague, 't-gone');
+    expect(watched.at(-1)).toMatchObject({ status: 'cancelled', message: 'Task cancelled: its caller went away and did not follow it again within 0 s' });
+    await detached('t-back');
+    // Its caller follows it again: well past the grace, it still runs — and is cancelled by its caller only.
+    const stop = new AbortController();
+    const following = follow(owner, 't-back', stop.signal);
+    const later = Date.now() + 1_200;
+    while (Date.now() < later) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect((await owner.unary('ListTasks', { running_only: true }, taskListSchema, { timeoutMs: 5000 })).tasks).toContainEqual(expect.objectContaining({ task_id: 't-back', status: 'running' }));
+    await owner.unary('CancelTask', { task_id: 't-back' }, z.object({}), { timeoutMs: 5000 });
+    expect((await following).at(-1)).toMatchObject({ status: 'cancelled', message: 'Task cancelled' });
   });
 
   it("asks the caller that holds buffers for an agent's read, and takes the answer only from that caller", async () => {

@@ -14,9 +14,8 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { CoordinatorClient } from '../../src/wire/client.js';
 import * as z from '../../src/schema.js';
 import { sessionSchema, taskEventSchema, taskListSchema, type TaskEvent } from '../../src/wire/contract.js';
-import { startCoordinatorProcess, type CoordinatorProcess } from '../helpers/coordinators.js';
+import { startReplica, type CoordinatorProcess } from '../helpers/coordinators.js';
 import { requireNats, startNats, stopAllNats, type NatsServer } from '../helpers/nats.js';
-import { SCRIPTED_AGENT } from '../helpers/paths.js';
 import { tempDir } from '../helpers/temp.js';
 
 const nats = requireNats();
@@ -30,7 +29,7 @@ afterEach(async () => {
 const empty = z.object({});
 
 async function replica(server: NatsServer, name: string, maxRunning = 4): Promise<CoordinatorProcess> {
-  const started = await startCoordinatorProcess(['--nats', server.url, '--replica', name, '--max-running', String(maxRunning), '--agent', process.execPath, SCRIPTED_AGENT]);
+  const started = await startReplica(server.url, name, maxRunning);
   cleanups.push(() => started.stop());
   return started;
 }
@@ -187,4 +186,25 @@ describe.runIf(nats)("a team's coordinator on NATS JetStream", () => {
     await alice.unary('CancelTask', { task_id: 'team-q1' }, empty, { timeoutMs: 5000 });
     expect((await collect(watch(alice, 'team-q3'))).at(-1)).toMatchObject({ status: 'completed' });
   });
+
+  it('stops at once on SIGTERM while callers follow its tasks (a detached one too), its callers told', async () => {
+    const server = await startNats();
+    await replica(server, 'worker');
+    const gateway = await replica(server, 'gateway', 0);
+    const alice = client(gateway.address, 'alice');
+    const metadata = { ...(await session(alice, 'alice')), 'x-buckley-detach': '1' };
+    const task = alice.stream('StreamTask', { task_id: 'team-stop', agent_id: 'alice', query: 'HANG' }, taskEventSchema, { timeoutMs: 60_000, metadata });
+    for await (const event of task) if (event.answer_delta) break;
+    const following = collect(watch(alice, 'team-stop')).catch((error: unknown) => error);
+    await until(async () => (await alice.unary('ListTasks', { running_only: true }, taskListSchema, { timeoutMs: 5000 })).tasks.length === 1);
+    const exited = new Promise((resolve) => gateway.process.once('exit', (code) => resolve(code)));
+    gateway.process.kill('SIGTERM');
+    // Within the test's time: a stopping replica retries nothing with NATS.
+    expect(await exited).toBe(0);
+    expect(await following).toMatchObject({ code: grpc.status.UNAVAILABLE });
+  });
 });
+
+async function until(condition: () => Promise<boolean>): Promise<void> {
+  while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 20));
+}

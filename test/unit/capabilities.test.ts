@@ -84,6 +84,8 @@ describe('negotiate', () => {
       agentControls: false,
       agentModes: false,
       questions: false,
+      taskEvents: false,
+      sharedTasks: false,
       unused: [],
     });
   });
@@ -113,6 +115,8 @@ describe('negotiate', () => {
       agentControls: false,
       agentModes: false,
       questions: false,
+      taskEvents: false,
+      sharedTasks: false,
       unused: ['context_handles', 'apply_edits', 'editor_state'],
     });
   });

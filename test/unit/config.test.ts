@@ -93,9 +93,9 @@ describe('config', () => {
     if (result.ok) return;
     expect(describeProblems(result.problems)).toBe(
       'buckley.context.maxBytes (from initializationOptions): expected a number, not a string ("lots"); ' +
-        'buckley.coordinator.address (from workspace/configuration): expected host:port, e.g. 127.0.0.1:50051, not "localhost"',
+        'buckley.coordinator.address (from workspace/configuration): expected host:port (or several, comma-separated), e.g. 127.0.0.1:50051, not "localhost"',
     );
-    expect(result.problems.map((problem) => problem.summary)).toEqual(['buckley.context.maxBytes: expected a number', 'buckley.coordinator.address: expected host:port, e.g. 127.0.0.1:50051']);
+    expect(result.problems.map((problem) => problem.summary)).toEqual(['buckley.context.maxBytes: expected a number', 'buckley.coordinator.address: expected host:port (or several, comma-separated), e.g. 127.0.0.1:50051']);
   });
 
   it('reports a misspelt key, by its own name, instead of ignoring it, and says what was meant', () => {

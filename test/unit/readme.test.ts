@@ -24,6 +24,7 @@ const RUN_BY: Record<string, string> = {
   'zed-settings': 'test/integration/zedSettings.test.ts',
   'zed-extension-settings': 'test/integration/zedSettings.test.ts',
   'emacs-eglot': 'test/emacs/emacs.test.ts',
+  team: 'test/integration/teamEditors.test.ts',
 };
 
 const snippets = READMES.flatMap((readme) => readmeSnippets(readme).map((snippet) => ({ readme, ...snippet })));

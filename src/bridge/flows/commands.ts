@@ -6,12 +6,13 @@
  */
 import { ErrorCodes, ResponseError, type ExecuteCommandParams } from 'vscode-languageserver';
 import * as z from '../../schema.js';
-import { answerQuestionArgsSchema, approvalCommandArgsSchema, askCommandArgsSchema, changeArgsSchema, chooseModelArgsSchema, chooseModeArgsSchema, cancelTaskCommandArgsSchema, Commands, describeIssues, editCommandArgsSchema, followUpCommandArgsSchema, runTaskCommandArgsSchema, undoTaskEditsArgsSchema, type EditCommandArgs } from '../protocol.js';
+import { answerQuestionArgsSchema, approvalCommandArgsSchema, askCommandArgsSchema, changeArgsSchema, chooseModelArgsSchema, chooseModeArgsSchema, cancelTaskCommandArgsSchema, watchTaskCommandArgsSchema, Commands, describeIssues, editCommandArgsSchema, followUpCommandArgsSchema, runTaskCommandArgsSchema, undoTaskEditsArgsSchema, type EditCommandArgs } from '../protocol.js';
 import type { ApprovalService } from './approvals.js';
 import type { AskService } from './ask.js';
 import type { TaskService } from './tasks.js';
 import type { AgentQuestions } from './questions.js';
 import type { HunkReview } from './hunkReview.js';
+import type { WatchService } from './watch.js';
 
 export const ALL_COMMANDS: string[] = Object.values(Commands);
 
@@ -35,6 +36,7 @@ const USAGE: Record<string, string> = {
   [Commands.answerQuestion]: 'buckley.answerQuestion takes {"id": "…", "option": N} (from the code action "Buckley: answer «…»: …"; -1 declines)',
   [Commands.chooseModel]: 'buckley.chooseModel takes {"model": "<id or name>"} or nothing (choose from what the agent offers)',
   [Commands.chooseMode]: 'buckley.chooseMode takes {"mode": "<id or name>"} or nothing (choose from the modes that ask first)',
+  [Commands.watchTask]: 'buckley.watchTask takes {"taskId": "…"} or nothing (choose among the tasks running on the coordinator)',
 };
 
 export interface CommandDependencies {
@@ -55,6 +57,8 @@ export interface CommandDependencies {
   review: Pick<HunkReview, 'keep' | 'undo'>;
   /** buckley.answerQuestion: the agent's question answered with a code action. */
   questions: Pick<AgentQuestions, 'answer'>;
+  /** buckley.watchTask: a colleague's task followed. */
+  watch: Pick<WatchService, 'watch'>;
 }
 
 export function executeCommand(params: ExecuteCommandParams, deps: CommandDependencies): unknown {
@@ -104,6 +108,10 @@ export function executeCommand(params: ExecuteCommandParams, deps: CommandDepend
     case Commands.chooseMode: {
       const { mode } = parseArgs(params.command, chooseModeArgsSchema, typeof first === 'string' ? { mode: first } : (first ?? {}));
       return deps.chooseMode(mode);
+    }
+    case Commands.watchTask: {
+      const { taskId } = parseArgs(params.command, watchTaskCommandArgsSchema, typeof first === 'string' ? { taskId: first } : (first ?? {}));
+      return deps.watch.watch(taskId);
     }
     case Commands.undoTaskEdits: {
       const { taskId } = parseArgs(params.command, undoTaskEditsArgsSchema, typeof first === 'string' ? { taskId: first } : (first ?? {}));

@@ -22,6 +22,8 @@ export function buildStatus(input: {
   usage: UsageTally;
   /** What the agent offers, once known. */
   agent?: AgentControls;
+  /** A team's running tasks, where the coordinator is a team's. */
+  team?: StatusResult['team'];
 }): StatusResult {
   const { coordinator, config, features } = input;
   const { coordinator: coordinatorFeatures, ...clientFeatures } = features;
@@ -32,6 +34,7 @@ export function buildStatus(input: {
     coordinator: {
       mode: coordinator?.mode ?? (config.coordinator.address ? 'remote' : 'embedded'),
       ...(coordinator?.address ? { address: coordinator.address } : {}),
+      ...(coordinator && coordinator.addresses.length > 1 ? { addresses: coordinator.addresses } : {}),
       ...(coordinator ? { agentId: coordinator.identity.agentId, agentIdSource: coordinator.identity.source } : {}),
       state: coordinator?.state ?? 'starting',
       ...(coordinator?.error ? { error: coordinator.error } : {}),
@@ -48,6 +51,7 @@ export function buildStatus(input: {
       ...Object.fromEntries(Object.entries(coordinatorFlags).map(([key, value]) => [`coordinator.${key}`, value])),
     },
     tasks: input.tasks,
+    ...(input.team ? { team: input.team } : {}),
     approvals: input.approvals,
     conversations: input.conversations.map((conversation) => {
       const usage = input.usage.ofConversation(conversation.id);

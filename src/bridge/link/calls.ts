@@ -4,7 +4,7 @@
  * the flows are tested in-process against a fake session as well as against real coordinators.
  */
 import type { Failure } from '../../errors.js';
-import type { AgentControls, TurnUsage, EditorContext, ProposeEditsResponse, Question, TaskEvent } from '../../wire/contract.js';
+import type { AgentControls, TurnUsage, EditorContext, ProposeEditsResponse, Question, TaskEvent, TaskSummary } from '../../wire/contract.js';
 import type { PlanStep } from '../flows/plans.js';
 
 /**
@@ -92,6 +92,9 @@ export interface StreamCall {
 
 export type StreamOutcome = Outcome<Answered>;
 
+/** A task followed from its start (SubscribeTaskEvents): a colleague's, watched. */
+export type WatchCall = Pick<StreamCall, 'taskId' | 'signal' | 'timeoutMs' | 'timeoutSetting' | 'onEvent' | 'onDelta'>;
+
 export interface ApprovalDecision {
   approved: boolean;
   remember?: boolean;
@@ -121,6 +124,10 @@ export interface CoordinatorSession {
   agentControls(call: AgentControlsCall): Promise<Outcome<{ controls: AgentControls }>>;
   /** The user's decision on a pending approval. */
   decideApproval(executionId: string, decision: ApprovalDecision): Promise<void>;
+  /** The tasks the coordinator knows, newest first (ListTasks: a team's); only those still running with `runningOnly`. */
+  listTasks(call: { runningOnly: boolean; signal: AbortSignal; timeoutMs: number }): Promise<Outcome<{ tasks: TaskSummary[] }>>;
+  /** Follows a task from its start to its end (a colleague's, watched). */
+  watchTask(call: WatchCall): Promise<StreamOutcome>;
   /** Resolves once the session is up or has failed, or after `ms`; never rejects. */
   whenSettled(ms: number): Promise<void>;
 }

@@ -9,16 +9,16 @@
 import { randomUUID } from 'node:crypto';
 import { oneLine } from '../../text.js';
 import type { CoordinatorClient } from '../../wire/client.js';
-import { BUFFERS_HEADER, QUESTIONS_HEADER, CONVERSATION_HEADER, EARLIER_TURNS_KEY, INTENT_HEADER, SESSION_HEADER, type AgentControls, type EditorContext, type ProposeEditsResponse } from '../../wire/contract.js';
+import { BUFFERS_HEADER, QUESTIONS_HEADER, CONVERSATION_HEADER, EARLIER_TURNS_KEY, INTENT_HEADER, SESSION_HEADER, type AgentControls, type EditorContext, type ProposeEditsResponse, type TaskSummary } from '../../wire/contract.js';
 import { featureFlags, type FeatureFlag } from '../../wire/features.js';
 import { CoordinatorError, Status } from '../../wire/errors.js';
 import { buildPrompt, withEarlierTurns } from '../../wire/prompt.js';
-import type { AgentControlsCall, ApprovalDecision, AskCall, AskOutcome, CoordinatorSession, Outcome, StreamCall, StreamOutcome } from './calls.js';
+import type { AgentControlsCall, ApprovalDecision, AskCall, AskOutcome, CoordinatorSession, Outcome, StreamCall, StreamOutcome, WatchCall } from './calls.js';
 import { failureOf, type Failure, type FailureContext } from './failures.js';
 import { isRefusal } from './identity.js';
 import { NOT_READ_ONLY } from './readOnly.js';
 import { SessionKeeper, type ConnectionOptions } from './session.js';
-import { runStream, type StreamRunner } from './streams.js';
+import { runStream, watchStream, type StreamRunner } from './streams.js';
 
 export type { AskCall, AskOutcome, StreamCall, StreamOutcome } from './calls.js';
 
@@ -50,6 +50,7 @@ export class CoordinatorConnection implements CoordinatorSession {
       logger: options.logger,
       messageFor: (query, context, intent) => this.messageFor(query, context, intent),
       metadata: (intent, conversation) => this.callMetadata(intent, conversation),
+      offers: (flag) => this.offers(flag),
     };
   }
 
@@ -74,6 +75,9 @@ export class CoordinatorConnection implements CoordinatorSession {
   }
   get address(): string | undefined {
     return this.keeper.address;
+  }
+  get addresses(): string[] {
+    return this.keeper.addresses;
   }
   get capabilities() {
     return this.keeper.capabilities;
@@ -249,12 +253,37 @@ export class CoordinatorConnection implements CoordinatorSession {
     });
   }
 
-  /** Sends the user's decision on a pending approval; NOT_FOUND means it was already decided. */
+  /**
+   * Sends the user's decision on a pending approval; NOT_FOUND means it was already decided. A
+   * coordinator gone meanwhile: the decision goes to the one connected anew (a team's next replica).
+   */
   async decideApproval(executionId: string, decision: ApprovalDecision): Promise<void> {
-    const client = await this.keeper.ready(AbortSignal.timeout(this.keeper.callTimeoutMs));
     const options = { timeoutMs: this.keeper.callTimeoutMs };
-    if (decision.approved) await client.call.ApproveToolExecution({ execution_id: executionId, remember: decision.remember ?? false }, options);
-    else await client.call.RejectToolExecution({ execution_id: executionId, reason: decision.reason ?? '' }, options);
+    await this.keeper.calling(AbortSignal.timeout(this.keeper.callTimeoutMs * 2), (client) =>
+      decision.approved
+        ? client.call.ApproveToolExecution({ execution_id: executionId, remember: decision.remember ?? false }, options)
+        : client.call.RejectToolExecution({ execution_id: executionId, reason: decision.reason ?? '' }, options),
+    );
+  }
+
+  /** The tasks the coordinator knows (ListTasks); a coordinator that keeps none apart from their streams (Buckley's) fails, in words. */
+  listTasks(call: { runningOnly: boolean; signal: AbortSignal; timeoutMs: number }): Promise<Outcome<{ tasks: TaskSummary[] }>> {
+    return this.tracked(async () => {
+      const list = async (client: CoordinatorClient) => (this.offers('taskEvents') ? client.call.ListTasks({ running_only: call.runningOnly }, { timeoutMs: call.timeoutMs, signal: call.signal }) : undefined);
+      try {
+        const listed = await this.keeper.calling(call.signal, list);
+        if (listed) return { status: 'completed', tasks: listed.tasks };
+        return { status: 'failed', failure: { message: `the coordinator at ${this.keeper.address} does not list its tasks (it does not announce task_events)`, summary: 'this coordinator does not list its tasks' } };
+      } catch (error) {
+        if (cancelledBy(error, call.signal)) return { status: 'cancelled' };
+        return { status: 'failed', failure: this.failure(error, { call: 'call' }) };
+      }
+    });
+  }
+
+  /** Follows a task from its start to its end (a colleague's, watched). */
+  watchTask(call: WatchCall): Promise<StreamOutcome> {
+    return this.tracked(() => watchStream(this.streams, call));
   }
 
   // ---- the session's files ----
@@ -290,8 +319,17 @@ export class CoordinatorConnection implements CoordinatorSession {
     await this.close();
   }
 
-  /** Closes at once (see SessionKeeper.close). */
-  close(): Promise<void> {
+  /**
+   * Closes at once (see SessionKeeper.close) — once the calls just ended have had a moment to
+   * tell the coordinator so (a team's tasks are cancelled with CancelTask, not by their streams' end).
+   */
+  async close(): Promise<void> {
+    if (this.inFlight > 0) {
+      await new Promise<void>((resolve) => {
+        this.idle = resolve;
+        setTimeout(resolve, CLOSE_GRACE_MS).unref();
+      });
+    }
     return this.keeper.close();
   }
 
@@ -302,7 +340,7 @@ export class CoordinatorConnection implements CoordinatorSession {
 
   private offers(flag: FeatureFlag): boolean {
     const announced = this.capabilities?.features;
-    if (this.flags?.of !== announced) this.flags = { of: announced, flags: featureFlags(announced) };
+    if (!this.flags || this.flags.of !== announced) this.flags = { of: announced, flags: featureFlags(announced) };
     return this.flags!.flags[flag];
   }
 
@@ -353,6 +391,9 @@ export class CoordinatorConnection implements CoordinatorSession {
     }
   }
 }
+
+/** How long closing waits for the calls just ended to tell the coordinator (within the server's stop deadline). */
+const CLOSE_GRACE_MS = 500;
 
 /** Buckley's fixed reply to SendMessage: a receipt of its plan → execute pipeline, never the model's words (see the wire contract). */
 const BUCKLEY_RECEIPT = /^Plan \S+ executed for request: /;

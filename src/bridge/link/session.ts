@@ -8,6 +8,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../../config.js';
+import { addressesOf } from '../../net.js';
 import { FailedError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import { seconds } from '../../text.js';
@@ -47,7 +48,10 @@ export interface SessionOptions extends ConnectionOptions {
 export class SessionKeeper {
   state: SessionState = { kind: 'starting' };
   readonly mode: 'embedded' | 'remote';
+  /** The coordinator in use: one of `addresses`. */
   address: string | undefined;
+  /** The coordinators to try, in turn (a team's replicas): the configured ones, or the embedded one. */
+  addresses: string[];
   capabilities: ServerCapabilities | undefined;
   agentDescription: string | undefined;
   /** The embedded coordinator's agent problem (none configured or found), which no reconnection mends. */
@@ -64,11 +68,14 @@ export class SessionKeeper {
   private retryTimer: NodeJS.Timeout | undefined;
   /** The connection broke while a session was being made: it may belong to the process that went away. */
   private brokeWhileEstablishing = false;
+  /** The coordinator in use went away: the next connection tries the next one first. */
+  private moveOn = false;
   private closed = false;
 
   constructor(private readonly options: SessionOptions) {
-    this.mode = options.config.coordinator.address ? 'remote' : 'embedded';
-    this.address = options.config.coordinator.address;
+    this.addresses = addressesOf(options.config.coordinator.address);
+    this.mode = this.addresses.length ? 'remote' : 'embedded';
+    this.address = this.addresses[0];
     this.identity = identityFor(options.config);
     this.settled = this.setUp()
       .then(() => this.reestablish())
@@ -147,9 +154,19 @@ export class SessionKeeper {
   private async setUp(): Promise<void> {
     if (this.mode === 'embedded') await this.startEmbedded();
     if (this.closed) throw new Error('closed while starting');
-    const channel = channelFor(this.address!, this.options.config.coordinator.tls);
-    this.client = new CoordinatorClient({ address: this.address!, agentId: this.identity.agentId, secret: this.secret, credentials: channel.credentials, channelOptions: channel.options });
-    this.client.onDisconnect(() => this.connectionBroke());
+    this.use(this.address!);
+  }
+
+  /** A client for the coordinator at `address` (the one before it, if any, closed). */
+  private use(address: string): void {
+    this.client?.close();
+    this.address = address;
+    const channel = channelFor(address, this.options.config.coordinator.tls);
+    const client = new CoordinatorClient({ address, agentId: this.identity.agentId, secret: this.secret, credentials: channel.credentials, channelOptions: channel.options });
+    client.onDisconnect(() => {
+      if (client === this.client) this.connectionBroke();
+    });
+    this.client = client;
   }
 
   private async startEmbedded(): Promise<void> {
@@ -161,6 +178,7 @@ export class SessionKeeper {
     this.agentDescription = running.agentDescription;
     this.embedded = running;
     this.address = running.address;
+    this.addresses = [running.address];
     if (this.closed) {
       await running.close();
       throw new Error('closed while starting');
@@ -179,6 +197,7 @@ export class SessionKeeper {
     if (this.closed) return;
     // Whenever a session exists, even one being set up: it may belong to the process that went away.
     if (this.establishing) this.brokeWhileEstablishing = true;
+    this.moveOn = true;
     if (this.state.kind !== 'ready') return;
     this.state = { ...this.state, stale: true };
     this.options.logger.info(`the connection to the coordinator at ${this.address} broke; the next call starts a new session`);
@@ -199,7 +218,30 @@ export class SessionKeeper {
     return this.establishing;
   }
 
+  /**
+   * A session on the coordinator in use, else on the next of the team's that answers (the one
+   * that went away last is tried last); what went wrong with each, if none does.
+   */
   private async establish(): Promise<string> {
+    const count = this.addresses.length;
+    const first = (this.addresses.indexOf(this.address!) + (this.moveOn && count > 1 ? 1 : 0)) % count;
+    this.moveOn = false;
+    const failures: string[] = [];
+    for (let tried = 0; tried < count; tried++) {
+      const address = this.addresses[(first + tried) % count]!;
+      if (address !== this.address) this.use(address);
+      try {
+        return await this.establishHere();
+      } catch (error) {
+        if (count === 1 || (error instanceof FailedError && error.final) || isRefusal(error)) throw error;
+        failures.push((error as Error).message);
+        this.options.logger.warn(`${(error as Error).message}${tried + 1 < count ? '; trying the next coordinator' : ''}`);
+      }
+    }
+    throw new FailedError(`none of the ${count} coordinators (buckley.coordinator.address) answers: ${failures.join('; ')}`, `none of the ${count} coordinators answers (see log)`);
+  }
+
+  private async establishHere(): Promise<string> {
     const client = this.client!;
     this.brokeWhileEstablishing = false;
     try {
@@ -254,7 +296,8 @@ export class SessionKeeper {
     if (this.state.kind !== 'ready') return;
     const message = `the coordinator at ${this.address} went away: ${plainDetails(error.details)}`;
     this.state = { kind: 'backoff', failure: { message, summary: `the coordinator at ${this.address ?? ''} went away` }, failures: 0, retryAt: 0, sessionId: this.state.sessionId };
-    this.options.logger.warn(`${message}; reconnecting`);
+    this.options.logger.warn(`${message}; reconnecting${this.addresses.length > 1 ? ' to the next coordinator' : ''}`);
+    this.moveOn = true;
     this.options.changed();
     void this.reestablish();
   }

@@ -3,19 +3,25 @@
  * coordinator's questions about the editor's files answered on the side (a read gets the
  * buffer, an approved write is made in the editor), and one outcome — completed, failed (in
  * words, see failures.ts) or cancelled. A coordinator that lost the call before it delivered
- * anything gets it once more on a new session (session.ts).
+ * anything gets it once more on a new session (session.ts). On one whose tasks outlive their
+ * streams (`task_events`) a task is cancelled with CancelTask, since the end of its stream does not
+ * cancel it; and on a team's (`shared_tasks`) a task whose stream broke is followed again — on the
+ * next replica, or the same one back — from the last event read: nothing missed, nothing twice.
  */
 import type { Logger } from '../../logger.js';
+import * as z from '../../schema.js';
 import { selectLines } from '../../text.js';
 import type { CoordinatorClient } from '../../wire/client.js';
-import { MAX_READ_BYTES, tooBigToRead, type EditorContext, type FileContent, type FileRequest, type FileWrite, type Question, type TaskEvent } from '../../wire/contract.js';
+import { DETACH_HEADER, MAX_READ_BYTES, taskEventSchema, tooBigToRead, type EditorContext, type FileContent, type FileRequest, type FileWrite, type Question, type TaskEvent } from '../../wire/contract.js';
 import { isRefusal } from './identity.js';
 import { failureOf, plainDetails, type FailureContext } from './failures.js';
 import type { SessionKeeper } from './session.js';
 import { FINAL_STATUSES } from '../../wire/contract.js';
-import type { EditorFiles, EditorQuestions, StreamCall, StreamOutcome } from './calls.js';
+import type { EditorFiles, EditorQuestions, StreamCall, StreamOutcome, WatchCall } from './calls.js';
 import { CoordinatorError } from '../../wire/errors.js';
+import type { FeatureFlag } from '../../wire/features.js';
 import { planSteps, Thinking, type PlanStep } from '../flows/plans.js';
+import { brokeOff, followAgain } from './followAgain.js';
 
 export interface StreamRunner {
   keeper: SessionKeeper;
@@ -24,37 +30,93 @@ export interface StreamRunner {
   messageFor(query: string, context: EditorContext, intent: StreamCall['intent']): string;
   /** The call's metadata: session, intent, conversation, trace. */
   metadata(intent: StreamCall['intent'], conversation?: string): Record<string, string>;
+  /** What the coordinator offers. */
+  offers(flag: FeatureFlag): boolean;
 }
 
 /** Runs a StreamTask to its end: what it gave, why it failed, or that it was cancelled; never throws. */
 export async function runStream(runner: StreamRunner, call: StreamCall): Promise<StreamOutcome> {
-  const read: StreamRead = { answer: '', lines: [], final: undefined, received: 0, thinking: new Thinking(), ended: new AbortController() };
+  const read = newRead();
   try {
-    return await readStream(runner, call, read);
+    return await readStream(runner, call, read, (client) => {
+      const { keeper } = runner;
+      const request = { task_id: call.taskId, agent_id: keeper.identity.agentId, query: runner.messageFor(call.query, call.context, call.intent), context: call.context };
+      // Its tasks outlive their streams: one that broke is followed again, one given up is cancelled.
+      read.detached = runner.offers('taskEvents');
+      const metadata = { ...runner.metadata(call.intent, call.conversation), ...(read.detached ? { [DETACH_HEADER]: '1' } : {}) };
+      return client.open.StreamTask(request, { timeoutMs: call.timeoutMs, signal: call.signal, metadata });
+    });
   } finally {
     // The turn is over: a question of its agent still open in the editor is gone.
+    read.ended.abort();
+    if (read.detached && !read.final) await cancelTask(runner, call.taskId);
+  }
+}
+
+/**
+ * Follows a task from its start to its end (SubscribeTaskEvents): a colleague's, watched — what
+ * it gave, or why it failed; its requests (approvals, files, questions) are its caller's, not ours.
+ */
+export async function watchStream(runner: StreamRunner, call: WatchCall): Promise<StreamOutcome> {
+  const read = newRead(true);
+  try {
+    return await readStream(runner, call, read, (client) =>
+      client.open.SubscribeTaskEvents({ plan_id: '', task_ids: [call.taskId], from_sequence: 0 }, { timeoutMs: call.timeoutMs, signal: call.signal, metadata: runner.metadata('task') }),
+    );
+  } finally {
     read.ended.abort();
   }
 }
 
-async function readStream(runner: StreamRunner, call: StreamCall, read: StreamRead): Promise<StreamOutcome> {
+const newRead = (watching = false): StreamRead => ({ answer: '', lines: [], final: undefined, received: 0, sequence: 0, detached: false, watching, thinking: new Thinking(), ended: new AbortController() });
+
+async function readStream(runner: StreamRunner, call: WatchCall, read: StreamRead, open: (client: CoordinatorClient) => AsyncIterable<TaskEvent>): Promise<StreamOutcome> {
   const { keeper } = runner;
+  const deadline = Date.now() + call.timeoutMs;
   try {
     await keeper.calling(
       call.signal,
       async (client) => {
-        const request = { task_id: call.taskId, agent_id: keeper.identity.agentId, query: runner.messageFor(call.query, call.context, call.intent), context: call.context };
-        const events = client.open.StreamTask(request, { timeoutMs: call.timeoutMs, signal: call.signal, metadata: runner.metadata(call.intent, call.conversation) });
-        for await (const event of events) readEvent(runner, client, call, event, read);
+        for await (const event of open(client)) readEvent(runner, client, call, event, read);
       },
       // Nothing happened yet: connect anew and start it once more. Otherwise it failed midway.
       () => read.received === 0,
     );
   } catch (error) {
     if (call.signal.aborted) return { status: 'cancelled' };
-    const context: FailureContext = { address: keeper.address!, identity: keeper.identity, call: 'stream', timeoutMs: call.timeoutMs, timeoutSetting: call.timeoutSetting };
-    return { status: 'failed', failure: isRefusal(error) ? keeper.refused(error) : failureOf(error, context) };
+    // Broken midway, on a team's coordinator: the task goes on there, and is followed again.
+    if (!runner.offers('sharedTasks') || read.sequence === 0 || !brokeOff(error)) return failed(runner, call, error);
+    try {
+      const notice = (message: string) => call.onEvent?.(z.parse(taskEventSchema, { task_id: call.taskId, status: 'in_progress', message }));
+      await followAgain({ runner, taskId: call.taskId, signal: call.signal, deadline, after: () => read.sequence, broke: error, notice }, (client, event) => readEvent(runner, client, call, event, read));
+    } catch (again) {
+      if (call.signal.aborted) return { status: 'cancelled' };
+      return failed(runner, call, again);
+    }
   }
+  return outcomeOf(call, read);
+}
+
+/** How long a task given up waits for its coordinator to hear it is cancelled. */
+const CANCEL_TIMEOUT_MS = 2_000;
+
+/**
+ * A task given up (cancelled, out of time, its stream lost for good): cancelled on its
+ * coordinator. One that cannot be told is cancelled there once its caller has been gone a while.
+ */
+async function cancelTask(runner: StreamRunner, taskId: string): Promise<void> {
+  const { keeper, logger } = runner;
+  await keeper.client?.call.CancelTask({ task_id: taskId }, { timeoutMs: Math.min(keeper.callTimeoutMs, CANCEL_TIMEOUT_MS) }).catch((error: unknown) => logger.debug(`task ${taskId} could not be cancelled on the coordinator: ${detailsOf(error)}`));
+}
+
+function failed(runner: StreamRunner, call: WatchCall, error: unknown): StreamOutcome {
+  const { keeper } = runner;
+  const context: FailureContext = { address: keeper.address!, identity: keeper.identity, call: 'stream', timeoutMs: call.timeoutMs, timeoutSetting: call.timeoutSetting };
+  return { status: 'failed', failure: isRefusal(error) ? keeper.refused(error) : failureOf(error, context) };
+}
+
+/** What a stream read to its end gave. */
+function outcomeOf(call: WatchCall, read: StreamRead): StreamOutcome {
   if (call.signal.aborted || read.final?.status === 'cancelled') return { status: 'cancelled' };
   if (read.final?.status === 'failed') return { status: 'failed', failure: { message: read.final.message || 'the agent failed' } };
   // Buckley ends its stream without a final status and sends status lines only ("Planning task…",
@@ -77,6 +139,12 @@ interface StreamRead {
   lines: string[];
   final: TaskEvent | undefined;
   received: number;
+  /** The sequence number of the last event read (0: its coordinator does not number them). */
+  sequence: number;
+  /** Started detached (`task_events`): its stream's end does not cancel it. */
+  detached: boolean;
+  /** Someone else's task, watched: its requests are not ours to answer. */
+  watching: boolean;
   /** The plan as the agent last sent it. */
   plan?: PlanStep[];
   thinking: Thinking;
@@ -84,17 +152,12 @@ interface StreamRead {
   ended: AbortController;
 }
 
-function readEvent(
-  runner: StreamRunner,
-  client: CoordinatorClient,
-  call: StreamCall,
-  event: TaskEvent,
-  read: StreamRead,
-): void {
+function readEvent(runner: StreamRunner, client: CoordinatorClient, call: WatchCall & Partial<Pick<StreamCall, 'files' | 'questions'>>, event: TaskEvent, read: StreamRead): void {
   read.received++;
-  if (event.file_request) return provideFile(runner, client, event.file_request, call.files);
-  if (event.file_write) makeWrite(runner, client, event.file_write, call.files);
-  if (event.question) answerQuestion(runner, client, event.question, call.questions, read.ended.signal);
+  if (event.sequence > read.sequence) read.sequence = event.sequence;
+  if (event.file_request) return read.watching ? undefined : provideFile(runner, client, event.file_request, call.files);
+  if (event.file_write && !read.watching) makeWrite(runner, client, event.file_write, call.files);
+  if (event.question && !read.watching) answerQuestion(runner, client, event.question, call.questions, read.ended.signal);
   if (event.answer_delta) {
     read.answer += event.answer_delta;
     call.onDelta?.(event.answer_delta);

@@ -39,8 +39,13 @@ const WORKERS = 'workers';
 const subjectOf = (taskId: string) => `buckley.tasks.${taskId}`;
 const LEASE_MS = 10_000;
 const APPEND_DEADLINE_MS = 120_000;
-/** How long a read waits for a task's messages once it knows how many there are. */
-const FETCH_MS = 5_000;
+/** How long one pass of a read waits for a task's messages (a stalled consumer is made anew, up to the deadline). */
+const FETCH_MS = 3_000;
+/**
+ * How long a follower's pull waits: a consumer whose server went away (a node lost) is noticed by
+ * its missed heartbeats (every half of it) and made again on another.
+ */
+const PULL_EXPIRES_MS = 6_000;
 
 const encode = (value: unknown) => new TextEncoder().encode(JSON.stringify(value));
 const decode = <T>(bytes: Uint8Array): T => JSON.parse(new TextDecoder().decode(bytes)) as T;
@@ -60,6 +65,7 @@ class NatsLog implements TaskLog {
     private readonly js: JetStreamClient,
     private readonly jsm: JetStreamManager,
     private readonly deadlineMs: number,
+    private readonly retry: Retry,
   ) {}
 
   append(taskId: string, record: TaskRecord): Promise<number> {
@@ -76,33 +82,34 @@ class NatsLog implements TaskLog {
 
   /** Publishes one record, again while NATS is away (the message id stores it once), up to the deadline. */
   private async publish(taskId: string, record: TaskRecord, msgID: string): Promise<number> {
-    const until = Date.now() + this.deadlineMs;
-    for (let wait = 100; ; wait = Math.min(wait * 2, 2_000)) {
-      try {
-        const ack = await this.js.publish(subjectOf(taskId), encode({ ...record, at: Date.now() }), { msgID, timeout: 5_000 });
-        return ack.seq;
-      } catch (error) {
-        if (Date.now() + wait > until) throw new Error(`the task's record could not be stored in NATS within ${this.deadlineMs / 1000} s: ${(error as Error).message}`);
-        await new Promise((resolve) => setTimeout(resolve, wait));
-      }
+    const data = encode({ ...record, at: Date.now() });
+    try {
+      return (await this.retry(() => this.js.publish(subjectOf(taskId), data, { msgID, timeout: 5_000 }), this.deadlineMs)).seq;
+    } catch (error) {
+      throw new Error(`the task's record could not be stored: ${(error as Error).message}`);
     }
   }
 
+  /** Every record stored now, from `fromSeq`: all of them, or an error — never some. */
   async read(taskId: string, fromSeq = 1): Promise<StoredRecord[]> {
     checkTaskId(taskId);
-    const last = await this.lastSeq(taskId);
-    if (last === undefined || last < fromSeq) return [];
+    const last = await this.retry(() => this.lastSeq(taskId), this.deadlineMs);
     const records: StoredRecord[] = [];
-    const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), FETCH_MS);
-    try {
-      for await (const record of this.follow(taskId, fromSeq, controller.signal)) {
-        records.push(record);
-        if (record.seq >= last) break;
+    const until = Date.now() + this.deadlineMs;
+    for (let next = fromSeq; last !== undefined && next <= last; next = (records.at(-1)?.seq ?? next - 1) + 1) {
+      if (Date.now() > until) throw new Error(`the records of task ${taskId} could not be read from NATS within ${this.deadlineMs / 1000} s`);
+      // A pass that stalls (its consumer's server went away) ends; the next goes on from where it stopped.
+      const controller = new AbortController();
+      const timer = setTimeout(() => controller.abort(), FETCH_MS);
+      try {
+        for await (const record of this.follow(taskId, next, controller.signal)) {
+          records.push(record);
+          if (record.seq >= last) break;
+        }
+      } finally {
+        clearTimeout(timer);
+        controller.abort();
       }
-    } finally {
-      clearTimeout(timer);
-      controller.abort();
     }
     return records;
   }
@@ -111,8 +118,8 @@ class NatsLog implements TaskLog {
     checkTaskId(taskId);
     if (signal.aborted) return;
     // Again while NATS is away (a node lost, its stream's leader elected anew): the connection comes back.
-    const consumer = await untilReady(() => this.js.consumers.get(TASKS, { filter_subjects: [subjectOf(taskId)], deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: Math.max(1, fromSeq) }), this.deadlineMs);
-    const messages = await consumer.consume();
+    const consumer = await this.retry(() => this.js.consumers.get(TASKS, { filter_subjects: [subjectOf(taskId)], deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: Math.max(1, fromSeq) }), this.deadlineMs);
+    const messages = await consumer.consume({ expires: PULL_EXPIRES_MS });
     const stop = () => messages.stop();
     signal.addEventListener('abort', stop, { once: true });
     try {
@@ -126,12 +133,9 @@ class NatsLog implements TaskLog {
     }
   }
 
+  /** The sequence of the task's last record; undefined when it has none (a failure is thrown: no guess). */
   private async lastSeq(taskId: string): Promise<number | undefined> {
-    try {
-      return (await this.jsm.streams.getMessage(TASKS, { last_by_subj: subjectOf(taskId) }))?.seq;
-    } catch {
-      return undefined;
-    }
+    return (await this.jsm.streams.getMessage(TASKS, { last_by_subj: subjectOf(taskId) }))?.seq;
   }
 }
 
@@ -139,23 +143,26 @@ class NatsLog implements TaskLog {
 const AWAY_MS = 15_000;
 
 class NatsStates implements TaskStates {
-  constructor(private readonly kv: KV) {}
+  constructor(
+    private readonly kv: KV,
+    private readonly retry: Retry,
+  ) {}
 
   async put(taskId: string, state: TaskState): Promise<void> {
     checkTaskId(taskId);
-    await untilReady(() => this.kv.put(taskId, encode(state)), AWAY_MS);
+    await this.retry(() => this.kv.put(taskId, encode(state)), AWAY_MS);
   }
 
   async get(taskId: string): Promise<TaskState | undefined> {
     checkTaskId(taskId);
-    const entry = await untilReady(() => this.kv.get(taskId), AWAY_MS);
+    const entry = await this.retry(() => this.kv.get(taskId), AWAY_MS);
     return entry && entry.operation === 'PUT' ? decode<TaskState>(entry.value) : undefined;
   }
 
   async update(taskId: string, change: (state: TaskState) => TaskState | undefined): Promise<TaskState | undefined> {
     checkTaskId(taskId);
     for (;;) {
-      const entry = await untilReady(() => this.kv.get(taskId), AWAY_MS);
+      const entry = await this.retry(() => this.kv.get(taskId), AWAY_MS);
       if (!entry || entry.operation !== 'PUT') return undefined;
       const state = decode<TaskState>(entry.value);
       const changed = change(state);
@@ -185,24 +192,25 @@ class NatsQueue implements WorkQueue {
     private readonly js: JetStreamClient,
     private readonly jsm: JetStreamManager,
     private readonly leaseMs: number,
-    /** Whether the connection is closed for good. */
+    private readonly retry: Retry,
+    /** Whether the engine is closing or closed for good. */
     private readonly closed: () => boolean,
   ) {}
 
   async enqueue(taskId: string): Promise<number> {
     checkTaskId(taskId);
     // Once: a task queued twice would run twice.
-    return (await untilReady(() => this.js.publish('buckley.work', encode({ taskId }), { timeout: 5_000, msgID: `work-${taskId}` }), AWAY_MS)).seq;
+    return (await this.retry(() => this.js.publish('buckley.work', encode({ taskId }), { timeout: 5_000, msgID: `work-${taskId}` }), AWAY_MS)).seq;
   }
 
   async ahead(ticket: number): Promise<number> {
-    const info = await untilReady(() => this.jsm.consumers.info(WORK, WORKERS), AWAY_MS);
+    const info = await this.retry(() => this.jsm.consumers.info(WORK, WORKERS), AWAY_MS);
     // Delivered in order: what is queued before the ticket and not yet handed out.
     return Math.max(0, Math.min(info.num_pending, ticket - info.delivered.stream_seq - 1));
   }
 
   async depth(): Promise<number> {
-    return (await untilReady(() => this.jsm.consumers.info(WORK, WORKERS), AWAY_MS)).num_pending;
+    return (await this.retry(() => this.jsm.consumers.info(WORK, WORKERS), AWAY_MS)).num_pending;
   }
 
   work(concurrency: number, handle: (job: Job) => Promise<void>): { stop(): Promise<void> } {
@@ -281,12 +289,17 @@ async function provision(jsm: JetStreamManager, replicas: number, leaseMs: numbe
 const READY_MS = 30_000;
 
 /** `work` tried again while JetStream is not ready yet (a cluster electing its leader), up to `withinMs`. */
-async function untilReady<T>(work: () => Promise<T>, withinMs: number): Promise<T> {
+/** Does `work`, again while NATS is away, within `withinMs`. */
+type Retry = <T>(work: () => Promise<T>, withinMs: number) => Promise<T>;
+
+async function untilReady<T>(work: () => Promise<T>, withinMs: number, closing: () => boolean = () => false): Promise<T> {
   const until = Date.now() + withinMs;
   for (let wait = 100; ; wait = Math.min(wait * 2, 1_000)) {
+    if (closing()) throw new Error('the coordinator is stopping: NATS is no longer asked');
     try {
       return await work();
     } catch (error) {
+      if (closing()) throw new Error('the coordinator is stopping: NATS is no longer asked');
       if (Date.now() + wait > until) throw new Error(`NATS JetStream was not ready within ${withinMs / 1000} s: ${(error as Error).message}`);
       await new Promise((resolve) => setTimeout(resolve, wait));
     }
@@ -306,12 +319,16 @@ export async function natsEngine(options: NatsEngineOptions): Promise<TaskEngine
       return { jsm: manager, kv: await new Kvm(nc).create(BUCKET, { replicas, history: 1 }) };
     }, options.readyMs ?? READY_MS);
     const js = jetstream(nc);
+    let closing = false;
+    const stopped = () => closing || nc.isClosed();
+    const retry: Retry = (work, withinMs) => untilReady(work, withinMs, stopped);
     return {
       name: 'nats',
-      log: new NatsLog(js, jsm, options.appendDeadlineMs ?? APPEND_DEADLINE_MS),
-      states: new NatsStates(kv),
-      queue: new NatsQueue(js, jsm, leaseMs, () => nc.isClosed()),
+      log: new NatsLog(js, jsm, options.appendDeadlineMs ?? APPEND_DEADLINE_MS, retry),
+      states: new NatsStates(kv, retry),
+      queue: new NatsQueue(js, jsm, leaseMs, retry, stopped),
       close: async () => {
+        closing = true;
         await nc.drain().catch(() => nc.close());
       },
     };

@@ -14,7 +14,7 @@ import { fail, identityOf, type Caller } from '../callers.js';
 import { claimRequest, taskOfRequest } from './requests.js';
 import { createdState } from './runner.js';
 import type { TaskSpec } from './spec.js';
-import type { StoredRecord, TaskEngine } from './store.js';
+import type { StoredRecord, TaskEngine, TaskRecord, TaskState } from './store.js';
 
 type Unary<Request> = (call: grpc.ServerUnaryCall<Request, unknown>, callback: grpc.sendUnaryData<unknown>) => void;
 type Stream<Request> = grpc.ServerWritableStream<Request, unknown>;
@@ -24,6 +24,7 @@ const QUEUE_NEWS_MS = 1_000;
 /** How long a task may take to start before its caller is told it waits in the queue. */
 const QUEUE_GRACE_MS = 300;
 const TASK_ID = /^[A-Za-z0-9_-]{1,128}$/;
+const FINAL = new Set<TaskState['status']>(['completed', 'failed', 'cancelled']);
 
 export interface TaskRpcOptions {
   engine: TaskEngine;
@@ -37,6 +38,9 @@ export function timestamp(ms = Date.now()) {
 }
 
 export class TaskRpc {
+  /** The calls following tasks here, each ended by its function when this coordinator stops. */
+  private readonly open = new Set<() => Promise<void>>();
+
   constructor(private readonly options: TaskRpcOptions) {}
 
   readonly streamTask = async (call: Stream<TaskStreamRequest>) => {
@@ -55,59 +59,83 @@ export class TaskRpc {
     } catch (error) {
       return call.emit('error', fail(grpc.status.UNAVAILABLE, `the task could not be queued: ${(error as Error).message}`));
     }
+    // A detached task's caller may be back (a failover, a blip): it is told it went, not cancelled.
     const detached = call.metadata.get(DETACH_HEADER)[0]?.toString() === '1';
-    await this.stream(call, [taskId], 1, detached ? undefined : (id) => this.cancel(id, owner));
+    const stream = randomUUID();
+    await this.note(taskId, { caller: { attached: stream } });
+    await this.stream(call, [taskId], 1, detached ? (id) => this.note(id, { caller: { detached: stream } }) : (id) => this.cancel(id, owner));
   };
 
   readonly subscribe = async (call: Stream<{ plan_id: string; task_ids: string[]; from_sequence: number }>) => {
     const ids = [...new Set(call.request.task_ids)];
     if (ids.length === 0) return call.emit('error', fail(grpc.status.INVALID_ARGUMENT, 'task_ids is empty: name the tasks to follow (ListTasks lists them)'));
-    for (const id of ids) {
-      let known: boolean;
-      try {
-        known = TASK_ID.test(id) && (await this.options.engine.states.get(id)) !== undefined;
-      } catch (error) {
-        return call.emit('error', fail(grpc.status.UNAVAILABLE, `the tasks cannot be looked up now: ${(error as Error).message}`));
-      }
-      if (!known) return call.emit('error', fail(grpc.status.NOT_FOUND, `no task ${id.slice(0, 128)}`));
+    const unknown = ids.find((id) => !TASK_ID.test(id));
+    if (unknown !== undefined) return call.emit('error', fail(grpc.status.NOT_FOUND, `no task ${unknown.slice(0, 128)}`));
+    let states: Map<string, TaskState | undefined>;
+    try {
+      states = new Map(await Promise.all(ids.map(async (id) => [id, await this.options.engine.states.get(id)] as const)));
+    } catch (error) {
+      return call.emit('error', fail(grpc.status.UNAVAILABLE, `the tasks cannot be looked up now: ${(error as Error).message}`));
     }
-    await this.stream(call, ids, Number(call.request.from_sequence) || 1);
+    const missing = ids.find((id) => !states.get(id));
+    if (missing !== undefined) return call.emit('error', fail(grpc.status.NOT_FOUND, `no task ${missing}`));
+    // Its caller, back (a failover, a blip): a detached task is followed again, until this stream
+    // ends. A colleague watching changes nothing.
+    const who = identityOf(call, '');
+    const own = ids.filter((id) => states.get(id)!.owner === who && !FINAL.has(states.get(id)!.status));
+    const stream = randomUUID();
+    for (const id of own) await this.note(id, { caller: { attached: stream } });
+    await this.stream(call, ids, Number(call.request.from_sequence) || 1, (id) => (own.includes(id) ? this.note(id, { caller: { detached: stream } }) : undefined));
   };
 
   /**
    * Writes the tasks' events to the call, from `fromSeq`, until each has its final state (then
-   * the call ends) or the caller goes (`cancelled`, for a StreamTask that owns its task).
+   * the call ends), the caller goes, or this coordinator stops (the call ends UNAVAILABLE: follow
+   * them on another). `left` says what becomes of each unfinished task when the call is left.
    */
-  private async stream(call: Stream<unknown>, taskIds: string[], fromSeq: number, cancelled?: (taskId: string) => void): Promise<void> {
+  private async stream(call: Stream<unknown>, taskIds: string[], fromSeq: number, left?: (taskId: string) => unknown): Promise<void> {
     const controller = new AbortController();
-    let open = taskIds.length;
     const finished = new Set<string>();
-    call.on('cancelled', () => {
+    const leave = async () => {
+      if (controller.signal.aborted) return;
       controller.abort();
-      for (const taskId of taskIds) if (!finished.has(taskId)) cancelled?.(taskId);
-    });
-    await Promise.all(
-      taskIds.map(async (taskId) => {
-        try {
-          for await (const record of this.options.engine.log.follow(taskId, fromSeq, controller.signal)) {
-            this.forward(call, record, controller.signal);
-            if (record.final) {
-              finished.add(taskId);
-              break;
-            }
-          }
-        } catch (error) {
-          if (!controller.signal.aborted) this.options.logger.warn(`task ${taskId}: its stream could not be followed: ${(error as Error).message}`);
-        }
-      }),
-    ).finally(() => {
-      open = 0;
-      controller.abort();
-    });
-    if (open === 0 && !call.cancelled) {
-      if (finished.size === taskIds.length) call.end();
-      else call.emit('error', fail(grpc.status.UNAVAILABLE, 'the tasks\' streams could not be followed to their end: follow them again with SubscribeTaskEvents'));
+      await Promise.all(taskIds.filter((taskId) => !finished.has(taskId)).map((taskId) => left?.(taskId)));
+    };
+    call.on('cancelled', () => void leave());
+    // Gone already, while the task was being made.
+    if (call.cancelled) void leave();
+    const stopping = async () => {
+      await leave();
+      if (!call.cancelled) call.emit('error', fail(grpc.status.UNAVAILABLE, 'this coordinator is stopping: follow the tasks on another of the team (SubscribeTaskEvents)'));
+    };
+    this.open.add(stopping);
+    try {
+      await Promise.all(taskIds.map((taskId) => this.follow(call, taskId, fromSeq, controller.signal).then((final) => final && finished.add(taskId))));
+    } finally {
+      this.open.delete(stopping);
     }
+    if (controller.signal.aborted) return;
+    controller.abort();
+    if (finished.size === taskIds.length) call.end();
+    else call.emit('error', fail(grpc.status.UNAVAILABLE, "the tasks' streams could not be followed to their end: follow them again with SubscribeTaskEvents"));
+  }
+
+  /** One task's records to the call, until its final one (true) or the signal. */
+  private async follow(call: Stream<unknown>, taskId: string, fromSeq: number, signal: AbortSignal): Promise<boolean> {
+    try {
+      for await (const record of this.options.engine.log.follow(taskId, fromSeq, signal)) {
+        this.forward(call, record, signal);
+        if (record.final) return true;
+      }
+    } catch (error) {
+      if (!signal.aborted) this.options.logger.warn(`task ${taskId}: its stream could not be followed: ${(error as Error).message}`);
+    }
+    return false;
+  }
+
+  /** Ends every call following tasks here (this coordinator stops): their callers follow them on another. */
+  async stop(): Promise<void> {
+    await Promise.all([...this.open].map((stopping) => stopping()));
   }
 
   /** One record as the caller sees it: an event, or news of the queue. */
@@ -134,6 +162,10 @@ export class TaskRpc {
     }
   }
 
+  private async note(taskId: string, record: TaskRecord): Promise<void> {
+    await this.options.engine.log.append(taskId, record).catch((error: unknown) => this.options.logger.warn(`task ${taskId}: ${Object.keys(record).join()} was not recorded: ${(error as Error).message}`));
+  }
+
   private async cancel(taskId: string, by: string): Promise<void> {
     await this.options.engine.log.append(taskId, { reply: { id: 'cancel', by, answer: true } }).catch((error: unknown) => this.options.logger.warn(`task ${taskId} could not be cancelled: ${(error as Error).message}`));
   }
@@ -144,7 +176,7 @@ export class TaskRpc {
       const state = TASK_ID.test(taskId) ? await this.options.engine.states.get(taskId).catch(() => undefined) : undefined;
       if (!state) return callback(fail(grpc.status.NOT_FOUND, `no task ${taskId.slice(0, 128)}`));
       if (state.owner !== identityOf(call, '')) return callback(fail(grpc.status.PERMISSION_DENIED, 'only the caller that started the task can cancel it'));
-      if (['completed', 'failed', 'cancelled'].includes(state.status)) return callback(null, {});
+      if (FINAL.has(state.status)) return callback(null, {});
       await this.cancel(taskId, state.owner);
       callback(null, {});
     })();

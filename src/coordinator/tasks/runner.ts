@@ -39,7 +39,12 @@ export interface RunnerOptions {
   logger: Logger;
   /** This coordinator's name among the team's. */
   replica: string;
+  /** How long a detached task's caller may be gone before it is cancelled (CALLER_GRACE_MS). */
+  callerGraceMs?: number;
 }
+
+/** How long a detached task waits for its caller to follow it again (a failover, a blip). */
+export const CALLER_GRACE_MS = 60_000;
 
 /** One running task's handle: how it records, what it asks, when it is cancelled. */
 interface Running {
@@ -53,6 +58,8 @@ interface Running {
 
 /** Why a coordinator that stops aborts its tasks' turns. */
 const SHUTDOWN = 'the coordinator running it stopped: run it again';
+/** Why a detached task whose caller did not come back is cancelled. */
+const callerGone = (graceMs: number) => `Task cancelled: its caller went away and did not follow it again within ${Math.round(graceMs / 1000)} s`;
 
 export class TaskRunner {
   /** The turns running here, to end when this coordinator stops. */
@@ -83,12 +90,15 @@ export class TaskRunner {
       return;
     }
     if (records.some((record) => record.reply?.id === 'cancel')) return this.end(job.taskId, send, 'cancelled', 'Task cancelled');
+    const controller = new AbortController();
+    const absence = this.absence(controller);
+    for (const record of records) absence.note(record);
+    if (absence.goneFor() >= this.graceMs) return this.end(job.taskId, send, 'cancelled', callerGone(this.graceMs));
     await engine.log.append(job.taskId, { started: { replica: this.options.replica } });
     await this.setState(job.taskId, { status: 'running', replica: this.options.replica });
-    const controller = new AbortController();
     const requests = new TaskRequests(job.taskId, engine);
-    // Replies and a cancel, from any coordinator: this task's stream, from here on.
-    const listening = this.listen(job.taskId, records.at(-1)!.seq + 1, requests, controller);
+    // Replies, a cancel, its caller gone and back, from any coordinator: this task's stream, from here on.
+    const listening = this.listen(job.taskId, records.at(-1)!.seq + 1, requests, controller, absence);
     const heartbeat = setInterval(() => void this.setState(job.taskId, {}).catch(() => undefined), HEARTBEAT_MS);
     heartbeat.unref();
     const work = this.turn({ taskId: job.taskId, spec: created.spec, owner: created.owner, send, requests, signal: controller.signal });
@@ -97,6 +107,7 @@ export class TaskRunner {
       await work;
     } finally {
       clearInterval(heartbeat);
+      absence.stop();
       listening.abort();
       this.running.delete(controller);
     }
@@ -109,13 +120,44 @@ export class TaskRunner {
     return Boolean(state && state.replica && state.replica !== this.options.replica && ['running', 'awaiting_approval'].includes(state.status) && Date.now() - state.updatedAt < HEARTBEAT_MS * 3);
   }
 
-  /** Follows the task's stream for its replies (to the requests waiting) and a cancel. */
-  private listen(taskId: string, fromSeq: number, requests: TaskRequests, turn: AbortController): AbortController {
+  private get graceMs(): number {
+    return this.options.callerGraceMs ?? CALLER_GRACE_MS;
+  }
+
+  /**
+   * The caller's streams open on the task (any coordinator's): when the last one ends, the turn is
+   * cancelled unless one is open again within the grace. A coordinator that died with one open
+   * never says it ended: that stream counts as open.
+   */
+  private absence(turn: AbortController): { note(record: StoredRecord): void; goneFor(): number; stop(): void } {
+    const open = new Set<string>();
+    let timer: NodeJS.Timeout | undefined;
+    let goneAt: number | undefined;
+    return {
+      note: (record) => {
+        const caller = record.caller;
+        if (!caller) return;
+        if ('attached' in caller) open.add(caller.attached);
+        else open.delete(caller.detached);
+        clearTimeout(timer);
+        goneAt = open.size === 0 && 'detached' in caller ? record.at : undefined;
+        if (goneAt === undefined) return;
+        timer = setTimeout(() => turn.abort(callerGone(this.graceMs)), Math.max(0, goneAt + this.graceMs - Date.now()));
+        timer.unref();
+      },
+      goneFor: () => (goneAt === undefined ? 0 : Date.now() - goneAt),
+      stop: () => clearTimeout(timer),
+    };
+  }
+
+  /** Follows the task's stream for its replies (to the requests waiting), a cancel, and its caller going and coming back. */
+  private listen(taskId: string, fromSeq: number, requests: TaskRequests, turn: AbortController, absence: { note(record: StoredRecord): void }): AbortController {
     const stop = new AbortController();
     void (async () => {
       for await (const record of this.options.engine.log.follow(taskId, fromSeq, stop.signal)) {
         if (record.reply?.id === 'cancel') turn.abort();
         else if (record.reply) requests.reply(record.reply.id, record.reply.answer);
+        else absence.note(record);
       }
     })().catch((error: unknown) => {
       if (!stop.signal.aborted) this.options.logger.warn(`task ${taskId}: its replies could not be followed: ${(error as Error).message}`);
@@ -175,14 +217,16 @@ export class TaskRunner {
       if (notes) events.text(notes);
       batch.flush();
       if (task.signal.reason === SHUTDOWN) await this.end(task.taskId, task.send, 'failed', SHUTDOWN);
-      else if (result.stopReason === 'cancelled' && !refusal) await this.end(task.taskId, task.send, 'cancelled', 'Task cancelled');
+      else if (result.stopReason === 'cancelled' && !refusal) await this.end(task.taskId, task.send, 'cancelled', typeof task.signal.reason === 'string' ? task.signal.reason : 'Task cancelled');
       else await this.end(task.taskId, task.send, 'completed', 'Done', { progress: 100, ...(result.usage ? { usage: result.usage } : {}) });
     } catch (error) {
       const failure = agentFailure(error);
       // What a failed agent changed on disk is taken in all the same: into the editor, the review.
       if (!task.signal.aborted) await files.settle(logger).catch((problem: unknown) => logger.warn(`the changes of the failed task: ${(problem as Error).message}`));
       batch.flush();
-      await this.end(task.taskId, task.send, 'failed', task.signal.reason === SHUTDOWN ? SHUTDOWN : failure.details);
+      const reason: unknown = task.signal.reason;
+      if (reason === SHUTDOWN || !task.signal.aborted) await this.end(task.taskId, task.send, 'failed', task.signal.aborted ? SHUTDOWN : failure.details);
+      else await this.end(task.taskId, task.send, 'cancelled', typeof reason === 'string' ? reason : 'Task cancelled');
     }
   }
 

@@ -22,6 +22,11 @@ export interface TaskRecord {
   started?: { replica: string; agentSession?: string };
   /** What its callers see: the fields of a wire TaskEvent (but its task id, timestamp and sequence). */
   event?: Record<string, unknown>;
+  /**
+   * A stream of its caller's (by an id of its own) began or ended: a task none of whose caller's
+   * streams is open for long is cancelled (a detached task's caller may come back, runner.ts).
+   */
+  caller?: { attached: string } | { detached: string };
   /** A caller's reply to a request of the turn (by its id), or `cancel`. */
   reply?: { id: string; by: string; answer: unknown };
   /** Its one final state: no record follows it. */
@@ -44,7 +49,7 @@ export interface TaskState {
   title: string;
   /** The coordinator running it. */
   replica?: string;
-  /** The last sequence number of its stream. */
+  /** The sequence number of its stream's first record (followed whole from there). */
   seq: number;
   updatedAt: number;
   /** The ids of its requests waiting for the caller's reply (approvals, files, writes, questions). */
