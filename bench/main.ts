@@ -19,6 +19,7 @@ import { FramingGuard } from '../src/bridge/transport.js';
 import { anthropicModel } from '../test/helpers/models/anthropic.js';
 import { copilotServer, measureStartups, type StartupSample, type StartupServer } from './startup.js';
 import { sandboxStarts } from './sandbox.js';
+import { scale } from './scale.js';
 
 const quick = process.argv.includes('--quick');
 const AskPartialResult = new ProgressType<{ answer: string }>();
@@ -933,6 +934,34 @@ async function sandbox(): Promise<void> {
   record({ figure: 'sandbox: agent start to ACP initialize, its network confined (median)', value: median(starts.confined), unit: 'ms', baseline: 'in the sandbox, network not confined', baselineValue: median(starts.sandboxed), goal: '≤ 1.2×', met: median(starts.confined) / median(starts.sandboxed) <= 1.2 });
 }
 
+/** What the team's benchmarks (scale.ts) use of this one. */
+function scaleKit(): Parameters<typeof scale>[0] {
+  return {
+    quick,
+    repo: REPO,
+    bin: BIN,
+    record,
+    rssMb,
+    tracked,
+    tempDir: (prefix) => {
+      const dir = mkdtempSync(join(tmpdir(), prefix));
+      temporary.push(dir);
+      return dir;
+    },
+    editor: async (args) => {
+      const lsp = spawnLsp([BIN, '--stdio', ...args], { BUCKLEY_AGENT: undefined });
+      await initialize(lsp, { window: { workDoneProgress: true }, experimental: { buckley: { taskProgress: true } } });
+      await untilReady(lsp);
+      lsp.connection.onUnhandledProgress(() => {});
+      return {
+        request: (method, params) => lsp.connection.sendRequest(method, params),
+        onNotification: (method, handler) => void lsp.connection.onNotification(method, handler),
+        stop: () => lsp.stop(),
+      };
+    },
+  };
+}
+
 async function main(): Promise<void> {
   console.log(`buckley-lsp benchmarks${quick ? ' (quick smoke run)' : ''} on ${process.version}\n`);
   if (runs('startup')) await part('startup', startup);
@@ -949,6 +978,7 @@ async function main(): Promise<void> {
   if (runs('hostile')) await part('hostile', hostile);
   if (runs('agents')) await part('agents', agentAsks);
   if (runs('sandbox')) await part('sandbox', sandbox);
+  if (runs('scale')) await part('scale', () => scale(scaleKit()));
   console.log('');
 
   const rows = figures.map((f) => [f.figure, `${f.value.toFixed(f.unit === 'events/s' ? 0 : 2)} ${f.unit}`, `${f.baseline}: ${f.baselineValue.toFixed(2)}`, `${f.ratio.toFixed(2)}×`, f.goal, f.met === null ? '—' : f.met ? 'met' : 'NOT met']);

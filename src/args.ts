@@ -32,14 +32,17 @@ Usage:
   buckley-lsp doctor [options]         check the settings, coordinator and agent (doctor --help)
   buckley-lsp coordinator [--listen HOST:PORT] [--tls-cert PEM --tls-key PEM [--tls-client-ca PEM]]
                           [--nats URL[,URL…] [--nats-replicas N] [--replica NAME]]
-                          [--max-running N] [--log-level L] [--agent CMD [ARGS...]]
+                          [--max-running N] [--roots DIR[,DIR…]] [--metrics HOST:PORT]
+                          [--log-level L] [--agent CMD [ARGS...]]
                                        our gRPC coordinator as a standalone process
                                        (default listen address 127.0.0.1:50051; a non-loopback
                                        address needs TLS with client certificates); with --nats,
                                        one replica of a team's coordinator on NATS JetStream
                                        (--nats-replicas: copies of its streams, 3 on a 3-node
                                        cluster); --max-running: tasks run at once (16), more
-                                       queue (0: it runs none, and serves the team's callers)
+                                       queue (0: it runs none, and serves the team's callers);
+                                       --roots: the only folders whose workspaces it takes tasks in;
+                                       --metrics: Prometheus metrics at http://HOST:PORT/metrics
 
 Options:
   --coordinator HOST:PORT   use a running coordinator (else: embedded)   [BUCKLEY_COORDINATOR]
@@ -88,14 +91,14 @@ export interface ParsedArgs {
   /** `doctor --settings FILE`. */
   settingsFile?: string;
   /** `coordinator` in a team: its NATS servers, the copies of its streams, its name, how many tasks it runs at once. */
-  team?: { nats?: string[]; replicas?: number; replica?: string; maxRunning?: number };
+  team?: { nats?: string[]; replicas?: number; replica?: string; maxRunning?: number; roots?: string[]; metrics?: string };
   /** With `help`: whose usage (`doctor --help` is doctor's). */
   helpFor?: 'server' | 'coordinator' | 'doctor';
   error?: string;
 }
 
 /** The flags of the command line's own; any other needs the settings' list (see needsSettings). */
-const OWN_FLAGS = new Set(['--stdio', '--version', '-v', '--coordinator', '--listen', '--tls-cert', '--tls-key', '--tls-client-ca', '--log-file', '--prompt', '--settings', '--log-level', '--agent', '--nats', '--nats-replicas', '--replica', '--max-running']);
+const OWN_FLAGS = new Set(['--stdio', '--version', '-v', '--coordinator', '--listen', '--tls-cert', '--tls-key', '--tls-client-ca', '--log-file', '--prompt', '--settings', '--log-level', '--agent', '--nats', '--nats-replicas', '--replica', '--max-running', '--roots', '--metrics']);
 
 /**
  * Whether parsing `argv` may need every setting (a setting given as a flag, help, a mistake to
@@ -159,7 +162,15 @@ function teamFlag(result: ParsedArgs, mode: ParsedArgs['mode'], flag: string, gi
     if (!servers.length || servers.some((url) => !/^(nats|tls):\/\/[^\s/]+$|^[^\s/:]+:\d+$/.test(url))) return `--nats takes the NATS servers' URLs, comma-separated (nats://127.0.0.1:4222), not ${given}`;
     team.nats = [...(team.nats ?? []), ...servers];
   } else if (flag === '--replica') team.replica = given;
-  else {
+  else if (flag === '--metrics') {
+    if (!/^(\[[0-9a-fA-F:.]+\]|[^\s:/]+):\d{1,5}$/.test(given)) return `--metrics takes where to serve them, HOST:PORT (127.0.0.1:9464), not ${given}`;
+    team.metrics = given;
+  }
+  else if (flag === '--roots') {
+    const roots = given.split(',').map((root) => root.trim()).filter(Boolean);
+    if (!roots.length || roots.some((root) => !root.startsWith('/'))) return `--roots takes the folders whose workspaces it serves, absolute, comma-separated (/srv/checkouts), not ${given}`;
+    team.roots = [...(team.roots ?? []), ...roots];
+  } else {
     const number = Number(given);
     const least = flag === '--max-running' ? 0 : 1;
     if (!Number.isInteger(number) || number < least) return `${flag} takes a whole number of at least ${least}, not ${given}`;
@@ -208,6 +219,8 @@ export function parseArgs(argv: string[], settings: KnownSettings): ParsedArgs {
       case '--nats-replicas':
       case '--replica':
       case '--max-running':
+      case '--roots':
+      case '--metrics':
         result.error = teamFlag(result, mode, flag, value());
         break;
       case '--prompt':

@@ -4,6 +4,7 @@
  * editor through an `EditorClient` and to the coordinator through the link. The coordinator
  * client is loaded only after `initialize` has been answered, so startup stays fast.
  */
+import { homedir } from 'node:os';
 import {
   CancellationToken,
   ConfigurationRequest,
@@ -17,12 +18,12 @@ import {
   type DidChangeConfigurationParams,
   type ExecuteCommandParams,
   type HoverParams,
-  type InitializeParams,
   type InlineCompletionParams,
   type CompletionParams,
 } from 'vscode-languageserver';
 import { stateDirectory } from '../state.js';
 import { canonicalUri, pathOfUri } from '../uri.js';
+import { workspaceRootsOf } from './workspace.js';
 import * as z from '../schema.js';
 import { clientIdentity, negotiate, type ClientIdentity, type Features, type InitializeInput } from './capabilities.js';
 import { documentEvents } from './documentSync.js';
@@ -101,7 +102,8 @@ export class BuckleyServer implements RunningServer {
     const { logger, env } = options;
     this.initializeInput = params;
     this.client = clientIdentity(params);
-    this.workspaceRoots = workspaceRootsOf(params);
+    this.workspaceRoots = workspaceRootsOf(params, { cwd: process.cwd(), home: env.HOME || homedir() });
+    if (!params.workspaceFolders?.length && !params.rootUri) logger.info(this.workspaceRoots.length ? `the editor names no workspace: the folder it started in, ${pathOfUri(this.workspaceRoots[0]!)}, is the workspace` : `the editor names no workspace, and it started in ${process.cwd()}: tasks start in an empty folder, with nothing to write (open a project folder)`);
     this.editor = lspEditor(connection);
     this.settings = new Settings(sources, logger);
     this.notices = new CoordinatorNotices(this.editor, logger.child('coordinator'), () => this.settings.current);
@@ -380,11 +382,6 @@ export class BuckleyServer implements RunningServer {
     }
     this.editor.notify(FeaturesNotification.type, this.features as unknown as Record<string, unknown>);
   }
-}
-
-function workspaceRootsOf(params: InitializeParams): string[] {
-  if (params.workspaceFolders?.length) return params.workspaceFolders.map((folder) => canonicalUri(folder.uri));
-  return params.rootUri ? [canonicalUri(params.rootUri)] : [];
 }
 
 /** Custom request params, validated: bad ones are InvalidParams saying what is wrong. */

@@ -7,12 +7,13 @@ import type { RootLogger } from '../logger.js';
 import { detectAgent } from '../coordinator/agents/detect.js';
 import { startCoordinator } from '../coordinator/server.js';
 import { hostname } from 'node:os';
+import { startTracing, stopTracing } from '../tracing.js';
 
 export async function runCoordinator(options: {
   listen: string;
   tls?: { cert: string; key: string; clientCa?: string };
   /** A replica of a team's coordinator (--nats …). */
-  team?: { nats?: string[]; replicas?: number; replica?: string; maxRunning?: number };
+  team?: { nats?: string[]; replicas?: number; replica?: string; maxRunning?: number; roots?: string[]; metrics?: string };
   cliConfig: ConfigInput;
   env: NodeJS.ProcessEnv;
   logger: RootLogger;
@@ -27,6 +28,7 @@ export async function runCoordinator(options: {
   logger.setLevel(resolved.config.log.level);
   const detection = await detectAgent({ config: resolved.config, env: options.env, logger: logger.child('agent'), clientVersion: options.version });
   if (detection.problem) logger.warn(detection.problem);
+  await startTracing('buckley-lsp coordinator', options.version, options.env, (message) => logger.warn(message));
   const team = options.team ?? {};
   const replica = team.replica ?? `${hostname()}:${process.pid}`;
   // The team's engine is loaded only for a team: a coordinator alone keeps its tasks in memory.
@@ -42,6 +44,8 @@ export async function runCoordinator(options: {
     ...(engine ? { engine } : {}),
     replica,
     ...(team.maxRunning !== undefined ? { maxRunning: team.maxRunning } : {}),
+    ...(team.roots ? { roots: team.roots } : {}),
+    ...(team.metrics ? { metrics: team.metrics } : {}),
   });
   // Tests and scripts wait for this line on stderr to learn the port.
   process.stderr.write(`buckley-lsp coordinator listening on ${running.address}\n`);
@@ -50,4 +54,5 @@ export async function runCoordinator(options: {
     for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, stop);
   });
   await running.close();
+  await stopTracing();
 }

@@ -13,6 +13,7 @@ import { PassThrough } from 'node:stream';
 import { createConnection, StreamMessageReader } from 'vscode-languageserver/node.js';
 import type { ConfigInput } from '../config.js';
 import type { LogFile } from '../logFile.js';
+import { startTracing, stopTracing } from '../tracing.js';
 import type { RootLogger } from '../logger.js';
 import { startServer } from '../bridge/start.js';
 import { inert } from '../text.js';
@@ -74,6 +75,8 @@ export function serveStdio({ version, cliConfig, logger, logFile, logFileProblem
     else connection.console.log(shown);
   });
   const server = startServer(connection, reader, { version, env: process.env, cliConfig, logger, logFile: logFile?.path, logFileProblem });
+  // Only where OTEL_EXPORTER_OTLP_ENDPOINT asks for traces; not awaited: `initialize` does not wait for it.
+  void startTracing('buckley-lsp', version, process.env, (message) => logger.warn(message));
 
   let ending = false;
   const end = async (why: string) => {
@@ -81,6 +84,7 @@ export function serveStdio({ version, cliConfig, logger, logFile, logFileProblem
     ending = true;
     logger.debug(`ending: ${why}`);
     await server.stop();
+    await stopTracing();
     // The answer to a `shutdown` that shared this stop is written in the microtasks after it.
     await new Promise((resolve) => setImmediate(resolve));
     await Promise.race([writer.drained(), new Promise((resolve) => setTimeout(resolve, DRAIN_DEADLINE_MS).unref())]);

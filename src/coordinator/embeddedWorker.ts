@@ -12,6 +12,7 @@ import { onGroupChange } from './agents/processes.js';
 import { RootLogger } from '../logger.js';
 import type { WorkerInput, WorkerMessage } from './embeddedMessages.js';
 import { startCoordinator, type RunningCoordinator } from './server.js';
+import { startTracing, stopTracing } from '../tracing.js';
 
 /** How much lower than the LSP thread (a nice value: 0–19, higher is lower). */
 const LOWER_PRIORITY = 5;
@@ -40,11 +41,12 @@ async function main(): Promise<void> {
   let running: RunningCoordinator | undefined;
   parentPort!.on('message', (message: { kind: string }) => {
     if (message.kind !== 'close') return;
-    void (running?.close() ?? Promise.resolve()).finally(() => {
+    void (running?.close() ?? Promise.resolve()).then(() => stopTracing()).finally(() => {
       post({ kind: 'closed' });
       parentPort!.close();
     });
   });
+  await startTracing('buckley-lsp', input.clientVersion, input.env, (message) => logger.warn(message));
   running = await startCoordinator('127.0.0.1:0', { driver: detection.driver, agentProblem: detection.problem, logger: logger.child('embedded'), secret: input.secret });
   post({ kind: 'ready', address: running.address, agentDescription: detection.driver?.description, agentProblem: detection.problem });
 }

@@ -25,7 +25,7 @@ import { FEATURE } from '../wire/features.js';
 import { memoryEngine } from './tasks/memory.js';
 import { TaskRpc, timestamp } from './tasks/rpc.js';
 import { TaskRunner } from './tasks/runner.js';
-import { turnOf, type TaskSpec } from './tasks/spec.js';
+import { outsideRoots, turnOf, type TaskSpec } from './tasks/spec.js';
 import type { TaskEngine } from './tasks/store.js';
 
 export const PROTOCOL_VERSION = '1.0';
@@ -60,6 +60,10 @@ export interface CoordinatorOptions {
   maxRunning?: number;
   /** How long a detached task's caller may be gone (runner.ts: CALLER_GRACE_MS). */
   callerGraceMs?: number;
+  /** The only folders whose workspaces it takes tasks in (`--roots`); unset: any. */
+  roots?: string[];
+  /** Where it serves Prometheus metrics (`--metrics HOST:PORT`); unset: none, and prom-client is not loaded. */
+  metrics?: string;
 }
 
 export interface RunningCoordinator {
@@ -261,6 +265,9 @@ class CoordinatorService {
       cwd = session.metadata.workspace_root;
     }
     const root = context?.document?.workspace_root || cwd;
+    const workspace = root ? uriToPath(root) : undefined;
+    const outside = outsideRoots(this.options.roots, workspace);
+    if (outside) return { error: fail(grpc.status.FAILED_PRECONDITION, outside) };
     return {
       spec: {
         agentId,
@@ -273,8 +280,8 @@ class CoordinatorService {
         // claimed falsely, binds it further (an agent-id header can, and instance ids change per start).
         ...(conversation ? { conversationKey: `${certifiedIdentity(call) ?? ''}#${conversation}` } : {}),
         ...(conversation && context?.metadata?.[EARLIER_TURNS_KEY] ? { earlier: context.metadata[EARLIER_TURNS_KEY] } : {}),
-        // Where the agent works: the editor's workspace, else where this coordinator runs.
-        cwd: root ? uriToPath(root) : process.cwd(),
+        // Where the agent works: the editor's workspace; none named, none writable (it starts in an empty folder).
+        ...(workspace ? { cwd: workspace } : {}),
         servesBuffers: false,
       },
     };
@@ -314,9 +321,12 @@ export async function startCoordinator(listen: string, options: CoordinatorOptio
     : grpc.ServerCredentials.createInsecure();
   // What the agent can promise is known before the first caller asks (GetServerCapabilities).
   await options.driver?.prepare?.();
-  const engine = options.engine ?? memoryEngine();
+  const stored = options.engine ?? memoryEngine();
+  const metrics = options.metrics ? await (await import('./metrics.js')).serveMetrics(options.metrics, stored, options.logger) : undefined;
+  const engine = metrics?.engine ?? stored;
   const replica = options.replica ?? `${hostname()}:${process.pid}`;
-  const runner = new TaskRunner({ engine, driver: options.driver, agentProblem: options.agentProblem, logger: options.logger, replica, callerGraceMs: options.callerGraceMs });
+  const runner = new TaskRunner({ engine, driver: options.driver, agentProblem: options.agentProblem, logger: options.logger, replica, callerGraceMs: options.callerGraceMs, roots: options.roots });
+  metrics?.start({ engine, replica, runningHere: () => runner.runningHere });
   // With none to run, it serves the team's callers and leaves running to the others.
   const maxRunning = options.maxRunning ?? MAX_RUNNING;
   const working = maxRunning > 0 ? runner.start(maxRunning) : { stop: async () => undefined };
@@ -347,6 +357,7 @@ export async function startCoordinator(listen: string, options: CoordinatorOptio
       await working.stop();
       await runner.stop();
       await options.driver?.close();
+      await metrics?.close();
       await engine.close();
     },
   };

@@ -81,15 +81,24 @@ export class TurnFiles {
   async settle(logger: { info(message: string): void; warn(message: string): void }): Promise<SettledChanges | undefined> {
     if (!this.snapshot) return undefined;
     const { toEditor, changed } = this.policy;
-    return settleChanges(this.snapshot, {
-      writtenThroughUs: this.writtenThroughUs,
-      writtenInEditor: this.writtenInEditor,
-      approved: (path) => this.commandApproved || this.approvedPaths.has(path),
-      // Each change has the editor's own deadline (the caller's, 30 s), not one for them all.
-      ...(toEditor ? { toEditor: (write) => toEditor(write, new AbortController().signal) } : {}),
-      changed: (change) => changed?.(change),
-      logger,
-    });
+    try {
+      return await settleChanges(this.snapshot, {
+        writtenThroughUs: this.writtenThroughUs,
+        writtenInEditor: this.writtenInEditor,
+        approved: (path) => this.commandApproved || this.approvedPaths.has(path),
+        // Each change has the editor's own deadline (the caller's, 30 s), not one for them all.
+        ...(toEditor ? { toEditor: (write) => toEditor(write, new AbortController().signal) } : {}),
+        changed: (change) => changed?.(change),
+        logger,
+      });
+    } finally {
+      this.snapshot.release();
+    }
+  }
+
+  /** The turn is over, however it ended: what its snapshot noted is given back to the shared store. */
+  close(): void {
+    this.snapshot?.release();
   }
 }
 

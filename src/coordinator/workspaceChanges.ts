@@ -8,6 +8,8 @@
  * Bounded: at most `maxFiles` files are looked at (dependency folders and version control are
  * skipped: what an install writes there is not the user's text), texts are kept up to `maxFileBytes`
  * each and `maxKeptBytes` in all; a change to a file whose text was not kept is reported without it.
+ * And together: the snapshots of turns running at once share what they can — a file seen the same
+ * by several is one record, its text one copy — within TOTAL_LIMITS for all of them (SharedFiles).
  */
 import { lstatSync, readdirSync, type Dirent } from 'node:fs';
 import { unifiedDiff } from '../edits.js';
@@ -45,30 +47,99 @@ export interface SnapshotLimits {
 }
 
 export const SNAPSHOT_LIMITS: SnapshotLimits = { maxFiles: 50_000, maxFileBytes: 256 * 1024, maxKeptBytes: 16 * 1024 * 1024 };
+/** What all the snapshots of a process keep at once: files noted, and their texts' bytes. */
+export const TOTAL_LIMITS = { maxFiles: 200_000, maxKeptBytes: 64 * 1024 * 1024 };
+
+/** A file as noted, shared by the snapshots that saw it the same, until the last is released. */
+interface SharedSeen extends Seen {
+  users: number;
+  key: string;
+}
+
+/**
+ * What the snapshots taken in this process keep, together: each file seen the same (size, times,
+ * identity) by several is one record and one copy of its text; and all of them keep at most
+ * `total` — a snapshot taken beyond it notes fewer files, keeps fewer texts (its changes to those
+ * are then reported without an undo, or not at all, and it says it is incomplete).
+ */
+export class SharedFiles {
+  private readonly seen = new Map<string, SharedSeen>();
+  /** Files noted by the snapshots not yet released, and the bytes of the texts they keep. */
+  files = 0;
+  keptBytes = 0;
+
+  constructor(private readonly total = TOTAL_LIMITS) {}
+
+  /** Files one more snapshot may note now. */
+  roomForFiles(wanted: number): number {
+    return Math.max(0, Math.min(wanted, this.total.maxFiles - this.files));
+  }
+
+  /** The record of `path` as `stat` says it is: one shared where another snapshot saw it the same, else new (its text kept while there is room). */
+  note(path: string, stat: Seen, keep: { maxFileBytes: number; roomLeft: number }): SharedSeen {
+    const key = `${path}\0${stat.size}\0${stat.mtimeMs}\0${stat.ctimeMs}\0${stat.ino}`;
+    const shared = this.seen.get(key);
+    if (shared) {
+      shared.users++;
+      return shared;
+    }
+    const made: SharedSeen = { ...stat, users: 1, key };
+    if (stat.size <= keep.maxFileBytes && stat.size <= keep.roomLeft && this.keptBytes + stat.size <= this.total.maxKeptBytes) {
+      const text = textOf(path, keep.maxFileBytes);
+      if (text !== undefined) {
+        made.text = text;
+        this.keptBytes += stat.size;
+      }
+    }
+    this.seen.set(key, made);
+    return made;
+  }
+
+  /** A snapshot's records given back: those no other snapshot holds are forgotten. */
+  release(records: Iterable<SharedSeen>): void {
+    for (const record of records) {
+      this.files--;
+      if (--record.users > 0) continue;
+      this.seen.delete(record.key);
+      if (record.text !== undefined) this.keptBytes -= record.size;
+    }
+  }
+}
+
+/** The process's snapshots' shared records (one coordinator a process). */
+export const sharedFiles = new SharedFiles();
 
 export class WorkspaceSnapshot {
+  private released = false;
+
   private constructor(
     readonly root: string,
-    private readonly files: Map<string, Seen>,
+    private readonly files: Map<string, SharedSeen>,
     private readonly limits: SnapshotLimits,
     /** Whether every file was looked at. */
     readonly complete: boolean,
+    private readonly shared: SharedFiles,
   ) {}
 
-  static take(root: string, limits: SnapshotLimits = SNAPSHOT_LIMITS): WorkspaceSnapshot {
-    const files = new Map<string, Seen>();
+  static take(root: string, limits: SnapshotLimits = SNAPSHOT_LIMITS, shared: SharedFiles = sharedFiles): WorkspaceSnapshot {
+    const files = new Map<string, SharedSeen>();
     let kept = 0;
-    const complete = walk(root, limits.maxFiles, (path, seen) => {
-      if (seen.size <= limits.maxFileBytes && kept + seen.size <= limits.maxKeptBytes) {
-        const text = textOf(path, limits.maxFileBytes);
-        if (text !== undefined) {
-          seen.text = text;
-          kept += seen.size;
-        }
-      }
+    // The room left when it is taken, for every walk of it (its changes are looked for among the same files).
+    const maxFiles = shared.roomForFiles(limits.maxFiles);
+    const complete = walk(root, maxFiles, (path, stat) => {
+      const seen = shared.note(path, stat, { maxFileBytes: limits.maxFileBytes, roomLeft: limits.maxKeptBytes - kept });
+      if (seen.text !== undefined) kept += seen.size;
       files.set(path, seen);
     });
-    return new WorkspaceSnapshot(root, files, limits, complete);
+    shared.files += files.size;
+    return new WorkspaceSnapshot(root, files, { ...limits, maxFiles }, complete, shared);
+  }
+
+  /** Gives its records back (the turn is over): once. */
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.shared.release(this.files.values());
   }
 
   /** A file's text when the snapshot was taken, where it was kept. */

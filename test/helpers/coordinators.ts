@@ -23,6 +23,8 @@ import { BIN, REPO, SCRIPTED_AGENT } from './paths.js';
 export interface CoordinatorProcess {
   address: string;
   process: ChildProcess;
+  /** What it has said on stderr so far (its log). */
+  said(): string;
   stop(): Promise<void>;
 }
 
@@ -42,6 +44,7 @@ export function startCoordinatorProcess(args: string[], env: NodeJS.ProcessEnv =
         resolve({
           address: match[1]!,
           process: child,
+          said: () => stderr,
           stop: () =>
             new Promise<void>((done) => {
               if (child.exitCode !== null || child.signalCode !== null) return done();
@@ -56,8 +59,8 @@ export function startCoordinatorProcess(args: string[], env: NodeJS.ProcessEnv =
 }
 
 /** A replica of a team's coordinator on the NATS server at `natsUrl`, with the scripted agent; `maxRunning` 0: it only serves callers. */
-export function startReplica(natsUrl: string, name: string, maxRunning = 4): Promise<CoordinatorProcess> {
-  return startCoordinatorProcess(['--nats', natsUrl, '--replica', name, '--max-running', String(maxRunning), '--agent', process.execPath, SCRIPTED_AGENT]);
+export function startReplica(natsUrl: string, name: string, maxRunning = 4, extra: { args?: string[]; env?: NodeJS.ProcessEnv } = {}): Promise<CoordinatorProcess> {
+  return startCoordinatorProcess(['--nats', natsUrl, '--replica', name, '--max-running', String(maxRunning), ...(extra.args ?? []), '--agent', process.execPath, SCRIPTED_AGENT], extra.env);
 }
 
 export interface RecordedCall {

@@ -31,6 +31,8 @@ export interface ClientOptions {
   /** Extra environment for the server; BUCKLEY_AGENT defaults to the scripted agent. */
   env?: Record<string, string | undefined>;
   args?: string[];
+  /** Where the server starts (an editor's folder): the repository unless given; `home`: its HOME. */
+  cwd?: string | 'home';
   /** What `workspace/configuration` answers for the `buckley` section. */
   settings?: unknown;
   /** How to answer window/showMessageRequest (default: the first action); `token` is cancelled by $/cancelRequest. */
@@ -97,7 +99,7 @@ export class TestClient {
     const stateDir = options.stateDir ?? tempDir('buckley-test');
     const [program, ...programArgs] = options.command ?? [process.execPath, ...(options.wrapper ? [options.wrapper] : []), BIN];
     const child = spawn(program!, [...programArgs, '--stdio', ...(options.args ?? [])], {
-      cwd: REPO,
+      cwd: options.cwd === 'home' ? stateDir : (options.cwd ?? REPO),
       env: {
         PATH: process.env.PATH,
         HOME: stateDir,

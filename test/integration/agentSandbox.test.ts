@@ -18,7 +18,7 @@ import { probeSandbox } from '../../src/coordinator/agents/sandbox.js';
 import { findSocat } from '../../src/coordinator/agents/sandboxNetwork.js';
 import { agentHome } from '../helpers/agents.js';
 import { startingClients, type TestClient } from '../helpers/lspClient.js';
-import { fileUri, SCRIPTED_AGENT } from '../helpers/paths.js';
+import { fileUri, REPO, SCRIPTED_AGENT } from '../helpers/paths.js';
 import { tempDir } from '../helpers/temp.js';
 
 const probe = await probeSandbox();
@@ -64,6 +64,31 @@ async function server(command: string[], options: { home: string; bin?: string; 
 
 const ask = async (client: TestClient, question: string) => (await client.request('buckley/ask', { question })).answer as string;
 const logged = (client: TestClient, text: string) => client.waitFor('window/logMessage', (params) => params.message.includes(text));
+
+describe.runIf(probe.ok)('a task that names no workspace', () => {
+  it("gets none to write: its agent starts in an empty folder of its own, not the server's", async () => {
+    // An editor that names no folder, started in the user's home (else its folder is the workspace).
+    const client = await start({
+      cwd: 'home',
+      env: { BUCKLEY_AGENT: undefined },
+      handlers: { 'buckley/approveTool': () => ({ approved: true }) },
+      initialize: { rootUri: null, workspaceFolders: null, capabilities: { experimental: { buckley: { taskProgress: true, approveTool: true } } }, initializationOptions: { agent: { command: [process.execPath, SCRIPTED_AGENT] } } },
+    });
+    // Where its commands run: an empty folder, not the server's (the home folder).
+    const { taskId: looked } = await client.request('buckley/executeTask', { task: 'TERMINAL pwd; ls -A | wc -l' });
+    const answer = (await client.waitFor('window/logMessage', (p) => p.message.startsWith(`Buckley's answer to "TERMINAL pwd`))).message;
+    expect(answer).toMatch(/terminal: exit 0\n\/tmp\/buckley-no-workspace-\w+\n0\n/);
+    await client.waitFor('$/buckley/taskProgress', (p) => p.taskId === looked && p.status === 'completed');
+    const name = `no-workspace-${randomUUID()}.txt`;
+    const { taskId } = await client.request('buckley/executeTask', { task: `SELF WRITE ${name} "mine"` });
+    const final = await client.waitFor('$/buckley/taskProgress', (p) => p.taskId === taskId && ['completed', 'failed', 'cancelled'].includes(p.status));
+    expect(final.status).toBe('failed');
+    expect(final.message).toMatch(/read-only|EROFS/);
+    // Not in the server's folder, nor anywhere it could see.
+    expect(existsSync(join(client.stateDir, name))).toBe(false);
+    expect(existsSync(join(REPO, name))).toBe(false);
+  });
+});
 
 describe.runIf(probe.ok && socat)("the sandbox and the agents it does not know", () => {
   for (const underTmp of [false, true]) {

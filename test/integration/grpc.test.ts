@@ -3,6 +3,10 @@
  * cancellation, reply validation, identity metadata, UNIMPLEMENTED for RPCs we do not serve,
  * and StreamTask streaming an answer from the scripted ACP agent.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -94,7 +98,7 @@ describe('CoordinatorClient', () => {
 });
 
 describe('our coordinator', () => {
-  async function coordinator(options: { callerGraceMs?: number } = {}) {
+  async function coordinator(options: { callerGraceMs?: number; roots?: string[] } = {}) {
     const driver = new AcpDriver({ command: [process.execPath, SCRIPTED_AGENT], logger, clientVersion: 'test' });
     const running = await startCoordinator('127.0.0.1:0', { driver, logger, ...options });
     cleanups.push(() => running.close());
@@ -159,7 +163,11 @@ describe('our coordinator', () => {
     const intruder = client(running.address, 'intruder');
     // The same identity on another connection (the editor's bridge, moved to another replica or reconnected).
     const again = client(running.address, 'editor-1');
-    const session = await owner.unary('CreateSession', { agent_id: 'editor-1' }, sessionSchema, { timeoutMs: 5000 });
+    // The session names its workspace: where the agent's relative paths land, so their risk is known.
+    const folder = mkdtempSync(join(tmpdir(), 'buckley-approvals-'));
+    cleanups.push(() => rmSync(folder, { recursive: true, force: true }));
+    const workspace = pathToFileURL(folder).href;
+    const session = await owner.unary('CreateSession', { agent_id: 'editor-1', metadata: { workspace_root: workspace } }, sessionSchema, { timeoutMs: 5000 });
     const empty = z.object({});
     const approvals: NonNullable<TaskEvent['approval']>[] = [];
     let answer = '';
@@ -244,6 +252,20 @@ describe('our coordinator', () => {
     expect((await owner.unary('ListTasks', { running_only: true }, taskListSchema, { timeoutMs: 5000 })).tasks).toContainEqual(expect.objectContaining({ task_id: 't-back', status: 'running' }));
     await owner.unary('CancelTask', { task_id: 't-back' }, z.object({}), { timeoutMs: 5000 });
     expect((await following).at(-1)).toMatchObject({ status: 'cancelled', message: 'Task cancelled' });
+  });
+
+  it('takes tasks only in the workspaces under its roots (--roots); one that names none is taken', async () => {
+    const running = await coordinator({ roots: ['/srv/checkouts'] });
+    const caller = client(running.address, 'editor-1');
+    const elsewhere = await caller.unary('CreateSession', { agent_id: 'editor-1', metadata: { workspace_root: 'file:///home/someone/project' } }, sessionSchema, { timeoutMs: 5000 });
+    const refused = caller.stream('StreamTask', { task_id: 't-roots', agent_id: 'editor-1', query: 'INSTANT' }, taskEventSchema, { timeoutMs: 30_000, metadata: { 'x-buckley-session-id': elsewhere.session_id } });
+    await expect(refused.next()).rejects.toMatchObject({
+      code: grpc.status.FAILED_PRECONDITION,
+      details: 'this coordinator takes tasks in workspaces under /srv/checkouts only, not in /home/someone/project: open a folder under them, or use a coordinator that serves it',
+    });
+    const events: TaskEvent[] = [];
+    for await (const event of caller.stream('StreamTask', { task_id: 't-nowhere', agent_id: 'editor-1', query: 'INSTANT' }, taskEventSchema, { timeoutMs: 30_000 })) events.push(event);
+    expect(events.at(-1)).toMatchObject({ status: 'completed' });
   });
 
   it("asks the caller that holds buffers for an agent's read, and takes the answer only from that caller", async () => {

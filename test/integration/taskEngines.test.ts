@@ -60,6 +60,21 @@ describe.each(engines)('the task engine %s', (_name, make, another) => {
     await engine.close();
   });
 
+  it('keeps the order of a thousand appends made at once, and goes on from any of their sequences', async () => {
+    const engine = await make();
+    const task = randomUUID();
+    const seqs = await Promise.all(Array.from({ length: 1000 }, (_, i) => engine.log.append(task, { event: { answer_delta: `${i} ` } })));
+    expect([...seqs].sort((a, b) => a - b)).toEqual(seqs);
+    expect(new Set(seqs).size).toBe(1000);
+    const read = await engine.log.read(task);
+    expect(read.map((record) => record.event?.answer_delta).join('')).toBe(Array.from({ length: 1000 }, (_, i) => `${i} `).join(''));
+    expect(read.map((record) => record.seq)).toEqual(seqs);
+    // From the middle of it (the 501st record, wherever it is stored): exactly what follows.
+    expect((await engine.log.read(task, seqs[500]! + 1)).map((record) => record.event?.answer_delta)).toEqual(Array.from({ length: 499 }, (_, i) => `${i + 501} `));
+    expect((await gather(engine, task, seqs[500]!, 3)).map((record) => record.event?.answer_delta)).toEqual(['500 ', '501 ', '502 ']);
+    await engine.close();
+  });
+
   it('lets twenty watchers follow a task from its start, and sees what comes after they joined', async () => {
     const engine = await make();
     const task = randomUUID();
@@ -69,6 +84,23 @@ describe.each(engines)('the task engine %s', (_name, make, another) => {
     await engine.log.append(task, { reply: { id: 'a1', by: 'alice', answer: 'allow_once' } });
     await engine.log.append(task, { final: 'completed' });
     for (const seen of await Promise.all(watchers)) expect(seen.map((record) => Object.keys(record).find((key) => !['taskId', 'seq', 'at'].includes(key)))).toEqual(['created', 'event', 'reply', 'final']);
+    await engine.close();
+  });
+
+  it('keeps a record far bigger than a NATS message whole (a changed file before and after), in its place among the others', async () => {
+    const engine = await make();
+    const task = randomUUID();
+    const before = 'a line of the file as it was\n'.repeat(120_000);
+    const after = 'é, a line of the file as it is now 🙂\n'.repeat(100_000);
+    await engine.log.append(task, { event: { message: 'before' } });
+    const seq = await engine.log.append(task, { event: { file_changed: { path: '/w/big.txt', before, after } } });
+    await engine.log.append(task, { final: 'completed' });
+    const read = await engine.log.read(task);
+    expect(read.map((record) => record.event?.message ?? record.final ?? 'changed')).toEqual(['before', 'changed', 'completed']);
+    expect(read[1]!.seq).toBe(seq);
+    expect(read[1]!.event).toEqual({ file_changed: { path: '/w/big.txt', before, after } });
+    const followed = await gather(engine, task, seq, 2);
+    expect((followed[0]!.event!.file_changed as { after: string }).after).toBe(after);
     await engine.close();
   });
 
@@ -121,6 +153,8 @@ describe.each(engines)('the task engine %s', (_name, make, another) => {
     await until(() => release.length === 2);
     await until(async () => (await engine.queue.ahead(tickets[5]!)) === 3);
     expect(await engine.queue.depth()).toBe(4);
+    // Its consumers' lag (the coordinator's metrics): four not handed out, two handed out and not done.
+    expect(await engine.queue.lag()).toEqual({ pending: 4, unacknowledged: 2 });
     while (done.length < 6) {
       release.shift()?.();
       await until(() => release.length > 0 || done.length === 6);

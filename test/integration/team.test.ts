@@ -3,7 +3,8 @@
  * JetStream, each with the scripted agent. A colleague watches a task from another replica, from
  * its start to its end; only the task's caller answers its approvals — its identity, through any
  * replica; a replica killed with SIGKILL while it runs a task leaves it failed in words, seen by
- * every watcher, within seconds; a pending approval stays answerable when the replica its caller
+ * every watcher, within seconds — or taken up by another in the same agent session, where the
+ * agent can load it; a pending approval stays answerable when the replica its caller
  * used dies; a replica started again on the same NATS replays old tasks; a NATS restart in the
  * middle of a task loses nothing; tasks beyond what a replica runs at once wait, and say so.
  */
@@ -28,8 +29,8 @@ afterEach(async () => {
 
 const empty = z.object({});
 
-async function replica(server: NatsServer, name: string, maxRunning = 4): Promise<CoordinatorProcess> {
-  const started = await startReplica(server.url, name, maxRunning);
+async function replica(server: NatsServer, name: string, maxRunning = 4, extra: Parameters<typeof startReplica>[3] = {}): Promise<CoordinatorProcess> {
+  const started = await startReplica(server.url, name, maxRunning, extra);
   cleanups.push(() => started.stop());
   return started;
 }
@@ -112,6 +113,31 @@ describe.runIf(nats)("a team's coordinator on NATS JetStream", () => {
     const again = client(runner === 'one' ? two.address : one.address, 'alice');
     const next = await collect(again.stream('StreamTask', { task_id: 'team-after', agent_id: 'alice', query: 'INSTANT' }, taskEventSchema, { timeoutMs: 60_000, metadata: await session(again, 'alice') }));
     expect(next.at(-1)).toMatchObject({ status: 'completed' });
+  });
+
+  it('takes up the task of a replica killed with SIGKILL on another, in the same agent session, where the agent can load it', async () => {
+    const server = await startNats();
+    // The agent keeps its sessions on disk, shared by the replicas (one machine): it can load them.
+    const sessions = tempDir('scripted-sessions-');
+    const extra = { env: { SCRIPTED_AGENT_SESSIONS: sessions }, args: ['--agent.sandbox.writable', sessions] };
+    const replicas = { one: await replica(server, 'one', 4, extra), two: await replica(server, 'two', 4, extra) };
+    const alice = client(replicas.one.address, 'alice');
+    const metadata = await session(alice, 'alice');
+    const task = alice.stream('StreamTask', { task_id: 'team-resume', agent_id: 'alice', query: 'HANG ONCE' }, taskEventSchema, { timeoutMs: 60_000, metadata: { ...metadata, 'x-buckley-detach': '1' } });
+    // Its agent at work: the session it works in is on the task's stream.
+    for (let event = await task.next(); !event.value?.answer_delta.includes('Working on it'); event = await task.next()) expect(event.done).toBe(false);
+    const watcher = client(replicas.two.address, 'bob');
+    let runner = '';
+    while (!runner) runner = (await watcher.unary('ListTasks', { running_only: true }, taskListSchema, { timeoutMs: 5000 })).tasks.find((listed) => listed.task_id === 'team-resume')?.replica ?? '';
+    const survivor = runner === 'one' ? 'two' : 'one';
+    const watched = collect(watch(client(replicas[survivor].address, 'bob'), 'team-resume'));
+    replicas[runner as 'one' | 'two'].process.kill('SIGKILL');
+    const seen = await watched;
+    expect(seen.at(-1)).toMatchObject({ status: 'completed' });
+    expect(seen.map((event) => event.message)).toContain(`Taken up again by ${survivor}: the coordinator running it stopped`);
+    // The survivor's agent loaded the session the first one worked in: its second turn, the first question in it.
+    const answer = seen.map((event) => event.answer_delta).join('');
+    expect(answer).toMatch(/Working on it…[\s\S]*taken up in turn 2 of this session \(process \w+\); earlier questions: \[.*HANG ONCE.*\]/);
   });
 
   it("keeps a pending approval answerable when the replica its caller used dies: the caller follows and answers through another", async () => {

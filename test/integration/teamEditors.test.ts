@@ -146,9 +146,11 @@ describe.runIf(nats)("the bridge on a team's coordinator", () => {
     await new Promise<void>((resolve, reject) => {
       team.stderr!.on('data', () => (said.match(/listening on/g)?.length === 3 ? resolve() : undefined));
       team.once('exit', () => reject(new Error(`the team stopped: ${said}`)));
+      // A replica that died at its start leaves the others (and sh) running: say what they said.
+      setTimeout(() => reject(new Error(`not all three replicas listen after 60 s; they said: ${said}`)), 60_000).unref();
     });
     const client = await start({ env: { BUCKLEY_COORDINATOR: ports.map((port) => `127.0.0.1:${port}`).join(','), BUCKLEY_AGENT: undefined } });
     expect((await client.request('buckley/ask', { question: 'Who runs you?' })).answer).toContain('You asked: Who runs you?');
     expect((await client.request('buckley/status', {})).coordinator).toMatchObject({ addresses: ports.map((port) => `127.0.0.1:${port}`), features: expect.arrayContaining(['shared_tasks']) });
-  });
+  }, 120_000);
 });

@@ -25,6 +25,16 @@ describe('the command line', () => {
     expect(parseArgs(['--agent.sandbox.writable', '[oops']).error).toBe('--agent.sandbox.writable takes a value (again for more) or a JSON list, not [oops');
   });
 
+  it("takes a team coordinator's flags, each checked, for the coordinator only", () => {
+    const parsed = parseArgs(['coordinator', '--nats', 'nats://a:4222,nats://b:4222', '--replica', 'r1', '--max-running', '0', '--roots', '/srv/a,/srv/b', '--metrics', '127.0.0.1:9464']);
+    expect(parsed.error).toBeUndefined();
+    expect(parsed.team).toEqual({ nats: ['nats://a:4222', 'nats://b:4222'], replica: 'r1', maxRunning: 0, roots: ['/srv/a', '/srv/b'], metrics: '127.0.0.1:9464' });
+    expect(parseArgs(['coordinator', '--metrics', '[::1]:0']).team).toEqual({ metrics: '[::1]:0' });
+    expect(parseArgs(['coordinator', '--metrics', '9464']).error).toBe('--metrics takes where to serve them, HOST:PORT (127.0.0.1:9464), not 9464');
+    expect(parseArgs(['coordinator', '--roots', 'src']).error).toBe('--roots takes the folders whose workspaces it serves, absolute, comma-separated (/srv/checkouts), not src');
+    expect(parseArgs(['--metrics', '127.0.0.1:9464']).error).toBe('--metrics is for `buckley-lsp coordinator`');
+  });
+
   it('leaves a value of the wrong type as given, for the settings check to name the type expected', () => {
     expect(parseArgs(['--context.maxBytes', 'lots']).config).toEqual({ context: { maxBytes: 'lots' } });
   });

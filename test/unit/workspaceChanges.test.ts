@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, statSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { settleChanges, WorkspaceSnapshot, type ChangeSink } from '../../src/coordinator/workspaceChanges.js';
+import { settleChanges, SharedFiles, SNAPSHOT_LIMITS, WorkspaceSnapshot, type ChangeSink } from '../../src/coordinator/workspaceChanges.js';
 import { tempDir } from '../helpers/temp.js';
 
 function workspace(files: Record<string, string>): string {
@@ -92,6 +92,42 @@ describe('the workspace snapshot', () => {
     const root = workspace({ 'a': '1', 'b': '2', 'c': '3' });
     expect(WorkspaceSnapshot.take(root, { maxFiles: 2, maxFileBytes: 10, maxKeptBytes: 100 }).complete).toBe(false);
     expect(WorkspaceSnapshot.take(root, { maxFiles: 3, maxFileBytes: 10, maxKeptBytes: 100 }).complete).toBe(true);
+  });
+});
+
+describe('the snapshots of turns running at once', () => {
+  it('share what they saw the same — one record and one text a file — each with its own before, all given back at the end', () => {
+    const shared = new SharedFiles();
+    const root = workspace({ 'a.ts': 'one\n', 'b.ts': 'two\n' });
+    const first = WorkspaceSnapshot.take(root, SNAPSHOT_LIMITS, shared);
+    expect(shared).toMatchObject({ files: 2, keptBytes: 8 });
+    writeFileSync(join(root, 'a.ts'), 'ONE!\n');
+    const second = WorkspaceSnapshot.take(root, SNAPSHOT_LIMITS, shared);
+    // b.ts is one record for both; a.ts, changed between them, is two (each turn's own before).
+    expect(shared).toMatchObject({ files: 4, keptBytes: 8 + 5 });
+    writeFileSync(join(root, 'b.ts'), 'TWO\n');
+    expect(first.changes().map(({ path, before }) => [path, before])).toEqual([[join(root, 'a.ts'), 'one\n'], [join(root, 'b.ts'), 'two\n']]);
+    expect(second.changes().map(({ path, before }) => [path, before])).toEqual([[join(root, 'b.ts'), 'two\n']]);
+    first.release();
+    first.release();
+    expect(shared).toMatchObject({ files: 2, keptBytes: 9 });
+    second.release();
+    expect(shared).toMatchObject({ files: 0, keptBytes: 0 });
+  });
+
+  it('keep all they note within the total: one taken beyond it notes fewer files, keeps fewer texts, and says it is incomplete', () => {
+    const shared = new SharedFiles({ maxFiles: 3, maxKeptBytes: 6 });
+    const one = WorkspaceSnapshot.take(workspace({ 'a': 'aaaa', 'b': 'bb' }), SNAPSHOT_LIMITS, shared);
+    expect(one.complete).toBe(true);
+    expect(shared).toMatchObject({ files: 2, keptBytes: 6 });
+    const other = workspace({ 'c': 'cc', 'd': 'dd' });
+    const two = WorkspaceSnapshot.take(other, SNAPSHOT_LIMITS, shared);
+    expect(two.complete).toBe(false);
+    expect(shared).toMatchObject({ files: 3, keptBytes: 6 });
+    one.release();
+    two.release();
+    expect(shared).toMatchObject({ files: 0, keptBytes: 0 });
+    expect(WorkspaceSnapshot.take(other, SNAPSHOT_LIMITS, shared).complete).toBe(true);
   });
 });
 

@@ -7,6 +7,7 @@
  * list, kept in step with the editor.
  */
 import { randomUUID } from 'node:crypto';
+import { idsOnly } from '../../tracing.js';
 import { oneLine } from '../../text.js';
 import type { CoordinatorClient } from '../../wire/client.js';
 import { BUFFERS_HEADER, QUESTIONS_HEADER, CONVERSATION_HEADER, EARLIER_TURNS_KEY, INTENT_HEADER, SESSION_HEADER, type AgentControls, type EditorContext, type ProposeEditsResponse, type TaskSummary } from '../../wire/contract.js';
@@ -49,7 +50,7 @@ export class CoordinatorConnection implements CoordinatorSession {
       keeper: this.keeper,
       logger: options.logger,
       messageFor: (query, context, intent) => this.messageFor(query, context, intent),
-      metadata: (intent, conversation) => this.callMetadata(intent, conversation),
+      metadata: (intent, conversation, traceparent) => this.callMetadata(intent, conversation, traceparent),
       offers: (flag) => this.offers(flag),
     };
   }
@@ -361,10 +362,8 @@ export class CoordinatorConnection implements CoordinatorSession {
     return buildPrompt(question, context, intent === 'ask');
   }
 
-  /** Session, intent, and a W3C `traceparent` so the coordinator's logs can be joined with ours. */
-  private callMetadata(intent: StreamCall['intent'], conversation?: string): Record<string, string> {
-    // randomUUID draws from a cached entropy pool; randomBytes is a system call per ask.
-    const traceparent = `00-${randomUUID().replaceAll('-', '')}-${randomUUID().slice(19).replace('-', '')}-01`;
+  /** Session, intent, and the W3C `traceparent` of the call's span: the coordinator's spans (and logs) join ours. */
+  private callMetadata(intent: StreamCall['intent'], conversation?: string, traceparent = idsOnly.start(intent).traceparent): Record<string, string> {
     this.options.logger.debug(`${intent} on session ${this.sessionId}: traceparent ${traceparent}`);
     // The intent only where it is honoured: no promise rests on metadata a coordinator ignores.
     return {

@@ -50,11 +50,11 @@ export async function followAgain(broken: Broken, read: (client: CoordinatorClie
         const request = { plan_id: '', task_ids: [taskId], from_sequence: broken.after() + 1 };
         const options = { timeoutMs: Math.max(1, broken.deadline - Date.now()), signal, metadata: runner.metadata('task') };
         for await (const event of client.open.SubscribeTaskEvents(request, options)) {
+          if (!progressed) runner.logger.info(`task ${taskId}: followed again on ${runner.keeper.address}, ${Date.now() - brokeAt} ms after its stream broke`);
           progressed = true;
           read(client, event);
         }
       });
-      runner.logger.info(`task ${taskId}: followed again on ${runner.keeper.address}`);
       return;
     } catch (error) {
       if (signal.aborted) throw error;

@@ -22,14 +22,15 @@ import { CoordinatorError } from '../../wire/errors.js';
 import type { FeatureFlag } from '../../wire/features.js';
 import { planSteps, Thinking, type PlanStep } from '../flows/plans.js';
 import { brokeOff, followAgain } from './followAgain.js';
+import { tracer } from '../../tracing.js';
 
 export interface StreamRunner {
   keeper: SessionKeeper;
   logger: Logger;
   /** What the agent is asked, as this coordinator reads it (connection.ts). */
   messageFor(query: string, context: EditorContext, intent: StreamCall['intent']): string;
-  /** The call's metadata: session, intent, conversation, trace. */
-  metadata(intent: StreamCall['intent'], conversation?: string): Record<string, string>;
+  /** The call's metadata: session, intent, conversation, and the trace it is part of. */
+  metadata(intent: StreamCall['intent'], conversation?: string, traceparent?: string): Record<string, string>;
   /** What the coordinator offers. */
   offers(flag: FeatureFlag): boolean;
 }
@@ -37,16 +38,22 @@ export interface StreamRunner {
 /** Runs a StreamTask to its end: what it gave, why it failed, or that it was cancelled; never throws. */
 export async function runStream(runner: StreamRunner, call: StreamCall): Promise<StreamOutcome> {
   const read = newRead();
+  // The editor's ask or task: the first span of its trace (the coordinator's, the agent's follow).
+  const span = tracer().start(`buckley.${call.intent}`, undefined, { 'buckley.task_id': call.taskId });
   try {
-    return await readStream(runner, call, read, (client) => {
+    const outcome = await readStream(runner, call, read, (client) => {
       const { keeper } = runner;
       const request = { task_id: call.taskId, agent_id: keeper.identity.agentId, query: runner.messageFor(call.query, call.context, call.intent), context: call.context };
       // Its tasks outlive their streams: one that broke is followed again, one given up is cancelled.
       read.detached = runner.offers('taskEvents');
-      const metadata = { ...runner.metadata(call.intent, call.conversation), ...(read.detached ? { [DETACH_HEADER]: '1' } : {}) };
+      const metadata = { ...runner.metadata(call.intent, call.conversation, span.traceparent), ...(read.detached ? { [DETACH_HEADER]: '1' } : {}) };
       return client.open.StreamTask(request, { timeoutMs: call.timeoutMs, signal: call.signal, metadata });
     });
+    span.set({ 'buckley.status': outcome.status });
+    span.end(outcome.status === 'failed' ? outcome.failure.message : undefined);
+    return outcome;
   } finally {
+    span.end();
     // The turn is over: a question of its agent still open in the editor is gone.
     read.ended.abort();
     if (read.detached && !read.final) await cancelTask(runner, call.taskId);

@@ -108,7 +108,7 @@ export class AcpDriver implements AgentDriver {
     };
     this.description = `ACP agent \`${options.command.join(' ')}\``;
     // The launch's, read when a terminal starts: a relaunch brings another sandbox.
-    this.terminals = new Terminals({ logger: options.logger, wrap: (command, cwd) => this.options.launch.wrap?.(command, cwd), env: () => this.options.launch.env ?? options.env });
+    this.terminals = new Terminals({ logger: options.logger, wrap: (command, cwd) => this.options.launch.wrap?.(command, cwd), env: () => this.options.launch.env ?? options.env, cwd: () => this.options.cwd });
   }
 
   /** Started as it is, not in a sandbox (pool.ts starts it in one): an ask cannot be kept read-only. */
@@ -142,6 +142,7 @@ export class AcpDriver implements AgentDriver {
   private async runTurn(turn: AgentTurn, sink: TurnSink, signal: AbortSignal): Promise<TurnResult> {
     const agent = await this.ensureAgent();
     const { session, prompt } = await agent.sessions.acquire(turn);
+    sink.opened?.({ id: session.id, resumable: Boolean(agent.canLoad || agent.canResume) });
     try {
       return await this.prompt(agent, session, prompt, sink, signal);
     } finally {
@@ -165,7 +166,7 @@ export class AcpDriver implements AgentDriver {
     const silence = this.watchSilence(agent, active);
     // An agent that ignores session/cancel must not hold the turn forever.
     const gaveUp = abortedAfter(signal, this.options.cancelGraceMs);
-    const answered = orDeath(agent, agent.connection.agent.request('session/prompt', { sessionId: session.id, prompt: [{ type: 'text', text }] }));
+    const answered = orDeath(agent, agent.connection.agent.request('session/prompt', { sessionId: session.id, prompt: [{ type: 'text', text }], ...(turn.traceparent ? { _meta: { traceparent: turn.traceparent } } : {}) }));
     const result = (stopReason: TurnResult['stopReason']): TurnResult => ({
       text: active.text,
       stopReason,

@@ -166,7 +166,7 @@ export async function startAgentProcess(
 function spawnAgent(spec: ProcessSpec): Spawned {
   const { logger, name } = spec;
   const stdio = spec.sandboxed ? sandboxStdio(['pipe', 'pipe', 'pipe'] as const) : (['pipe', 'pipe', 'pipe'] as const);
-  const child = spawnGroup(spec.program, spec.args, { cwd: spec.cwd, env: spec.env ?? process.env, stdio: [...stdio] });
+  const child = spawnGroup(spec.program, spec.args, { cwd: spec.cwd, env: spec.env ?? process.env, stdio: [...stdio] }, 'agent');
   closeOwnDescriptors(stdio);
   const stderrTail: string[] = [];
   let title: string | undefined;

@@ -124,7 +124,8 @@ export class AgentSessions {
     const { sessionStore } = this.host;
     const agentName = this.host.command.join(' ');
     const keeps = this.agent.canResume || this.agent.canLoad;
-    const remembered = turn.conversationKey && turn.earlier && keeps ? sessionStore?.get(agentName, turn.conversationKey) : undefined;
+    // A task taken up again names its session; a conversation followed up, the one it remembers.
+    const remembered = turn.resume && keeps ? turn.resume : turn.conversationKey && turn.earlier && keeps ? sessionStore?.get(agentName, turn.conversationKey) : undefined;
     if (remembered && !this.byId.has(remembered)) {
       const loaded = await this.load(turn, remembered);
       if (loaded) return { session: loaded, prompt: turn };
@@ -251,7 +252,7 @@ export class AgentSessions {
         host.requestTimeoutMs,
         `${this.name} did not answer ACP ${method} within ${host.requestTimeoutMs} ms`,
       );
-      host.logger.info(`${agent.canResume ? 'resumed' : 'loaded'} the ACP session ${sessionId} of a conversation followed up (${session.dropped} update(s) of its history replayed)`);
+      host.logger.info(`${agent.canResume ? 'resumed' : 'loaded'} the ACP session ${sessionId} of ${turn.resume ? 'a task taken up again' : 'a conversation followed up'} (${session.dropped} update(s) of its history replayed)`);
       session.loading = false;
       session.dropped = 0;
       await this.settle(session, response, turn.readOnly);

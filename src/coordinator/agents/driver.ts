@@ -32,6 +32,13 @@ export interface AgentTurn {
   command?: string;
   /** What the editor showed (its file, the selection, the open files), for the agent's editor tools. */
   editor?: EditorState;
+  /**
+   * The agent's session to take up again (an ACP session id): a task whose coordinator stopped,
+   * resumed by another. Where the agent cannot load it, a new session gets the turn.
+   */
+  resume?: string;
+  /** The turn's span (W3C traceparent): sent to an ACP agent in its requests' `_meta`, so its traces join ours. */
+  traceparent?: string;
 }
 
 
@@ -98,6 +105,8 @@ export interface TurnSink {
   question?(question: AgentQuestion, signal: AbortSignal): Promise<number | string | undefined>;
   /** The caller takes typed answers (a question with `input`) too. */
   typedAnswers?: boolean;
+  /** The agent's session the turn runs in, once known; `resumable`: the agent can load it again (in another process). */
+  opened?(session: { id: string; resumable: boolean }): void;
 }
 
 /** A question of the agent's for the user: a choice, or (with `input`: what to type) a typed answer (ACP elicitation, elicitation.ts). */

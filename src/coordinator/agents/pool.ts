@@ -17,9 +17,9 @@
  * Without a sandbox (not Linux, no bubblewrap, or turned off) there is one process for everything,
  * as before, and the caller says so to the user (`sandboxProblem`).
  */
-import { statSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { isAbsolute } from 'node:path';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
+import { isAbsolute, join } from 'node:path';
 import type { Logger } from '../../logger.js';
 import type { McpServerSetting } from '../../config.js';
 import { CredentialScan } from '../credentialScan.js';
@@ -172,8 +172,16 @@ export class AgentPool implements AgentDriver {
     this.entries.endSession(sessionKey);
   }
 
+  /** Where an agent with no workspace starts: an empty folder, made once, removed at the end. */
+  private noWorkspace(): string {
+    this.emptyFolder ??= mkdtempSync(join(tmpdir(), 'buckley-no-workspace-'));
+    return this.emptyFolder;
+  }
+  private emptyFolder: string | undefined;
+
   async close(): Promise<void> {
     await this.entries.close();
+    if (this.emptyFolder) rmSync(this.emptyFolder, { recursive: true, force: true });
     const gates = [...this.gates.values()];
     this.gates.clear();
     await Promise.all(gates.map(async (gate) => (await gate.catch(() => undefined))?.close()));
@@ -205,13 +213,13 @@ export class AgentPool implements AgentDriver {
   private async entryFor(turn: AgentTurn): Promise<Entry> {
     await this.whenProbed();
     const intent = turn.readOnly ? 'ask' : 'task';
-    if (this.sandboxProblem) return this.entries.entry('unsandboxed', '', () => this.options.driver({ program: this.options.command[0]!, args: this.options.command.slice(1), env: this.environment().env }, this.options.cwd));
+    if (this.sandboxProblem) return this.entries.entry('unsandboxed', '', () => this.options.driver({ program: this.options.command[0]!, args: this.options.command.slice(1), env: this.environment().env }, this.options.cwd ?? this.noWorkspace()));
     // A workspace folder that is not here (an editor's made-up root) is no workspace: nothing to bind.
     const wanted = workspaceOf(turn.cwd ?? this.options.cwd);
     const workspace = wanted && isDirectory(wanted) ? wanted : undefined;
     if (wanted && !workspace && !this.missing.has(wanted)) {
       this.missing.add(wanted);
-      this.options.logger.warn(`the workspace folder ${wanted} is not a directory here: starting ${this.description} in ${process.cwd()}`);
+      this.options.logger.warn(`the workspace folder ${wanted} is not a directory here: ${this.description} starts in an empty folder, with no workspace to write`);
     }
     // The sandbox would say a missing program in its own words, after starting: said here, at once.
     if (!this.program()) throw new AgentError(agentNotFound(this.options.command));
@@ -267,7 +275,8 @@ export class AgentPool implements AgentDriver {
       home: env.HOME || homedir(),
       // The program as PATH finds it, and the files the command names (`node /x/agent.js`).
       programPaths: [this.program() ?? command[0]!, ...command.slice(1)].filter((word) => isAbsolute(word)),
-      cwd: workspace ?? [this.options.cwd].find((folder) => folder && isDirectory(folder)) ?? process.cwd(),
+      // No workspace named: an empty folder of its own, not the coordinator's (nothing of it to read or write).
+      cwd: workspace ?? this.noWorkspace(),
       visible: visibleFolders(env),
       ...(gate ? { network: gate.plan } : {}),
     };

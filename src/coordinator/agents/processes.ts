@@ -34,11 +34,22 @@ export function adoptGroup(pid: number, running: boolean): void {
   } else adopted.delete(pid);
 }
 
-/** Spawns `program` as the leader of a new process group (a session of its own). */
-export function spawnGroup(program: string, args: string[], options: Omit<SpawnOptions, 'detached'>): ChildProcess {
+/** The agents among the groups (the others are commands they run). */
+const agents = new WeakSet<ChildProcess>();
+
+/** How many agents this thread started are running (a coordinator's metrics). */
+export function agentsRunning(): number {
+  let count = 0;
+  for (const child of groups) if (agents.has(child)) count++;
+  return count;
+}
+
+/** Spawns `program` as the leader of a new process group (a session of its own): an agent, or a command one runs. */
+export function spawnGroup(program: string, args: string[], options: Omit<SpawnOptions, 'detached'>, role: 'agent' | 'command' = 'command'): ChildProcess {
   const child = spawn(program, args, { ...options, detached: true });
   if (child.pid !== undefined) {
     groups.add(child);
+    if (role === 'agent') agents.add(child);
     groupListener?.(child.pid, true);
     installExitHook();
     // An agent that exits by itself may leave children behind: they go with it.

@@ -19,6 +19,8 @@ import { sandboxStdio } from './sandbox.js';
 export interface TerminalTurn {
   sink: Pick<TurnSink, 'permission'>;
   signal: AbortSignal;
+  /** The turn's workspace, if it names one. */
+  cwd?: string;
 }
 
 interface Terminal {
@@ -60,6 +62,8 @@ export class Terminals {
       wrap?: (command: string[], cwd: string) => { program: string; args: string[]; sandboxed?: boolean } | undefined;
       /** The agent's environment (without the user's secrets), as it is when the command starts. */
       env?: () => NodeJS.ProcessEnv | undefined;
+      /** Where the agent runs (its workspace, or the empty folder of one with none): a command's folder unless it names one. */
+      cwd: () => string | undefined;
     },
   ) {}
 
@@ -106,7 +110,9 @@ export class Terminals {
     }
     // No arguments: a command line for the shell, as agents write them (`npm test && git status`).
     const argv = args?.length ? [command, ...args] : ['/bin/sh', '-c', command];
-    const workdir = cwd ?? process.cwd();
+    // Never this process's own folder: a command of an agent with no workspace runs in its empty one.
+    const workdir = cwd ?? turn.cwd ?? this.options.cwd();
+    if (!workdir) throw new FileAccessError(`cannot run \`${line}\`: the agent has no folder to run it in (no workspace)`);
     const launch = this.options.wrap?.(argv, workdir) ?? { program: argv[0]!, args: argv.slice(1) };
     const stdio = launch.sandboxed ? sandboxStdio(['ignore', 'pipe', 'pipe'] as const) : (['ignore', 'pipe', 'pipe'] as const);
     const child = spawnGroup(launch.program, launch.args, {

@@ -120,6 +120,8 @@ class MemoryQueue implements WorkQueue {
   private readonly waiting: { taskId: string; ticket: number }[] = [];
   private tickets = 0;
   private wake: (() => void) | undefined;
+  /** Handed out and not yet done. */
+  private taken = 0;
 
   async enqueue(taskId: string): Promise<number> {
     const ticket = ++this.tickets;
@@ -136,6 +138,10 @@ class MemoryQueue implements WorkQueue {
     return this.waiting.length;
   }
 
+  async lag(): Promise<{ pending: number; unacknowledged: number }> {
+    return { pending: this.waiting.length, unacknowledged: this.taken };
+  }
+
   work(concurrency: number, handle: (job: Job) => Promise<void>): { stop(): Promise<void> } {
     let running = 0;
     let stopped = false;
@@ -143,10 +149,12 @@ class MemoryQueue implements WorkQueue {
       while (!stopped && running < concurrency && this.waiting.length > 0) {
         const { taskId } = this.waiting.shift()!;
         running++;
+        this.taken++;
         void handle({ taskId, redelivered: false })
           .catch(() => undefined)
           .finally(() => {
             running--;
+            this.taken--;
             pump();
           });
       }

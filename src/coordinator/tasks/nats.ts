@@ -2,20 +2,20 @@
  * The task engine on NATS JetStream (store.ts), for a team's coordinators: loaded only with
  * `--nats`. What it keeps lives in the NATS servers, with as many copies as they are asked for:
  *
- * - **BUCKLEY_TASKS**: one subject a task (`buckley.tasks.<id>`); a record's sequence is the
- *   stream's. A task's records are appended in order (one after the other), each with a message
- *   id, so that an append retried across a NATS restart is stored once. Replay and follow are
- *   ordered consumers from a sequence.
+ * - **BUCKLEY_TASKS**: one subject a task (`buckley.tasks.<id>`), its records in order, many a
+ *   message (natsLog.ts). Replay and follow are ordered consumers from a sequence.
  * - **BUCKLEY_WORK**: the work queue (work-queue retention), one durable consumer that all
  *   replicas pull from, each as much as it has room for. A task taken is held while it runs (its
  *   lease renewed) and given to another replica when its holder stops renewing it (it died).
  * - **buckley_tasks** (KV): each task's state at a glance.
+ * - **buckley_blobs** (object store): a message too big for NATS (natsLog.ts), chunked.
  */
-import { randomBytes } from 'node:crypto';
 import { connect, nanos, type NatsConnection } from '@nats-io/transport-node';
-import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
+import { AckPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
-import type { Job, StoredRecord, TaskEngine, TaskLog, TaskRecord, TaskState, TaskStates, WorkQueue } from './store.js';
+import { Objm } from '@nats-io/obj';
+import { checkTaskId, decode, encode, NatsLog, TASKS, type Retry } from './natsLog.js';
+import type { Job, TaskEngine, TaskState, TaskStates, WorkQueue } from './store.js';
 
 export interface NatsEngineOptions {
   /** `nats://host:port` each (a cluster's servers). */
@@ -32,112 +32,16 @@ export interface NatsEngineOptions {
   readyMs?: number;
 }
 
-const TASKS = 'BUCKLEY_TASKS';
 const WORK = 'BUCKLEY_WORK';
 const BUCKET = 'buckley_tasks';
+const BLOBS = 'buckley_blobs';
+/** How long tasks are kept: their streams, states and blobs. */
+const KEPT_MS = 7 * 24 * 3600_000;
 const WORKERS = 'workers';
-const subjectOf = (taskId: string) => `buckley.tasks.${taskId}`;
 const LEASE_MS = 10_000;
 const APPEND_DEADLINE_MS = 120_000;
-/** How long one pass of a read waits for a task's messages (a stalled consumer is made anew, up to the deadline). */
-const FETCH_MS = 3_000;
-/**
- * How long a follower's pull waits: a consumer whose server went away (a node lost) is noticed by
- * its missed heartbeats (every half of it) and made again on another.
- */
-const PULL_EXPIRES_MS = 6_000;
 
-const encode = (value: unknown) => new TextEncoder().encode(JSON.stringify(value));
-const decode = <T>(bytes: Uint8Array): T => JSON.parse(new TextDecoder().decode(bytes)) as T;
 
-/** Task ids become subjects: only what a subject token may hold. */
-function checkTaskId(taskId: string): void {
-  if (!/^[A-Za-z0-9_-]{1,128}$/.test(taskId)) throw new Error(`a task id is letters, digits, _ and - (at most 128): ${JSON.stringify(taskId).slice(0, 80)}`);
-}
-
-class NatsLog implements TaskLog {
-  /** Each task's appends, one after the other: its stream keeps their order. */
-  private readonly chains = new Map<string, Promise<unknown>>();
-  private readonly origin = randomBytes(6).toString('hex');
-  private appended = 0;
-
-  constructor(
-    private readonly js: JetStreamClient,
-    private readonly jsm: JetStreamManager,
-    private readonly deadlineMs: number,
-    private readonly retry: Retry,
-  ) {}
-
-  append(taskId: string, record: TaskRecord): Promise<number> {
-    checkTaskId(taskId);
-    const msgID = `${this.origin}-${++this.appended}`;
-    const previous = this.chains.get(taskId) ?? Promise.resolve();
-    const next = previous.catch(() => undefined).then(() => this.publish(taskId, record, msgID));
-    this.chains.set(taskId, next);
-    void next.finally(() => {
-      if (this.chains.get(taskId) === next) this.chains.delete(taskId);
-    }).catch(() => undefined);
-    return next;
-  }
-
-  /** Publishes one record, again while NATS is away (the message id stores it once), up to the deadline. */
-  private async publish(taskId: string, record: TaskRecord, msgID: string): Promise<number> {
-    const data = encode({ ...record, at: Date.now() });
-    try {
-      return (await this.retry(() => this.js.publish(subjectOf(taskId), data, { msgID, timeout: 5_000 }), this.deadlineMs)).seq;
-    } catch (error) {
-      throw new Error(`the task's record could not be stored: ${(error as Error).message}`);
-    }
-  }
-
-  /** Every record stored now, from `fromSeq`: all of them, or an error — never some. */
-  async read(taskId: string, fromSeq = 1): Promise<StoredRecord[]> {
-    checkTaskId(taskId);
-    const last = await this.retry(() => this.lastSeq(taskId), this.deadlineMs);
-    const records: StoredRecord[] = [];
-    const until = Date.now() + this.deadlineMs;
-    for (let next = fromSeq; last !== undefined && next <= last; next = (records.at(-1)?.seq ?? next - 1) + 1) {
-      if (Date.now() > until) throw new Error(`the records of task ${taskId} could not be read from NATS within ${this.deadlineMs / 1000} s`);
-      // A pass that stalls (its consumer's server went away) ends; the next goes on from where it stopped.
-      const controller = new AbortController();
-      const timer = setTimeout(() => controller.abort(), FETCH_MS);
-      try {
-        for await (const record of this.follow(taskId, next, controller.signal)) {
-          records.push(record);
-          if (record.seq >= last) break;
-        }
-      } finally {
-        clearTimeout(timer);
-        controller.abort();
-      }
-    }
-    return records;
-  }
-
-  async *follow(taskId: string, fromSeq: number, signal: AbortSignal): AsyncIterable<StoredRecord> {
-    checkTaskId(taskId);
-    if (signal.aborted) return;
-    // Again while NATS is away (a node lost, its stream's leader elected anew): the connection comes back.
-    const consumer = await this.retry(() => this.js.consumers.get(TASKS, { filter_subjects: [subjectOf(taskId)], deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: Math.max(1, fromSeq) }), this.deadlineMs);
-    const messages = await consumer.consume({ expires: PULL_EXPIRES_MS });
-    const stop = () => messages.stop();
-    signal.addEventListener('abort', stop, { once: true });
-    try {
-      for await (const message of messages) {
-        yield { ...decode<TaskRecord & { at: number }>(message.data), taskId, seq: message.seq };
-        if (signal.aborted) return;
-      }
-    } finally {
-      signal.removeEventListener('abort', stop);
-      messages.stop();
-    }
-  }
-
-  /** The sequence of the task's last record; undefined when it has none (a failure is thrown: no guess). */
-  private async lastSeq(taskId: string): Promise<number | undefined> {
-    return (await this.jsm.streams.getMessage(TASKS, { last_by_subj: subjectOf(taskId) }))?.seq;
-  }
-}
 
 /** How long a call waits for NATS to come back (a restart, a node lost) before it fails. */
 const AWAY_MS = 15_000;
@@ -210,7 +114,12 @@ class NatsQueue implements WorkQueue {
   }
 
   async depth(): Promise<number> {
-    return (await this.retry(() => this.jsm.consumers.info(WORK, WORKERS), AWAY_MS)).num_pending;
+    return (await this.lag()).pending;
+  }
+
+  async lag(): Promise<{ pending: number; unacknowledged: number }> {
+    const info = await this.retry(() => this.jsm.consumers.info(WORK, WORKERS), AWAY_MS);
+    return { pending: info.num_pending, unacknowledged: info.num_ack_pending };
   }
 
   work(concurrency: number, handle: (job: Job) => Promise<void>): { stop(): Promise<void> } {
@@ -277,7 +186,7 @@ async function provision(jsm: JetStreamManager, replicas: number, leaseMs: numbe
       });
     }
   };
-  await ensure(TASKS, { name: TASKS, subjects: ['buckley.tasks.*'], storage: StorageType.File, num_replicas: replicas, max_age: nanos(7 * 24 * 3600_000), duplicate_window: nanos(5 * 60_000) });
+  await ensure(TASKS, { name: TASKS, subjects: ['buckley.tasks.*'], storage: StorageType.File, num_replicas: replicas, max_age: nanos(KEPT_MS), duplicate_window: nanos(5 * 60_000) });
   await ensure(WORK, { name: WORK, subjects: ['buckley.work'], storage: StorageType.File, num_replicas: replicas, retention: RetentionPolicy.Workqueue });
   try {
     await jsm.consumers.info(WORK, WORKERS);
@@ -288,9 +197,6 @@ async function provision(jsm: JetStreamManager, replicas: number, leaseMs: numbe
 
 const READY_MS = 30_000;
 
-/** `work` tried again while JetStream is not ready yet (a cluster electing its leader), up to `withinMs`. */
-/** Does `work`, again while NATS is away, within `withinMs`. */
-type Retry = <T>(work: () => Promise<T>, withinMs: number) => Promise<T>;
 
 async function untilReady<T>(work: () => Promise<T>, withinMs: number, closing: () => boolean = () => false): Promise<T> {
   const until = Date.now() + withinMs;
@@ -300,6 +206,8 @@ async function untilReady<T>(work: () => Promise<T>, withinMs: number, closing: 
       return await work();
     } catch (error) {
       if (closing()) throw new Error('the coordinator is stopping: NATS is no longer asked');
+      // What asking again cannot mend (a message too big, an argument NATS refuses) is said at once.
+      if ((error as Error).name === 'InvalidArgumentError') throw error;
       if (Date.now() + wait > until) throw new Error(`NATS JetStream was not ready within ${withinMs / 1000} s: ${(error as Error).message}`);
       await new Promise((resolve) => setTimeout(resolve, wait));
     }
@@ -313,10 +221,11 @@ export async function natsEngine(options: NatsEngineOptions): Promise<TaskEngine
     const replicas = options.replicas ?? 1;
     const leaseMs = options.leaseMs ?? LEASE_MS;
     // A cluster just started elects its JetStream leader first: its replicas may come up before.
-    const { jsm, kv } = await untilReady(async () => {
+    const { jsm, kv, blobs } = await untilReady(async () => {
       const manager = await jetstreamManager(nc);
       await provision(manager, replicas, leaseMs);
-      return { jsm: manager, kv: await new Kvm(nc).create(BUCKET, { replicas, history: 1 }) };
+      const kept = { replicas, ttl: KEPT_MS };
+      return { jsm: manager, kv: await new Kvm(nc).create(BUCKET, { ...kept, history: 1 }), blobs: await new Objm(nc).create(BLOBS, { ...kept, ttl: nanos(KEPT_MS) }) };
     }, options.readyMs ?? READY_MS);
     const js = jetstream(nc);
     let closing = false;
@@ -324,7 +233,7 @@ export async function natsEngine(options: NatsEngineOptions): Promise<TaskEngine
     const retry: Retry = (work, withinMs) => untilReady(work, withinMs, stopped);
     return {
       name: 'nats',
-      log: new NatsLog(js, jsm, options.appendDeadlineMs ?? APPEND_DEADLINE_MS, retry),
+      log: new NatsLog(js, jsm, options.appendDeadlineMs ?? APPEND_DEADLINE_MS, retry, blobs),
       states: new NatsStates(kv, retry),
       queue: new NatsQueue(js, jsm, leaseMs, retry, stopped),
       close: async () => {

@@ -17,10 +17,12 @@ import { makeModelEdit, MODEL_EDIT_REPLY, replacementIn, selectionEditOf } from 
 import { QUESTION_TIMEOUT_MS, questionAnswer } from '../questions.js';
 import { askSink, assessCall, effectiveKind, refusalNote, withNotes } from '../turnRules.js';
 import { afterTurnNote, TurnFiles } from '../turnFiles.js';
-import type { FileContent, FileWritten, PlanEntry, QuestionAnswer, WireToolExecution } from '../../wire/contract.js';
+import { FINAL_STATUSES, type FileContent, type FileWritten, type PlanEntry, type QuestionAnswer, type WireToolExecution } from '../../wire/contract.js';
 import { uriToPath } from '../../uri.js';
 import { TaskRequests } from './requests.js';
-import { titleOf, turnOf, type TaskSpec } from './spec.js';
+import { toolSpans } from './toolSpans.js';
+import { tracer } from '../../tracing.js';
+import { outsideRoots, titleOf, turnOf, type TaskSpec } from './spec.js';
 import type { Job, StoredRecord, TaskEngine, TaskState } from './store.js';
 
 /** How long the caller may take to answer a file_request before the disk is read instead. */
@@ -41,6 +43,8 @@ export interface RunnerOptions {
   replica: string;
   /** How long a detached task's caller may be gone before it is cancelled (CALLER_GRACE_MS). */
   callerGraceMs?: number;
+  /** The only folders whose workspaces it runs tasks in. */
+  roots?: string[];
 }
 
 /** How long a detached task waits for its caller to follow it again (a failover, a blip). */
@@ -54,7 +58,14 @@ interface Running {
   send(event: Record<string, unknown>): void;
   requests: TaskRequests;
   signal: AbortSignal;
+  /** The task's span: its turn's is a child. */
+  traceparent: string;
+  /** The agent's session of the coordinator that ran it and stopped, taken up again here. */
+  resume?: string;
 }
+
+/** What an agent taking up a task again is told, before the task. */
+const TAKEN_UP = '(This task was interrupted: the coordinator running it stopped, and another took it up. Where you already did part of it, go on from where you were, without doing again what is done.)';
 
 /** Why a coordinator that stops aborts its tasks' turns. */
 const SHUTDOWN = 'the coordinator running it stopped: run it again';
@@ -66,6 +77,11 @@ export class TaskRunner {
   private readonly running = new Map<AbortController, Promise<void>>();
 
   constructor(private readonly options: RunnerOptions) {}
+
+  /** How many turns run here now. */
+  get runningHere(): number {
+    return this.running.size;
+  }
 
   /** Ends the turns running here (failed, in words), and waits for them to end. */
   async stop(): Promise<void> {
@@ -84,12 +100,17 @@ export class TaskRunner {
     const created = records.find((record) => record.created)?.created;
     if (!created || records.some((record) => record.final)) return;
     const send = (event: Record<string, unknown>) => void engine.log.append(job.taskId, { event }).catch((error: unknown) => logger.warn(`task ${job.taskId}: an event was not stored: ${(error as Error).message}`));
+    // Handed out again: its coordinator stopped. Taken up where its agent can load its session, else over.
+    let resume: string | undefined;
     if (records.some((record) => record.started)) {
       if (await this.stillRunElsewhere(job.taskId)) return;
-      await this.end(job.taskId, send, 'failed', SHUTDOWN);
-      return;
+      resume = this.resumable(records);
+      if (!resume) return this.end(job.taskId, send, 'failed', SHUTDOWN);
     }
     if (records.some((record) => record.reply?.id === 'cancel')) return this.end(job.taskId, send, 'cancelled', 'Task cancelled');
+    // Taken by a replica that does not serve its workspace (another of the team's gateways let it in).
+    const outside = outsideRoots(this.options.roots, created.spec.cwd, `replica ${this.options.replica}`);
+    if (outside) return this.end(job.taskId, send, 'failed', outside);
     const controller = new AbortController();
     const absence = this.absence(controller);
     for (const record of records) absence.note(record);
@@ -101,16 +122,36 @@ export class TaskRunner {
     const listening = this.listen(job.taskId, records.at(-1)!.seq + 1, requests, controller, absence);
     const heartbeat = setInterval(() => void this.setState(job.taskId, {}).catch(() => undefined), HEARTBEAT_MS);
     heartbeat.unref();
-    const work = this.turn({ taskId: job.taskId, spec: created.spec, owner: created.owner, send, requests, signal: controller.signal });
+    const span = tracer().start('buckley.task', created.spec.traceparent, { 'buckley.task_id': job.taskId, 'buckley.intent': created.spec.intent, 'buckley.replica': this.options.replica });
+    // Its one final event ends its span, saying how it ended.
+    const traced = (event: Record<string, unknown>) => {
+      if (typeof event.status === 'string' && FINAL_STATUSES.has(event.status)) {
+        span.set({ 'buckley.status': event.status });
+        span.end(event.status === 'failed' ? String(event.message) : undefined);
+      }
+      send(event);
+    };
+    const work = this.turn({ taskId: job.taskId, spec: created.spec, owner: created.owner, send: traced, requests, signal: controller.signal, traceparent: span.traceparent, ...(resume ? { resume } : {}) });
     this.running.set(controller, work);
     try {
       await work;
     } finally {
+      span.end();
       clearInterval(heartbeat);
       absence.stop();
       listening.abort();
       this.running.delete(controller);
     }
+  }
+
+  /**
+   * The agent's session of a task whose coordinator stopped, where this replica runs the same
+   * agent and the agent can load its sessions (it keeps them on disk: the same machine, or a
+   * shared home); undefined where it cannot be taken up again.
+   */
+  private resumable(records: StoredRecord[]): string | undefined {
+    const started = records.findLast((record) => record.started?.agentSession)?.started;
+    return started?.resumable && started.agent === this.options.driver?.description ? started.agentSession : undefined;
   }
 
   /** Whether another coordinator still runs the task: its state says so, freshly. */
@@ -180,21 +221,24 @@ export class TaskRunner {
   private async turn(task: Running): Promise<void> {
     const { driver, logger } = this.options;
     if (!driver) return this.end(task.taskId, task.send, 'failed', this.options.agentProblem ?? 'no agent is configured');
-    const turn = turnOf(task.spec);
+    const span = tracer().start('buckley.turn', task.traceparent, { 'buckley.agent': driver.shortName, 'buckley.read_only': task.spec.intent === 'ask' });
+    const asked = turnOf(task.spec);
+    const turn = { ...asked, traceparent: span.traceparent, ...(task.resume ? { resume: task.resume, prompt: `${TAKEN_UP}\n\n${asked.prompt}` } : {}) };
     const readOnly = task.spec.intent === 'ask';
     // An edit of the selection by a model that cannot write files: its answer becomes the change.
     const selection = task.spec.intent === 'edit' ? selectionEditOf(task.spec.context, (uri) => (uri.startsWith('file:') ? uriToPath(uri) : undefined)) : undefined;
     const modelEdit = driver.writesFiles ? undefined : selection;
     if (modelEdit) turn.prompt += `\n\n${MODEL_EDIT_REPLY}`;
-    task.send({ status: 'pending', message: `Starting ${driver.shortName}…` });
+    task.send({ status: 'pending', message: task.resume ? `Taken up again by ${this.options.replica}: the coordinator running it stopped` : `Starting ${driver.shortName}…` });
     const batch = new EventBatcher(task.send);
     // Whatever is batched goes out before an approval or the final event, in order.
     const sendNow = (event: Record<string, unknown>) => {
       batch.flush();
       task.send(event);
     };
-    const events = this.events(batch, sendNow, task);
-    const decides = readOnly ? askSink(events, turn.cwd, logger) : this.taskSink(events, sendNow, task, driver.shortName);
+    const tools = toolSpans(span.traceparent);
+    const events = this.events(batch, sendNow, task, tools);
+    const decides = readOnly ? askSink(events, turn.cwd, logger) : this.taskSink(events, sendNow, task, driver.shortName, span.traceparent);
     const files = new TurnFiles(decides, turn.cwd, {
       readOnly,
       changed: (change) => sendNow({ status: 'in_progress', file_changed: { path: change.path, before: change.before, after: change.after, in_editor: change.inEditor, unasked: change.unasked ?? false } }),
@@ -216,29 +260,45 @@ export class TaskRunner {
       const notes = withNotes(result.text, [refusal, afterTurnNote(driver.shortName, settled, result.unasked ?? [], workspaceOf(turn.cwd))]);
       if (notes) events.text(notes);
       batch.flush();
+      files.close();
       if (task.signal.reason === SHUTDOWN) await this.end(task.taskId, task.send, 'failed', SHUTDOWN);
       else if (result.stopReason === 'cancelled' && !refusal) await this.end(task.taskId, task.send, 'cancelled', typeof task.signal.reason === 'string' ? task.signal.reason : 'Task cancelled');
       else await this.end(task.taskId, task.send, 'completed', 'Done', { progress: 100, ...(result.usage ? { usage: result.usage } : {}) });
+      span.set({ 'buckley.stop_reason': result.stopReason });
     } catch (error) {
       const failure = agentFailure(error);
       // What a failed agent changed on disk is taken in all the same: into the editor, the review.
       if (!task.signal.aborted) await files.settle(logger).catch((problem: unknown) => logger.warn(`the changes of the failed task: ${(problem as Error).message}`));
       batch.flush();
+      files.close();
       const reason: unknown = task.signal.reason;
-      if (reason === SHUTDOWN || !task.signal.aborted) await this.end(task.taskId, task.send, 'failed', task.signal.aborted ? SHUTDOWN : failure.details);
+      const failed = reason === SHUTDOWN || !task.signal.aborted;
+      if (failed) span.end(failure.details);
+      if (failed) await this.end(task.taskId, task.send, 'failed', task.signal.aborted ? SHUTDOWN : failure.details);
       else await this.end(task.taskId, task.send, 'cancelled', typeof reason === 'string' ? reason : 'Task cancelled');
+    } finally {
+      tools.close();
+      span.end();
     }
   }
 
   /** What a turn's driver tells the caller; the agent's questions only to a caller that answers them (else they are declined). */
-  private events(batch: EventBatcher, sendNow: (event: Record<string, unknown>) => void, task: Running) {
+  private events(batch: EventBatcher, sendNow: (event: Record<string, unknown>) => void, task: Running, tools: { note(execution: WireToolExecution): void }) {
     const answers = task.spec.questions;
     return {
       text: (delta: string) => batch.text(delta),
-      tool: (execution: WireToolExecution) => batch.tool(execution),
+      tool: (execution: WireToolExecution) => {
+        tools.note(execution);
+        batch.tool(execution);
+      },
       plan: (entries: PlanEntry[]) => batch.plan(entries),
       thought: (delta: string) => batch.thought(delta),
       notice: (message: string) => sendNow({ status: 'in_progress', message }),
+      // The agent's session, on the task's stream: another replica takes the task up in it if this one stops.
+      opened: (session: { id: string; resumable: boolean }) => {
+        const started = { replica: this.options.replica, agent: this.options.driver?.description ?? '', agentSession: session.id, resumable: session.resumable };
+        void this.options.engine.log.append(task.taskId, { started }).catch((error: unknown) => this.options.logger.warn(`task ${task.taskId}: its agent's session was not stored: ${(error as Error).message}`));
+      },
       ...(answers ? { question: (question: AgentQuestion, signal: AbortSignal) => this.question(question, signal, sendNow, task), typedAnswers: answers === 'typed' } : {}),
     };
   }
@@ -248,13 +308,14 @@ export class TaskRunner {
    * TaskEvent and decided by ApproveToolExecution / RejectToolExecution (by the caller that
    * started it, through any coordinator), by cancellation, or by APPROVAL_TIMEOUT_MS.
    */
-  private taskSink(events: Omit<TurnSink, 'permission' | 'readFile' | 'writeFile'>, sendNow: (event: Record<string, unknown>) => void, task: Running, agent: string): Omit<TurnSink, 'readFile' | 'writeFile'> {
+  private taskSink(events: Omit<TurnSink, 'permission' | 'readFile' | 'writeFile'>, sendNow: (event: Record<string, unknown>) => void, task: Running, agent: string, turnTraceparent: string): Omit<TurnSink, 'readFile' | 'writeFile'> {
     const logger = this.options.logger;
     return {
       ...events,
       permission: async (request: PermissionRequest, signal: AbortSignal): Promise<PermissionDecision> => {
         const { risk, reasons } = assessCall(request, task.spec.cwd);
         let executionId = '';
+        const waiting = tracer().start('buckley.approval', turnTraceparent, { 'buckley.tool': request.tool, 'buckley.risk': risk });
         await this.setState(task.taskId, { status: 'awaiting_approval' });
         const ending = await task.requests.ask<PermissionDecision>({ timeoutMs: APPROVAL_TIMEOUT_MS, signal }, (id) => {
           executionId = id;
@@ -279,6 +340,8 @@ export class TaskRunner {
         const decision = 'answered' in ending && isDecision(ending.answered) ? ending.answered : 'reject';
         const why = 'answered' in ending ? '(decided by the editor)' : 'aborted' in ending ? '(task cancelled)' : `(no decision within ${APPROVAL_TIMEOUT_MS / 60_000} minutes)`;
         logger.info(`approval ${executionId} for ${request.tool} (${risk}): ${decision} ${why}`);
+        waiting.set({ 'buckley.decision': decision, 'buckley.decided_by': 'answered' in ending ? 'editor' : 'aborted' in ending ? 'cancel' : 'timeout' });
+        waiting.end();
         sendNow({ status: 'in_progress', message: `${decision === 'reject' ? 'Denied' : 'Approved'}: ${request.tool}` });
         return decision;
       },

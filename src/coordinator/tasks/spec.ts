@@ -7,6 +7,8 @@ import type { AgentTurn } from '../agents/driver.js';
 import { editorStateOf } from '../agents/editorState.js';
 import { buildPrompt } from '../../wire/prompt.js';
 import type { EditorContext } from '../../wire/contract.js';
+import { resolve } from 'node:path';
+import { isInside } from '../../risk/paths.js';
 
 export interface TaskSpec {
   /** The agent id the request named. */
@@ -45,6 +47,15 @@ export function turnOf(spec: TaskSpec): AgentTurn {
     ...(query.trimStart().startsWith('/') ? { command: query.trim() } : {}),
     ...(context ? { editor: editorStateOf(context) } : {}),
   };
+}
+
+/**
+ * Why a coordinator told which roots it serves (`--roots`) does not take a task in `workspace`;
+ * undefined when it does (a task with no workspace writes nothing, and is taken anywhere).
+ */
+export function outsideRoots(roots: readonly string[] | undefined, workspace: string | undefined, who = 'this coordinator'): string | undefined {
+  if (!roots?.length || !workspace || roots.some((root) => isInside(resolve(workspace), root))) return undefined;
+  return `${who} takes tasks in workspaces under ${roots.join(', ')} only, not in ${workspace}: open a folder under them, or use a coordinator that serves it`;
 }
 
 /** A few words of what was asked, for listings. */

@@ -18,8 +18,11 @@ export interface TaskRecord {
   created?: { owner: string; spec: TaskSpec };
   /** Waiting in the work queue. */
   queued?: { ticket: number };
-  /** A coordinator took it, and runs it. */
-  started?: { replica: string; agentSession?: string };
+  /**
+   * A coordinator took it, and runs it; again once its agent's session is known: which agent
+   * (its description), the ACP session, and whether the agent can load it again elsewhere.
+   */
+  started?: { replica: string; agent?: string; agentSession?: string; resumable?: boolean };
   /** What its callers see: the fields of a wire TaskEvent (but its task id, timestamp and sequence). */
   event?: Record<string, unknown>;
   /**
@@ -95,6 +98,8 @@ export interface WorkQueue {
   ahead(ticket: number): Promise<number>;
   /** Queued tasks not yet taken. */
   depth(): Promise<number>;
+  /** Its consumers' lag: tasks not yet handed out, and handed out but not yet done (every coordinator's). */
+  lag(): Promise<{ pending: number; unacknowledged: number }>;
   /** Takes tasks, at most `concurrency` running at once, until stopped. */
   work(concurrency: number, handle: (job: Job) => Promise<void>): { stop(): Promise<void> };
 }
