@@ -70,15 +70,22 @@ async function startNats(kit: ScaleKit, program: string): Promise<string> {
 /** A coordinator process (a replica with `--nats`), with the scripted agent. */
 async function coordinator(kit: ScaleKit, args: string[]): Promise<{ child: ChildProcess; address: string }> {
   const child = kit.tracked(spawn(process.execPath, [kit.bin, 'coordinator', '--listen', '127.0.0.1:0', ...args, '--agent', process.execPath, join(kit.repo, 'fixtures/scripted-agent.mjs')], { stdio: ['ignore', 'ignore', 'pipe'] }));
+  let said = '';
+  let stopping = false;
   const address = await new Promise<string>((resolve, reject) => {
-    let said = '';
     child.once('exit', (code) => reject(new Error(`the coordinator exited (${code}) before listening: ${said}`)));
     child.stderr!.on('data', (chunk) => {
-      said += chunk;
+      // Its last words are kept: a coordinator that dies under the load says why.
+      said = (said + chunk).slice(-4_000);
       const match = /listening on (127\.0\.0\.1:\d+)/.exec(said);
       if (match) resolve(match[1]!);
     });
   });
+  child.once('exit', (code, signal) => {
+    if (!stopping && signal !== 'SIGTERM' && signal !== 'SIGKILL') console.log(`scale: the coordinator ${args.join(' ')} exited (${code ?? signal}) under load; its last words:\n${said.split('\n').slice(-15).join('\n')}`);
+  });
+  const kill = child.kill.bind(child);
+  child.kill = (signal?: NodeJS.Signals | number) => ((stopping = true), kill(signal));
   return { child, address };
 }
 
@@ -152,7 +159,15 @@ async function runTask(caller: Awaited<ReturnType<typeof callers>>[number], quer
 /** Peak RSS of `pids` while `work` runs, polled. */
 async function peakWhile<T>(kit: ScaleKit, pids: number[], work: () => Promise<T>): Promise<{ result: T; peaks: number[] }> {
   const peaks = pids.map((pid) => kit.rssMb(pid));
-  const poll = setInterval(() => pids.forEach((pid, i) => (peaks[i] = Math.max(peaks[i]!, kit.rssMb(pid)))), 50);
+  // A process that died meanwhile keeps the peak it had (its death is the coordinator's to say).
+  const rss = (pid: number) => {
+    try {
+      return kit.rssMb(pid);
+    } catch {
+      return 0;
+    }
+  };
+  const poll = setInterval(() => pids.forEach((pid, i) => (peaks[i] = Math.max(peaks[i]!, rss(pid)))), 50);
   try {
     return { result: await work(), peaks };
   } finally {

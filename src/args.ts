@@ -30,6 +30,12 @@ Usage:
   buckley-lsp [--stdio] [options]      the language server: your editor starts it and speaks
                                        LSP on its stdin and stdout
   buckley-lsp doctor [options]         check the settings, coordinator and agent (doctor --help)
+  buckley-lsp acp [--settings FILE] [options]
+                                       an ACP agent on stdin and stdout, for an ACP client's
+                                       agent panel (Zed, JetBrains, CodeCompanion, agent-shell),
+                                       backed by the coordinator; settings from the environment,
+                                       FILE (default $XDG_CONFIG_HOME/buckley-lsp/settings.json)
+                                       and the options
   buckley-lsp coordinator [--listen HOST:PORT] [--tls-cert PEM --tls-key PEM [--tls-client-ca PEM]]
                           [--nats URL[,URL…] [--nats-replicas N] [--replica NAME]]
                           [--max-running N] [--roots DIR[,DIR…]] [--metrics HOST:PORT]
@@ -80,7 +86,7 @@ Options:
 ${settingsHelp(settings)}`;
 
 export interface ParsedArgs {
-  mode: 'server' | 'coordinator' | 'doctor' | 'help' | 'version';
+  mode: 'server' | 'coordinator' | 'doctor' | 'acp' | 'help' | 'version';
   config: ConfigInput;
   listen?: string;
   /** Also append the log to this file (user-only permissions). */
@@ -93,7 +99,7 @@ export interface ParsedArgs {
   /** `coordinator` in a team: its NATS servers, the copies of its streams, its name, how many tasks it runs at once. */
   team?: { nats?: string[]; replicas?: number; replica?: string; maxRunning?: number; roots?: string[]; metrics?: string };
   /** With `help`: whose usage (`doctor --help` is doctor's). */
-  helpFor?: 'server' | 'coordinator' | 'doctor';
+  helpFor?: 'server' | 'coordinator' | 'doctor' | 'acp';
   error?: string;
 }
 
@@ -183,7 +189,7 @@ function teamFlag(result: ParsedArgs, mode: ParsedArgs['mode'], flag: string, gi
 export function parseArgs(argv: string[], settings: KnownSettings): ParsedArgs {
   const args = [...argv];
   let mode: ParsedArgs['mode'] = 'server';
-  if (args[0] === 'coordinator' || args[0] === 'doctor') mode = args.shift() as ParsedArgs['mode'];
+  if (args[0] === 'coordinator' || args[0] === 'doctor' || args[0] === 'acp') mode = args.shift() as ParsedArgs['mode'];
   const config: Record<string, unknown> = {};
   const result: ParsedArgs = { mode, config: config as ConfigInput };
   while (args.length > 0) {
@@ -228,7 +234,7 @@ export function parseArgs(argv: string[], settings: KnownSettings): ParsedArgs {
         result.prompt = true;
         break;
       case '--settings':
-        if (mode !== 'doctor') result.error = '--settings is for `buckley-lsp doctor`; the server takes its settings from the editor';
+        if (mode !== 'doctor' && mode !== 'acp') result.error = '--settings is for `buckley-lsp doctor` and `buckley-lsp acp`; the server takes its settings from the editor';
         else result.settingsFile = value();
         break;
       case '--log-level': {

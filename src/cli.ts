@@ -41,6 +41,16 @@ async function main(): Promise<void> {
       await runCoordinator({ listen: parsed.listen ?? '127.0.0.1:50051', tls, team: parsed.team, cliConfig: parsed.config, env: process.env, logger, version: VERSION });
       return;
     }
+    case 'acp': {
+      // stdout is the ACP channel: the log goes to stderr (the client's log) and the log file.
+      const { chooseLogFile } = await import('./logFile.js');
+      const { logFile, problem } = chooseLogFile(askedLogFile, process.env, false);
+      if (problem) stderrSink('warn', problem);
+      if (logFile) logger.setSink((level, line) => (logFile.sink(level, line), stderrSink(level, line)));
+      const { runAcp } = await import('./commands/acp.js');
+      await runAcp({ cliConfig: parsed.config, settingsFile: parsed.settingsFile, env: process.env, logger, version: VERSION });
+      return;
+    }
     case 'doctor': {
       const { runDoctor } = await import('./commands/doctor.js');
       process.exitCode = await runDoctor({

@@ -33,7 +33,7 @@ export async function runCoordinator(options: {
   const replica = team.replica ?? `${hostname()}:${process.pid}`;
   // The team's engine is loaded only for a team: a coordinator alone keeps its tasks in memory.
   const engine = team.nats?.length
-    ? await (await import('../coordinator/tasks/nats.js')).natsEngine({ servers: team.nats, replicas: team.replicas ?? (team.nats.length >= 3 ? 3 : 1), name: `buckley-lsp coordinator ${replica}` })
+    ? await (await import('../coordinator/tasks/nats.js')).natsEngine({ servers: team.nats, replicas: team.replicas ?? (team.nats.length >= 3 ? 3 : 1), name: `buckley-lsp coordinator ${replica}`, logger: logger.child('nats') })
     : undefined;
   if (engine) logger.info(`replica ${replica} of the team on NATS ${team.nats!.join(', ')}`);
   const running = await startCoordinator(options.listen, {

@@ -6,6 +6,7 @@
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { lookup } from 'node:dns/promises';
 import { readFileSync } from 'node:fs';
+import { readSettingsFile } from '../settingsFile.js';
 import { configFromEnv, resolveConfigLeniently, splitCommandLine, type Config, type ConfigInput, type ConfigSource } from '../config.js';
 import { RootLogger } from '../logger.js';
 import { addressesOf, isLoopbackHost } from '../net.js';
@@ -83,24 +84,6 @@ function checkSettings(options: DoctorOptions, report: Report): { config: Config
 }
 
 /** The file's JSON: initializationOptions as they are, or an editor's settings with a `buckley` section. */
-function readSettingsFile(path: string): { values: unknown } | { problem: string } {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    return { problem: `cannot read the settings file ${path}: ${(error as Error).message}` };
-  }
-  let values: unknown;
-  try {
-    values = JSON.parse(text);
-  } catch (error) {
-    return { problem: `the settings file ${path} is not JSON: ${(error as Error).message}` };
-  }
-  if (typeof values !== 'object' || values === null || Array.isArray(values)) return { problem: `the settings file ${path} must hold a JSON object, the settings` };
-  const wrapped = (values as Record<string, unknown>).buckley;
-  return { values: wrapped !== undefined && Object.keys(values).length === 1 ? wrapped : values };
-}
-
 /** TLS files, then each address (a team's replicas): resolves, answers, speaks buckley.acp.v1. */
 async function checkCoordinator(config: Config, report: Report): Promise<void> {
   if (config.coordinator.tls) checkTls(config.coordinator.tls, report);

@@ -19,7 +19,7 @@ import { agentFailure, certifiedIdentity, checkIdentity, fail, identityOf, type 
 import { askSink, refusalNote, withNotes } from './turnRules.js';
 import { agentCommunicationService } from '../wire/protos.js';
 import { FEATURES } from './features.js';
-import { AUTHORIZATION_HEADER, QUESTIONS_HEADER, BUFFERS_HEADER, CONVERSATION_HEADER, EARLIER_TURNS_KEY, INTENT_HEADER, SESSION_HEADER, type ContextDelta, type CreateSessionRequest, type EditorContext, type SendMessageRequest, type TaskStreamRequest, type InlineCompletionRequest } from '../wire/contract.js';
+import { AUTHORIZATION_HEADER, WORKSPACE_KEY, QUESTIONS_HEADER, BUFFERS_HEADER, CONVERSATION_HEADER, EARLIER_TURNS_KEY, INTENT_HEADER, SESSION_HEADER, type ContextDelta, type CreateSessionRequest, type EditorContext, type SendMessageRequest, type TaskStreamRequest, type InlineCompletionRequest } from '../wire/contract.js';
 import { uriToPath } from '../uri.js';
 import { FEATURE } from '../wire/features.js';
 import { memoryEngine } from './tasks/memory.js';
@@ -264,7 +264,7 @@ class CoordinatorService {
       if (!session) return { error: fail(grpc.status.NOT_FOUND, `no session ${sessionId}; create one with CreateSession`) };
       cwd = session.metadata.workspace_root;
     }
-    const root = context?.document?.workspace_root || cwd;
+    const root = context?.document?.workspace_root || context?.metadata?.[WORKSPACE_KEY] || cwd;
     const workspace = root ? uriToPath(root) : undefined;
     const outside = outsideRoots(this.options.roots, workspace);
     if (outside) return { error: fail(grpc.status.FAILED_PRECONDITION, outside) };

@@ -37,6 +37,11 @@ export const DETACH_HEADER = 'x-buckley-detach';
  * a coordinator with `conversations` to send where its agent no longer holds them.
  */
 export const EARLIER_TURNS_KEY = 'conversation_earlier';
+/**
+ * Our extension: in `EditorContext.metadata`, the request's workspace (a file: URI) where it
+ * carries no document to name it (an ACP client's prompt with no file attached).
+ */
+export const WORKSPACE_KEY = 'workspace_root';
 
 export interface WirePosition {
   line: number;

@@ -87,6 +87,17 @@ describe.each(engines)('the task engine %s', (_name, make, another) => {
     await engine.close();
   });
 
+  it('follows 1,200 tasks at once, each from its start — more than NATS gives a stream consumers (1,000)', async () => {
+    const engine = await make();
+    const tasks = Array.from({ length: 1_200 }, () => randomUUID());
+    await Promise.all(tasks.map((task) => engine.log.append(task, { event: { answer_delta: 'first' } })));
+    const followed = tasks.map((task) => gather(engine, task, 1, 2, 60_000));
+    await Promise.all(tasks.map((task) => engine.log.append(task, { final: 'completed' })));
+    const seen = await Promise.all(followed);
+    expect(seen.filter((records) => records.length === 2 && records[1]!.final === 'completed')).toHaveLength(tasks.length);
+    await engine.close();
+  }, 120_000);
+
   it('keeps a record far bigger than a NATS message whole (a changed file before and after), in its place among the others', async () => {
     const engine = await make();
     const task = randomUUID();

@@ -144,7 +144,8 @@ describe.runIf(nats)("the bridge on a team's coordinator", () => {
     let said = '';
     team.stderr!.on('data', (chunk) => (said += chunk));
     await new Promise<void>((resolve, reject) => {
-      team.stderr!.on('data', () => (said.match(/listening on/g)?.length === 3 ? resolve() : undefined));
+      // Each says it once on this line (its log says it too, in other words).
+      team.stderr!.on('data', () => ((said.match(/^buckley-lsp coordinator listening on/gm)?.length ?? 0) >= 3 ? resolve() : undefined));
       team.once('exit', () => reject(new Error(`the team stopped: ${said}`)));
       // A replica that died at its start leaves the others (and sh) running: say what they said.
       setTimeout(() => reject(new Error(`not all three replicas listen after 60 s; they said: ${said}`)), 60_000).unref();

@@ -1,7 +1,8 @@
 /**
  * The layout's rule (README, Development): each role imports only from the layers below it.
  * Shared modules (src/*.ts, src/risk/) know none of the roles; the wire knows neither side; our
- * coordinator does not know the bridge; nothing but the CLI knows the commands.
+ * coordinator does not know the bridge; the ACP face reaches the coordinator through the bridge's
+ * link; nothing but the CLI knows the commands.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -31,7 +32,9 @@ const ALLOWED: Record<string, string[]> = {
   wire: ['shared'],
   coordinator: ['shared', 'wire'],
   bridge: ['shared', 'wire', 'coordinator'],
-  commands: ['shared', 'wire', 'coordinator', 'bridge'],
+  // The ACP face is a client of the coordinator, as the language server is: through its link.
+  acp: ['shared', 'wire', 'bridge'],
+  commands: ['shared', 'wire', 'coordinator', 'bridge', 'acp'],
   cli: ['shared', 'commands'],
 };
 

@@ -25,6 +25,7 @@ const RUN_BY: Record<string, string> = {
   'zed-extension-settings': 'test/integration/zedSettings.test.ts',
   'emacs-eglot': 'test/emacs/emacs.test.ts',
   team: 'test/integration/teamEditors.test.ts',
+  'zed-agent-server': 'test/integration/acpFace.test.ts',
 };
 
 const snippets = READMES.flatMap((readme) => readmeSnippets(readme).map((snippet) => ({ readme, ...snippet })));

@@ -25,7 +25,8 @@ import type { CoordinatorSession } from '../link/calls.js';
 import type { TaskEvent } from '../../wire/contract.js';
 import type { Logger } from '../../logger.js';
 import { ApproveToolRequest, Commands, toolApprovalResultSchema, type ToolApprovalRequest } from '../protocol.js';
-import { assessRisk, highestRisk, riskAtMost, RISKS, type Risk } from '../../risk/assess.js';
+import type { Risk } from '../../risk/assess.js';
+import { allowedByPolicy, judgeApproval, type JudgedApproval } from '../../risk/approvalRisk.js';
 import { inert, inline, oneLine, wellFormed } from '../../text.js';
 import type { EditorClient } from '../editor/client.js';
 import type { DiagnosticsBoard } from '../editor/diagnostics.js';
@@ -251,12 +252,8 @@ export class ApprovalService {
    * The risk of an approval: the coordinator's word, raised to what the call does as we judge it
    * (a coordinator's label never lowers it; an unknown label counts as high).
    */
-  private assess(approval: WireApproval): { risk: Risk; reason: string; opaque?: string } {
-    const own = assessRisk({ kind: approval.kind || 'other', input: approval.parameters, locations: approval.locations, title: approval.title }, { workspaceRoot: this.deps.workspaceRoot() });
-    const label = (RISKS as readonly string[]).includes(approval.risk) ? (approval.risk as Risk) : 'high';
-    const risk = highestRisk(label, own.risk);
-    const reason = risk === label && approval.reason ? approval.reason : own.reasons.join('; ');
-    return { risk, reason, ...(own.opaque ? { opaque: own.opaque } : {}) };
+  private assess(approval: WireApproval): JudgedApproval {
+    return judgeApproval(approval, this.deps.workspaceRoot());
   }
 
   /**
@@ -266,9 +263,8 @@ export class ApprovalService {
    */
   private automaticDecision(request: Pick<ToolApprovalRequest, 'risk' | 'agent' | 'tool'>, opaque?: string): Decision | undefined {
     const { autoApprove } = this.deps.config().approvals;
-    if (request.risk === 'destructive') return undefined;
-    if (opaque && request.risk !== 'low') return undefined;
-    if (riskAtMost(request.risk, autoApprove)) return { approved: true, remember: false, by: `policy (buckley.approvals.autoApprove = ${autoApprove})` };
+    if (allowedByPolicy({ risk: request.risk, ...(opaque ? { opaque } : {}) }, autoApprove)) return { approved: true, remember: false, by: `policy (buckley.approvals.autoApprove = ${autoApprove})` };
+    if (request.risk === 'destructive' || (opaque && request.risk !== 'low')) return undefined;
     if (this.deps.trust.isTrusted(request.agent.id, request.tool)) return { approved: true, remember: false, by: 'trust (Approve & trust earlier)' };
     return undefined;
   }

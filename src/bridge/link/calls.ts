@@ -34,8 +34,8 @@ export interface Answered {
  * (`file_write`, see flows/agentEdits.ts).
  */
 export interface EditorFiles {
-  /** The editor's buffer of a file (absolute path), when it is open. */
-  buffer(path: string): { text: string; version: number } | undefined;
+  /** The editor's buffer of a file (absolute path), when it is open (an ACP client is asked for it). */
+  buffer(path: string): { text: string; version: number } | undefined | Promise<{ text: string; version: number } | undefined>;
   write(write: { path: string; base: string; content: string }): Promise<{ open: boolean; applied: boolean; message: string }>;
 }
 

@@ -182,6 +182,14 @@ function readEvent(runner: StreamRunner, client: CoordinatorClient, call: WatchC
  */
 function provideFile(runner: StreamRunner, client: CoordinatorClient, request: FileRequest, files: EditorFiles | undefined): void {
   const buffer = files?.buffer(request.path);
+  if (buffer instanceof Promise) {
+    buffer.then((got) => answerFile(runner, client, request, got), () => answerFile(runner, client, request, undefined));
+    return;
+  }
+  answerFile(runner, client, request, buffer);
+}
+
+function answerFile(runner: StreamRunner, client: CoordinatorClient, request: FileRequest, buffer: { text: string; version: number } | undefined): void {
   const text = buffer ? selectLines(buffer.text, request.line, request.limit) : '';
   // Measured cheaply first: a UTF-16 unit is at most 3 bytes of UTF-8.
   const tooBig = text.length * 3 > MAX_READ_BYTES ? tooBigToRead(request.path, Buffer.byteLength(text, 'utf8'), request.limit) : undefined;

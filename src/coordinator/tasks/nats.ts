@@ -14,7 +14,9 @@ import { connect, nanos, type NatsConnection } from '@nats-io/transport-node';
 import { AckPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import { Objm } from '@nats-io/obj';
-import { checkTaskId, decode, encode, NatsLog, TASKS, type Retry } from './natsLog.js';
+import { checkTaskId, decode, encode, NatsLog, subjectOf, TASKS, type Retry } from './natsLog.js';
+import { TaskFeed } from './natsFeed.js';
+import type { Logger } from '../../logger.js';
 import type { Job, TaskEngine, TaskState, TaskStates, WorkQueue } from './store.js';
 
 export interface NatsEngineOptions {
@@ -30,6 +32,8 @@ export interface NatsEngineOptions {
   name?: string;
   /** How long JetStream may take to be ready (a cluster electing its leader). */
   readyMs?: number;
+  /** Where what goes wrong on the way is said (the tasks' feed starting again). */
+  logger?: Logger;
 }
 
 const WORK = 'BUCKLEY_WORK';
@@ -221,23 +225,26 @@ export async function natsEngine(options: NatsEngineOptions): Promise<TaskEngine
     const replicas = options.replicas ?? 1;
     const leaseMs = options.leaseMs ?? LEASE_MS;
     // A cluster just started elects its JetStream leader first: its replicas may come up before.
-    const { jsm, kv, blobs } = await untilReady(async () => {
+    const { jsm, kv, blobs, next } = await untilReady(async () => {
       const manager = await jetstreamManager(nc);
       await provision(manager, replicas, leaseMs);
       const kept = { replicas, ttl: KEPT_MS };
-      return { jsm: manager, kv: await new Kvm(nc).create(BUCKET, { ...kept, history: 1 }), blobs: await new Objm(nc).create(BLOBS, { ...kept, ttl: nanos(KEPT_MS) }) };
+      const made = { jsm: manager, kv: await new Kvm(nc).create(BUCKET, { ...kept, history: 1 }), blobs: await new Objm(nc).create(BLOBS, { ...kept, ttl: nanos(KEPT_MS) }) };
+      return { ...made, next: (await manager.streams.info(TASKS)).state.last_seq + 1 };
     }, options.readyMs ?? READY_MS);
     const js = jetstream(nc);
     let closing = false;
     const stopped = () => closing || nc.isClosed();
     const retry: Retry = (work, withinMs) => untilReady(work, withinMs, stopped);
+    const feed = new TaskFeed(js, TASKS, subjectOf(''), retry, (error) => options.logger?.warn(`the tasks' feed from NATS stopped, and starts again: ${error.message}`), next);
     return {
       name: 'nats',
-      log: new NatsLog(js, jsm, options.appendDeadlineMs ?? APPEND_DEADLINE_MS, retry, blobs),
+      log: new NatsLog(js, jsm, options.appendDeadlineMs ?? APPEND_DEADLINE_MS, retry, blobs, feed),
       states: new NatsStates(kv, retry),
       queue: new NatsQueue(js, jsm, leaseMs, retry, stopped),
       close: async () => {
         closing = true;
+        await feed.close();
         await nc.drain().catch(() => nc.close());
       },
     };

@@ -9,8 +9,9 @@
  * increasing along the task, and a reader goes on from any of them.
  */
 import { randomBytes } from 'node:crypto';
-import { DeliverPolicy, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { ObjectStore } from '@nats-io/obj';
+import { storedMessages, type RawMessage, type TaskFeed } from './natsFeed.js';
 import type { StoredRecord, TaskLog, TaskRecord } from './store.js';
 
 export const TASKS = 'BUCKLEY_TASKS';
@@ -19,13 +20,6 @@ export const subjectOf = (taskId: string) => `buckley.tasks.${taskId}`;
 const SPAN = 1000;
 /** Messages bigger than this go to the object store (well under NATS's 1 MB limit). */
 const INLINE_BYTES = 256 * 1024;
-/** How long one pass of a read waits for a task's messages (a stalled consumer is made anew, up to the deadline). */
-const FETCH_MS = 3_000;
-/**
- * How long a follower's pull waits: a consumer whose server went away (a node lost) is noticed by
- * its missed heartbeats (every half of it) and made again on another.
- */
-const PULL_EXPIRES_MS = 6_000;
 
 export const encode = (value: unknown) => new TextEncoder().encode(JSON.stringify(value));
 export const decode = <T>(bytes: Uint8Array): T => JSON.parse(new TextDecoder().decode(bytes)) as T;
@@ -63,6 +57,8 @@ export class NatsLog implements TaskLog {
     private readonly deadlineMs: number,
     private readonly retry: Retry,
     private readonly blobs: ObjectStore,
+    /** Every task's new messages, for the followers (natsFeed.ts). */
+    private readonly feed: TaskFeed,
   ) {}
 
   append(taskId: string, record: TaskRecord): Promise<number> {
@@ -115,54 +111,38 @@ export class NatsLog implements TaskLog {
   /** Every record stored now, from `fromSeq`: all of them, or an error — never some. */
   async read(taskId: string, fromSeq = 1): Promise<StoredRecord[]> {
     checkTaskId(taskId);
-    const last = await this.retry(async () => (await this.jsm.streams.getMessage(TASKS, { last_by_subj: subjectOf(taskId) }))?.seq, this.deadlineMs);
     const records: StoredRecord[] = [];
-    const until = Date.now() + this.deadlineMs;
-    for (let next = Math.floor(fromSeq / SPAN); last !== undefined && next <= last; ) {
-      if (Date.now() > until) throw new Error(`the records of task ${taskId} could not be read from NATS within ${this.deadlineMs / 1000} s`);
-      // A pass that stalls (its consumer's server went away) ends; the next goes on from where it stopped.
-      const controller = new AbortController();
-      const timer = setTimeout(() => controller.abort(), FETCH_MS);
-      try {
-        for await (const message of this.messages(taskId, next, controller.signal)) {
-          records.push(...message.records.filter((record) => record.seq >= fromSeq));
-          next = message.seq + 1;
-          if (message.seq >= last) break;
-        }
-      } finally {
-        clearTimeout(timer);
-        controller.abort();
-      }
+    for await (const message of storedMessages(this.jsm, TASKS, subjectOf(taskId), Math.floor(fromSeq / SPAN), this.retry, this.deadlineMs)) {
+      records.push(...(await this.recordsOf(taskId, message)).filter((record) => record.seq >= fromSeq));
     }
     return records;
   }
 
+  /** What is stored from `fromSeq`, then what comes, from the feed: listened to first, so nothing falls between. */
   async *follow(taskId: string, fromSeq: number, signal: AbortSignal): AsyncIterable<StoredRecord> {
     checkTaskId(taskId);
-    for await (const message of this.messages(taskId, Math.floor(fromSeq / SPAN), signal)) {
-      for (const record of message.records) if (record.seq >= fromSeq) yield record;
-      if (signal.aborted) return;
+    if (signal.aborted) return;
+    const listener = this.feed.listen(taskId);
+    try {
+      let next = Math.floor(fromSeq / SPAN);
+      for await (const message of storedMessages(this.jsm, TASKS, subjectOf(taskId), next, this.retry, this.deadlineMs)) {
+        for (const record of await this.recordsOf(taskId, message)) if (record.seq >= fromSeq) yield record;
+        next = message.seq + 1;
+        if (signal.aborted) return;
+      }
+      for (let message = await listener.next(signal); message; message = await listener.next(signal)) {
+        // Stored before the read above ended: given already.
+        if (message.seq < next) continue;
+        for (const record of await this.recordsOf(taskId, message)) if (record.seq >= fromSeq) yield record;
+        next = message.seq + 1;
+      }
+    } finally {
+      listener.close();
     }
   }
 
-  /** The task's messages from the stream sequence `from`, each with its records, until `signal` aborts. */
-  private async *messages(taskId: string, from: number, signal: AbortSignal): AsyncIterable<{ seq: number; records: StoredRecord[] }> {
-    if (signal.aborted) return;
-    // Again while NATS is away (a node lost, its stream's leader elected anew): the connection comes back.
-    const consumer = await this.retry(() => this.js.consumers.get(TASKS, { filter_subjects: [subjectOf(taskId)], deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: Math.max(1, from) }), this.deadlineMs);
-    const messages = await consumer.consume({ expires: PULL_EXPIRES_MS });
-    const stop = () => messages.stop();
-    signal.addEventListener('abort', stop, { once: true });
-    try {
-      for await (const message of messages) {
-        const records = (await this.bodyOf(decode<Body>(message.data))).map((record, i) => ({ ...record, taskId, seq: message.seq * SPAN + i }));
-        yield { seq: message.seq, records };
-        if (signal.aborted) return;
-      }
-    } finally {
-      signal.removeEventListener('abort', stop);
-      messages.stop();
-    }
+  private async recordsOf(taskId: string, message: RawMessage): Promise<StoredRecord[]> {
+    return (await this.bodyOf(decode<Body>(message.data))).map((record, i) => ({ ...record, taskId, seq: message.seq * SPAN + i }));
   }
 
   /** A message's records, its blob read where it has one. */

@@ -1,0 +1,116 @@
+/**
+ * `buckley-lsp acp`: an ACP agent for ACP clients (Zed's agent panel, JetBrains, CodeCompanion,
+ * avante, agent-shell), backed by our coordinator — embedded, or the team's — and whatever agent
+ * or model it drives. `register()` binds one handler per ACP method; a prompt's turn is turn.ts,
+ * what the client is told and asked goes through its Panel (panel.ts).
+ *
+ * Sessions start in the mode that asks before each change (the panel's user came to have work
+ * done); "Ask" only reads. There is no mode that runs tools unasked: every tool call the agent
+ * asks about is judged and, past `approvals.autoApprove`, put to the user.
+ */
+import { randomUUID } from 'node:crypto';
+import { isAbsolute } from 'node:path';
+import { PROTOCOL_VERSION, RequestError, type AgentApp, type AgentContext, type InitializeRequest, type InitializeResponse, type NewSessionRequest, type NewSessionResponse, type PromptRequest, type PromptResponse, type SessionMode, type SetSessionModeRequest } from '@agentclientprotocol/sdk';
+import type { Config } from '../config.js';
+import type { Logger } from '../logger.js';
+import type { CoordinatorSession } from '../bridge/link/calls.js';
+import { panelOf, type Panel } from './panel.js';
+import { runTurn, type FaceSession } from './turn.js';
+
+export interface FaceOptions {
+  config(): Config;
+  logger: Logger;
+  version: string;
+  /** What answers behind us, in a few words ("Gemini CLI", "the coordinator at host:port"). */
+  behind(): string;
+  /** The coordinator, connected (the first time: started, for the embedded one). */
+  coordinator(): Promise<CoordinatorSession>;
+  /** The client said who it is (initialize's clientInfo). */
+  clientNamed?(name: string): void;
+  /** The first session's workspace: where the embedded coordinator starts its agent. */
+  workspaceChosen?(cwd: string): void;
+}
+
+const MODES: SessionMode[] = [
+  { id: 'task', name: 'Task', description: 'The agent works in the workspace, asking before each change or command (approvals.autoApprove aside)' },
+  { id: 'ask', name: 'Ask (read-only)', description: 'The agent reads and answers: it changes nothing and runs nothing' },
+];
+
+export class AcpFace {
+  private capabilities: InitializeRequest['clientCapabilities'];
+  private readonly sessions = new Map<string, FaceSession>();
+  private panel: { of: AgentContext; panel: Panel } | undefined;
+
+  constructor(private readonly options: FaceOptions) {}
+
+  register(app: AgentApp): AgentApp {
+    return app
+      .onRequest('initialize', ({ params }) => this.initialize(params))
+      .onRequest('session/new', ({ params }) => this.newSession(params))
+      .onRequest('session/set_mode', ({ params, client }) => this.setMode(params, this.panelOf(client)))
+      .onRequest('session/prompt', ({ params, client }) => this.prompt(params, this.panelOf(client)))
+      .onNotification('session/cancel', ({ params }) => this.cancel(params.sessionId));
+  }
+
+  /** Cancels every turn running (the client went away). */
+  stop(): void {
+    for (const session of this.sessions.values()) session.turn?.abort();
+  }
+
+  private initialize(params: InitializeRequest): InitializeResponse {
+    this.capabilities = params.clientCapabilities;
+    if (params.clientInfo?.name) this.options.clientNamed?.(params.clientInfo.name);
+    this.options.logger.info(`serving ${params.clientInfo?.name ?? 'an ACP client'}${params.clientInfo?.version ? ` ${params.clientInfo.version}` : ''} (ACP ${params.protocolVersion}); files: ${this.capabilities?.fs?.readTextFile ? 'the client\'s' : 'the disk\'s'}`);
+    return {
+      protocolVersion: Math.min(params.protocolVersion, PROTOCOL_VERSION),
+      agentInfo: { name: 'buckley-lsp', title: `Buckley: ${this.options.behind()}`, version: this.options.version },
+      agentCapabilities: { loadSession: false, promptCapabilities: { embeddedContext: true, image: false, audio: false } },
+      authMethods: [],
+    };
+  }
+
+  private newSession(params: NewSessionRequest): NewSessionResponse {
+    if (!isAbsolute(params.cwd)) throw RequestError.invalidParams(undefined, `cwd must be an absolute path, not ${params.cwd}`);
+    const session: FaceSession = { id: `buckley-${randomUUID()}`, cwd: params.cwd, mode: 'task' };
+    if (this.sessions.size === 0) this.options.workspaceChosen?.(params.cwd);
+    this.sessions.set(session.id, session);
+    return { sessionId: session.id, modes: { currentModeId: session.mode, availableModes: MODES } };
+  }
+
+  private setMode(params: SetSessionModeRequest, panel: Panel): Record<string, never> {
+    const session = this.sessionOf(params.sessionId);
+    if (params.modeId !== 'task' && params.modeId !== 'ask') throw RequestError.invalidParams(undefined, `no mode ${params.modeId}: the modes are task and ask`);
+    session.mode = params.modeId;
+    panel.update(session.id, { sessionUpdate: 'current_mode_update', currentModeId: session.mode });
+    return {};
+  }
+
+  private async prompt(params: PromptRequest, panel: Panel): Promise<PromptResponse> {
+    const session = this.sessionOf(params.sessionId);
+    if (session.turn) throw RequestError.invalidRequest(undefined, 'this session is still answering the last prompt: wait for it, or cancel it');
+    const turn = new AbortController();
+    session.turn = turn;
+    try {
+      const coordinator = await this.options.coordinator();
+      return await runTurn({ coordinator, panel, config: this.options.config(), logger: this.options.logger }, session, params.prompt, turn.signal);
+    } finally {
+      session.turn = undefined;
+    }
+  }
+
+  private cancel(sessionId: string): void {
+    this.sessions.get(sessionId)?.turn?.abort();
+  }
+
+  private sessionOf(sessionId: string): FaceSession {
+    const session = this.sessions.get(sessionId);
+    if (!session) throw RequestError.resourceNotFound(sessionId);
+    return session;
+  }
+
+  /** The client's panel (one connection, one client). */
+  private panelOf(client: AgentContext): Panel {
+    if (this.panel?.of !== client) this.panel = { of: client, panel: panelOf(client, this.capabilities, this.options.logger) };
+    return this.panel.panel;
+  }
+}

@@ -1,0 +1,118 @@
+/**
+ * One `session/prompt` of the ACP face: the prompt's words and attached files as an ask or a task
+ * on the coordinator (by the session's mode), what it does streamed to the panel as it goes, each
+ * approval it waits for put to the user with our risk in words — or decided by
+ * `approvals.autoApprove`, never past it — and its end as the prompt's stop reason, or its failure
+ * in words.
+ */
+import { randomUUID } from 'node:crypto';
+import { extname } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { RequestError, type ContentBlock, type PromptResponse } from '@agentclientprotocol/sdk';
+import type { Config } from '../config.js';
+import type { Logger } from '../logger.js';
+import { allowedByPolicy, judgeApproval } from '../risk/approvalRisk.js';
+import { WORKSPACE_KEY, type DocumentSnapshot, type EditorContext, type TaskEvent } from '../wire/contract.js';
+import type { CoordinatorSession, EditorFiles } from '../bridge/link/calls.js';
+import type { Panel } from './panel.js';
+import { permissionOf, ShownTools, updatesOf } from './updates.js';
+
+export interface FaceSession {
+  id: string;
+  /** Its workspace (absolute): what a task may write. */
+  cwd: string;
+  /** `task`: the agent works, asking before each change; `ask`: it only reads. */
+  mode: 'task' | 'ask';
+  /** The turn running, to cancel. */
+  turn?: AbortController;
+}
+
+export interface TurnDeps {
+  coordinator: CoordinatorSession;
+  panel: Panel;
+  config: Config;
+  logger: Logger;
+}
+
+/** JSON-RPC's code for a request that failed on our side: its message says why, in words. */
+const FAILED = -32603;
+
+export async function runTurn(deps: TurnDeps, session: FaceSession, prompt: ContentBlock[], signal: AbortSignal): Promise<PromptResponse> {
+  const { coordinator, panel, config } = deps;
+  const { query, context } = requestOf(prompt, session.cwd);
+  if (!query.trim()) throw RequestError.invalidParams(undefined, 'the prompt has no words to act on');
+  const tools = new ShownTools();
+  const ask = session.mode === 'ask';
+  const outcome = await coordinator.runTask({
+    taskId: randomUUID(),
+    query,
+    context,
+    signal,
+    intent: ask ? 'ask' : 'task',
+    timeoutMs: ask ? config.ask.timeoutMs : config.task.timeoutMs,
+    timeoutSetting: ask ? 'ask.timeoutMs' : 'task.timeoutMs',
+    // The ACP session is the conversation: the agent behind keeps one session for it.
+    conversation: session.id,
+    ...(panel.readFile || panel.writeFile ? { files: filesOf(panel, session.id) } : {}),
+    onDelta: (delta) => panel.update(session.id, { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: delta } }),
+    onEvent: (event) => {
+      for (const update of updatesOf(event, tools)) panel.update(session.id, update);
+      if (event.status === 'awaiting_approval' && event.approval) void decide(deps, session, event.approval, signal);
+    },
+  });
+  if (outcome.status === 'cancelled') return { stopReason: 'cancelled' };
+  if (outcome.status === 'failed') throw new RequestError(FAILED, outcome.failure.message);
+  // A coordinator that sends no answer, only what it did (Buckley's status lines): shown as its report.
+  if (!outcome.answer && outcome.report?.length) panel.update(session.id, { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: outcome.report.join('\n') } });
+  return { stopReason: 'end_turn' };
+}
+
+/** An approval the coordinator waits for: by the policy where it allows it, else the user's choice; denied when nobody chose. */
+async function decide(deps: TurnDeps, session: FaceSession, approval: NonNullable<TaskEvent['approval']>, signal: AbortSignal): Promise<void> {
+  const judged = judgeApproval(approval, session.cwd);
+  const byPolicy = allowedByPolicy(judged, deps.config.approvals.autoApprove);
+  const chosen = byPolicy ? 'allow' : await deps.panel.askPermission(permissionOf(session.id, { ...approval, risk: judged.risk, reason: judged.reason }), signal);
+  const approved = chosen === 'allow';
+  deps.logger.info(`${approval.tool} (${judged.risk}): ${approved ? 'approved' : 'denied'} ${byPolicy ? `by approvals.autoApprove = ${deps.config.approvals.autoApprove}` : chosen ? 'by the user' : '(not answered)'}`);
+  await deps.coordinator.decideApproval(approval.execution_id, { approved, ...(chosen ? {} : { reason: 'the user did not answer' }) }).catch((error: unknown) => {
+    // The turn ended meanwhile: the coordinator dropped the approval.
+    if (!signal.aborted) deps.logger.warn(`the decision on ${approval.tool} did not reach the coordinator: ${(error as Error).message}`);
+  });
+}
+
+/** The client's files, as the coordinator's requests for the editor's buffers and writes reach them. */
+function filesOf(panel: Panel, sessionId: string): EditorFiles {
+  return {
+    buffer: async (path) => {
+      if (!panel.readFile) return undefined;
+      // A file the client cannot give (not there): the coordinator reads the disk, and says why not.
+      const text = await panel.readFile(sessionId, path).catch(() => undefined);
+      return text === undefined ? undefined : { text, version: 0 };
+    },
+    write: async (write) => {
+      if (!panel.writeFile) return { open: false, applied: false, message: '' };
+      await panel.writeFile(sessionId, write.path, write.content);
+      return { open: true, applied: true, message: `written by the client` };
+    },
+  };
+}
+
+/** The prompt's words, and the files it carries (embedded resources) as the editor context. */
+export function requestOf(prompt: ContentBlock[], cwd: string): { query: string; context: EditorContext } {
+  const words: string[] = [];
+  const documents: DocumentSnapshot[] = [];
+  const workspace = pathToFileURL(cwd).href;
+  for (const block of prompt) {
+    if (block.type === 'text') words.push(block.text);
+    else if (block.type === 'resource_link') words.push(`(attached: ${block.uri})`);
+    else if (block.type === 'resource' && 'text' in block.resource) {
+      const { uri, text } = block.resource;
+      documents.push({ uri, language_id: languageOf(uri), content: text, version: 0, workspace_root: workspace, metadata: {} });
+    }
+  }
+  const [document, ...related] = documents;
+  return { query: words.join('\n'), context: { ...(document ? { document } : {}), related_documents: related, symbols: [], metadata: { [WORKSPACE_KEY]: workspace } } };
+}
+
+const LANGUAGES: Record<string, string> = { '.ts': 'typescript', '.tsx': 'typescriptreact', '.js': 'javascript', '.py': 'python', '.rs': 'rust', '.go': 'go', '.md': 'markdown', '.json': 'json' };
+const languageOf = (uri: string) => LANGUAGES[extname(uri)] ?? '';

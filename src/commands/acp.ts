@@ -1,0 +1,100 @@
+/**
+ * `buckley-lsp acp`: the ACP face (src/acp/) on stdin and stdout, for an ACP client that runs it
+ * as its agent. Its settings come from the environment, a settings file (`--settings FILE`, else
+ * `$XDG_CONFIG_HOME/buckley-lsp/settings.json` where there is one: ACP has no settings channel)
+ * and the flags, as `doctor` reads them; its coordinator is the embedded one, or
+ * `coordinator.address`'s. It runs until the client closes its input, then stops the agents.
+ */
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { Readable, Writable } from 'node:stream';
+import { pathToFileURL } from 'node:url';
+import { configFromEnv, describeProblems, resolveConfig, type Config, type ConfigInput, type ConfigSource } from '../config.js';
+import type { RootLogger } from '../logger.js';
+import { readSettingsFile } from '../settingsFile.js';
+import { startTracing, stopTracing } from '../tracing.js';
+import { CoordinatorLink } from '../bridge/link/link.js';
+import { AcpFace } from '../acp/face.js';
+
+export interface AcpOptions {
+  cliConfig: ConfigInput;
+  settingsFile?: string;
+  env: NodeJS.ProcessEnv;
+  logger: RootLogger;
+  version: string;
+}
+
+/** The settings file read when none is named: the user's, where there is one. */
+export function defaultSettingsFile(env: NodeJS.ProcessEnv): string {
+  return join(env.XDG_CONFIG_HOME || join(env.HOME || homedir(), '.config'), 'buckley-lsp', 'settings.json');
+}
+
+function settingsOf(options: AcpOptions): Config {
+  const sources: ConfigSource[] = [{ name: 'environment', values: configFromEnv(options.env) }];
+  const file = options.settingsFile ?? (existsSync(defaultSettingsFile(options.env)) ? defaultSettingsFile(options.env) : undefined);
+  if (file) {
+    const read = readSettingsFile(file);
+    if ('problem' in read) throw new Error(read.problem);
+    sources.push({ name: file, values: read.values });
+  }
+  sources.push({ name: 'command line', values: options.cliConfig });
+  const resolved = resolveConfig(sources);
+  if (!resolved.ok) throw new Error(`invalid settings: ${describeProblems(resolved.problems)}`);
+  return resolved.config;
+}
+
+/** What answers behind the face, in a few words, for the client's agent list. */
+function behind(config: Config): string {
+  if (config.coordinator.address) return `the coordinator at ${config.coordinator.address}`;
+  if (config.agent.driver === 'openai') return config.agent.openai.model ?? 'an OpenAI-compatible model';
+  const words = config.agent.command ?? [];
+  return words.length ? words.map((word) => word.split('/').pop()).join(' ') : 'the agent found on PATH';
+}
+
+export async function runAcp(options: AcpOptions): Promise<void> {
+  const { logger, env, version } = options;
+  const config = settingsOf(options);
+  logger.setLevel(config.log.level);
+  void startTracing('buckley-lsp', version, env, (message) => logger.warn(message));
+  let clientName = 'an ACP client';
+  let workspace: string | undefined;
+  const link = new CoordinatorLink({
+    logger: logger.child('coordinator'),
+    env,
+    serverVersion: version,
+    config: () => config,
+    clientName: () => clientName,
+    workspaceRoot: () => (workspace ? pathToFileURL(workspace).href : undefined),
+    openDocuments: () => [],
+    onStateChange: (connection) => connection.error && logger.warn(connection.error),
+    onPreflight: (problem) => problem && logger.warn(problem.message),
+    initialSettings: async () => undefined,
+  });
+  const face = new AcpFace({
+    config: () => config,
+    logger: logger.child('acp'),
+    version,
+    behind: () => behind(config),
+    coordinator: () => link.get(),
+    clientNamed: (name) => (clientName = name),
+    workspaceChosen: (cwd) => (workspace = cwd),
+  });
+  // The ACP SDK is the one build of it the coordinator loads too (vendor-acp-sdk.js).
+  const sdk = await import('@agentclientprotocol/sdk');
+  const stream = sdk.ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>);
+  const connection = face.register(sdk.agent({ name: 'buckley-lsp' })).connect(stream);
+  // Stopped by a signal as by the end of input: the turns cancelled, the agents stopped.
+  let why = 'the client closed the connection';
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
+    process.once(signal, () => {
+      why = signal;
+      connection.close();
+    });
+  }
+  await connection.closed.catch(() => undefined);
+  logger.info(`${why}: stopping`);
+  face.stop();
+  await link.close();
+  await stopTracing();
+}

@@ -1,0 +1,133 @@
+/**
+ * The tasks' streams read without a consumer each: NATS limits a stream's consumers (1,000 by
+ * default), and a thousand callers following their tasks, with the replicas' runners listening,
+ * went past it ("maximum consumers limit reached"). So a coordinator has one ordered consumer for
+ * every task's new messages, handed to the followers of each task (the feed), and reads what is
+ * stored with the stream's own message requests (the leader answers: never behind).
+ *
+ * A follower listens first, then reads what is stored, then takes the feed's messages beyond it:
+ * the feed delivers in stream order, so nothing is missed and nothing comes twice.
+ */
+import { DeliverPolicy, type JetStreamClient, type JetStreamManager, type MsgRequest } from '@nats-io/jetstream';
+import type { Retry } from './natsLog.js';
+
+export interface RawMessage {
+  seq: number;
+  data: Uint8Array;
+}
+
+/** A task's new messages as the feed delivers them, queued until taken. */
+export class Listener {
+  private readonly queue: RawMessage[] = [];
+  private wake: (() => void) | undefined;
+  private closed = false;
+
+  constructor(private readonly done: (listener: Listener) => void) {}
+
+  push(message: RawMessage): void {
+    this.queue.push(message);
+    this.wake?.();
+  }
+
+  /** The next message, or undefined once `signal` aborts or the listener is closed. */
+  async next(signal: AbortSignal): Promise<RawMessage | undefined> {
+    if (!this.queue.length && !this.closed && !signal.aborted) {
+      await new Promise<void>((resolve) => {
+        const aborted = () => resolve();
+        signal.addEventListener('abort', aborted, { once: true });
+        this.wake = () => {
+          signal.removeEventListener('abort', aborted);
+          resolve();
+        };
+      });
+      this.wake = undefined;
+    }
+    return signal.aborted || this.closed ? undefined : this.queue.shift();
+  }
+
+  close(): void {
+    this.closed = true;
+    this.wake?.();
+    this.done(this);
+  }
+}
+
+export class TaskFeed {
+  private readonly listeners = new Map<string, Set<Listener>>();
+  private readonly stopped = new AbortController();
+  private readonly running: Promise<void>;
+
+  constructor(
+    private readonly js: JetStreamClient,
+    private readonly stream: string,
+    private readonly subjectPrefix: string,
+    private readonly retry: Retry,
+    private readonly onError: (error: Error) => void,
+    /**
+     * The stream sequence it starts from: the stream's next when the engine was made, before any
+     * follower read what was stored — so whatever comes after their reads, it delivers.
+     */
+    startSeq: number,
+  ) {
+    this.running = this.run(startSeq);
+  }
+
+  /** Listens for the task's new messages (from now on); close it when done. */
+  listen(taskId: string): Listener {
+    const listener = new Listener((gone) => {
+      const set = this.listeners.get(taskId);
+      set?.delete(gone);
+      if (set?.size === 0) this.listeners.delete(taskId);
+    });
+    const set = this.listeners.get(taskId) ?? new Set();
+    set.add(listener);
+    this.listeners.set(taskId, set);
+    return listener;
+  }
+
+  async close(): Promise<void> {
+    this.stopped.abort();
+    for (const set of this.listeners.values()) for (const listener of set) listener.close();
+    await this.running.catch(() => undefined);
+  }
+
+  /** The one consumer: every task's new messages, in stream order; made again from where it was if it ends. */
+  private async run(from: number): Promise<void> {
+    while (!this.stopped.signal.aborted) {
+      try {
+        const start = { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: from };
+        const consumer = await this.retry(() => this.js.consumers.get(this.stream, { filter_subjects: [`${this.subjectPrefix}*`], ...start }), 60_000);
+        const messages = await consumer.consume({ expires: 6_000 });
+        const stop = () => messages.stop();
+        this.stopped.signal.addEventListener('abort', stop, { once: true });
+        try {
+          for await (const message of messages) {
+            from = message.seq + 1;
+            const set = this.listeners.get(message.subject.slice(this.subjectPrefix.length));
+            if (set) for (const listener of set) listener.push({ seq: message.seq, data: message.data });
+          }
+        } finally {
+          this.stopped.signal.removeEventListener('abort', stop);
+        }
+      } catch (error) {
+        if (this.stopped.signal.aborted) return;
+        this.onError(error as Error);
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+    }
+  }
+}
+
+/**
+ * The task's stored messages from the stream sequence `from`, one request each (no consumer), in
+ * order, until there is none after.
+ */
+export async function* storedMessages(jsm: JetStreamManager, stream: string, subject: string, from: number, retry: Retry, deadlineMs: number): AsyncIterable<RawMessage> {
+  for (let seq = Math.max(1, from); ; ) {
+    // STREAM.MSG.GET takes next_by_subj (NATS 2.10 and later); the client's types know only the direct API's.
+    const message = await retry(() => jsm.streams.getMessage(stream, { seq, next_by_subj: subject } as unknown as MsgRequest), deadlineMs);
+    if (!message) return;
+    yield { seq: message.seq, data: message.data };
+    seq = message.seq + 1;
+  }
+}

@@ -1,0 +1,24 @@
+/**
+ * A settings file: the JSON an editor sends (initializationOptions), or its settings with their
+ * `"buckley"` section. `doctor --settings FILE` checks one; `buckley-lsp acp` reads one, since ACP
+ * has no settings channel.
+ */
+import { readFileSync } from 'node:fs';
+
+export function readSettingsFile(path: string): { values: unknown } | { problem: string } {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    return { problem: `cannot read the settings file ${path}: ${(error as Error).message}` };
+  }
+  let values: unknown;
+  try {
+    values = JSON.parse(text);
+  } catch (error) {
+    return { problem: `the settings file ${path} is not JSON: ${(error as Error).message}` };
+  }
+  if (typeof values !== 'object' || values === null || Array.isArray(values)) return { problem: `the settings file ${path} must hold a JSON object, the settings` };
+  const wrapped = (values as Record<string, unknown>).buckley;
+  return { values: wrapped !== undefined && Object.keys(values).length === 1 ? wrapped : values };
+}

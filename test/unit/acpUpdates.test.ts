@@ -1,0 +1,60 @@
+/**
+ * What the ACP face shows a client (src/acp/updates.ts, turn.ts): a tool call announced once and
+ * then updated, a file's change as a finished edit with its diff, an approval as a permission
+ * request with our risk in words, and a prompt's attached files as the editor context.
+ */
+import { describe, expect, it } from 'vitest';
+import { permissionOf, ShownTools, updatesOf } from '../../src/acp/updates.js';
+import { requestOf } from '../../src/acp/turn.js';
+import { taskEventSchema } from '../../src/wire/contract.js';
+import * as z from '../../src/schema.js';
+
+const event = (fields: Record<string, unknown>) => z.parse(taskEventSchema, { task_id: 't', status: 'in_progress', ...fields });
+const tool = (status: string, output = '') => ({ id: 'c1', tool: 'Read README.md', status, kind: 'read', input: '{"path":"README.md"}', output });
+
+describe("the ACP face's updates", () => {
+  it('announces a tool call once, then updates it only when it changed', () => {
+    const tools = new ShownTools();
+    expect(updatesOf(event({ tool_executions: [tool('in_progress')] }), tools)).toEqual([{ sessionUpdate: 'tool_call', toolCallId: 'c1', title: 'Read README.md', kind: 'read', status: 'in_progress', rawInput: '{"path":"README.md"}' }]);
+    expect(updatesOf(event({ tool_executions: [tool('in_progress')] }), tools)).toEqual([]);
+    expect(updatesOf(event({ tool_executions: [tool('completed', '# read me')] }), tools)).toEqual([
+      { sessionUpdate: 'tool_call_update', toolCallId: 'c1', status: 'completed', content: [{ type: 'content', content: { type: 'text', text: '# read me' } }] },
+    ]);
+  });
+
+  it("shows a file's change as a finished edit with its diff, and the thinking and plan as theirs", () => {
+    const updates = updatesOf(event({ sequence: 7, thought_delta: 'hm', plan: { entries: [{ content: 'read', status: 'completed', priority: 'high' }] }, file_changed: { path: '/w/a.ts', before: 'a', after: 'b', unasked: true } }), new ShownTools());
+    expect(updates).toEqual([
+      { sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: 'hm' } },
+      { sessionUpdate: 'plan', entries: [{ content: 'read', status: 'completed', priority: 'high' }] },
+      { sessionUpdate: 'tool_call', toolCallId: 'change-7-/w/a.ts', title: 'Changed without asking /w/a.ts', kind: 'edit', status: 'completed', locations: [{ path: '/w/a.ts' }], content: [{ type: 'diff', path: '/w/a.ts', oldText: 'a', newText: 'b' }] },
+    ]);
+  });
+
+  it('asks permission with the risk and its reason in words, and the diff where there is one', () => {
+    const request = permissionOf('s1', { execution_id: 'e1', tool: 'Bash', title: 'rm -rf build', parameters: { command: 'rm -rf build' }, risk: 'destructive', reason: 'deletes recursively (rm -rf)', agent_id: 'a', kind: 'execute', locations: ['/w/build'], diff: '', lines_added: 0, lines_removed: 0 });
+    expect(request).toMatchObject({
+      sessionId: 's1',
+      toolCall: { toolCallId: 'e1', title: 'rm -rf build (destructive)', kind: 'execute', status: 'pending', content: [{ type: 'content', content: { type: 'text', text: 'destructive — deletes recursively (rm -rf)' } }], locations: [{ path: '/w/build' }] },
+      options: [{ optionId: 'allow', kind: 'allow_once' }, { optionId: 'reject', kind: 'reject_once' }],
+    });
+  });
+
+  it("makes the prompt's words the question and its attached files the context, in the session's workspace", () => {
+    const { query, context } = requestOf(
+      [
+        { type: 'text', text: 'Why is this slow?' },
+        { type: 'resource', resource: { uri: 'file:///w/src/a.ts', text: 'const a = 1;' } },
+        { type: 'resource_link', uri: 'file:///w/notes.md', name: 'notes.md' },
+      ],
+      '/w',
+    );
+    expect(query).toBe('Why is this slow?\n(attached: file:///w/notes.md)');
+    expect(context).toEqual({
+      document: { uri: 'file:///w/src/a.ts', language_id: 'typescript', content: 'const a = 1;', version: 0, workspace_root: 'file:///w', metadata: {} },
+      related_documents: [],
+      symbols: [],
+      metadata: { workspace_root: 'file:///w' },
+    });
+  });
+});
