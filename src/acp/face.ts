@@ -10,12 +10,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import { isAbsolute } from 'node:path';
-import { PROTOCOL_VERSION, RequestError, type AgentApp, type AgentContext, type InitializeRequest, type InitializeResponse, type NewSessionRequest, type NewSessionResponse, type PromptRequest, type PromptResponse, type SessionMode, type SetSessionModeRequest } from '@agentclientprotocol/sdk';
+import { PROTOCOL_VERSION, RequestError, type AgentApp, type AgentContext, type InitializeRequest, type InitializeResponse, type NewSessionRequest, type NewSessionResponse, type PromptRequest, type PromptResponse, type LoadSessionRequest, type LoadSessionResponse, type ResumeSessionRequest, type SessionMode, type SetSessionConfigOptionRequest, type SetSessionConfigOptionResponse, type SetSessionModeRequest } from '@agentclientprotocol/sdk';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { CoordinatorSession } from '../bridge/link/calls.js';
 import { panelOf, type Panel } from './panel.js';
+import { commandsOf, configOptionsOf, MODEL_OPTION } from './controls.js';
 import { runTurn, type FaceSession } from './turn.js';
+import type { SessionHistory } from './history.js';
 
 export interface FaceOptions {
   config(): Config;
@@ -29,7 +31,12 @@ export interface FaceOptions {
   clientNamed?(name: string): void;
   /** The first session's workspace: where the embedded coordinator starts its agent. */
   workspaceChosen?(cwd: string): void;
+  /** The sessions kept across restarts. */
+  history: SessionHistory;
 }
+
+/** How long asking what the agent offers may take (its start included). */
+const CONTROLS_TIMEOUT_MS = 60_000;
 
 const MODES: SessionMode[] = [
   { id: 'task', name: 'Task', description: 'The agent works in the workspace, asking before each change or command (approvals.autoApprove aside)' },
@@ -46,7 +53,11 @@ export class AcpFace {
   register(app: AgentApp): AgentApp {
     return app
       .onRequest('initialize', ({ params }) => this.initialize(params))
-      .onRequest('session/new', ({ params }) => this.newSession(params))
+      .onRequest('session/new', ({ params, client }) => this.newSession(params, this.panelOf(client)))
+      .onRequest('session/set_config_option', ({ params }) => this.setConfigOption(params))
+      .onRequest('session/list', ({ params }) => ({ sessions: this.options.history.list(params.cwd) }))
+      .onRequest('session/load', ({ params, client }) => this.reopen(params, this.panelOf(client), true))
+      .onRequest('session/resume', ({ params, client }) => this.reopen(params, this.panelOf(client), false))
       .onRequest('session/set_mode', ({ params, client }) => this.setMode(params, this.panelOf(client)))
       .onRequest('session/prompt', ({ params, client }) => this.prompt(params, this.panelOf(client)))
       .onNotification('session/cancel', ({ params }) => this.cancel(params.sessionId));
@@ -64,17 +75,73 @@ export class AcpFace {
     return {
       protocolVersion: Math.min(params.protocolVersion, PROTOCOL_VERSION),
       agentInfo: { name: 'buckley-lsp', title: `Buckley: ${this.options.behind()}`, version: this.options.version },
-      agentCapabilities: { loadSession: false, promptCapabilities: { embeddedContext: true, image: false, audio: false } },
+      agentCapabilities: { loadSession: true, sessionCapabilities: { list: {}, resume: {} }, promptCapabilities: { embeddedContext: true, image: false, audio: false } },
       authMethods: [],
     };
   }
 
-  private newSession(params: NewSessionRequest): NewSessionResponse {
+  private newSession(params: NewSessionRequest, panel: Panel): NewSessionResponse {
     if (!isAbsolute(params.cwd)) throw RequestError.invalidParams(undefined, `cwd must be an absolute path, not ${params.cwd}`);
     const session: FaceSession = { id: `buckley-${randomUUID()}`, cwd: params.cwd, mode: 'task' };
     if (this.sessions.size === 0) this.options.workspaceChosen?.(params.cwd);
     this.sessions.set(session.id, session);
+    // After the answer: what the agent offers is known once it has started.
+    setImmediate(() => void this.announceControls(session, panel));
     return { sessionId: session.id, modes: { currentModeId: session.mode, availableModes: MODES } };
+  }
+
+  /**
+   * The agent's commands and models, told to the panel when they are new to it: at first (its
+   * agent started to ask them), and after each turn (an agent lists its commands once a session
+   * of it has lived).
+   */
+  private async announceControls(session: FaceSession, panel: Panel, discover = true): Promise<void> {
+    const outcome = await this.controls({ discover });
+    if (outcome.status !== 'completed') {
+      if (outcome.status === 'failed') this.options.logger.warn(`what the agent offers is not known: ${outcome.failure.message}`);
+      return;
+    }
+    const commands = commandsOf(outcome.controls);
+    const configOptions = configOptionsOf(outcome.controls);
+    const told = JSON.stringify({ commands, configOptions });
+    if (session.told === told) return;
+    session.told = told;
+    panel.update(session.id, { sessionUpdate: 'available_commands_update', availableCommands: commands });
+    if (configOptions.length) panel.update(session.id, { sessionUpdate: 'config_option_update', configOptions });
+  }
+
+  private async setConfigOption(params: SetSessionConfigOptionRequest): Promise<SetSessionConfigOptionResponse> {
+    this.sessionOf(params.sessionId);
+    if (params.configId !== MODEL_OPTION || typeof params.value !== 'string') throw RequestError.invalidParams(undefined, `no option ${params.configId}: the one option is ${MODEL_OPTION}`);
+    const outcome = await this.controls({ discover: false, model: params.value });
+    if (outcome.status === 'failed') throw RequestError.invalidParams(undefined, outcome.failure.message);
+    if (outcome.status === 'cancelled') throw RequestError.invalidRequest(undefined, 'the model was not chosen: the coordinator did not answer in time');
+    return { configOptions: configOptionsOf(outcome.controls) };
+  }
+
+  private async controls(call: { discover: boolean; model?: string }) {
+    const coordinator = await this.options.coordinator();
+    return coordinator.agentControls({ ...call, signal: AbortSignal.timeout(CONTROLS_TIMEOUT_MS), timeoutMs: CONTROLS_TIMEOUT_MS });
+  }
+
+  /**
+   * A session kept from before (a restart, another window): open again in its workspace and mode;
+   * with `replay` (session/load), its turns told to the client first, as ACP asks.
+   */
+  private async reopen(params: LoadSessionRequest | ResumeSessionRequest, panel: Panel, replay: boolean): Promise<LoadSessionResponse> {
+    const stored = this.options.history.get(params.sessionId);
+    if (!stored) throw RequestError.resourceNotFound(params.sessionId);
+    const session: FaceSession = this.sessions.get(stored.sessionId) ?? { id: stored.sessionId, cwd: params.cwd, mode: stored.mode, reopened: true };
+    this.sessions.set(session.id, session);
+    if (replay) {
+      for (const turn of stored.turns) {
+        panel.update(session.id, { sessionUpdate: 'user_message_chunk', content: { type: 'text', text: turn.question } });
+        panel.update(session.id, { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: turn.answer } });
+      }
+      await panel.sent();
+    }
+    setImmediate(() => void this.announceControls(session, panel));
+    return { modes: { currentModeId: session.mode, availableModes: MODES } };
   }
 
   private setMode(params: SetSessionModeRequest, panel: Panel): Record<string, never> {
@@ -92,7 +159,13 @@ export class AcpFace {
     session.turn = turn;
     try {
       const coordinator = await this.options.coordinator();
-      return await runTurn({ coordinator, panel, config: this.options.config(), logger: this.options.logger }, session, params.prompt, turn.signal);
+      const config = this.options.config();
+      // A session opened again: its earlier turns go along, for an agent that no longer holds it.
+      const earlier = session.reopened ? this.options.history.earlier(session.id, Math.floor(config.context.maxBytes / 2)) : undefined;
+      const end = await runTurn({ coordinator, panel, config, logger: this.options.logger }, session, params.prompt, turn.signal, earlier);
+      if (end.answered) this.options.history.note(session, end.answered.question, end.answered.answer);
+      void this.announceControls(session, panel, false);
+      return end.response;
     } finally {
       session.turn = undefined;
     }

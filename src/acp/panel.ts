@@ -10,6 +10,8 @@ import type { Logger } from '../logger.js';
 export interface Panel {
   /** Shows an update of the session's turn; in the order given. */
   update(sessionId: string, update: SessionUpdate): void;
+  /** Resolves once every update given so far has gone out. */
+  sent(): Promise<void>;
   /** Asks the user; the option chosen, or undefined (the turn was cancelled, or the client could not ask). */
   askPermission(request: RequestPermissionRequest, signal: AbortSignal): Promise<string | undefined>;
   /** The client's text of a file (its buffer where it is open); absent where the client offers no files. */
@@ -26,6 +28,7 @@ export function panelOf(client: AgentContext, capabilities: ClientCapabilities |
     update(sessionId, update) {
       last = last.then(() => client.notify('session/update', { sessionId, update })).catch((error: unknown) => logger.debug(`an update was not delivered: ${(error as Error).message}`));
     },
+    sent: () => last.then(() => undefined),
     async askPermission(request, signal) {
       await last;
       const response = await client.request('session/request_permission', request, { cancellationSignal: signal }).catch((error: unknown) => {

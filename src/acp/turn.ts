@@ -25,6 +25,10 @@ export interface FaceSession {
   mode: 'task' | 'ask';
   /** The turn running, to cancel. */
   turn?: AbortController;
+  /** Opened again (session/load, session/resume): the agent behind may no longer hold it. */
+  reopened?: boolean;
+  /** The commands and options the panel was last told of (JSON). */
+  told?: string;
 }
 
 export interface TurnDeps {
@@ -37,7 +41,13 @@ export interface TurnDeps {
 /** JSON-RPC's code for a request that failed on our side: its message says why, in words. */
 const FAILED = -32603;
 
-export async function runTurn(deps: TurnDeps, session: FaceSession, prompt: ContentBlock[], signal: AbortSignal): Promise<PromptResponse> {
+/** The prompt's stop reason; once it completed, the question and its answer (for the session's history). */
+export interface TurnEnd {
+  response: PromptResponse;
+  answered?: { question: string; answer: string };
+}
+
+export async function runTurn(deps: TurnDeps, session: FaceSession, prompt: ContentBlock[], signal: AbortSignal, earlier?: string): Promise<TurnEnd> {
   const { coordinator, panel, config } = deps;
   const { query, context } = requestOf(prompt, session.cwd);
   if (!query.trim()) throw RequestError.invalidParams(undefined, 'the prompt has no words to act on');
@@ -53,6 +63,8 @@ export async function runTurn(deps: TurnDeps, session: FaceSession, prompt: Cont
     timeoutSetting: ask ? 'ask.timeoutMs' : 'task.timeoutMs',
     // The ACP session is the conversation: the agent behind keeps one session for it.
     conversation: session.id,
+    // A session loaded after a restart: its earlier turns, for an agent that no longer holds it.
+    ...(earlier ? { earlier } : {}),
     ...(panel.readFile || panel.writeFile ? { files: filesOf(panel, session.id) } : {}),
     onDelta: (delta) => panel.update(session.id, { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: delta } }),
     onEvent: (event) => {
@@ -60,11 +72,12 @@ export async function runTurn(deps: TurnDeps, session: FaceSession, prompt: Cont
       if (event.status === 'awaiting_approval' && event.approval) void decide(deps, session, event.approval, signal);
     },
   });
-  if (outcome.status === 'cancelled') return { stopReason: 'cancelled' };
+  if (outcome.status === 'cancelled') return { response: { stopReason: 'cancelled' } };
   if (outcome.status === 'failed') throw new RequestError(FAILED, outcome.failure.message);
   // A coordinator that sends no answer, only what it did (Buckley's status lines): shown as its report.
-  if (!outcome.answer && outcome.report?.length) panel.update(session.id, { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: outcome.report.join('\n') } });
-  return { stopReason: 'end_turn' };
+  const report = !outcome.answer && outcome.report?.length ? outcome.report.join('\n') : '';
+  if (report) panel.update(session.id, { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: report } });
+  return { response: { stopReason: 'end_turn' }, answered: { question: query, answer: outcome.answer || report } };
 }
 
 /** An approval the coordinator waits for: by the policy where it allows it, else the user's choice; denied when nobody chose. */

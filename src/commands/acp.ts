@@ -16,6 +16,7 @@ import { readSettingsFile } from '../settingsFile.js';
 import { startTracing, stopTracing } from '../tracing.js';
 import { CoordinatorLink } from '../bridge/link/link.js';
 import { AcpFace } from '../acp/face.js';
+import { SessionHistory } from '../acp/history.js';
 
 export interface AcpOptions {
   cliConfig: ConfigInput;
@@ -79,6 +80,7 @@ export async function runAcp(options: AcpOptions): Promise<void> {
     coordinator: () => link.get(),
     clientNamed: (name) => (clientName = name),
     workspaceChosen: (cwd) => (workspace = cwd),
+    history: new SessionHistory(env, logger.child('acp')),
   });
   // The ACP SDK is the one build of it the coordinator loads too (vendor-acp-sdk.js).
   const sdk = await import('@agentclientprotocol/sdk');

@@ -38,12 +38,12 @@ interface Client {
  * The README's agent server for Zed (`buckley-lsp acp`, `gemini` the scripted agent on PATH), and
  * an ACP client of it: with files (as Zed), or without.
  */
-async function face(options: { files: boolean; decide?: (request: acp.RequestPermissionRequest) => string }): Promise<Client> {
-  const home = tempDir('buckley-acp-home');
+async function face(options: { files: boolean; decide?: (request: acp.RequestPermissionRequest) => string; agentFlags?: string[]; home?: string }): Promise<Client> {
+  const home = options.home ?? tempDir('buckley-acp-home');
   const server = JSON.parse(readmeSnippet('zed-agent-server')).agent_servers.Buckley;
   const child = spawn(server.command, server.args, {
     cwd: REPO,
-    env: { PATH: userPath(), HOME: home, XDG_STATE_HOME: home, XDG_CONFIG_HOME: home },
+    env: { PATH: userPath(options.agentFlags), HOME: home, XDG_STATE_HOME: home, XDG_CONFIG_HOME: home },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let stderr = '';
@@ -137,6 +137,57 @@ describe('buckley-lsp acp', () => {
     expect(client.updates).toContainEqual({ sessionUpdate: 'current_mode_update', currentModeId: 'ask' });
     expect(client.permissions).toEqual([]);
     expect(answerOf(client)).toContain('permission to edit: no.');
+  });
+
+  it("lists the agent's /commands and its models; the model chosen answers the next prompt, a command runs as the agent's", async () => {
+    const client = await face({ files: false, agentFlags: ['--controls'] });
+    const session = await client.context.request('session/new', { cwd: workspace(), mcpServers: [] });
+    const told = (kind: string, more: (update: any) => boolean = () => true) => client.updates.find((update) => update.sessionUpdate === kind && more(update));
+    // The models come with the agent's first session; its commands once a session of it has lived (after a turn).
+    while (!told('config_option_update')) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(told('config_option_update')).toMatchObject({ configOptions: [{ id: 'model', category: 'model', type: 'select', currentValue: 'swift', options: [{ value: 'swift', name: 'Swift' }, { value: 'deep', name: 'Deep Thought' }] }] });
+    const chosen = await client.context.request('session/set_config_option', { sessionId: session.sessionId, configId: 'model', value: 'deep' });
+    expect(chosen.configOptions[0]).toMatchObject({ currentValue: 'deep' });
+    await client.context.request('session/prompt', { sessionId: session.sessionId, prompt: [{ type: 'text', text: 'Tidy the config' }] });
+    expect(answerOf(client)).toContain('[model deep]');
+    const listed = (update: any) => update.availableCommands.length > 0;
+    while (!told('available_commands_update', listed)) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(told('available_commands_update', listed)).toEqual({
+      sessionUpdate: 'available_commands_update',
+      availableCommands: [
+        { name: 'review', description: 'Review the changes', input: { hint: 'what to review' } },
+        { name: 'init', description: 'Write an AGENTS.md for this project' },
+      ],
+    });
+    client.updates.length = 0;
+    await client.context.request('session/prompt', { sessionId: session.sessionId, prompt: [{ type: 'text', text: '/review the diff' }] });
+    expect(answerOf(client)).toContain('reviewed: the diff');
+  });
+
+  it('keeps its sessions across a restart: listed, loaded with their turns replayed, and followed up', async () => {
+    const before = await face({ files: false });
+    const cwd = workspace();
+    const { sessionId } = await before.context.request('session/new', { cwd, mcpServers: [] });
+    await before.context.request('session/set_mode', { sessionId, modeId: 'ask' });
+    await before.context.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'What is first?' }] });
+    const firstAnswer = answerOf(before);
+    const exited = new Promise((resolve) => before.process.once('exit', resolve));
+    before.process.stdin!.end();
+    await exited;
+
+    const after = await face({ files: false, home: before.home });
+    expect((await after.context.request('session/list', {})).sessions).toEqual([{ sessionId, cwd, title: 'What is first?', updatedAt: expect.any(String) }]);
+    expect((await after.context.request('session/list', { cwd: '/elsewhere' })).sessions).toEqual([]);
+    const loaded = await after.context.request('session/load', { sessionId, cwd, mcpServers: [] });
+    expect(loaded.modes?.currentModeId).toBe('ask');
+    expect(after.updates.slice(0, 2)).toEqual([
+      { sessionUpdate: 'user_message_chunk', content: { type: 'text', text: 'What is first?' } },
+      { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: firstAnswer } },
+    ]);
+    after.updates.length = 0;
+    await after.context.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'RECALL' }] });
+    // A new agent process: the earlier turn came with the prompt.
+    expect(answerOf(after)).toContain('earlier turns in the prompt: [What is first?]');
   });
 
   it('stops its agent when the client stops it (SIGTERM): nothing it started goes on', async () => {
