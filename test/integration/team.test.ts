@@ -71,15 +71,17 @@ describe.runIf(nats)("a team's coordinator on NATS JetStream", () => {
     const bob = client(two.address, 'bob');
     const metadata = await session(alice, 'alice');
     const task = alice.stream('StreamTask', { task_id: 'team-watch', agent_id: 'alice', query: 'Tidy the config' }, taskEventSchema, { timeoutMs: 60_000, metadata });
-    const watched = collect(watch(bob, 'team-watch'));
+    // Watched from its start once it exists (its first event came), however late the colleague joins.
+    let watched: Promise<TaskEvent[]> | undefined;
     const mine = await collect(task, async (event) => {
+      watched ??= collect(watch(bob, 'team-watch'));
       if (!event.approval) return;
       const id = event.approval.execution_id;
       await expect(bob.unary('ApproveToolExecution', { execution_id: id, remember: false }, empty, { timeoutMs: 5000 })).rejects.toMatchObject({ code: grpc.status.PERMISSION_DENIED, details: 'only the caller that started the task can decide its approvals' });
       // Alice's own identity on the other replica decides it.
       await aliceElsewhere.unary('ApproveToolExecution', { execution_id: id, remember: false }, empty, { timeoutMs: 5000 });
     });
-    const seen = await watched;
+    const seen = await watched!;
     expect(mine.at(-1)).toMatchObject({ status: 'completed' });
     expect(mine.map((event) => event.answer_delta).join('')).toContain('Permission to read: yes; permission to edit: yes.');
     // The colleague saw the same events, numbered the same, from the start to the final state.

@@ -181,16 +181,18 @@ class NatsQueue implements WorkQueue {
 /** Makes the streams, the consumer and the bucket where they are not there yet (as any replica may be first). */
 async function provision(jsm: JetStreamManager, replicas: number, leaseMs: number): Promise<void> {
   const ensure = async (name: string, config: Parameters<JetStreamManager['streams']['add']>[0]) => {
-    try {
-      await jsm.streams.info(name);
-    } catch {
+    const info = await jsm.streams.info(name).catch(() => undefined);
+    if (!info) {
       await jsm.streams.add(config).catch(async (error: unknown) => {
         // Another replica made it meanwhile.
         await jsm.streams.info(name).catch(() => Promise.reject(error));
       });
+    } else if (config.allow_direct && !info.config.allow_direct) {
+      // Made by an earlier version: its records are read with direct gets now.
+      await jsm.streams.update(name, { ...info.config, allow_direct: true });
     }
   };
-  await ensure(TASKS, { name: TASKS, subjects: ['buckley.tasks.*'], storage: StorageType.File, num_replicas: replicas, max_age: nanos(KEPT_MS), duplicate_window: nanos(5 * 60_000) });
+  await ensure(TASKS, { name: TASKS, subjects: ['buckley.tasks.*'], storage: StorageType.File, num_replicas: replicas, max_age: nanos(KEPT_MS), duplicate_window: nanos(5 * 60_000), allow_direct: true });
   await ensure(WORK, { name: WORK, subjects: ['buckley.work'], storage: StorageType.File, num_replicas: replicas, retention: RetentionPolicy.Workqueue });
   try {
     await jsm.consumers.info(WORK, WORKERS);

@@ -8,7 +8,7 @@
  * A follower listens first, then reads what is stored, then takes the feed's messages beyond it:
  * the feed delivers in stream order, so nothing is missed and nothing comes twice.
  */
-import { DeliverPolicy, type JetStreamClient, type JetStreamManager, type MsgRequest } from '@nats-io/jetstream';
+import { DeliverPolicy, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import type { Retry } from './natsLog.js';
 
 export interface RawMessage {
@@ -119,13 +119,15 @@ export class TaskFeed {
 }
 
 /**
- * The task's stored messages from the stream sequence `from`, one request each (no consumer), in
- * order, until there is none after.
+ * The task's stored messages from the stream sequence `from`, one direct get each (no consumer;
+ * not through the JetStream API, whose queue a thousand followers' reads flooded until they waited
+ * out their deadlines), in order, up to its last one now — never asked past it.
  */
 export async function* storedMessages(jsm: JetStreamManager, stream: string, subject: string, from: number, retry: Retry, deadlineMs: number): AsyncIterable<RawMessage> {
-  for (let seq = Math.max(1, from); ; ) {
-    // STREAM.MSG.GET takes next_by_subj (NATS 2.10 and later); the client's types know only the direct API's.
-    const message = await retry(() => jsm.streams.getMessage(stream, { seq, next_by_subj: subject } as unknown as MsgRequest), deadlineMs);
+  const last = (await retry(() => jsm.direct.getMessage(stream, { last_by_subj: subject }), deadlineMs))?.seq;
+  if (last === undefined) return;
+  for (let seq = Math.max(1, from); seq <= last; ) {
+    const message = await retry(() => jsm.direct.getMessage(stream, { seq, next_by_subj: subject }), deadlineMs);
     if (!message) return;
     yield { seq: message.seq, data: message.data };
     seq = message.seq + 1;
