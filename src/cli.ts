@@ -5,6 +5,14 @@ import { isLogLevel, RootLogger, stderrSink } from './logger.js';
 /** Every setting, from the schema: loaded only when needed, so a server started plainly answers `initialize` without it. */
 const allSettings = async () => (await import('./config.js')).settings();
 
+/** A process whose stdout is not the LSP channel logs to stderr, and to the log file (if asked for one). */
+async function logToStderrAndFile(asked: string | undefined, logger: RootLogger): Promise<void> {
+  const { chooseLogFile } = await import('./logFile.js');
+  const { logFile, problem } = chooseLogFile(asked, process.env, false);
+  if (problem) stderrSink('warn', problem);
+  if (logFile) logger.setSink((level, line) => (logFile.sink(level, line), stderrSink(level, line)));
+}
+
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   const known = needsSettings(argv) ? await allSettings() : [];
@@ -32,10 +40,7 @@ async function main(): Promise<void> {
       return;
     }
     case 'coordinator': {
-      const { chooseLogFile } = await import('./logFile.js');
-      const { logFile, problem } = chooseLogFile(askedLogFile, process.env, false);
-      if (problem) stderrSink('warn', problem);
-      if (logFile) logger.setSink((level, line) => (logFile.sink(level, line), stderrSink(level, line)));
+      await logToStderrAndFile(askedLogFile, logger);
       const { runCoordinator } = await import('./commands/coordinator.js');
       const tls = parsed.tls?.cert && parsed.tls.key ? { cert: parsed.tls.cert, key: parsed.tls.key, clientCa: parsed.tls.clientCa } : undefined;
       await runCoordinator({ listen: parsed.listen ?? '127.0.0.1:50051', tls, team: parsed.team, cliConfig: parsed.config, env: process.env, logger, version: VERSION });
@@ -43,10 +48,7 @@ async function main(): Promise<void> {
     }
     case 'acp': {
       // stdout is the ACP channel: the log goes to stderr (the client's log) and the log file.
-      const { chooseLogFile } = await import('./logFile.js');
-      const { logFile, problem } = chooseLogFile(askedLogFile, process.env, false);
-      if (problem) stderrSink('warn', problem);
-      if (logFile) logger.setSink((level, line) => (logFile.sink(level, line), stderrSink(level, line)));
+      await logToStderrAndFile(askedLogFile, logger);
       const { runAcp } = await import('./commands/acp.js');
       await runAcp({ cliConfig: parsed.config, settingsFile: parsed.settingsFile, env: process.env, logger, version: VERSION });
       return;

@@ -53,6 +53,9 @@ export async function runTurn(deps: TurnDeps, session: FaceSession, prompt: Cont
   if (!query.trim()) throw RequestError.invalidParams(undefined, 'the prompt has no words to act on');
   const tools = new ShownTools();
   const ask = session.mode === 'ask';
+  // A permission still put to the user when the turn ends (a timeout, a failure) is withdrawn.
+  const over = new AbortController();
+  const asking = AbortSignal.any([signal, over.signal]);
   const outcome = await coordinator.runTask({
     taskId: randomUUID(),
     query,
@@ -69,9 +72,9 @@ export async function runTurn(deps: TurnDeps, session: FaceSession, prompt: Cont
     onDelta: (delta) => panel.update(session.id, { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: delta } }),
     onEvent: (event) => {
       for (const update of updatesOf(event, tools)) panel.update(session.id, update);
-      if (event.status === 'awaiting_approval' && event.approval) void decide(deps, session, event.approval, signal);
+      if (event.status === 'awaiting_approval' && event.approval) void decide(deps, session, event.approval, asking);
     },
-  });
+  }).finally(() => over.abort());
   if (outcome.status === 'cancelled') return { response: { stopReason: 'cancelled' } };
   if (outcome.status === 'failed') throw new RequestError(FAILED, outcome.failure.message);
   // A coordinator that sends no answer, only what it did (Buckley's status lines): shown as its report.
