@@ -20,6 +20,7 @@ import { anthropicModel } from '../test/helpers/models/anthropic.js';
 import { copilotServer, measureStartups, type StartupSample, type StartupServer } from './startup.js';
 import { sandboxStarts } from './sandbox.js';
 import { scale } from './scale.js';
+import { acpStartup } from './acpStartup.js';
 
 const quick = process.argv.includes('--quick');
 const AskPartialResult = new ProgressType<{ answer: string }>();
@@ -913,13 +914,13 @@ async function hostile(): Promise<void> {
   const size = quick ? 5 : 20;
   const asked = lsp.connection.sendRequest('buckley/ask', { question: `BIG ${size}`, uri, range }).finally(() => (streaming = false));
   const during: number[] = [];
-  while (streaming) {
-    const ms = await hoverAt();
-    if (streaming) during.push(ms);
-  }
+  // Every hover sent before the answer was whole counts, the one that meets its end too.
+  while (streaming) during.push(await hoverAt());
   await asked;
   record({ figure: `hostile: hover p50 while a ${size} MB answer streams (${during.length} samples)`, value: pct(during, 50), unit: 'ms', baseline: 'hover p50 with nothing running', baselineValue: pct(still, 50), goal: '≤ 1.5×', met: during.length > 0 && pct(during, 50) / pct(still, 50) <= 1.5 });
-  record({ figure: `hostile: hover, slowest while a ${size} MB answer streams`, value: Math.max(...during), unit: 'ms', baseline: 'hover p99 with nothing running', baselineValue: pct(still, 99), goal: 'report', met: null });
+  const worst = Math.max(...during);
+  const idleWorst = Math.max(...still);
+  record({ figure: `hostile: hover, slowest while a ${size} MB answer streams and ends`, value: worst, unit: 'ms', baseline: 'hover, slowest with nothing running', baselineValue: idleWorst, goal: '≤ 3× (or 750 ms)', met: worst <= Math.max(3 * idleWorst, 750) });
   await lsp.stop();
 }
 
@@ -965,6 +966,7 @@ function scaleKit(): Parameters<typeof scale>[0] {
 async function main(): Promise<void> {
   console.log(`buckley-lsp benchmarks${quick ? ' (quick smoke run)' : ''} on ${process.version}\n`);
   if (runs('startup')) await part('startup', startup);
+  if (runs('acp')) await part('acp', () => acpStartup({ quick, repo: REPO, bin: BIN, record, median }));
   if (runs('memory')) await part('memory', memory);
   const latencies = runs('latency') ? await part('latency', latency) : undefined;
   const stream = runs('streaming') ? await part('streaming', streaming) : undefined;

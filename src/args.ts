@@ -22,7 +22,7 @@ workspace/configuration; here each is also a flag, --KEY VALUE or --KEY=VALUE):
 ${settings
   .map(({ key, type, values }) => `  --${key} ${values ? values.join('|') : type === 'boolean' ? 'true|false' : type === 'number' ? 'N' : type === 'record' ? 'NAME=VALUE (again for more)' : type === 'array' ? 'VALUE (again for more)' : 'VALUE'}`)
   .join('\n')}
-The README's Configuration table says what each does.`;
+docs/configuration.md says what each does.`;
 
 export const usage = (settings: readonly SettingKey[]) => `buckley-lsp ${VERSION}: an LSP server that asks an AI agent about your code
 
@@ -78,6 +78,9 @@ wrong and how to fix it (exit code 0 when all is well):
 
 Options:
   --settings FILE           the settings as the editor sends them
+  --acp                     the settings as \`buckley-lsp acp\` reads them (its settings file, else
+                            ~/.config/buckley-lsp/settings.json), and the ways to authenticate it
+                            offers an ACP client
   --prompt                  also ask the agent one real question (its model answers: a key that
                             works, a model that is there)
   --coordinator HOST:PORT   the same as --coordinator.address
@@ -94,6 +97,8 @@ export interface ParsedArgs {
   tls?: { cert?: string; key?: string; clientCa?: string };
   /** `doctor --prompt`: one real turn. */
   prompt?: boolean;
+  /** `doctor --acp`: as `buckley-lsp acp` would run. */
+  acp?: boolean;
   /** `doctor --settings FILE`. */
   settingsFile?: string;
   /** `coordinator` in a team: its NATS servers, the copies of its streams, its name, how many tasks it runs at once. */
@@ -104,7 +109,7 @@ export interface ParsedArgs {
 }
 
 /** The flags of the command line's own; any other needs the settings' list (see needsSettings). */
-const OWN_FLAGS = new Set(['--stdio', '--version', '-v', '--coordinator', '--listen', '--tls-cert', '--tls-key', '--tls-client-ca', '--log-file', '--prompt', '--settings', '--log-level', '--agent', '--nats', '--nats-replicas', '--replica', '--max-running', '--roots', '--metrics']);
+const OWN_FLAGS = new Set(['--stdio', '--version', '-v', '--coordinator', '--listen', '--tls-cert', '--tls-key', '--tls-client-ca', '--log-file', '--prompt', '--acp', '--settings', '--log-level', '--agent', '--nats', '--nats-replicas', '--replica', '--max-running', '--roots', '--metrics']);
 
 /**
  * Whether parsing `argv` may need every setting (a setting given as a flag, help, a mistake to
@@ -186,6 +191,14 @@ function teamFlag(result: ParsedArgs, mode: ParsedArgs['mode'], flag: string, gi
   return undefined;
 }
 
+/** `doctor`'s own flags: set, or the error of giving one to another command. */
+function doctorFlag(result: ParsedArgs, mode: ParsedArgs['mode'], flag: '--prompt' | '--acp'): string | undefined {
+  if (flag === '--prompt') result.prompt = true;
+  else result.acp = true;
+  if (mode === 'doctor') return undefined;
+  return flag === '--prompt' ? '--prompt is for `buckley-lsp doctor`' : '--acp is for `buckley-lsp doctor` (the ACP agent is `buckley-lsp acp`)';
+}
+
 export function parseArgs(argv: string[], settings: KnownSettings): ParsedArgs {
   const args = [...argv];
   let mode: ParsedArgs['mode'] = 'server';
@@ -230,8 +243,8 @@ export function parseArgs(argv: string[], settings: KnownSettings): ParsedArgs {
         result.error = teamFlag(result, mode, flag, value());
         break;
       case '--prompt':
-        if (mode !== 'doctor') result.error = '--prompt is for `buckley-lsp doctor`';
-        result.prompt = true;
+      case '--acp':
+        result.error = doctorFlag(result, mode, flag);
         break;
       case '--settings':
         if (mode !== 'doctor' && mode !== 'acp') result.error = '--settings is for `buckley-lsp doctor` and `buckley-lsp acp`; the server takes its settings from the editor';

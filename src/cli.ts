@@ -59,6 +59,7 @@ async function main(): Promise<void> {
         cliConfig: parsed.config,
         settingsFile: parsed.settingsFile,
         prompt: parsed.prompt,
+        acp: parsed.acp,
         env: process.env,
         version: VERSION,
         out: (line) => process.stdout.write(`${line}\n`),

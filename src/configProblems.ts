@@ -121,7 +121,7 @@ export function problemsOfIssue(source: string, values: unknown, issue: z.core.$
         const meant = didYouMean(path.map(String), known);
         return meant
           ? problem(path, `not a setting; did you mean buckley.${meant}?`, `did you mean ${meant.split('.').at(-1)}?`)
-          : problem(path, 'not a setting (the settings are listed in the README, Configuration)', 'not a setting');
+          : problem(path, 'not a setting (docs/configuration.md lists the settings)', 'not a setting');
       });
     case 'invalid_type': {
       const expected = issue.expected === 'number' && /int/.test(issue.message) ? 'a whole number' : (KINDS[issue.expected] ?? issue.expected);

@@ -3,7 +3,9 @@
  * `"buckley"` section. `doctor --settings FILE` checks one; `buckley-lsp acp` reads one, since ACP
  * has no settings channel.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 
 export function readSettingsFile(path: string): { values: unknown } | { problem: string } {
   let text: string;
@@ -21,4 +23,14 @@ export function readSettingsFile(path: string): { values: unknown } | { problem:
   if (typeof values !== 'object' || values === null || Array.isArray(values)) return { problem: `the settings file ${path} must hold a JSON object, the settings` };
   const wrapped = (values as Record<string, unknown>).buckley;
   return { values: wrapped !== undefined && Object.keys(values).length === 1 ? wrapped : values };
+}
+
+/** The settings file `buckley-lsp acp` reads when none is named: the user's, where there is one. */
+export function defaultSettingsFile(env: NodeJS.ProcessEnv): string {
+  return join(env.XDG_CONFIG_HOME || join(env.HOME || homedir(), '.config'), 'buckley-lsp', 'settings.json');
+}
+
+/** The settings file named, else the user's where it exists. */
+export function acpSettingsFile(named: string | undefined, env: NodeJS.ProcessEnv): string | undefined {
+  return named ?? (existsSync(defaultSettingsFile(env)) ? defaultSettingsFile(env) : undefined);
 }

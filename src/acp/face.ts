@@ -10,7 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { isAbsolute } from 'node:path';
-import { PROTOCOL_VERSION, RequestError, type AgentApp, type AgentContext, type InitializeRequest, type InitializeResponse, type NewSessionRequest, type NewSessionResponse, type PromptRequest, type PromptResponse, type LoadSessionRequest, type LoadSessionResponse, type ResumeSessionRequest, type SessionMode, type SetSessionConfigOptionRequest, type SetSessionConfigOptionResponse, type SetSessionModeRequest } from '@agentclientprotocol/sdk';
+import { PROTOCOL_VERSION, RequestError, type AgentApp, type AuthMethod, type AgentContext, type InitializeRequest, type InitializeResponse, type NewSessionRequest, type NewSessionResponse, type PromptRequest, type PromptResponse, type LoadSessionRequest, type LoadSessionResponse, type ResumeSessionRequest, type SessionMode, type SetSessionConfigOptionRequest, type SetSessionConfigOptionResponse, type SetSessionModeRequest } from '@agentclientprotocol/sdk';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { CoordinatorSession } from '../bridge/link/calls.js';
@@ -33,6 +33,17 @@ export interface FaceOptions {
   workspaceChosen?(cwd: string): void;
   /** The sessions kept across restarts. */
   history: SessionHistory;
+  /** The ways to give the agent behind its key (ACP authMethods). */
+  auth: AuthWay[];
+  env: NodeJS.ProcessEnv;
+}
+
+/** A way to authenticate, and what is missing for it now (undefined: ready, as far as can be told without starting the agent). */
+export interface AuthWay {
+  method: AuthMethod;
+  missing(env: NodeJS.ProcessEnv): string | undefined;
+  /** Only the agent, started, can tell (a login it keeps in its own state). */
+  askTheAgent?: boolean;
 }
 
 /** How long asking what the agent offers may take (its start included). */
@@ -53,11 +64,13 @@ export class AcpFace {
   register(app: AgentApp): AgentApp {
     return app
       .onRequest('initialize', ({ params }) => this.initialize(params))
+      .onRequest('authenticate', ({ params }) => this.authenticate(params.methodId))
       .onRequest('session/new', ({ params, client }) => this.newSession(params, this.panelOf(client)))
       .onRequest('session/set_config_option', ({ params }) => this.setConfigOption(params))
       .onRequest('session/list', ({ params }) => ({ sessions: this.options.history.list(params.cwd) }))
       .onRequest('session/load', ({ params, client }) => this.reopen(params, this.panelOf(client), true))
       .onRequest('session/resume', ({ params, client }) => this.reopen(params, this.panelOf(client), false))
+      .onRequest('session/close', ({ params }) => this.close(params.sessionId))
       .onRequest('session/set_mode', ({ params, client }) => this.setMode(params, this.panelOf(client)))
       .onRequest('session/prompt', ({ params, client }) => this.prompt(params, this.panelOf(client)))
       .onNotification('session/cancel', ({ params }) => this.cancel(params.sessionId));
@@ -75,9 +88,29 @@ export class AcpFace {
     return {
       protocolVersion: Math.min(params.protocolVersion, PROTOCOL_VERSION),
       agentInfo: { name: 'buckley-lsp', title: `Buckley: ${this.options.behind()}`, version: this.options.version },
-      agentCapabilities: { loadSession: true, sessionCapabilities: { list: {}, resume: {} }, promptCapabilities: { embeddedContext: true, image: false, audio: false } },
-      authMethods: [],
+      agentCapabilities: { loadSession: true, sessionCapabilities: { list: {}, resume: {}, close: {} }, promptCapabilities: { embeddedContext: true, image: false, audio: false } },
+      authMethods: this.options.auth.map((way) => way.method),
     };
+  }
+
+  /** The way chosen, checked: what it lacks in words (which variable, where to set it), or the agent's own refusal. */
+  private async authenticate(methodId: string): Promise<Record<string, never>> {
+    const way = this.options.auth.find((candidate) => candidate.method.id === methodId);
+    if (!way) throw RequestError.invalidParams(undefined, `no way to authenticate called ${methodId}: ${this.options.auth.map((candidate) => candidate.method.id).join(', ') || 'none is needed'}`);
+    const missing = way.missing(this.options.env);
+    if (missing) throw RequestError.authRequired(undefined, missing);
+    if (way.askTheAgent) {
+      const outcome = await this.controls({ discover: true });
+      if (outcome.status === 'failed') throw RequestError.authRequired(undefined, `${this.options.behind()} did not start: ${outcome.failure.message}`);
+    }
+    return {};
+  }
+
+  /** A session the client is done with: its turn cancelled, nothing more kept running for it (its history stays, for session/load). */
+  private close(sessionId: string): Record<string, never> {
+    this.sessionOf(sessionId).turn?.abort();
+    this.sessions.delete(sessionId);
+    return {};
   }
 
   private newSession(params: NewSessionRequest, panel: Panel): NewSessionResponse {

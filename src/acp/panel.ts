@@ -4,7 +4,7 @@
  * edits included; its writes go to its review). A small interface, so the face's flows are the
  * same whichever way the client is reached.
  */
-import type { AgentContext, ClientCapabilities, RequestPermissionRequest, SessionUpdate } from '@agentclientprotocol/sdk';
+import type { AgentContext, ClientCapabilities, CreateElicitationRequest, CreateElicitationResponse, RequestPermissionRequest, SessionUpdate } from '@agentclientprotocol/sdk';
 import type { Logger } from '../logger.js';
 
 export interface Panel {
@@ -18,6 +18,10 @@ export interface Panel {
   readFile?(sessionId: string, path: string): Promise<string>;
   /** Has the client write a file (its buffer, its review); absent where it offers no such thing. */
   writeFile?(sessionId: string, path: string, content: string): Promise<void>;
+  /** Asks the user through a form (ACP elicitation); undefined when not answered; absent where the client takes no forms. */
+  elicit?(request: CreateElicitationRequest, signal: AbortSignal): Promise<CreateElicitationResponse | undefined>;
+  /** The client takes elicitations in URL mode too (a web page to open). */
+  elicitUrl?: boolean;
 }
 
 /** The panel of the client on the other end of `client`, with what it said it can do. */
@@ -40,5 +44,15 @@ export function panelOf(client: AgentContext, capabilities: ClientCapabilities |
   };
   if (capabilities?.fs?.readTextFile) panel.readFile = async (sessionId, path) => (await client.request('fs/read_text_file', { sessionId, path })).content;
   if (capabilities?.fs?.writeTextFile) panel.writeFile = async (sessionId, path, content) => void (await client.request('fs/write_text_file', { sessionId, path, content }));
+  if (capabilities?.elicitation?.form) {
+    panel.elicit = async (request, signal) => {
+      await last;
+      return client.request('elicitation/create', request, { cancellationSignal: signal }).catch((error: unknown) => {
+        if (!signal.aborted) logger.warn(`the client did not answer the question "${request.message}": ${(error as Error).message}; declined`);
+        return undefined;
+      });
+    };
+    panel.elicitUrl = Boolean(capabilities.elicitation.url);
+  }
   return panel;
 }

@@ -16,6 +16,7 @@ import { WORKSPACE_KEY, type DocumentSnapshot, type EditorContext, type TaskEven
 import type { CoordinatorSession, EditorFiles } from '../bridge/link/calls.js';
 import type { Panel } from './panel.js';
 import { permissionOf, ShownTools, updatesOf } from './updates.js';
+import { questionsOf } from './questions.js';
 
 export interface FaceSession {
   id: string;
@@ -69,6 +70,7 @@ export async function runTurn(deps: TurnDeps, session: FaceSession, prompt: Cont
     // A session loaded after a restart: its earlier turns, for an agent that no longer holds it.
     ...(earlier ? { earlier } : {}),
     ...(panel.readFile || panel.writeFile ? { files: filesOf(panel, session.id) } : {}),
+    questions: questionsOf(panel, session.id, deps.logger),
     onDelta: (delta) => panel.update(session.id, { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: delta } }),
     onEvent: (event) => {
       for (const update of updatesOf(event, tools)) panel.update(session.id, update);

@@ -5,16 +5,14 @@
  * and the flags, as `doctor` reads them; its coordinator is the embedded one, or
  * `coordinator.address`'s. It runs until the client closes its input, then stops the agents.
  */
-import { existsSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { configFromEnv, describeProblems, resolveConfig, type Config, type ConfigInput, type ConfigSource } from '../config.js';
 import type { RootLogger } from '../logger.js';
-import { readSettingsFile } from '../settingsFile.js';
+import { acpSettingsFile, readSettingsFile } from '../settingsFile.js';
 import { startTracing, stopTracing } from '../tracing.js';
 import { CoordinatorLink } from '../bridge/link/link.js';
+import { authWaysOf } from './acpAuth.js';
 import { AcpFace } from '../acp/face.js';
 import { SessionHistory } from '../acp/history.js';
 
@@ -26,14 +24,9 @@ export interface AcpOptions {
   version: string;
 }
 
-/** The settings file read when none is named: the user's, where there is one. */
-export function defaultSettingsFile(env: NodeJS.ProcessEnv): string {
-  return join(env.XDG_CONFIG_HOME || join(env.HOME || homedir(), '.config'), 'buckley-lsp', 'settings.json');
-}
-
 function settingsOf(options: AcpOptions): Config {
   const sources: ConfigSource[] = [{ name: 'environment', values: configFromEnv(options.env) }];
-  const file = options.settingsFile ?? (existsSync(defaultSettingsFile(options.env)) ? defaultSettingsFile(options.env) : undefined);
+  const file = acpSettingsFile(options.settingsFile, options.env);
   if (file) {
     const read = readSettingsFile(file);
     if ('problem' in read) throw new Error(read.problem);
@@ -81,6 +74,8 @@ export async function runAcp(options: AcpOptions): Promise<void> {
     clientNamed: (name) => (clientName = name),
     workspaceChosen: (cwd) => (workspace = cwd),
     history: new SessionHistory(env, logger.child('acp')),
+    auth: authWaysOf(config),
+    env,
   });
   // The ACP SDK is the one build of it the coordinator loads too (vendor-acp-sdk.js).
   const sdk = await import('@agentclientprotocol/sdk');

@@ -6,7 +6,8 @@
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { lookup } from 'node:dns/promises';
 import { readFileSync } from 'node:fs';
-import { readSettingsFile } from '../settingsFile.js';
+import { acpSettingsFile, readSettingsFile } from '../settingsFile.js';
+import { authWaysOf } from './acpAuth.js';
 import { configFromEnv, resolveConfigLeniently, splitCommandLine, type Config, type ConfigInput, type ConfigSource } from '../config.js';
 import { RootLogger } from '../logger.js';
 import { addressesOf, isLoopbackHost } from '../net.js';
@@ -21,6 +22,8 @@ export interface DoctorOptions {
   settingsFile?: string;
   /** Ask the agent one real question. */
   prompt?: boolean;
+  /** As `buckley-lsp acp` runs: its settings file, and the ways to authenticate it offers. */
+  acp?: boolean;
   env: NodeJS.ProcessEnv;
   version: string;
   out: (line: string) => void;
@@ -57,12 +60,14 @@ export async function runDoctor(options: DoctorOptions): Promise<number> {
     if (bad.length) report.note(`the ${section} is not checked until ${bad.join(', ')} ${bad.length > 1 ? 'are' : 'is'} fixed`);
     else if (section === 'coordinator') await checkCoordinator(config, report);
     else await checkAgent(config, options, report);
+    if (options.acp) checkAuthWays(config, options.env, report);
   }
   return report.failures ? 1 : 0;
 }
 
 /** The settings from every source doctor has; each problem named with its key and source. */
 function checkSettings(options: DoctorOptions, report: Report): { config: Config; badKeys: string[] } | undefined {
+  if (options.acp) options = { ...options, settingsFile: acpSettingsFile(options.settingsFile, options.env) };
   const sources: ConfigSource[] = [
     { name: 'environment', values: configFromEnv(options.env) },
     { name: 'command line', values: options.cliConfig },
@@ -78,7 +83,7 @@ function checkSettings(options: DoctorOptions, report: Report): { config: Config
   const { config, problems } = resolveConfigLeniently(sources);
   for (const problem of problems) report.fail(`${problem.key} (from ${problem.source}): ${problem.message}`);
   if (problems.length === 0) {
-    report.ok(`settings from ${sources.map((source) => source.name).join(', ')} are valid${options.settingsFile ? '' : ' (give the editor\'s with --settings FILE)'}`);
+    report.ok(`settings from ${sources.map((source) => source.name).join(', ')} are valid${options.settingsFile ? '' : options.acp ? ' (no settings file: --settings FILE, or ~/.config/buckley-lsp/settings.json)' : ' (give the editor\'s with --settings FILE)'}`);
   }
   return { config, badKeys: problems.map((problem) => problem.key) };
 }
@@ -284,4 +289,15 @@ async function oneTurn(driver: AgentDriver): Promise<string> {
   if (result.stopReason === 'cancelled') throw new Error(`${driver.shortName} did not answer "${question}" within 60 s${answer ? ` (it had said: ${answer.slice(0, 120)})` : ''}`);
   if (!answer) throw new Error(`${driver.shortName} answered "${question}" with nothing (it ended its turn: ${result.stopReason})`);
   return `${driver.shortName} answered a question: "${answer.length > 160 ? `${answer.slice(0, 159)}…` : answer}"`;
+}
+
+/** The ways to authenticate `buckley-lsp acp` offers an ACP client, and what each lacks now. */
+function checkAuthWays(config: Config, env: NodeJS.ProcessEnv, report: Report): void {
+  const ways = authWaysOf(config);
+  if (!ways.length) return report.ok('an ACP client is offered no way to authenticate: none is needed here (the agent is unknown, or the team\'s coordinator holds the keys)');
+  for (const way of ways) {
+    const missing = way.missing(env);
+    if (missing) report.warn(`ACP authentication "${way.method.name}": ${missing}`);
+    else report.ok(`ACP authentication "${way.method.name}": ${way.askTheAgent ? 'the agent started above is the judge' : 'ready'}`);
+  }
 }

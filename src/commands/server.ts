@@ -38,7 +38,7 @@ const PARENT_CHECK_MS = 500;
 
 /** Said on stderr to a person who started the server by hand: it is waiting for an editor. */
 export const WAITING_FOR_AN_EDITOR = `buckley-lsp is a language server: it waits for an editor to speak LSP on its stdin.
-Start it from your editor (the README's "Get started in your editor" shows how), or run
+Start it from your editor (docs/editors.md shows how), or run
   buckley-lsp doctor    to check your settings, coordinator and agent
   buckley-lsp --help    for the settings and options
 Ctrl-C ends it.

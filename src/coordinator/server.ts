@@ -16,6 +16,7 @@ import { afterTurnNote, TurnFiles } from './turnFiles.js';
 import { isLoopbackHost } from '../net.js';
 import { controlHandlers } from './controls.js';
 import { agentFailure, certifiedIdentity, checkIdentity, fail, identityOf, type Caller } from './callers.js';
+import { CallOut } from './callOut.js';
 import { askSink, refusalNote, withNotes } from './turnRules.js';
 import { agentCommunicationService } from '../wire/protos.js';
 import { FEATURES } from './features.js';
@@ -97,15 +98,15 @@ class CoordinatorService {
       SendMessage: unary(this.sendMessage),
       StreamTask: (call: grpc.ServerWritableStream<TaskStreamRequest, unknown>) => {
         const refused = this.refuse(call);
-        return refused ? call.emit('error', refused) : this.tasks.streamTask(call);
+        return refused ? new CallOut(call).fail(refused) : this.tasks.streamTask(call);
       },
       SubscribeTaskEvents: (call: grpc.ServerWritableStream<{ plan_id: string; task_ids: string[]; from_sequence: number }, unknown>) => {
         const refused = this.refuse(call);
-        return refused ? call.emit('error', refused) : this.tasks.subscribe(call);
+        return refused ? new CallOut(call).fail(refused) : this.tasks.subscribe(call);
       },
       StreamInlineCompletions: (call: grpc.ServerWritableStream<InlineCompletionRequest, unknown>) => {
         const refused = this.refuse(call);
-        return refused ? call.emit('error', refused) : this.streamInlineCompletions(call);
+        return refused ? new CallOut(call).fail(refused) : this.streamInlineCompletions(call);
       },
       ApproveToolExecution: unary(this.tasks.approve),
       RejectToolExecution: unary(this.tasks.reject),
@@ -207,12 +208,13 @@ class CoordinatorService {
    * HTTP request.
    */
   private streamInlineCompletions = async (call: grpc.ServerWritableStream<InlineCompletionRequest, unknown>) => {
+    const out = new CallOut(call);
     const request = call.request;
     const denied = request.agent_id ? checkIdentity(call, request.agent_id) : undefined;
-    if (denied) return call.emit('error', denied);
+    if (denied) return out.fail(denied);
     const complete = this.options.driver?.complete?.bind(this.options.driver);
     if (!complete) {
-      return call.emit('error', fail(grpc.status.UNIMPLEMENTED, `${this.options.driver?.description ?? 'no agent'} does not complete code inline; a model does (buckley.agent.driver "openai")`));
+      return out.fail(fail(grpc.status.UNIMPLEMENTED, `${this.options.driver?.description ?? 'no agent'} does not complete code inline; a model does (buckley.agent.driver "openai")`));
     }
     const document = request.context?.document;
     const cursor = document?.selection?.start;
@@ -222,11 +224,11 @@ class CoordinatorService {
     try {
       const completion = await complete({ prefix, suffix, language: document?.language_id }, controller.signal);
       if (controller.signal.aborted) return;
-      call.write({ completion_id: randomUUID(), text: completion.text, is_final: true, finish_reason: completion.finishReason, score: 0 });
-      call.end();
+      out.write({ completion_id: randomUUID(), text: completion.text, is_final: true, finish_reason: completion.finishReason, score: 0 });
+      out.end();
     } catch (error) {
       if (controller.signal.aborted) return;
-      call.emit('error', agentFailure(error));
+      out.fail(agentFailure(error));
     }
   };
 

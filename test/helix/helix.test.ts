@@ -3,7 +3,6 @@
  * driven in tmux with send-keys, read back with capture-pane. Everything asserted is what Helix
  * showed on its screen.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -11,42 +10,13 @@ import { EDITORS, missingLine, requireEditor } from '../helpers/editors.js';
 import { FIXTURES } from '../helpers/paths.js';
 import { readmeSnippet, userPath } from '../helpers/readme.js';
 import { tempDir } from '../helpers/temp.js';
+import { endSessions, picture, screen, startSession, tmux, waitForScreen } from '../helpers/tmux.js';
 
 const HX = EDITORS.helix.bin;
 const available = requireEditor(EDITORS.helix);
 if (!available) it.skip(missingLine(EDITORS.helix), () => {});
 
-const sessions: string[] = [];
-afterEach(() => {
-  for (const session of sessions.splice(0)) spawnSync('tmux', ['-L', session, 'kill-server']);
-});
-
-/**
- * tmux, with a server of its own per session: when the last session of a shared server is killed,
- * the server exits in the background, and a new session started meanwhile fails ("server exited
- * unexpectedly").
- */
-const tmux = (session: string, ...args: string[]) => execFileSync('tmux', ['-L', session, ...args], { encoding: 'utf8' });
-const screen = (session: string) => tmux(session, 'capture-pane', '-p', '-t', session);
-
-/** Waits until the screen shows `text` (Helix draws asynchronously); fails with the screen. */
-async function waitForScreen(session: string, text: string | RegExp, timeoutMs = 30_000): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
-  const shows = (captured: string) => (typeof text === 'string' ? captured.includes(text) : text.test(captured));
-  let last = '';
-  let before = '';
-  let shown = 0;
-  while (Date.now() < deadline) {
-    last = screen(session);
-    shown = shows(last) ? shown + 1 : 0;
-    // Shown, and drawn: the same in two captures in a row (or shown in three, where a spinner moves).
-    // A screen caught mid-redraw shows only part of what is there, and the test reads the rest of it.
-    if (shown > 0 && (last === before || shown >= 3)) return last;
-    before = last;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`the screen never showed ${text}; it shows:\n${last}`);
-}
+afterEach(endSessions);
 
 /**
  * Starts Helix on the fixture with the README's languages.toml and config.toml, as a user has
@@ -58,13 +28,7 @@ function startHelix(name: string, file = `${FIXTURES}workspace/retry.ts`, cwd?: 
   mkdirSync(join(home, 'config', 'helix'), { recursive: true });
   writeFileSync(join(home, 'config', 'helix', 'languages.toml'), readmeSnippet('helix-languages'));
   writeFileSync(join(home, 'config', 'helix', 'config.toml'), readmeSnippet('helix-config'));
-  const session = `buckley-${name}-${process.pid}`;
-  sessions.push(session);
-  tmux(
-    session,
-    'new-session', '-d', '-s', session, '-x', '160', '-y', '45', ...(cwd ? ['-c', cwd] : []),
-    `env PATH=${userPath(agentFlags)} XDG_CONFIG_HOME=${home}/config XDG_STATE_HOME=${home}/state HOME=${home} TERM=xterm-256color ${HX} ${file}`,
-  );
+  const session = startSession(name, `env PATH=${userPath(agentFlags)} XDG_CONFIG_HOME=${home}/config XDG_STATE_HOME=${home}/state HOME=${home} TERM=xterm-256color ${HX} ${file}`, 160, 45, cwd);
   return { session, home };
 }
 
@@ -110,6 +74,7 @@ if (available) describe('Helix 25.01 (real editor)', () => {
     expect(shown).toMatch(/starts with `export function backoff/);
     // ...and the status line shows the one-line summary.
     await waitForScreen(session, 'answered «Explain what this code does and…»: answer opened');
+    picture(session, 'helix-answer', 'Helix: the answer opened beside the code, the summary in the status line');
   });
 
   it('follows up in the answer document: a question written below its last line and "Buckley: follow up" append the answer there', async () => {
@@ -181,6 +146,7 @@ if (available) describe('Helix 25.01 (real editor)', () => {
     // ...and the approval is a diagnostic: its mark in the gutter and the status line's count
     // (Helix shows its text inline only on the cursor's line, which depends on the selection).
     await waitForScreen(session, /●\s+17 {2}export function backoff[\s\S]*● 1/);
+    picture(session, 'helix-approval', 'Helix: a task waiting for your approval, its progress in the corner, the approval a diagnostic on the code');
     await codeAction(session, 'Buckley: approve «Edit config.json»');
     const done = await waitForScreen(session, '# Fix the problems in this code.');
     expect(done).toContain('Permission to read: yes; permission to edit: yes.');
@@ -206,6 +172,7 @@ if (available) describe('Helix 25.01 (real editor)', () => {
     // (the pane is 80 columns: the diff's lines are cut at its edge)
     expect(review).toMatch(/-export async function withRetry<T>\(attempt: \(\) => Promise<T>, tries = 3/);
     expect(review).toMatch(/\+export async function withRetry<T>\(attempt: \(\) => Promise<T>, tries = 5/);
+    picture(session, 'helix-review', "Helix: an agent's write to approve, its diff opened beside the code");
     // Back to the code if the diff took the focus: the approval's code actions are there.
     if (/(NOR|INS|SEL)\s+\S*buckley-lsp\/changes\//.test(screen(session))) tmux(session, 'send-keys', '-t', session, 'C-w', 'w');
     await codeAction(session, 'Buckley: approve «Write retry.ts»');

@@ -5,7 +5,7 @@
  * Users copy them with `buckley-lsp` on their PATH and their agent (`gemini` in the snippets):
  * `userPath()` gives the tests the same.
  */
-import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BIN, REPO, SCRIPTED_AGENT } from './paths.js';
 import { tempDir } from './temp.js';
@@ -19,8 +19,8 @@ export interface Snippet {
   line: number;
 }
 
-/** The READMEs whose code blocks are run: the project's and the Zed extension's. */
-export const READMES = ['README.md', 'zed-extension/README.md'];
+/** The documents whose code blocks are run: the READMEs (the project's, the Zed extension's) and docs/. */
+export const READMES = ['README.md', 'zed-extension/README.md', ...readdirSync(join(REPO, 'docs')).filter((name) => name.endsWith('.md')).sort().map((name) => `docs/${name}`)];
 
 export function readmeSnippets(readme = 'README.md'): Snippet[] {
   const path = join(REPO, readme);

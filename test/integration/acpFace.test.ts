@@ -11,9 +11,10 @@ import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import * as acp from '@agentclientprotocol/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
-import { REPO } from '../helpers/paths.js';
+import { REPO, SCRIPTED_AGENT } from '../helpers/paths.js';
 import { readmeSnippet, userPath } from '../helpers/readme.js';
 import { tempDir } from '../helpers/temp.js';
+import { startCoordinatorProcess } from '../helpers/coordinators.js';
 
 const stops: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -22,10 +23,13 @@ afterEach(async () => {
 
 interface Client {
   context: acp.ClientContext;
+  initialized: acp.InitializeResponse;
   /** Every session/update received, in order. */
   updates: acp.SessionUpdate[];
   /** The permission requests the client was asked. */
   permissions: acp.RequestPermissionRequest[];
+  /** The questions the client was asked in forms (elicitation). */
+  elicitations: acp.CreateElicitationRequest[];
   /** The files the client wrote (its buffers). */
   written: Map<string, string>;
   stderr(): string;
@@ -38,18 +42,18 @@ interface Client {
  * The README's agent server for Zed (`buckley-lsp acp`, `gemini` the scripted agent on PATH), and
  * an ACP client of it: with files (as Zed), or without.
  */
-async function face(options: { files: boolean; decide?: (request: acp.RequestPermissionRequest) => string; agentFlags?: string[]; home?: string }): Promise<Client> {
+async function face(options: { snippet?: string; extraArgs?: string[]; files: boolean; decide?: (request: acp.RequestPermissionRequest) => string; agentFlags?: string[]; home?: string; elicit?: (request: acp.CreateElicitationRequest) => acp.CreateElicitationResponse }): Promise<Client> {
   const home = options.home ?? tempDir('buckley-acp-home');
-  const server = JSON.parse(readmeSnippet('zed-agent-server')).agent_servers.Buckley;
-  const child = spawn(server.command, server.args, {
+  const server = JSON.parse(readmeSnippet(options.snippet ?? 'zed-agent-server')).agent_servers.Buckley;
+  const child = spawn(server.command, [...server.args, ...(options.extraArgs ?? [])], {
     cwd: REPO,
-    env: { PATH: userPath(options.agentFlags), HOME: home, XDG_STATE_HOME: home, XDG_CONFIG_HOME: home },
+    env: { ...server.env, PATH: userPath(options.agentFlags), HOME: home, XDG_STATE_HOME: home, XDG_CONFIG_HOME: home },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   const exited = new Promise((resolve) => child.once('exit', resolve));
-  const client: Omit<Client, 'context'> = { updates: [], permissions: [], written: new Map(), stderr: () => stderr, process: child, home };
+  const client: Omit<Client, 'context' | 'initialized'> = { updates: [], permissions: [], elicitations: [], written: new Map(), stderr: () => stderr, process: child, home };
   let app = acp
     .client({ name: 'test-client' })
     .onNotification('session/update', ({ params }) => void client.updates.push(params.update))
@@ -65,14 +69,21 @@ async function face(options: { files: boolean; decide?: (request: acp.RequestPer
         return {};
       });
   }
+  const elicit = options.elicit;
+  if (elicit) {
+    app = app.onRequest('elicitation/create', ({ params }) => {
+      client.elicitations.push(params);
+      return elicit(params);
+    });
+  }
   const connection = app.connect(acp.ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>));
   stops.push(async () => {
     child.stdin.end();
     await exited;
   });
   const context = connection.agent;
-  await context.request('initialize', { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: { fs: { readTextFile: options.files, writeTextFile: options.files }, terminal: false }, clientInfo: { name: 'test-client', version: '1' } });
-  return { ...client, context };
+  const initialized = await context.request('initialize', { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: { fs: { readTextFile: options.files, writeTextFile: options.files }, terminal: false, ...(elicit ? { elicitation: { form: {} } } : {}) }, clientInfo: { name: 'test-client', version: '1' } });
+  return { ...client, context, initialized };
 }
 
 /** A workspace with a README and a file to change. */
@@ -109,6 +120,39 @@ describe('buckley-lsp acp', () => {
     expect(client.permissions).toHaveLength(1);
     expect(client.permissions[0]!.toolCall).toMatchObject({ title: 'Edit config.json (medium)', kind: 'edit', content: [{ type: 'content', content: { type: 'text', text: expect.stringMatching(/^medium — /) } }] });
     expect(answerOf(client)).toContain('Permission to read: yes; permission to edit: yes.');
+  });
+
+  it("runs as the README's JetBrains agent server (acp.json) too", async () => {
+    const client = await face({ snippet: 'jetbrains-acp', files: false });
+    const session = await client.context.request('session/new', { cwd: workspace(), mcpServers: [] });
+    expect((await client.context.request('session/prompt', { sessionId: session.sessionId, prompt: [{ type: 'text', text: 'INSTANT' }] })).stopReason).toBe('end_turn');
+    expect(client.initialized.agentInfo).toMatchObject({ name: 'buckley-lsp', title: 'Buckley: gemini --acp' });
+  });
+
+  it("has the Neovim and Emacs plugins' snippets start the same agent server (the plugins themselves are not installed here)", () => {
+    const zed = JSON.parse(readmeSnippet('zed-agent-server')).agent_servers.Buckley;
+    const lua = readmeSnippet('neovim-acp-plugins');
+    const quoted = (text: string) => [...text.matchAll(/"([^"]*)"/g)].map((match) => match[1]);
+    // avante: command and args; CodeCompanion: the whole command line.
+    expect(/command = "([^"]+)", args = \{ ([^}]*) \}/.exec(lua)!.slice(1).flatMap((part, i) => (i === 0 ? [part] : quoted(part)))).toEqual([zed.command, ...zed.args]);
+    expect(quoted(/commands = \{ default = \{ ([^}]*) \}/.exec(lua)![1]!)).toEqual([zed.command, ...zed.args]);
+    const elisp = readmeSnippet('emacs-agent-shell');
+    expect([/:command "([^"]+)"/.exec(elisp)![1], ...quoted(/:command-params '\(([^)]*)\)/.exec(elisp)![1]!)]).toEqual([zed.command, ...zed.args]);
+  });
+
+  it("serves a standalone coordinator's agent (--coordinator): the answer streamed, each permission put to the user", async () => {
+    const coordinator = await startCoordinatorProcess(['--agent', process.execPath, SCRIPTED_AGENT]);
+    stops.push(() => coordinator.stop());
+    const client = await face({ files: false, extraArgs: ['--coordinator', coordinator.address] });
+    expect(client.initialized.agentInfo?.title).toBe(`Buckley: the coordinator at ${coordinator.address}`);
+    // The team's coordinator holds its agents' keys: nothing to authenticate here.
+    expect(client.initialized.authMethods).toEqual([]);
+    const session = await client.context.request('session/new', { cwd: workspace(), mcpServers: [] });
+    expect((await client.context.request('session/prompt', { sessionId: session.sessionId, prompt: [{ type: 'text', text: 'Tidy the config' }] })).stopReason).toBe('end_turn');
+    expect(client.permissions.map((request) => request.toolCall.title)).toEqual(['Edit config.json (medium)']);
+    expect(answerOf(client)).toContain('Permission to read: yes; permission to edit: yes.');
+    // Decided in the panel, recorded by the standalone coordinator, which ran the agent.
+    expect(coordinator.said()).toMatch(/for Edit config\.json \(medium\): allow_once \(decided by the editor\)/);
   });
 
   it('denied, the agent is told no', async () => {
@@ -208,5 +252,62 @@ describe('buckley-lsp acp', () => {
     while (!answerOf(client).includes('Thinking')) await new Promise((resolve) => setImmediate(resolve));
     await client.context.notify('session/cancel', { sessionId: session.sessionId });
     expect((await turn).stopReason).toBe('cancelled');
+  });
+
+  it("passes the agent's questions on: a choice as the client's form, answered with the option chosen", async () => {
+    const client = await face({ files: false, elicit: (request) => ({ action: 'accept', content: { answer: String(((request as any).requestedSchema.properties.answer.oneOf as { title: string }[]).findIndex((option) => option.title === 'Chocolate')) } }) });
+    const session = await client.context.request('session/new', { cwd: workspace(), mcpServers: [] });
+    await client.context.request('session/prompt', { sessionId: session.sessionId, prompt: [{ type: 'text', text: 'ASK USER pick' }] });
+    expect(client.elicitations).toMatchObject([{ sessionId: session.sessionId, mode: 'form', message: 'Which one? (pick)', requestedSchema: { properties: { answer: { oneOf: [{ title: 'Vanilla' }, { title: 'Chocolate' }, { title: 'Strawberry' }] } } } }]);
+    expect(answerOf(client)).toContain('elicitation: accept {"flavour":"c"}');
+  });
+
+  it('a typed answer as a form of one text field; declined, the agent is told', async () => {
+    const client = await face({ files: false, elicit: (request) => ((request as any).requestedSchema.properties.answer.title === 'Your name' ? { action: 'accept', content: { answer: 'Ada' } } : { action: 'decline' }) });
+    const session = await client.context.request('session/new', { cwd: workspace(), mcpServers: [] });
+    await client.context.request('session/prompt', { sessionId: session.sessionId, prompt: [{ type: 'text', text: 'ASK USER text' }] });
+    expect(answerOf(client)).toContain('elicitation: accept {"name":"Ada"}');
+    client.updates.length = 0;
+    await client.context.request('session/prompt', { sessionId: session.sessionId, prompt: [{ type: 'text', text: 'ASK USER other' }] });
+    expect(answerOf(client)).toContain('elicitation: decline');
+  });
+
+  it('a client without forms gets a choice as a permission request whose options are the choices', async () => {
+    const client = await face({ files: false, decide: (request) => request.options.find((option) => option.name === 'Strawberry')?.optionId ?? 'reject' });
+    const session = await client.context.request('session/new', { cwd: workspace(), mcpServers: [] });
+    await client.context.request('session/prompt', { sessionId: session.sessionId, prompt: [{ type: 'text', text: 'ASK USER pick' }] });
+    expect(client.permissions[0]).toMatchObject({ toolCall: { title: 'Which one? (pick)' }, options: [{ name: 'Vanilla' }, { name: 'Chocolate' }, { name: 'Strawberry' }, { name: 'Decline', kind: 'reject_once' }] });
+    expect(answerOf(client)).toContain('elicitation: accept {"flavour":"s"}');
+  });
+
+  it("tells the panel what the turn used and cost (usage_update), as the agent said it", async () => {
+    const client = await face({ files: false });
+    const session = await client.context.request('session/new', { cwd: workspace(), mcpServers: [] });
+    await client.context.request('session/prompt', { sessionId: session.sessionId, prompt: [{ type: 'text', text: 'COSTLY' }] });
+    const usage = client.updates.filter((update) => update.sessionUpdate === 'usage_update');
+    expect(usage.at(-1)).toEqual({ sessionUpdate: 'usage_update', used: 42_000, size: 200_000, cost: { amount: 0.0123, currency: 'USD' } });
+  });
+
+  it("offers the agent's ways to authenticate, and says what a way lacks: which variable, where to set it", async () => {
+    const client = await face({ files: false });
+    expect(client.initialized.authMethods).toEqual([
+      { id: 'gemini-cli-api-key', name: 'Gemini CLI API key', description: expect.stringContaining('GEMINI_API_KEY') },
+      { id: 'gemini-cli-login', name: 'Gemini CLI login', description: 'Run `gemini` in a terminal and log in' },
+    ]);
+    await expect(client.context.request('authenticate', { methodId: 'gemini-cli-api-key' })).rejects.toMatchObject({ code: -32000, message: expect.stringContaining("GEMINI_API_KEY (or GOOGLE_API_KEY, GOOGLE_APPLICATION_CREDENTIALS) is not set: set it in the agent server's environment") });
+    // Logged in its own way: the agent, started, is the judge.
+    await expect(client.context.request('authenticate', { methodId: 'gemini-cli-login' })).resolves.toEqual({});
+    await expect(client.context.request('authenticate', { methodId: 'password' })).rejects.toMatchObject({ message: expect.stringContaining('no way to authenticate called password: gemini-cli-api-key, gemini-cli-login') });
+  });
+
+  it('closes a session (session/close): its turn cancelled, the session gone, its history kept', async () => {
+    const client = await face({ files: false });
+    expect(client.initialized.agentCapabilities?.sessionCapabilities).toMatchObject({ close: {} });
+    const { sessionId } = await client.context.request('session/new', { cwd: workspace(), mcpServers: [] });
+    const turn = client.context.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'HANG' }] });
+    while (!answerOf(client).includes('Thinking')) await new Promise((resolve) => setImmediate(resolve));
+    await client.context.request('session/close', { sessionId });
+    expect((await turn).stopReason).toBe('cancelled');
+    await expect(client.context.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'INSTANT' }] })).rejects.toMatchObject({ code: -32002 });
   });
 });

@@ -4,7 +4,7 @@
  * is not PEM, an agent's own error line) — not the advice for another problem.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeCerts, type TestCerts } from '../helpers/certs.js';
@@ -12,6 +12,7 @@ import { completionServer } from '../helpers/openai.js';
 import { startFakeBuckley, type FakeBuckley } from '../helpers/coordinators.js';
 import { BIN, SCRIPTED_AGENT } from '../helpers/paths.js';
 import { tempDir } from '../helpers/temp.js';
+import { userPath } from '../helpers/readme.js';
 
 interface Run {
   status: number | null;
@@ -127,6 +128,21 @@ describe('doctor', () => {
       `buckley.context.maxBytes (from ${file}): expected a number, not a string ("lots")`,
     ]);
     expect(run.lines.join('\n')).not.toContain('Set buckley.agent.command');
+  });
+
+  it('with --acp, reads the settings as `buckley-lsp acp` does (its settings file) and says what each way to authenticate lacks', async () => {
+    const config = tempDir('buckley-doctor-xdg');
+    mkdirSync(join(config, 'buckley-lsp'), { recursive: true });
+    const file = join(config, 'buckley-lsp', 'settings.json');
+    writeFileSync(file, JSON.stringify({ agent: { command: ['gemini', '--acp'] } }));
+    const run = await doctor(['--acp'], { PATH: userPath(), XDG_CONFIG_HOME: config });
+    expect(run).toMatchObject({ status: 0, failures: [] });
+    const said = run.lines.join('\n');
+    expect(said).toContain(`settings from environment, command line, ${file} are valid`);
+    expect(said).toContain('WARN  ACP authentication "Gemini CLI API key": GEMINI_API_KEY (or GOOGLE_API_KEY, GOOGLE_APPLICATION_CREDENTIALS) is not set');
+    expect(said).toContain('ACP authentication "Gemini CLI login": the agent started above is the judge');
+    // Without --acp, that file is not the editor's: not read.
+    expect((await doctor([], { PATH: userPath(), XDG_CONFIG_HOME: config, BUCKLEY_AGENT: agent })).lines.join('\n')).not.toContain(file);
   });
 
   it('takes every setting as a flag too', async () => {

@@ -15,6 +15,8 @@ import { freePort, NATS_SERVER, requireNats, startNats, stopAllNats } from '../h
 import { readmeSnippet, userPath } from '../helpers/readme.js';
 import { CLIENT_PAYLOADS, fileUri } from '../helpers/paths.js';
 import { tempDir } from '../helpers/temp.js';
+import { CoordinatorClient } from '../../src/wire/client.js';
+import { taskListSchema } from '../../src/wire/contract.js';
 
 const nats = requireNats();
 afterAll(stopAllNats);
@@ -85,6 +87,25 @@ describe.runIf(nats)("the bridge on a team's coordinator", () => {
     expect(messages).toContain('The connection to the coordinator broke: following the task again…');
     const log = client.all('window/logMessage').map((p) => p.message);
     expect(log.some((line) => line.includes(`${nobody}`) && line.includes('trying the next coordinator'))).toBe(true);
+    expect(log.some((line) => line.includes(`task ${taskId}: followed again on ${second.address}`))).toBe(true);
+  });
+
+  it('follows a task whose replica died after making it but before its first event, instead of starting it again ("exists")', async () => {
+    const server = await startNats();
+    // Neither runs tasks: the task waits in the queue, its stream silent (news of the queue comes after 300 ms).
+    const [first, second] = [await kept(startReplica(server.url, 'first', 0)), await kept(startReplica(server.url, 'second', 0))];
+    const client = await start(editor(['--coordinator', `${first.address},${second.address}`], () => ({ approved: true })));
+    const lister = new CoordinatorClient({ address: second.address, agentId: 'lister' });
+    stops.push(async () => lister.close());
+    const { taskId } = await client.request('buckley/executeTask', { task: 'INSTANT' });
+    // The moment the first has made the task (the team knows it), it stops, then dies: it never streamed an event.
+    while (!(await lister.unary('ListTasks', { running_only: false }, taskListSchema, { timeoutMs: 5000 })).tasks.some((task) => task.task_id === taskId));
+    first.process.kill('SIGSTOP');
+    await killed(first);
+    await kept(startReplica(server.url, 'runner', 4));
+    expect((await finalOf(client, taskId)).status).toBe('completed');
+    const log = client.all('window/logMessage').map((p) => p.message);
+    expect(log.some((line) => line.includes(`task ${taskId}: its stream broke after event 0`))).toBe(true);
     expect(log.some((line) => line.includes(`task ${taskId}: followed again on ${second.address}`))).toBe(true);
   });
 

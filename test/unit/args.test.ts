@@ -59,11 +59,11 @@ describe('the command line', () => {
     expect(doctorUsage(settings())).toContain('buckley-lsp doctor [--settings FILE]');
   });
 
-  it("--help names every setting, initializationOptions and the README", () => {
+  it("--help names every setting, initializationOptions and where each is explained (docs/configuration.md)", () => {
     const text = usage(settings());
     for (const { key } of settings()) expect(text).toContain(`--${key} `);
     expect(text).toContain('initializationOptions');
-    expect(text).toContain('README');
+    expect(text).toContain("docs/configuration.md");
   });
 
   it('parses its own flags without the settings, and says when a command line needs them', () => {

@@ -107,7 +107,7 @@ describe('config', () => {
       { key: 'buckley.agnet', message: 'not a setting; did you mean buckley.agent?', summary: 'buckley.agnet: did you mean agent?' },
       { key: 'buckley.context.maxByte', message: 'not a setting; did you mean buckley.context.maxBytes?', summary: 'buckley.context.maxByte: did you mean maxBytes?' },
     ]);
-    expect(resolveConfig([{ name: 'flags', values: { ask: { zzz: 1 } } }])).toMatchObject({ problems: [{ message: 'not a setting (the settings are listed in the README, Configuration)' }] });
+    expect(resolveConfig([{ name: 'flags', values: { ask: { zzz: 1 } } }])).toMatchObject({ problems: [{ message: 'not a setting (docs/configuration.md lists the settings)' }] });
   });
 
   it.each([

@@ -26,6 +26,9 @@ const RUN_BY: Record<string, string> = {
   'emacs-eglot': 'test/emacs/emacs.test.ts',
   team: 'test/integration/teamEditors.test.ts',
   'zed-agent-server': 'test/integration/acpFace.test.ts',
+  'jetbrains-acp': 'test/integration/acpFace.test.ts',
+  'neovim-acp-plugins': 'test/integration/acpFace.test.ts',
+  'emacs-agent-shell': 'test/integration/acpFace.test.ts',
 };
 
 const snippets = READMES.flatMap((readme) => readmeSnippets(readme).map((snippet) => ({ readme, ...snippet })));

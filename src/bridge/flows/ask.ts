@@ -19,14 +19,14 @@ import { responseError, type Unfinished } from './outcomes.js';
 import { FINAL_STATUSES } from '../../wire/contract.js';
 import type { Logger } from '../../logger.js';
 import { AskRequest, type AskResult } from '../protocol.js';
-import { reportOnly, type Answer, type Answers } from '../stores/answers.js';
+import { reportOnly, startOf, type Answer, type Answers } from '../stores/answers.js';
 import { usageLine, type UsageTally } from './usage.js';
 import { endLine, turnNotes, TurnSteps } from './plans.js';
 import type { Limiter } from '../editor/limits.js';
 import type { Targets, TargetInput } from './target.js';
 import type { EditorClient } from '../editor/client.js';
 import * as messages from '../editor/messages.js';
-import { inert, inline, oneLine, utf8Length } from '../../text.js';
+import { inert, inline, isHighSurrogate, oneLine, utf8Length } from '../../text.js';
 import { AnswerTail, type Progress, type ProgressFactory } from '../editor/progress.js';
 import { earlierTurns, typedFollowUp, withUndone, type Conversations } from '../stores/conversations.js';
 
@@ -156,7 +156,7 @@ export class AskService {
       );
       const references = target.document && target.range ? [{ uri: target.document.uri, range: target.range, title: 'Asked about' }] : undefined;
       // With a partial-result token the answer went out in pieces; the final result repeats none of it.
-      const result = { answer: options.partialResultToken !== undefined ? '' : delivered.answer, ...(references ? { references } : {}), conversation };
+      const result = { answer: options.partialResultToken !== undefined ? '' : resultAnswer(delivered.answer), ...(references ? { references } : {}), conversation };
       return { status: 'completed', result: reported ? { ...result, report: true } : result };
     } catch (error) {
       // Not the coordinator's failure (it says those in its outcome): a fault of ours, said as one.
@@ -186,7 +186,7 @@ export class AskService {
       },
       onDelta: (delta) => {
         progress.writing(written.push(delta));
-        if (partialResultToken !== undefined) this.deps.editor.progress(AskRequest.partialResult, partialResultToken, { answer: inert(delta) });
+        if (partialResultToken !== undefined) for (const piece of piecesOf(inert(delta))) this.deps.editor.progress(AskRequest.partialResult, partialResultToken, { answer: piece });
       },
     };
   }
@@ -285,4 +285,33 @@ export class AskService {
 
 function unknownConversation(id: string): ResponseError<void> {
   return new ResponseError(ErrorCodes.InvalidParams, `no conversation ${id}: it is not one of the conversations kept (buckley.conversations lists them); ask again from the code`);
+}
+
+/**
+ * The most of an answer one message to the editor carries. Its replies share one pipe in order: a
+ * 20 MB result held every hover sent meanwhile until the editor had read and parsed it (1.6–2 s
+ * in Neovim). The answer document has the whole answer.
+ */
+const RESULT_ANSWER_CHARS = 1024 * 1024;
+/** A partial result's piece at most: a huge delta goes out in pieces, replies between them. */
+const PIECE_CHARS = 64 * 1024;
+
+/** The answer as the ask's result carries it: the start of a huge one, and where the rest is. */
+export function resultAnswer(answer: string): string {
+  if (answer.length <= RESULT_ANSWER_CHARS) return answer;
+  const start = startOf(answer, RESULT_ANSWER_CHARS);
+  return `${start}\n\n… ${(answer.length - start.length).toLocaleString('en')} more characters: the whole answer is in its answer document (buckley.answers.directory)`;
+}
+
+/** A delta in pieces of at most PIECE_CHARS, never splitting a surrogate pair. */
+export function piecesOf(text: string): string[] {
+  if (text.length <= PIECE_CHARS) return [text];
+  const pieces: string[] = [];
+  for (let at = 0; at < text.length; ) {
+    let end = Math.min(at + PIECE_CHARS, text.length);
+    if (end < text.length && isHighSurrogate(text.charCodeAt(end - 1))) end--;
+    pieces.push(text.slice(at, end));
+    at = end;
+  }
+  return pieces;
 }

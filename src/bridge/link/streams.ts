@@ -18,7 +18,7 @@ import { failureOf, plainDetails, type FailureContext } from './failures.js';
 import type { SessionKeeper } from './session.js';
 import { FINAL_STATUSES } from '../../wire/contract.js';
 import type { EditorFiles, EditorQuestions, StreamCall, StreamOutcome, WatchCall } from './calls.js';
-import { CoordinatorError } from '../../wire/errors.js';
+import { CoordinatorError, Status } from '../../wire/errors.js';
 import type { FeatureFlag } from '../../wire/features.js';
 import { planSteps, Thinking, type PlanStep } from '../flows/plans.js';
 import { brokeOff, followAgain } from './followAgain.js';
@@ -80,10 +80,12 @@ const newRead = (watching = false): StreamRead => ({ answer: '', lines: [], fina
 async function readStream(runner: StreamRunner, call: WatchCall, read: StreamRead, open: (client: CoordinatorClient) => AsyncIterable<TaskEvent>): Promise<StreamOutcome> {
   const { keeper } = runner;
   const deadline = Date.now() + call.timeoutMs;
+  let attempts = 0;
   try {
     await keeper.calling(
       call.signal,
       async (client) => {
+        attempts++;
         for await (const event of open(client)) readEvent(runner, client, call, event, read);
       },
       // Nothing happened yet: connect anew and start it once more. Otherwise it failed midway.
@@ -91,8 +93,11 @@ async function readStream(runner: StreamRunner, call: WatchCall, read: StreamRea
     );
   } catch (error) {
     if (call.signal.aborted) return { status: 'cancelled' };
-    // Broken midway, on a team's coordinator: the task goes on there, and is followed again.
-    if (!runner.offers('sharedTasks') || read.sequence === 0 || !brokeOff(error)) return failed(runner, call, error);
+    // Broken midway, on a team's coordinator: the task goes on there, and is followed again. So
+    // is one started again after a break before its first event, that the first try had made
+    // (the coordinator got it; only its stream was lost): its id is ours.
+    const madeBefore = attempts > 1 && error instanceof CoordinatorError && error.code === Status.ALREADY_EXISTS;
+    if (!runner.offers('sharedTasks') || !(madeBefore || (read.sequence > 0 && brokeOff(error)))) return failed(runner, call, error);
     try {
       const notice = (message: string) => call.onEvent?.(z.parse(taskEventSchema, { task_id: call.taskId, status: 'in_progress', message }));
       await followAgain({ runner, taskId: call.taskId, signal: call.signal, deadline, after: () => read.sequence, broke: error, notice }, (client, event) => readEvent(runner, client, call, event, read));

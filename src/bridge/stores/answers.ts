@@ -433,7 +433,8 @@ function whereShown(record: Answer, features: Features, shown: Shown): string {
 }
 
 /** The start of a long text, cut at a line end where there is one near the cut, a code block closed if it was open. */
-function startOf(text: string, chars: number): string {
+/** The start of a long answer, at most `chars`: cut at a line where one is near, a code block left open closed. */
+export function startOf(text: string, chars: number): string {
   let cut = text.slice(0, chars).toWellFormed();
   const lineEnd = cut.lastIndexOf('\n');
   if (lineEnd > chars / 2) cut = cut.slice(0, lineEnd);

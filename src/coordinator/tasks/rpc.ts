@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from '../../logger.js';
 import { DETACH_HEADER, type FileContent, type FileWritten, type QuestionAnswer, type TaskStreamRequest } from '../../wire/contract.js';
+import { CallOut } from '../callOut.js';
 import { fail, identityOf, type Caller } from '../callers.js';
 import { claimRequest, taskOfRequest } from './requests.js';
 import { createdState } from './runner.js';
@@ -44,48 +45,50 @@ export class TaskRpc {
   constructor(private readonly options: TaskRpcOptions) {}
 
   readonly streamTask = async (call: Stream<TaskStreamRequest>) => {
+    const out = new CallOut(call);
     const made = this.options.specOf(call);
-    if (made.error) return call.emit('error', made.error);
+    if (made.error) return out.fail(made.error);
     const taskId = call.request.task_id || randomUUID();
-    if (!TASK_ID.test(taskId)) return call.emit('error', fail(grpc.status.INVALID_ARGUMENT, 'task_id is letters, digits, _ and - (at most 128)'));
+    if (!TASK_ID.test(taskId)) return out.fail(fail(grpc.status.INVALID_ARGUMENT, 'task_id is letters, digits, _ and - (at most 128)'));
     const { engine, logger } = this.options;
     const owner = identityOf(call, call.request.agent_id);
     logger.debug(`StreamTask ${taskId}${made.spec.intent === 'ask' ? ' (ask)' : ''}${made.spec.traceparent ? ` traceparent ${made.spec.traceparent}` : ''}`);
     try {
-      if (await engine.states.get(taskId)) return call.emit('error', fail(grpc.status.ALREADY_EXISTS, `task ${taskId} exists; follow it with SubscribeTaskEvents`));
+      if (await engine.states.get(taskId)) return out.fail(fail(grpc.status.ALREADY_EXISTS, `task ${taskId} exists; follow it with SubscribeTaskEvents`));
       const seq = await engine.log.append(taskId, { created: { owner, spec: made.spec } });
       await engine.states.put(taskId, createdState(made.spec, owner, seq));
       await engine.log.append(taskId, { queued: { ticket: await engine.queue.enqueue(taskId) } });
     } catch (error) {
-      return call.emit('error', fail(grpc.status.UNAVAILABLE, `the task could not be queued: ${(error as Error).message}`));
+      return out.fail(fail(grpc.status.UNAVAILABLE, `the task could not be queued: ${(error as Error).message}`));
     }
     // A detached task's caller may be back (a failover, a blip): it is told it went, not cancelled.
     const detached = call.metadata.get(DETACH_HEADER)[0]?.toString() === '1';
     const stream = randomUUID();
     await this.note(taskId, { caller: { attached: stream } });
-    await this.stream(call, [taskId], 1, detached ? (id) => this.note(id, { caller: { detached: stream } }) : (id) => this.cancel(id, owner));
+    await this.stream(out, [taskId], 1, detached ? (id) => this.note(id, { caller: { detached: stream } }) : (id) => this.cancel(id, owner));
   };
 
   readonly subscribe = async (call: Stream<{ plan_id: string; task_ids: string[]; from_sequence: number }>) => {
+    const out = new CallOut(call);
     const ids = [...new Set(call.request.task_ids)];
-    if (ids.length === 0) return call.emit('error', fail(grpc.status.INVALID_ARGUMENT, 'task_ids is empty: name the tasks to follow (ListTasks lists them)'));
+    if (ids.length === 0) return out.fail(fail(grpc.status.INVALID_ARGUMENT, 'task_ids is empty: name the tasks to follow (ListTasks lists them)'));
     const unknown = ids.find((id) => !TASK_ID.test(id));
-    if (unknown !== undefined) return call.emit('error', fail(grpc.status.NOT_FOUND, `no task ${unknown.slice(0, 128)}`));
+    if (unknown !== undefined) return out.fail(fail(grpc.status.NOT_FOUND, `no task ${unknown.slice(0, 128)}`));
     let states: Map<string, TaskState | undefined>;
     try {
       states = new Map(await Promise.all(ids.map(async (id) => [id, await this.options.engine.states.get(id)] as const)));
     } catch (error) {
-      return call.emit('error', fail(grpc.status.UNAVAILABLE, `the tasks cannot be looked up now: ${(error as Error).message}`));
+      return out.fail(fail(grpc.status.UNAVAILABLE, `the tasks cannot be looked up now: ${(error as Error).message}`));
     }
     const missing = ids.find((id) => !states.get(id));
-    if (missing !== undefined) return call.emit('error', fail(grpc.status.NOT_FOUND, `no task ${missing}`));
+    if (missing !== undefined) return out.fail(fail(grpc.status.NOT_FOUND, `no task ${missing}`));
     // Its caller, back (a failover, a blip): a detached task is followed again, until this stream
     // ends. A colleague watching changes nothing.
     const who = identityOf(call, '');
     const own = ids.filter((id) => states.get(id)!.owner === who && !FINAL.has(states.get(id)!.status));
     const stream = randomUUID();
     for (const id of own) await this.note(id, { caller: { attached: stream } });
-    await this.stream(call, ids, Number(call.request.from_sequence) || 1, (id) => (own.includes(id) ? this.note(id, { caller: { detached: stream } }) : undefined));
+    await this.stream(out, ids, Number(call.request.from_sequence) || 1, (id) => (own.includes(id) ? this.note(id, { caller: { detached: stream } }) : undefined));
   };
 
   /**
@@ -93,7 +96,7 @@ export class TaskRpc {
    * the call ends), the caller goes, or this coordinator stops (the call ends UNAVAILABLE: follow
    * them on another). `left` says what becomes of each unfinished task when the call is left.
    */
-  private async stream(call: Stream<unknown>, taskIds: string[], fromSeq: number, left?: (taskId: string) => unknown): Promise<void> {
+  private async stream(out: CallOut, taskIds: string[], fromSeq: number, left?: (taskId: string) => unknown): Promise<void> {
     const controller = new AbortController();
     const finished = new Set<string>();
     const leave = async () => {
@@ -101,30 +104,29 @@ export class TaskRpc {
       controller.abort();
       await Promise.all(taskIds.filter((taskId) => !finished.has(taskId)).map((taskId) => left?.(taskId)));
     };
-    call.on('cancelled', () => void leave());
-    // Gone already, while the task was being made.
-    if (call.cancelled) void leave();
+    // Also when gone already, while the task was being made.
+    out.onCancelled(() => void leave());
     const stopping = async () => {
       await leave();
-      if (!call.cancelled) call.emit('error', fail(grpc.status.UNAVAILABLE, 'this coordinator is stopping: follow the tasks on another of the team (SubscribeTaskEvents)'));
+      out.fail(fail(grpc.status.UNAVAILABLE, 'this coordinator is stopping: follow the tasks on another of the team (SubscribeTaskEvents)'));
     };
     this.open.add(stopping);
     try {
-      await Promise.all(taskIds.map((taskId) => this.follow(call, taskId, fromSeq, controller.signal).then((final) => final && finished.add(taskId))));
+      await Promise.all(taskIds.map((taskId) => this.follow(out, taskId, fromSeq, controller.signal).then((final) => final && finished.add(taskId))));
     } finally {
       this.open.delete(stopping);
     }
     if (controller.signal.aborted) return;
     controller.abort();
-    if (finished.size === taskIds.length) call.end();
-    else call.emit('error', fail(grpc.status.UNAVAILABLE, "the tasks' streams could not be followed to their end: follow them again with SubscribeTaskEvents"));
+    if (finished.size === taskIds.length) out.end();
+    else out.fail(fail(grpc.status.UNAVAILABLE, "the tasks' streams could not be followed to their end: follow them again with SubscribeTaskEvents"));
   }
 
   /** One task's records to the call, until its final one (true) or the signal. */
-  private async follow(call: Stream<unknown>, taskId: string, fromSeq: number, signal: AbortSignal): Promise<boolean> {
+  private async follow(out: CallOut, taskId: string, fromSeq: number, signal: AbortSignal): Promise<boolean> {
     try {
       for await (const record of this.options.engine.log.follow(taskId, fromSeq, signal)) {
-        this.forward(call, record, signal);
+        this.forward(out, record, signal);
         if (record.final) return true;
       }
     } catch (error) {
@@ -139,25 +141,25 @@ export class TaskRpc {
   }
 
   /** One record as the caller sees it: an event, or news of the queue. */
-  private forward(call: Stream<unknown>, record: StoredRecord, signal: AbortSignal): void {
+  private forward(out: CallOut, record: StoredRecord, signal: AbortSignal): void {
     const base = { task_id: record.taskId, timestamp: timestamp(record.at), sequence: record.seq };
-    if (record.event && !call.cancelled) call.write({ ...record.event, ...base });
-    if (record.queued) void this.queueNews(call, record, signal);
+    if (record.event) out.write({ ...record.event, ...base });
+    if (record.queued) void this.queueNews(out, record, signal);
   }
 
   /**
    * While a task waits in the queue (every running slot taken): how many are ahead of it, now and
    * then, until it starts. Nothing is said of a task that starts at once.
    */
-  private async queueNews(call: Stream<unknown>, record: StoredRecord, signal: AbortSignal): Promise<void> {
+  private async queueNews(out: CallOut, record: StoredRecord, signal: AbortSignal): Promise<void> {
     const { engine } = this.options;
-    for (let said = ''; !signal.aborted && !call.cancelled; ) {
+    for (let said = ''; !signal.aborted && out.open; ) {
       await new Promise((resolve) => setTimeout(resolve, said ? QUEUE_NEWS_MS : QUEUE_GRACE_MS).unref());
       const state = await engine.states.get(record.taskId).catch(() => undefined);
-      if (!state || state.status !== 'queued' || signal.aborted || call.cancelled) return;
+      if (!state || state.status !== 'queued' || signal.aborted || !out.open) return;
       const ahead = await engine.queue.ahead(record.queued!.ticket).catch(() => 0);
       const message = ahead > 0 ? `Queued, ${ahead} ahead` : 'Queued, next in line';
-      if (message !== said) call.write({ task_id: record.taskId, timestamp: timestamp(), sequence: record.seq, status: 'pending', message });
+      if (message !== said && !signal.aborted) out.write({ task_id: record.taskId, timestamp: timestamp(), sequence: record.seq, status: 'pending', message });
       said = message;
     }
   }
