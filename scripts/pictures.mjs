@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * `npm run pictures`: the docs' pictures of what each editor shows, made from the real-editor
- * tests' own screens — the tests run with BUCKLEY_PICTURES_DIR set capture theirs (tmux's
+ * tests' own screens (Helix's, and Neovim's and Emacs' in a terminal) — the tests run with BUCKLEY_PICTURES_DIR set capture theirs (tmux's
  * `capture-pane -e`), drawn here as SVG into docs/pictures/. Run it again when what an editor
  * shows changes; nothing is drawn by hand.
  */
@@ -14,7 +14,7 @@ import { screenToSvg } from './ansiSvg.mjs';
 
 const repo = fileURLToPath(new URL('..', import.meta.url));
 const captured = mkdtempSync(join(tmpdir(), 'buckley-pictures-'));
-const tests = process.argv.slice(2).length ? process.argv.slice(2) : ['test/helix'];
+const tests = process.argv.slice(2).length ? process.argv.slice(2) : ['test/helix', 'test/nvim/neovimScreen.test.ts', 'test/emacs/emacsScreen.test.ts'];
 const run = spawnSync('npx', ['vitest', 'run', ...tests], { cwd: repo, stdio: 'inherit', env: { ...process.env, BUCKLEY_PICTURES_DIR: captured } });
 const screens = readdirSync(captured).filter((name) => name.endsWith('.ansi'));
 if (run.status !== 0 || screens.length === 0) {

@@ -1,9 +1,10 @@
 /**
  * The documents hold together: every relative link of the READMEs and docs/ names a file that is
  * there and, with an anchor, a heading it has (as GitHub makes anchors); every document of docs/
- * is reachable from the README; and the README stays a read of a few minutes.
+ * is reachable from the README; the README stays a read of a few minutes; and the pictures are
+ * the editor tests' own screens.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO } from '../helpers/paths.js';
@@ -56,5 +57,12 @@ describe('the documents', () => {
     const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
     expect(readme.split('\n').length).toBeLessThan(120);
     expect(readme.match(/^## .*$/gm)).toEqual(['## Quick start', '## What it does', '## Your editor', '## Read on']);
+  });
+
+  it("show pictures only of what an editor test captured (npm run pictures), none drawn by hand", () => {
+    const tests = ['test/helix/helix.test.ts', 'test/nvim/neovimScreen.test.ts', 'test/emacs/emacsScreen.test.ts'].map((file) => readFileSync(join(REPO, file), 'utf8')).join('\n');
+    const pictures = readdirSync(join(REPO, 'docs', 'pictures')).filter((name) => name.endsWith('.svg'));
+    expect(pictures.length).toBeGreaterThan(0);
+    for (const name of pictures) expect(tests, name).toContain(`picture(session, '${name.slice(0, -'.svg'.length)}'`);
   });
 });
