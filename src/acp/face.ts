@@ -10,12 +10,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import { isAbsolute } from 'node:path';
-import { PROTOCOL_VERSION, RequestError, type AgentApp, type AuthMethod, type AgentContext, type InitializeRequest, type InitializeResponse, type NewSessionRequest, type NewSessionResponse, type PromptRequest, type PromptResponse, type LoadSessionRequest, type LoadSessionResponse, type ResumeSessionRequest, type SessionMode, type SetSessionConfigOptionRequest, type SetSessionConfigOptionResponse, type SetSessionModeRequest } from '@agentclientprotocol/sdk';
+import { PROTOCOL_VERSION, RequestError, type AgentApp, type AuthMethod, type AgentContext, type InitializeRequest, type InitializeResponse, type NewSessionRequest, type NewSessionResponse, type PromptRequest, type PromptResponse, type LoadSessionRequest, type LoadSessionResponse, type ResumeSessionRequest, type SetSessionConfigOptionRequest, type SetSessionConfigOptionResponse, type SetSessionModeRequest } from '@agentclientprotocol/sdk';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { CoordinatorSession } from '../bridge/link/calls.js';
 import { panelOf, type Panel } from './panel.js';
 import { commandsOf, configOptionsOf, MODEL_OPTION } from './controls.js';
+import { agentModeFor, faceModeOf, modesOf, type FaceMode } from './modes.js';
+import type { AgentControls } from '../wire/contract.js';
 import { runTurn, type FaceSession } from './turn.js';
 import type { SessionHistory } from './history.js';
 
@@ -48,16 +50,16 @@ export interface AuthWay {
 
 /** How long asking what the agent offers may take (its start included). */
 const CONTROLS_TIMEOUT_MS = 60_000;
-
-const MODES: SessionMode[] = [
-  { id: 'task', name: 'Task', description: 'The agent works in the workspace, asking before each change or command (approvals.autoApprove aside)' },
-  { id: 'ask', name: 'Ask (read-only)', description: 'The agent reads and answers: it changes nothing and runs nothing' },
-];
+/** How long a new session waits to offer the agent's own modes (its start): past it, Task and Ask only. */
+const MODES_WAIT_MS = 10_000;
 
 export class AcpFace {
   private capabilities: InitializeRequest['clientCapabilities'];
   private readonly sessions = new Map<string, FaceSession>();
   private panel: { of: AgentContext; panel: Panel } | undefined;
+  /** What the agent offers, as last told; and the mode it asked first in, before any choice. */
+  private offered: AgentControls | undefined;
+  private defaultTaskMode: string | undefined;
 
   constructor(private readonly options: FaceOptions) {}
 
@@ -113,14 +115,16 @@ export class AcpFace {
     return {};
   }
 
-  private newSession(params: NewSessionRequest, panel: Panel): NewSessionResponse {
+  private async newSession(params: NewSessionRequest, panel: Panel): Promise<NewSessionResponse> {
     if (!isAbsolute(params.cwd)) throw RequestError.invalidParams(undefined, `cwd must be an absolute path, not ${params.cwd}`);
     const session: FaceSession = { id: `buckley-${randomUUID()}`, cwd: params.cwd, mode: 'task' };
     if (this.sessions.size === 0) this.options.workspaceChosen?.(params.cwd);
     this.sessions.set(session.id, session);
-    // After the answer: what the agent offers is known once it has started.
+    // The agent's own modes are offered once it has said what they are (it starts for that).
+    if (!this.offered) await Promise.race([this.controls({ discover: true }), new Promise((resolve) => setTimeout(resolve, MODES_WAIT_MS).unref())]);
+    // After the answer: its commands, which an agent lists once a session of it has lived.
     setImmediate(() => void this.announceControls(session, panel));
-    return { sessionId: session.id, modes: { currentModeId: session.mode, availableModes: MODES } };
+    return { sessionId: session.id, modes: { currentModeId: session.mode, availableModes: modesOf(this.offered) } };
   }
 
   /**
@@ -152,9 +156,23 @@ export class AcpFace {
     return { configOptions: configOptionsOf(outcome.controls) };
   }
 
-  private async controls(call: { discover: boolean; model?: string }) {
+  /** What the agent offers (with `model` or `mode`: chosen first), kept as it was told. */
+  private async controls(call: { discover: boolean; model?: string; mode?: string }) {
     const coordinator = await this.options.coordinator();
-    return coordinator.agentControls({ ...call, signal: AbortSignal.timeout(CONTROLS_TIMEOUT_MS), timeoutMs: CONTROLS_TIMEOUT_MS });
+    const outcome = await coordinator.agentControls({ ...call, signal: AbortSignal.timeout(CONTROLS_TIMEOUT_MS), timeoutMs: CONTROLS_TIMEOUT_MS });
+    if (outcome.status === 'completed') {
+      this.offered = outcome.controls;
+      this.defaultTaskMode ??= outcome.controls.task_mode || undefined;
+    }
+    return outcome;
+  }
+
+  /** A task turn's agent in the mode its session is in (the agent's modes are the agent's, for every session). */
+  private async keepAgentMode(mode: FaceMode): Promise<void> {
+    const wanted = agentModeFor(mode, this.defaultTaskMode);
+    if (!wanted || wanted === this.offered?.task_mode) return;
+    const outcome = await this.controls({ discover: false, mode: wanted });
+    if (outcome.status === 'failed') this.options.logger.warn(`the agent's mode ${wanted} was not chosen: ${outcome.failure.message}`);
   }
 
   /**
@@ -164,7 +182,7 @@ export class AcpFace {
   private async reopen(params: LoadSessionRequest | ResumeSessionRequest, panel: Panel, replay: boolean): Promise<LoadSessionResponse> {
     const stored = this.options.history.get(params.sessionId);
     if (!stored) throw RequestError.resourceNotFound(params.sessionId);
-    const session: FaceSession = this.sessions.get(stored.sessionId) ?? { id: stored.sessionId, cwd: params.cwd, mode: stored.mode, reopened: true };
+    const session: FaceSession = this.sessions.get(stored.sessionId) ?? { id: stored.sessionId, cwd: params.cwd, mode: faceModeOf(stored.mode, this.offered) ?? 'task', reopened: true };
     this.sessions.set(session.id, session);
     if (replay) {
       for (const turn of stored.turns) {
@@ -174,13 +192,14 @@ export class AcpFace {
       await panel.sent();
     }
     setImmediate(() => void this.announceControls(session, panel));
-    return { modes: { currentModeId: session.mode, availableModes: MODES } };
+    return { modes: { currentModeId: session.mode, availableModes: modesOf(this.offered) } };
   }
 
   private setMode(params: SetSessionModeRequest, panel: Panel): Record<string, never> {
     const session = this.sessionOf(params.sessionId);
-    if (params.modeId !== 'task' && params.modeId !== 'ask') throw RequestError.invalidParams(undefined, `no mode ${params.modeId}: the modes are task and ask`);
-    session.mode = params.modeId;
+    const mode = faceModeOf(params.modeId, this.offered);
+    if (!mode) throw RequestError.invalidParams(undefined, `no mode ${params.modeId}: the modes are ${modesOf(this.offered).map((offered) => offered.id).join(', ')}`);
+    session.mode = mode;
     panel.update(session.id, { sessionUpdate: 'current_mode_update', currentModeId: session.mode });
     return {};
   }
@@ -195,6 +214,7 @@ export class AcpFace {
       const config = this.options.config();
       // A session opened again: its earlier turns go along, for an agent that no longer holds it.
       const earlier = session.reopened ? this.options.history.earlier(session.id, Math.floor(config.context.maxBytes / 2)) : undefined;
+      await this.keepAgentMode(session.mode);
       const end = await runTurn({ coordinator, panel, config, logger: this.options.logger }, session, params.prompt, turn.signal, earlier);
       if (end.answered) this.options.history.note(session, end.answered.question, end.answered.answer);
       void this.announceControls(session, panel, false);

@@ -21,7 +21,8 @@ const storedSchema = z.object({
   cwd: z.string(),
   title: z.string(),
   updatedAt: z.string(),
-  mode: z.enum(['task', 'ask']),
+  /** `task`, `ask`, or `task:<the agent's mode>` (checked against what the agent offers when reopened). */
+  mode: z.string(),
   turns: z.array(z.object({ question: z.string(), answer: z.string(), at: z.string() })),
 });
 export type StoredSession = z.infer<typeof storedSchema>;
@@ -48,7 +49,7 @@ export class SessionHistory {
   }
 
   /** A turn of the session, kept (the session made newest). */
-  note(session: { id: string; cwd: string; mode: 'task' | 'ask' }, question: string, answer: string): void {
+  note(session: { id: string; cwd: string; mode: string }, question: string, answer: string): void {
     const all = this.all();
     const at = new Date().toISOString();
     const before = all.get(session.id);

@@ -17,13 +17,14 @@ import type { CoordinatorSession, EditorFiles } from '../bridge/link/calls.js';
 import type { Panel } from './panel.js';
 import { permissionOf, ShownTools, updatesOf } from './updates.js';
 import { questionsOf } from './questions.js';
+import type { FaceMode } from './modes.js';
 
 export interface FaceSession {
   id: string;
   /** Its workspace (absolute): what a task may write. */
   cwd: string;
-  /** `task`: the agent works, asking before each change; `ask`: it only reads. */
-  mode: 'task' | 'ask';
+  /** `task` (or `task:<the agent's mode>`): the agent works, asking before each change; `ask`: it only reads. */
+  mode: FaceMode;
   /** The turn running, to cancel. */
   turn?: AbortController;
   /** Opened again (session/load, session/resume): the agent behind may no longer hold it. */

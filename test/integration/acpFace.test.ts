@@ -155,6 +155,24 @@ describe('buckley-lsp acp', () => {
     expect(coordinator.said()).toMatch(/for Edit config\.json \(medium\): allow_once \(decided by the editor\)/);
   });
 
+  it("offers the agent's own modes that ask first beside Task and Ask, never one that runs tools unasked; a turn runs in the one chosen", async () => {
+    const client = await face({ files: false, agentFlags: ['--modes'] });
+    const session = await client.context.request('session/new', { cwd: workspace(), mcpServers: [] });
+    expect(session.modes?.availableModes.map((mode) => [mode.id, mode.name])).toEqual([
+      ['task', 'Task'],
+      ['task:plan', 'Task: Plan'],
+      ['ask', 'Ask (read-only)'],
+    ]);
+    await expect(client.context.request('session/set_mode', { sessionId: session.sessionId, modeId: 'task:yolo' })).rejects.toMatchObject({ message: expect.stringContaining('no mode task:yolo: the modes are task, task:plan, ask') });
+    await client.context.request('session/set_mode', { sessionId: session.sessionId, modeId: 'task:plan' });
+    await client.context.request('session/prompt', { sessionId: session.sessionId, prompt: [{ type: 'text', text: 'What is first?' }] });
+    expect(answerOf(client)).toContain('[mode plan]');
+    client.updates.length = 0;
+    await client.context.request('session/set_mode', { sessionId: session.sessionId, modeId: 'task' });
+    await client.context.request('session/prompt', { sessionId: session.sessionId, prompt: [{ type: 'text', text: 'What is first?' }] });
+    expect(answerOf(client)).toContain('[mode default]');
+  });
+
   it('denied, the agent is told no', async () => {
     const client = await face({ files: false, decide: () => 'reject' });
     const session = await client.context.request('session/new', { cwd: workspace(), mcpServers: [] });

@@ -246,6 +246,10 @@ export class AcpDriver implements AgentDriver {
     return `${this.description}${agent.info?.title ? ` (${agent.info.title}${agent.info.version ? ` ${agent.info.version}` : ''})` : ''} is running (pid ${agent.child.pid}), answered ACP initialize and opened a session`;
   }
 
+  async ready(): Promise<void> {
+    await this.ensureAgent().catch((error: unknown) => Promise.reject(this.sandboxWords(error)));
+  }
+
   async controls(discover: boolean): Promise<AgentControls> {
     if (discover && !this.options.choices.snapshot('').known) await this.check();
     return this.options.choices.snapshot(this.shortName);

@@ -126,8 +126,26 @@ export class AgentPool implements AgentDriver {
 
   async run(turn: AgentTurn, sink: TurnSink, signal: AbortSignal): Promise<TurnResult> {
     const entry = await this.entryFor(turn);
-    return this.entries.use(entry, () => entry.driver.run(turn, sink, signal));
+    return this.entries.use(entry, async () => {
+      // Its first start waits for any other's; a running agent's turns wait for nothing.
+      if (!this.readied.has(entry.driver)) await this.oneAtATime(async () => entry.driver.ready?.());
+      this.readied.add(entry.driver);
+      return entry.driver.run(turn, sink, signal);
+    });
   }
+  private readonly readied = new WeakSet<AgentDriver>();
+
+  /**
+   * Agent processes start one at a time (an ask's and a task's, the panel's discovery and its
+   * first prompt): an agent that keeps one store in its home fails when two of it start at once
+   * (opencode: "database is locked", and the second died).
+   */
+  private oneAtATime<T>(start: () => Promise<T>): Promise<T> {
+    const started = this.starting.then(start);
+    this.starting = started.catch(() => undefined);
+    return started;
+  }
+  private starting: Promise<unknown> = Promise.resolve();
 
   /** Starts the agent in the ask's sandbox and in the task's, opening a session in each, as `doctor` asks. */
   async check(): Promise<string> {
@@ -153,7 +171,8 @@ export class AgentPool implements AgentDriver {
     const { choices } = this.options;
     if (discover && !choices.snapshot('').known) {
       const entry = await this.entryFor({ sessionKey: 'controls', prompt: '', readOnly: true, cwd: this.options.cwd });
-      await this.entries.use(entry, () => entry.driver.check());
+      // Its start and its one session: what it offers is known when a session opens.
+      await this.entries.use(entry, () => this.oneAtATime(() => (choices.snapshot('').known ? Promise.resolve('') : entry.driver.check())));
     }
     return choices.snapshot(this.shortName);
   }

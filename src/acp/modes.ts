@@ -1,0 +1,31 @@
+/**
+ * The panel's modes: Task (the agent works, asking first, in its own mode that does), the agent's
+ * other modes that ask first (its plan mode…) as "Task: <its name>", and Ask (read-only). Never a
+ * mode of the agent's that runs tools unasked: the coordinator offers only those it can keep to
+ * asking (`task_modes`). A task mode's turn runs with the agent in that mode (SetAgentMode).
+ */
+import type { SessionMode } from '@agentclientprotocol/sdk';
+import type { AgentControls } from '../wire/contract.js';
+
+export type FaceMode = 'task' | 'ask' | `task:${string}`;
+
+const TASK: SessionMode = { id: 'task', name: 'Task', description: 'The agent works in the workspace, asking before each change or command (approvals.autoApprove aside)' };
+const ASK: SessionMode = { id: 'ask', name: 'Ask (read-only)', description: 'The agent reads and answers: it changes nothing and runs nothing' };
+
+/** The modes a session offers, with what the agent offers (undefined: not known yet). */
+export function modesOf(controls: AgentControls | undefined): SessionMode[] {
+  const others = (controls?.task_modes ?? []).filter((id) => id !== controls?.task_mode);
+  const named = (id: string) => controls?.modes.find((mode) => mode.id === id);
+  return [TASK, ...others.map((id) => ({ id: `task:${id}`, name: `Task: ${named(id)?.name || id}`, description: named(id)?.description || `The agent works in its ${id} mode, asking first` })), ASK];
+}
+
+/** `modeId` as a mode of ours, where the panel offers it; undefined for any other. */
+export function faceModeOf(modeId: string, controls: AgentControls | undefined): FaceMode | undefined {
+  return modesOf(controls).some((mode) => mode.id === modeId) ? (modeId as FaceMode) : undefined;
+}
+
+/** The agent's mode a task turn in `mode` runs in: its own for task:<id>, else the one it asked first in (`defaultMode`). */
+export function agentModeFor(mode: FaceMode, defaultMode: string | undefined): string | undefined {
+  if (mode === 'ask') return undefined;
+  return mode.startsWith('task:') ? mode.slice('task:'.length) : defaultMode;
+}

@@ -1,0 +1,105 @@
+/**
+ * The real agents behind `buckley-lsp acp`, each against a stand-in for its model's API, driven
+ * by the ACP SDK's client side as Zed drives its agent (its files offered): an edit is put to the
+ * user as a permission with our risk in words, and, approved, reaches the client — through its
+ * `fs/write_text_file` (its buffer, its review), or as a finished edit with its diff for an agent
+ * that writes the disk itself; denied, nothing changes.
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Readable, Writable } from 'node:stream';
+import * as acp from '@agentclientprotocol/sdk';
+import { afterEach, describe, expect, it } from 'vitest';
+import { agentHome, REAL_AGENTS, requireAgent, stepsScript, type RealAgent } from '../helpers/agents.js';
+import { BIN } from '../helpers/paths.js';
+import { tempDir } from '../helpers/temp.js';
+
+const CODE = ['export function retryDelay(attempt: number): number {', '  const cap = 30_000;', '  return Math.min(1000 * 2 ** attempt, cap);', '}', ''].join('\n');
+
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+interface Panel {
+  context: acp.ClientContext;
+  updates: acp.SessionUpdate[];
+  permissions: acp.RequestPermissionRequest[];
+  written: Map<string, string>;
+}
+
+/** `buckley-lsp acp` with the agent against its stand-in (its settings file), and a Zed-like client of it. */
+async function panel(agent: RealAgent, steps: Parameters<typeof stepsScript>[0], allow: boolean): Promise<Panel> {
+  const model = await agent.model(stepsScript(steps));
+  const { home, cleanup } = agentHome();
+  const settings = join(tempDir('buckley-acp-settings'), 'settings.json');
+  writeFileSync(settings, JSON.stringify({ agent: { command: agent.command, env: agent.setup(model, home) } }));
+  const child = spawn(process.execPath, [BIN, 'acp', '--settings', settings], { env: { PATH: process.env.PATH, HOME: home }, stdio: ['pipe', 'pipe', 'ignore'] });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const shown: Omit<Panel, 'context'> = { updates: [], permissions: [], written: new Map() };
+  const connection = acp
+    .client({ name: 'zed-like' })
+    .onNotification('session/update', ({ params }) => void shown.updates.push(params.update))
+    .onRequest('session/request_permission', ({ params }) => {
+      shown.permissions.push(params);
+      const option = params.options.find((candidate) => candidate.kind === (allow ? 'allow_once' : 'reject_once'))!;
+      return { outcome: { outcome: 'selected', optionId: option.optionId } };
+    })
+    .onRequest('fs/read_text_file', ({ params }) => ({ content: shown.written.get(params.path) ?? readFileSync(params.path, 'utf8') }))
+    .onRequest('fs/write_text_file', ({ params }) => {
+      shown.written.set(params.path, params.content);
+      return {};
+    })
+    .connect(acp.ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>));
+  cleanups.push(cleanup, () => model.close(), async () => {
+    child.stdin.end();
+    await exited;
+  });
+  await connection.agent.request('initialize', { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: false }, clientInfo: { name: 'zed-like', version: '1' } });
+  return { ...shown, context: connection.agent };
+}
+
+function workspace(): { root: string; code: string } {
+  const root = tempDir('buckley-acp-agent');
+  mkdirSync(join(root, 'src'));
+  writeFileSync(join(root, 'src', 'retry.ts'), CODE);
+  return { root, code: join(root, 'src', 'retry.ts') };
+}
+
+/** What the client was given of the file: its write, or the diff of the finished edit. */
+function changedTo(shown: Panel, path: string): string | undefined {
+  if (shown.written.has(path)) return shown.written.get(path);
+  for (const update of shown.updates) {
+    if (update.sessionUpdate !== 'tool_call' && update.sessionUpdate !== 'tool_call_update') continue;
+    for (const content of update.content ?? []) if (content.type === 'diff' && content.path === path) return content.newText;
+  }
+  return undefined;
+}
+
+describe.each(REAL_AGENTS)('$name, behind buckley-lsp acp', (agent) => {
+  const installed = requireAgent(agent);
+  const editSteps = (file: string) => [{ tools: [agent.tools.read(file)] }, { tools: [agent.tools.edit(file, '  const cap = 30_000;', '  const cap = 60_000;')] }, { text: 'Raised the cap.' }];
+
+  it.runIf(installed)('puts its edit to the user with our risk in words; approved, the client gets the change', async () => {
+    const ws = workspace();
+    const shown = await panel(agent, editSteps(ws.code), true);
+    const { sessionId } = await shown.context.request('session/new', { cwd: ws.root, mcpServers: [] });
+    const done = await shown.context.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'Raise the cap to a minute' }] });
+    expect(done.stopReason).toBe('end_turn');
+    const edit = shown.permissions.find((request) => /retry\.ts/.test(JSON.stringify(request.toolCall)));
+    expect(edit?.toolCall.title).toMatch(/\((medium|high)\)$/);
+    expect(edit?.toolCall.content?.[0]).toMatchObject({ type: 'content', content: { type: 'text', text: expect.stringMatching(/^(medium|high) — /) } });
+    expect(changedTo(shown, ws.code)).toBe(CODE.replace('30_000', '60_000'));
+  });
+
+  it.runIf(installed)('denied, nothing changes: not in the client, not on disk', async () => {
+    const ws = workspace();
+    const shown = await panel(agent, editSteps(ws.code), false);
+    const { sessionId } = await shown.context.request('session/new', { cwd: ws.root, mcpServers: [] });
+    await shown.context.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'Raise the cap to a minute' }] });
+    expect(shown.permissions.length).toBeGreaterThan(0);
+    expect(changedTo(shown, ws.code)).toBeUndefined();
+    expect(readFileSync(ws.code, 'utf8')).toBe(CODE);
+  });
+});
