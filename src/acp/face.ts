@@ -121,7 +121,7 @@ export class AcpFace {
     if (this.sessions.size === 0) this.options.workspaceChosen?.(params.cwd);
     this.sessions.set(session.id, session);
     // The agent's own modes are offered once it has said what they are (it starts for that).
-    if (!this.offered) await Promise.race([this.controls({ discover: true }), new Promise((resolve) => setTimeout(resolve, MODES_WAIT_MS).unref())]);
+    if (!this.offered) await this.controls({ discover: true }, MODES_WAIT_MS);
     // After the answer: its commands, which an agent lists once a session of it has lived.
     setImmediate(() => void this.announceControls(session, panel));
     return { sessionId: session.id, modes: { currentModeId: session.mode, availableModes: modesOf(this.offered) } };
@@ -157,9 +157,9 @@ export class AcpFace {
   }
 
   /** What the agent offers (with `model` or `mode`: chosen first), kept as it was told. */
-  private async controls(call: { discover: boolean; model?: string; mode?: string }) {
+  private async controls(call: { discover: boolean; model?: string; mode?: string }, timeoutMs = CONTROLS_TIMEOUT_MS) {
     const coordinator = await this.options.coordinator();
-    const outcome = await coordinator.agentControls({ ...call, signal: AbortSignal.timeout(CONTROLS_TIMEOUT_MS), timeoutMs: CONTROLS_TIMEOUT_MS });
+    const outcome = await coordinator.agentControls({ ...call, signal: AbortSignal.timeout(timeoutMs), timeoutMs });
     if (outcome.status === 'completed') {
       this.offered = outcome.controls;
       this.defaultTaskMode ??= outcome.controls.task_mode || undefined;
