@@ -52,8 +52,13 @@ export class Listener {
   }
 }
 
+/** Tasks whose last message the feed remembers (a follower reads at least up to it). */
+const REMEMBERED_TASKS = 100_000;
+
 export class TaskFeed {
   private readonly listeners = new Map<string, Set<Listener>>();
+  /** Each task's last message the feed delivered (in the order seen, the oldest forgotten first). */
+  private readonly lastSeen = new Map<string, number>();
   private readonly stopped = new AbortController();
   private readonly running: Promise<void>;
 
@@ -85,6 +90,17 @@ export class TaskFeed {
     return listener;
   }
 
+  /** The task's last message this feed has delivered (0: none): what a follower's read of the stored must reach. */
+  seen(taskId: string): number {
+    return this.lastSeen.get(taskId) ?? 0;
+  }
+
+  private remember(taskId: string, seq: number): void {
+    this.lastSeen.delete(taskId);
+    this.lastSeen.set(taskId, seq);
+    if (this.lastSeen.size > REMEMBERED_TASKS) this.lastSeen.delete(this.lastSeen.keys().next().value!);
+  }
+
   async close(): Promise<void> {
     this.stopped.abort();
     for (const set of this.listeners.values()) for (const listener of set) listener.close();
@@ -103,7 +119,9 @@ export class TaskFeed {
         try {
           for await (const message of messages) {
             from = message.seq + 1;
-            const set = this.listeners.get(message.subject.slice(this.subjectPrefix.length));
+            const taskId = message.subject.slice(this.subjectPrefix.length);
+            this.remember(taskId, message.seq);
+            const set = this.listeners.get(taskId);
             if (set) for (const listener of set) listener.push({ seq: message.seq, data: message.data });
           }
         } finally {
@@ -123,13 +141,23 @@ export class TaskFeed {
  * not through the JetStream API, whose queue a thousand followers' reads flooded until they waited
  * out their deadlines), in order, up to its last one now — never asked past it.
  */
-export async function* storedMessages(jsm: JetStreamManager, stream: string, subject: string, from: number, retry: Retry, deadlineMs: number): AsyncIterable<RawMessage> {
-  const last = (await retry(() => jsm.direct.getMessage(stream, { last_by_subj: subject }), deadlineMs))?.seq;
-  if (last === undefined) return;
-  for (let seq = Math.max(1, from); seq <= last; ) {
-    const message = await retry(() => jsm.direct.getMessage(stream, { seq, next_by_subj: subject }), deadlineMs);
-    if (!message) return;
-    yield { seq: message.seq, data: message.data };
-    seq = message.seq + 1;
+export async function* storedMessages(jsm: JetStreamManager, stream: string, subject: string, from: number, retry: Retry, deadlineMs: number, atLeast = 0): AsyncIterable<RawMessage> {
+  const deadline = Date.now() + deadlineMs;
+  let seq = Math.max(1, from);
+  // A cluster's replicas all answer direct gets, one a little behind another: a read that ends
+  // before `atLeast` (a message of the task's known to be stored) is made again from where it ended.
+  for (let tries = 0; ; tries++) {
+    const last = (await retry(() => jsm.direct.getMessage(stream, { last_by_subj: subject }), deadlineMs))?.seq ?? 0;
+    while (seq <= last) {
+      const message = await retry(() => jsm.direct.getMessage(stream, { seq, next_by_subj: subject }), deadlineMs);
+      if (!message) break;
+      yield { seq: message.seq, data: message.data };
+      seq = message.seq + 1;
+    }
+    if (seq > atLeast) return;
+    // Gone since (its age ran out): nothing more to wait for. The leader says (the API, not a replica).
+    if (tries === 0 && !(await retry(() => jsm.streams.getMessage(stream, { seq: atLeast }), deadlineMs).catch(() => null))) return;
+    if (Date.now() >= deadline) throw new Error(`NATS did not give the task's messages up to ${atLeast} within ${Math.round(deadlineMs / 1000)} s (its replicas are behind)`);
+    await new Promise((resolve) => setTimeout(resolve, Math.min(50 * 2 ** tries, 1_000)));
   }
 }

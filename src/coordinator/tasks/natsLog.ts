@@ -125,7 +125,8 @@ export class NatsLog implements TaskLog {
     const listener = this.feed.listen(taskId);
     try {
       let next = Math.floor(fromSeq / SPAN);
-      for await (const message of storedMessages(this.jsm, TASKS, subjectOf(taskId), next, this.retry, this.deadlineMs)) {
+      // What the feed delivered before this listened must come from the read: it reads up to that at least.
+      for await (const message of storedMessages(this.jsm, TASKS, subjectOf(taskId), next, this.retry, this.deadlineMs, this.feed.seen(taskId))) {
         for (const record of await this.recordsOf(taskId, message)) if (record.seq >= fromSeq) yield record;
         next = message.seq + 1;
         if (signal.aborted) return;

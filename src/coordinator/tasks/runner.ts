@@ -89,6 +89,21 @@ export class TaskRunner {
     await Promise.allSettled(this.running.values());
   }
 
+  /**
+   * A task's records when its job is taken. The job proves the task was made (its record stored
+   * first): a read without that record came from a replica a moment behind (a cluster's direct
+   * gets), and is made again, for a few seconds, before the task is given up as unknown.
+   */
+  private async recordsOf(taskId: string): Promise<StoredRecord[]> {
+    let records = await this.options.engine.log.read(taskId);
+    for (let tries = 0; tries < 6 && !records.some((record) => record.created); tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** tries));
+      records = await this.options.engine.log.read(taskId);
+    }
+    if (!records.some((record) => record.created)) this.options.logger.warn(`task ${taskId}: taken from the queue, but its records are not in the store: not run`);
+    return records;
+  }
+
   /** Takes tasks from the queue, `concurrency` at a time, until stopped. */
   start(concurrency: number): { stop(): Promise<void> } {
     return this.options.engine.queue.work(concurrency, (job) => this.run(job));
@@ -96,7 +111,7 @@ export class TaskRunner {
 
   private async run(job: Job): Promise<void> {
     const { engine, logger } = this.options;
-    const records = await engine.log.read(job.taskId);
+    const records = await this.recordsOf(job.taskId);
     const created = records.find((record) => record.created)?.created;
     if (!created || records.some((record) => record.final)) return;
     const send = (event: Record<string, unknown>) => void engine.log.append(job.taskId, { event }).catch((error: unknown) => logger.warn(`task ${job.taskId}: an event was not stored: ${(error as Error).message}`));
