@@ -33,6 +33,8 @@ export interface FaceOptions {
   clientNamed?(name: string): void;
   /** The first session's workspace: where the embedded coordinator starts its agent. */
   workspaceChosen?(cwd: string): void;
+  /** The first session's MCP servers (the client's): the agent's, with every session. */
+  mcpServersGiven?(servers: NewSessionRequest['mcpServers']): void;
   /** The sessions kept across restarts. */
   history: SessionHistory;
   /** The ways to give the agent behind its key (ACP authMethods). */
@@ -118,7 +120,10 @@ export class AcpFace {
   private async newSession(params: NewSessionRequest, panel: Panel): Promise<NewSessionResponse> {
     if (!isAbsolute(params.cwd)) throw RequestError.invalidParams(undefined, `cwd must be an absolute path, not ${params.cwd}`);
     const session: FaceSession = { id: `buckley-${randomUUID()}`, cwd: params.cwd, mode: 'task' };
-    if (this.sessions.size === 0) this.options.workspaceChosen?.(params.cwd);
+    if (this.sessions.size === 0) {
+      this.options.workspaceChosen?.(params.cwd);
+      if (params.mcpServers.length) this.options.mcpServersGiven?.(params.mcpServers);
+    }
     this.sessions.set(session.id, session);
     // The agent's own modes are offered once it has said what they are (it starts for that).
     if (!this.offered) await this.controls({ discover: true }, MODES_WAIT_MS);

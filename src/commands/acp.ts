@@ -7,7 +7,8 @@
  */
 import { Readable, Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
-import { configFromEnv, describeProblems, resolveConfig, type Config, type ConfigInput, type ConfigSource } from '../config.js';
+import { configFromEnv, describeProblems, resolveConfig, type Config, type ConfigInput, type ConfigSource, type McpServerSetting } from '../config.js';
+import type { NewSessionRequest } from '@agentclientprotocol/sdk';
 import type { RootLogger } from '../logger.js';
 import { acpSettingsFile, readSettingsFile } from '../settingsFile.js';
 import { startTracing, stopTracing } from '../tracing.js';
@@ -48,7 +49,7 @@ function behind(config: Config): string {
 
 export async function runAcp(options: AcpOptions): Promise<void> {
   const { logger, env, version } = options;
-  const config = settingsOf(options);
+  let config = settingsOf(options);
   logger.setLevel(config.log.level);
   void startTracing('buckley-lsp', version, env, (message) => logger.warn(message));
   let clientName = 'an ACP client';
@@ -73,6 +74,12 @@ export async function runAcp(options: AcpOptions): Promise<void> {
     coordinator: () => link.get(),
     clientNamed: (name) => (clientName = name),
     workspaceChosen: (cwd) => (workspace = cwd),
+    mcpServersGiven: (servers) => {
+      // The team's coordinator runs its agents with its own settings: the client's servers stay here.
+      if (config.coordinator.address) return logger.warn(`the client's MCP servers (${servers.map((server) => server.name).join(', ')}) are not passed to the coordinator at ${config.coordinator.address}: set them in its buckley.agent.mcpServers`);
+      config = { ...config, agent: { ...config.agent, mcpServers: { ...mcpServersOf(servers), ...config.agent.mcpServers } } };
+      logger.info(`the agent gets the client's MCP servers: ${servers.map((server) => server.name).join(', ')}`);
+    },
     history: new SessionHistory(env, logger.child('acp')),
     auth: authWaysOf(config),
     env,
@@ -94,4 +101,12 @@ export async function runAcp(options: AcpOptions): Promise<void> {
   face.stop();
   await link.close();
   await stopTracing();
+}
+
+/** ACP's MCP servers as `buckley.agent.mcpServers` (by name; the settings' own win). */
+function mcpServersOf(servers: NewSessionRequest['mcpServers']): Record<string, McpServerSetting> {
+  const pairs = (list: { name: string; value: string }[] | undefined) => Object.fromEntries((list ?? []).map((pair) => [pair.name, pair.value]));
+  const settingOf = (server: NewSessionRequest['mcpServers'][number]): McpServerSetting =>
+    'url' in server ? { url: server.url, type: server.type === 'sse' ? 'sse' : 'http', headers: pairs(server.headers) } : { command: server.command, args: server.args, env: pairs(server.env) };
+  return Object.fromEntries(servers.map((server) => [server.name, settingOf(server)]));
 }

@@ -173,6 +173,16 @@ describe('buckley-lsp acp', () => {
     expect(answerOf(client)).toContain('[mode default]');
   });
 
+  it("gives the agent the client's MCP servers (session/new), with every session", async () => {
+    const client = await face({ files: false });
+    const mcpServers: acp.McpServer[] = [
+      { name: 'notes', command: '/usr/bin/notes-mcp', args: ['--stdio'], env: [{ name: 'NOTES_DIR', value: '/tmp/notes' }] },
+    ];
+    const session = await client.context.request('session/new', { cwd: workspace(), mcpServers });
+    await client.context.request('session/prompt', { sessionId: session.sessionId, prompt: [{ type: 'text', text: 'MCP SERVERS' }] });
+    expect(answerOf(client)).toContain('notes (stdio: /usr/bin/notes-mcp --stdio; env NOTES_DIR=/tmp/notes)');
+  });
+
   it('denied, the agent is told no', async () => {
     const client = await face({ files: false, decide: () => 'reject' });
     const session = await client.context.request('session/new', { cwd: workspace(), mcpServers: [] });
