@@ -27,7 +27,7 @@ import { workspaceOf } from '../files.js';
 import type { AcpDriver, Launch } from './acp.js';
 import { AgentError, type AgentDriver, type AgentTurn, type TurnResult, type TurnSink } from './driver.js';
 import type { KnownAgent } from './known.js';
-import { knownByAcpName, knownByCommand, knownByScript } from './recognize.js';
+import { knownByAcpName, knownByCommand, knownByScript, pathsInScript } from './recognize.js';
 import { probeNetworkNamespace, probeSandbox, sandboxArgs, type SandboxPlan } from './sandbox.js';
 import { agentEnvironmentFor, egressRules, statePlaces, visibleFolders, type EgressSettings, type EnvironmentSettings } from './sandboxPlans.js';
 import { findSocat, NetworkGate } from './sandboxNetwork.js';
@@ -292,8 +292,9 @@ export class AgentPool implements AgentDriver {
       ...places,
       workspaceCredentials: credentials,
       home: env.HOME || homedir(),
-      // The program as PATH finds it, and the files the command names (`node /x/agent.js`).
-      programPaths: [this.program() ?? command[0]!, ...command.slice(1)].filter((word) => isAbsolute(word)),
+      // The program as PATH finds it, the files the command names (`node /x/agent.js`), and those a
+      // wrapper script it is names (`exec node /tmp/x/agent.js`).
+      programPaths: [this.program() ?? command[0]!, ...command.slice(1), ...pathsInScript(this.program())].filter((word) => isAbsolute(word)),
       // No workspace named: an empty folder of its own, not the coordinator's (nothing of it to read or write).
       cwd: workspace ?? this.noWorkspace(),
       visible: visibleFolders(env),

@@ -80,7 +80,21 @@ const SCRIPT_BYTES = 16 * 1024;
  * (`exec /usr/bin/opencode acp "$@"`, `npx -y @google/gemini-cli --acp`); undefined for anything else.
  */
 export function knownByScript(path: string | undefined): KnownAgent | undefined {
-  if (!path) return undefined;
+  for (const words of scriptLines(path)) {
+    const known = words.length ? knownByCommand(words) : undefined;
+    if (known) return known;
+  }
+  return undefined;
+}
+
+/** The absolute paths a wrapper script's lines name (`exec node /tmp/x/agent.js "$@"`): what it runs needs them. */
+export function pathsInScript(path: string | undefined): string[] {
+  return scriptLines(path).flatMap((words) => words.filter((word) => word.startsWith('/')));
+}
+
+/** A wrapper script's lines as words (comments left out); none for anything but a text file starting with `#!`. */
+function scriptLines(path: string | undefined): string[][] {
+  if (!path) return [];
   let text: string;
   try {
     const fd = openSync(path, 'r');
@@ -91,15 +105,13 @@ export function knownByScript(path: string | undefined): KnownAgent | undefined 
       closeSync(fd);
     }
   } catch {
-    return undefined;
+    return [];
   }
-  if (!text.startsWith('#!') || text.includes('\0')) return undefined;
-  for (const line of text.split('\n').slice(1)) {
-    const words = [...line.replace(/#.*$/, '').matchAll(/'([^']*)'|"([^"]*)"|(\S+)/g)].map((match) => match[1] ?? match[2] ?? match[3]!);
-    const known = words.length ? knownByCommand(words) : undefined;
-    if (known) return known;
-  }
-  return undefined;
+  if (!text.startsWith('#!') || text.includes('\0')) return [];
+  return text
+    .split('\n')
+    .slice(1)
+    .map((line) => [...line.replace(/#.*$/, '').matchAll(/'([^']*)'|"([^"]*)"|(\S+)/g)].map((match) => match[1] ?? match[2] ?? match[3]!));
 }
 
 /** Words before the program: interpreters, and what runs a program as it is (`exec`, `nohup`). */
