@@ -10,9 +10,9 @@
  */
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer, type Server } from 'node:net';
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, dirname, join } from 'node:path';
+import { basename, join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { probeSandbox } from '../../src/coordinator/agents/sandbox.js';
@@ -105,13 +105,13 @@ describe.runIf(probe.ok && socat)("the sandbox and the agents it does not know",
     });
   }
 
-  it('runs an agent installed under /tmp behind a wrapper script elsewhere under /tmp: what the script names is shown in the sandbox', async () => {
+  it('runs an agent installed under /tmp behind a wrapper script elsewhere under /tmp: what the script names, and where its links point, are shown in the sandbox', async () => {
     // Installed under /tmp (a CI machine's checkout, an npx cache): the sandbox's /tmp is its own.
     // In a top folder of /tmp of its own (the wrapper's is another).
     const installed = mkdtempSync(join(tmpdir(), 'buckley-installed-'));
     cleanups.push(() => rmSync(installed, { recursive: true, force: true }));
-    for (const file of readdirSync(dirname(SCRIPTED_AGENT)).filter((name) => name.endsWith('.mjs'))) copyFileSync(join(dirname(SCRIPTED_AGENT), file), join(installed, file));
-    symlinkSync(join(REPO, 'node_modules'), join(installed, 'node_modules'));
+    // A link to the agent, as npm installs a program's bin: the link here, the package where it points.
+    symlinkSync(SCRIPTED_AGENT, join(installed, basename(SCRIPTED_AGENT)));
     const bin = tempDir('buckley-bin');
     writeFileSync(join(bin, 'tmp-agent'), `#!/bin/sh\nexec "${process.execPath}" "${join(installed, basename(SCRIPTED_AGENT))}" "$@"\n`, { mode: 0o755 });
     const { client } = await server(['tmp-agent'], { home: home(false), bin });

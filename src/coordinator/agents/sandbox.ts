@@ -144,7 +144,7 @@ export function sandboxArgs(plan: SandboxPlan, command: readonly string[]): stri
   for (const root of PRIVATE_ROOTS) if (existsSync(root)) args.push('--tmpfs', root);
   // What must stay visible under the private roots: the program (its whole top folder: a package
   // reads its dependencies beside it), the workspace and the working directory, what DNS reads.
-  const keep = [...plan.programPaths.map(topFolder), ...(plan.workspace ? [plan.workspace] : []), plan.cwd, ...(plan.visible ?? []), ...resolverPaths()];
+  const keep = [...plan.programPaths.flatMap(topFolders), ...(plan.workspace ? [plan.workspace] : []), plan.cwd, ...(plan.visible ?? []), ...resolverPaths()];
   for (const path of new Set(keep.filter((path): path is string => Boolean(path) && isAbsolute(path!) && existsSync(path!)).map(real))) {
     if (PRIVATE_ROOTS.some((root) => under(path, root))) args.push('--ro-bind', path, path);
   }
@@ -181,7 +181,7 @@ export function writableIn(plan: SandboxPlan, path: string): boolean {
   const resolved = resolve(path);
   if ([...plan.stateDirs, ...plan.stateFiles].some((place) => under(resolved, resolve(place)) || under(real(resolved), real(place)))) return true;
   if (plan.workspace && plan.writesWorkspace && under(resolved, resolve(plan.workspace))) return !PERSISTENT_IN_WORKSPACE.some((relative) => under(resolved, join(plan.workspace!, relative)));
-  const shown = [...(plan.workspace ? [plan.workspace] : []), plan.cwd, ...(plan.visible ?? []), ...plan.programPaths.map(topFolder)].filter((place): place is string => Boolean(place));
+  const shown = [...(plan.workspace ? [plan.workspace] : []), plan.cwd, ...(plan.visible ?? []), ...plan.programPaths.flatMap(topFolders)].filter((place): place is string => Boolean(place));
   return PRIVATE_ROOTS.some((root) => under(resolved, root)) && !shown.some((place) => under(resolved, resolve(place)));
 }
 
@@ -194,11 +194,16 @@ export function hiddenPaths(plan: Pick<SandboxPlan, 'home' | 'workspaceCredentia
   return [...new Set([...places, ...plan.workspaceCredentials].filter((path) => existsSync(path)).map(real))];
 }
 
-/** `/tmp/agents/node_modules/x/bin.js` → `/tmp/agents`; undefined for a path under no private root. */
-function topFolder(path: string): string | undefined {
-  const resolved = real(path);
-  const root = PRIVATE_ROOTS.find((candidate) => under(resolved, candidate) && resolved !== candidate);
-  return root ? join(root, resolved.slice(root.length + 1).split(sep)[0]!) : undefined;
+/**
+ * `/tmp/agents/node_modules/x/bin.js` → `/tmp/agents`: the top folders under a private root that a
+ * path goes through, as named and as its links resolve (a link in one, its target in another).
+ */
+function topFolders(path: string): string[] {
+  const tops = [resolve(path), real(path)].flatMap((resolved) => {
+    const root = PRIVATE_ROOTS.find((candidate) => under(resolved, candidate) && resolved !== candidate);
+    return root ? [join(root, resolved.slice(root.length + 1).split(sep)[0]!)] : [];
+  });
+  return [...new Set(tops)];
 }
 
 /** Where name resolution reads from when /etc/resolv.conf points into /run (systemd-resolved). */
