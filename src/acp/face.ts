@@ -92,7 +92,7 @@ export class AcpFace {
     return {
       protocolVersion: Math.min(params.protocolVersion, PROTOCOL_VERSION),
       agentInfo: { name: 'buckley-lsp', title: `Buckley: ${this.options.behind()}`, version: this.options.version },
-      agentCapabilities: { loadSession: true, sessionCapabilities: { list: {}, resume: {}, close: {} }, promptCapabilities: { embeddedContext: true, image: false, audio: false } },
+      agentCapabilities: { loadSession: true, sessionCapabilities: { list: {}, resume: {}, close: {} }, promptCapabilities: { embeddedContext: true, image: true, audio: false } },
       authMethods: this.options.auth.map((way) => way.method),
     };
   }

@@ -18,6 +18,8 @@ import type { Panel } from './panel.js';
 import { permissionOf, ShownTools, updatesOf } from './updates.js';
 import { questionsOf } from './questions.js';
 import type { FaceMode } from './modes.js';
+import { imageDocument, imageName, imagesOf, MAX_PROMPT_IMAGE_BYTES, withinImageBound, type PromptImage } from '../wire/images.js';
+import { FEATURE } from '../wire/features.js';
 
 export interface FaceSession {
   id: string;
@@ -51,9 +53,10 @@ export interface TurnEnd {
 
 export async function runTurn(deps: TurnDeps, session: FaceSession, prompt: ContentBlock[], signal: AbortSignal, earlier?: string): Promise<TurnEnd> {
   const { coordinator, panel, config } = deps;
-  const { query, context } = requestOf(prompt, session.cwd);
-  if (!query.trim()) throw RequestError.invalidParams(undefined, 'the prompt has no words to act on');
+  const { query, context, leftOut } = requestOf(prompt, session.cwd, coordinator.features.includes(FEATURE.promptImages));
+  if (!query.trim() && !imagesOf(context).length) throw RequestError.invalidParams(undefined, 'the prompt has no words to act on');
   const tools = new ShownTools();
+  for (const words of leftOut) for (const update of tools.statusLine(words)) panel.update(session.id, update);
   const ask = session.mode === 'ask';
   // A permission still put to the user when the turn ends (a timeout, a failure) is withdrawn.
   const over = new AbortController();
@@ -116,21 +119,45 @@ function filesOf(panel: Panel, sessionId: string): EditorFiles {
   };
 }
 
-/** The prompt's words, and the files it carries (embedded resources) as the editor context. */
-export function requestOf(prompt: ContentBlock[], cwd: string): { query: string; context: EditorContext } {
+/** What a prompt asks: its words, the files it carries (embedded resources) as the editor context, and what of it the agent is not given (in words). */
+export interface PromptRequest {
+  query: string;
+  context: EditorContext;
+  leftOut: string[];
+}
+
+/**
+ * The prompt's words, its files as the editor context, and its images — where the coordinator
+ * takes them (`takesImages`), within the prompt's bound. What cannot be given (audio, a binary
+ * file, an image past the bound or to a coordinator that takes none) is said in `leftOut`.
+ */
+export function requestOf(prompt: ContentBlock[], cwd: string, takesImages = false): PromptRequest {
   const words: string[] = [];
   const documents: DocumentSnapshot[] = [];
+  const images: PromptImage[] = [];
+  const leftOut: string[] = [];
   const workspace = pathToFileURL(cwd).href;
   for (const block of prompt) {
     if (block.type === 'text') words.push(block.text);
     else if (block.type === 'resource_link') words.push(`(attached: ${block.uri})`);
+    else if (block.type === 'image') images.push({ mimeType: block.mimeType, data: block.data, ...(block.uri ? { uri: block.uri } : {}) });
     else if (block.type === 'resource' && 'text' in block.resource) {
       const { uri, text } = block.resource;
       documents.push({ uri, language_id: languageOf(uri), content: text, version: 0, workspace_root: workspace, metadata: {} });
-    }
+    } else if (block.type === 'resource' && 'blob' in block.resource && block.resource.mimeType?.startsWith('image/')) {
+      images.push({ mimeType: block.resource.mimeType, data: block.resource.blob, uri: block.resource.uri });
+    } else if (block.type === 'resource') leftOut.push(`${block.resource.uri} left out: the agent is given text files and images, not this one's bytes`);
+    else leftOut.push('the audio left out: the agent is given text and images');
   }
+  const kept = takesImages ? withinImageBound(images) : { kept: [], leftOut: 0 };
+  if (!takesImages && images.length) leftOut.push(`${images.map(imageName).join(', ')} left out: the coordinator behind takes no images`);
+  if (kept.leftOut) leftOut.push(`${kept.leftOut} image(s) left out: a prompt carries at most ${MAX_PROMPT_IMAGE_BYTES / 1024 / 1024} MB of images`);
   const [document, ...related] = documents;
-  return { query: words.join('\n'), context: { ...(document ? { document } : {}), related_documents: related, symbols: [], metadata: { [WORKSPACE_KEY]: workspace } } };
+  return {
+    query: words.join('\n'),
+    context: { ...(document ? { document } : {}), related_documents: [...related, ...kept.kept.map((image) => imageDocument(image, workspace))], symbols: [], metadata: { [WORKSPACE_KEY]: workspace } },
+    leftOut,
+  };
 }
 
 const LANGUAGES: Record<string, string> = { '.ts': 'typescript', '.tsx': 'typescriptreact', '.js': 'javascript', '.py': 'python', '.rs': 'rust', '.go': 'go', '.md': 'markdown', '.json': 'json' };

@@ -14,9 +14,25 @@ const kindOf = (kind: string): ToolKind => (KINDS.has(kind) ? (kind as ToolKind)
 const statusOf = (status: string): ToolCallStatus => (STATUSES.has(status) ? (status as ToolCallStatus) : 'in_progress');
 const text = (words: string): ToolCallContent => ({ type: 'content', content: { type: 'text', text: words } });
 
-/** The tool calls a turn has shown, and how each was last shown: a call is announced once, then updated. */
+/**
+ * The tool calls a turn has shown, and how each was last shown: a call is announced once, then
+ * updated; and the last status line shown (the same line is not shown twice running).
+ */
 export class ShownTools {
   private readonly shown = new Map<string, string>();
+  private lastStatus = '';
+
+  /**
+   * A line of the coordinator's about the turn — queued and how many ahead, the agent silent and
+   * why, taken up again on another replica, what was left out of the prompt — as a line of the
+   * agent's thinking: ACP has no status line, and it must not read as the answer.
+   */
+  statusLine(message: string): SessionUpdate[] {
+    const line = message.trim();
+    if (!line || line === this.lastStatus) return [];
+    this.lastStatus = line;
+    return [{ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: `${line}\n` } }];
+  }
 
   /** The updates that show `execution` as it is now (none where nothing changed). */
   updates(execution: WireToolExecution): SessionUpdate[] {
@@ -35,6 +51,7 @@ export class ShownTools {
 /** The updates an event of the task makes (its approval and requests are the face's to handle). */
 export function updatesOf(event: TaskEvent, tools: ShownTools): SessionUpdate[] {
   const updates: SessionUpdate[] = [];
+  if (saysOnlyStatus(event)) updates.push(...tools.statusLine(event.message));
   if (event.thought_delta) updates.push({ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: event.thought_delta } });
   for (const execution of event.tool_executions) updates.push(...tools.updates(execution));
   if (event.plan) {
@@ -60,6 +77,12 @@ export function updatesOf(event: TaskEvent, tools: ShownTools): SessionUpdate[] 
     updates.push({ sessionUpdate: 'usage_update', used: event.usage.context_used, size: event.usage.context_size, ...(event.usage.cost ? { cost: { amount: event.usage.cost, currency: event.usage.currency || 'USD' } } : {}) });
   }
   return updates;
+}
+
+/** An event that only says where the task is (its message), while it runs: the others' messages are shown by what they carry. */
+function saysOnlyStatus(event: TaskEvent): boolean {
+  const running = event.status === 'pending' || event.status === 'in_progress';
+  return running && Boolean(event.message) && !event.tool_executions.length && !event.approval && !event.file_request && !event.file_write && !event.file_changed && !event.question && !event.plan && !event.thought_delta && !event.answer_delta;
 }
 
 /** The choices an approval offers: once, for the rest of the task where the coordinator batches them, or no. */

@@ -18,4 +18,5 @@ export const FEATURES = [
   FEATURE.thoughts,
   FEATURE.questions,
   FEATURE.taskEvents,
+  FEATURE.promptImages,
 ] as const;

@@ -56,6 +56,8 @@ export const FEATURE = {
    * task whose stream broke is followed again — on the next replica, or the same one back.
    */
   sharedTasks: 'shared_tasks',
+  /** It gives the agent the images a prompt carries (related documents marked `buckley.image`: wire/images.ts). */
+  promptImages: 'prompt_images',
 } as const;
 
 export type FeatureFlag = keyof typeof FEATURE;

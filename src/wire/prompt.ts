@@ -12,6 +12,7 @@
 import type { DocumentSnapshot, EditorContext } from './contract.js';
 import { describeLines, utf8Length, utf8Prefix } from '../text.js';
 import { shownName } from '../uri.js';
+import { imageName, imagesOf, isImageDocument, withinImageBound } from './images.js';
 
 export function buildPrompt(question: string, context: EditorContext | undefined, readOnly: boolean): string {
   const head: string[] = [question.trim()];
@@ -27,7 +28,10 @@ export function buildPrompt(question: string, context: EditorContext | undefined
     head.push(`The selected code${where}:\n${fence(selected, doc?.language_id)}`);
   }
   const file = doc ? fileSection(doc) : undefined;
-  const related = (context?.related_documents ?? []).map((other) => `Another open file, ${displayPath(other)}:\n${fence(other.content, other.language_id)}`);
+  const images = withinImageBound(imagesOf(context)).kept;
+  // Images go to the agent beside the text (AgentTurn.images): the text names them.
+  if (images.length) head.push(`Attached: ${images.map(imageName).join(', ')} (${images.length === 1 ? 'the image follows' : `${images.length} images follow`}).`);
+  const related = (context?.related_documents ?? []).filter((other) => !isImageDocument(other)).map((other) => `Another open file, ${displayPath(other)}:\n${fence(other.content, other.language_id)}`);
   const leftOut = context?.metadata?.left_out;
 
   const budget = Number(context?.metadata?.budget_bytes) || Infinity;

@@ -14,8 +14,14 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { agentHome, REAL_AGENTS, requireAgent, stepsScript, type RealAgent } from '../helpers/agents.js';
 import { BIN } from '../helpers/paths.js';
 import { tempDir } from '../helpers/temp.js';
+import type { ModelServer } from '../helpers/models/standIn.js';
 
 const CODE = ['export function retryDelay(attempt: number): number {', '  const cap = 30_000;', '  return Math.min(1000 * 2 ** attempt, cap);', '}', ''].join('\n');
+
+/** A PNG of one pixel. */
+const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+/** An image in a model API's request: Anthropic's image block, OpenAI's image_url or input_image, Gemini's inline data. */
+const IMAGE_IN_REQUEST = /"type":\s*"image"|"image_url"|"input_image"|"inline_?[dD]ata"/;
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -24,6 +30,7 @@ afterEach(async () => {
 
 interface Panel {
   context: acp.ClientContext;
+  model: ModelServer;
   updates: acp.SessionUpdate[];
   permissions: acp.RequestPermissionRequest[];
   written: Map<string, string>;
@@ -37,7 +44,7 @@ async function panel(agent: RealAgent, steps: Parameters<typeof stepsScript>[0],
   writeFileSync(settings, JSON.stringify({ agent: { command: agent.command, env: agent.setup(model, home) } }));
   const child = spawn(process.execPath, [BIN, 'acp', '--settings', settings], { env: { PATH: process.env.PATH, HOME: home }, stdio: ['pipe', 'pipe', 'ignore'] });
   const exited = new Promise((resolve) => child.once('exit', resolve));
-  const shown: Omit<Panel, 'context'> = { updates: [], permissions: [], written: new Map() };
+  const shown: Omit<Panel, 'context' | 'model'> = { updates: [], permissions: [], written: new Map() };
   const connection = acp
     .client({ name: 'zed-like' })
     .onNotification('session/update', ({ params }) => void shown.updates.push(params.update))
@@ -57,7 +64,7 @@ async function panel(agent: RealAgent, steps: Parameters<typeof stepsScript>[0],
     await exited;
   });
   await connection.agent.request('initialize', { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: false }, clientInfo: { name: 'zed-like', version: '1' } });
-  return { ...shown, context: connection.agent };
+  return { ...shown, context: connection.agent, model };
 }
 
 function workspace(): { root: string; code: string } {
@@ -91,6 +98,17 @@ describe.each(REAL_AGENTS)('$name, behind buckley-lsp acp', (agent) => {
     expect(edit?.toolCall.title).toMatch(/\((medium|high)\)$/);
     expect(edit?.toolCall.content?.[0]).toMatchObject({ type: 'content', content: { type: 'text', text: expect.stringMatching(/^(medium|high) — /) } });
     expect(changedTo(shown, ws.code)).toBe(CODE.replace('30_000', '60_000'));
+  });
+
+  it.runIf(installed)("gives the image pasted in the panel to its model (or, for a model it knows takes none, says so in the image's place)", async () => {
+    const ws = workspace();
+    const shown = await panel(agent, [{ text: 'A dot.' }], true);
+    const { sessionId } = await shown.context.request('session/new', { cwd: ws.root, mcpServers: [] });
+    await shown.context.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'What is in this picture?' }, { type: 'image', mimeType: 'image/png', data: PNG }] });
+    const turn = shown.model.turns().at(-1)!;
+    // It had the image: it says so in the image's place where its model takes none.
+    if (agent.imageInPlace) expect(turn.raw).toMatch(agent.imageInPlace);
+    else expect(turn.raw).toMatch(IMAGE_IN_REQUEST);
   });
 
   it.runIf(installed)('denied, nothing changes: not in the client, not on disk', async () => {

@@ -52,6 +52,11 @@ export interface RealAgent {
   permissiveEnv?: Record<string, string>;
   /** Its planning mode's id, where it is not `plan` (Copilot's modes are URIs). */
   planMode?: string;
+  /**
+   * It takes images, but gives them only to a model it knows takes them: what it sends the
+   * stand-in's text-only model in the image's place (Qwen Code judges by the model's name).
+   */
+  imageInPlace?: RegExp;
   /** It says a failure of its model's API in its answer and ends its turn as done (Copilot), rather than failing the request. */
   errorsInAnswer?: boolean;
   /** One of its commands that it answers itself, without its model, and what the answer says. */
@@ -176,6 +181,7 @@ export const REAL_AGENTS: RealAgent[] = [
   },
   {
     name: 'Qwen Code 0.24.4',
+    imageInPlace: /\[image: image\/png\]/,
     npm: '@qwen-code/qwen-code',
     command: [bin('qwen'), '--acp'],
     title: 'Qwen Code',
@@ -215,7 +221,7 @@ export const REAL_AGENTS: RealAgent[] = [
     setup: (model, home) => {
       // A model provider of its own in its config, its key from the environment.
       mkdirSync(join(home, '.config', 'opencode'), { recursive: true });
-      const provider = { npm: '@ai-sdk/openai-compatible', name: 'Stand-in', options: { baseURL: `${model.url}/v1`, apiKey: '{env:OPENAI_API_KEY}' }, models: { 'qwen3-coder': { name: 'Stand-in coder', tool_call: true } } };
+      const provider = { npm: '@ai-sdk/openai-compatible', name: 'Stand-in', options: { baseURL: `${model.url}/v1`, apiKey: '{env:OPENAI_API_KEY}' }, models: { 'qwen3-coder': { name: 'Stand-in coder', tool_call: true, attachment: true, modalities: { input: ['text', 'image'], output: ['text'] } } } };
       writeFileSync(join(home, '.config', 'opencode', 'opencode.json'), JSON.stringify({ provider: { standin: provider }, model: 'standin/qwen3-coder', autoupdate: false, share: 'disabled' }));
       return { HOME: home, OPENAI_API_KEY: 'sk-test', OPENCODE_DISABLE_MODELS_FETCH: '1' };
     },

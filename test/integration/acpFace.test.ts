@@ -10,7 +10,9 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import * as acp from '@agentclientprotocol/sdk';
+import { createHash, randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
+import { openaiChatModel } from '../helpers/models/openaiChat.js';
 import { REPO, SCRIPTED_AGENT } from '../helpers/paths.js';
 import { readmeSnippet, userPath } from '../helpers/readme.js';
 import { tempDir } from '../helpers/temp.js';
@@ -106,6 +108,7 @@ function processesWithHome(home: string): number[] {
   });
 }
 
+const thoughtsOf = (client: Client) => client.updates.map((update) => (update.sessionUpdate === 'agent_thought_chunk' && update.content.type === 'text' ? update.content.text : '')).join('');
 const answerOf = (client: Client) => client.updates.map((update) => (update.sessionUpdate === 'agent_message_chunk' && update.content.type === 'text' ? update.content.text : '')).join('');
 
 describe('buckley-lsp acp', () => {
@@ -153,6 +156,21 @@ describe('buckley-lsp acp', () => {
     expect(answerOf(client)).toContain('Permission to read: yes; permission to edit: yes.');
     // Decided in the panel, recorded by the standalone coordinator, which ran the agent.
     expect(coordinator.said()).toMatch(/for Edit config\.json \(medium\): allow_once \(decided by the editor\)/);
+  });
+
+  it("shows the coordinator's lines about a turn in the panel: a prompt waiting behind another is queued, and says so", async () => {
+    const coordinator = await startCoordinatorProcess(['--max-running', '1', '--agent', process.execPath, SCRIPTED_AGENT]);
+    stops.push(() => coordinator.stop());
+    const client = await face({ files: false, extraArgs: ['--coordinator', coordinator.address] });
+    const first = await client.context.request('session/new', { cwd: workspace(), mcpServers: [] });
+    const second = await client.context.request('session/new', { cwd: workspace(), mcpServers: [] });
+    const holding = client.context.request('session/prompt', { sessionId: first.sessionId, prompt: [{ type: 'text', text: 'HANG' }] });
+    while (!answerOf(client).includes('Thinking')) await new Promise((resolve) => setImmediate(resolve));
+    const waiting = client.context.request('session/prompt', { sessionId: second.sessionId, prompt: [{ type: 'text', text: 'INSTANT' }] });
+    while (!thoughtsOf(client).includes('Queued, next in line')) await new Promise((resolve) => setTimeout(resolve, 20));
+    await client.context.notify('session/cancel', { sessionId: first.sessionId });
+    expect((await holding).stopReason).toBe('cancelled');
+    expect((await waiting).stopReason).toBe('end_turn');
   });
 
   it("offers the agent's own modes that ask first beside Task and Ask, never one that runs tools unasked; a turn runs in the one chosen", async () => {
@@ -337,5 +355,34 @@ describe('buckley-lsp acp', () => {
     await client.context.request('session/close', { sessionId });
     expect((await turn).stopReason).toBe('cancelled');
     await expect(client.context.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'INSTANT' }] })).rejects.toMatchObject({ code: -32002 });
+  });
+
+  it('gives the agent a pasted image as ACP gives images (its bytes intact); an agent that takes none gets none, and the panel is told', async () => {
+    const bytes = randomBytes(3000);
+    const image: acp.ContentBlock = { type: 'image', mimeType: 'image/png', data: bytes.toString('base64'), uri: 'file:///tmp/shot.png' };
+    const seen = `image/png 3000 bytes sha256:${createHash('sha256').update(bytes).digest('hex').slice(0, 12)} (file:///tmp/shot.png)`;
+    const client = await face({ files: false, agentFlags: ['--images'] });
+    expect(client.initialized.agentCapabilities?.promptCapabilities).toMatchObject({ image: true });
+    const session = await client.context.request('session/new', { cwd: workspace(), mcpServers: [] });
+    await client.context.request('session/prompt', { sessionId: session.sessionId, prompt: [{ type: 'text', text: 'IMAGES: what is wrong here?' }, image] });
+    expect(answerOf(client)).toContain(`images: ${seen}`);
+
+    const bare = await face({ files: false });
+    const other = await bare.context.request('session/new', { cwd: workspace(), mcpServers: [] });
+    await bare.context.request('session/prompt', { sessionId: other.sessionId, prompt: [{ type: 'text', text: 'IMAGES: what is wrong here?' }, image] });
+    expect(answerOf(bare)).toContain('images: none');
+    expect(thoughtsOf(bare)).toContain('takes no images: shot.png left out of the prompt');
+  });
+
+  it("gives an OpenAI-compatible model the pasted image as an image part of the user's message", async () => {
+    const model = await openaiChatModel(() => ({ text: 'A red square.' }));
+    stops.push(() => model.close());
+    const data = randomBytes(64).toString('base64');
+    const client = await face({ files: false, extraArgs: ['--agent.driver', 'openai', '--agent.openai.baseUrl', `${model.url}`, '--agent.openai.model', 'vision-model'] });
+    const session = await client.context.request('session/new', { cwd: workspace(), mcpServers: [] });
+    await client.context.request('session/prompt', { sessionId: session.sessionId, prompt: [{ type: 'text', text: 'What is this?' }, { type: 'image', mimeType: 'image/jpeg', data }] });
+    expect(answerOf(client)).toContain('A red square.');
+    const user = model.calls.at(-1)!.body.messages.at(-1);
+    expect(user.content).toEqual([{ type: 'text', text: expect.stringContaining('Attached: a JPEG image (the image follows).') }, { type: 'image_url', image_url: { url: `data:image/jpeg;base64,${data}` } }]);
   });
 });

@@ -8,6 +8,9 @@ import { permissionOf, ShownTools, updatesOf } from '../../src/acp/updates.js';
 import { requestOf } from '../../src/acp/turn.js';
 import { taskEventSchema } from '../../src/wire/contract.js';
 import * as z from '../../src/schema.js';
+import type { ContentBlock } from '@agentclientprotocol/sdk';
+import { imagesOf, MAX_PROMPT_IMAGE_BYTES } from '../../src/wire/images.js';
+import { buildPrompt } from '../../src/wire/prompt.js';
 
 const event = (fields: Record<string, unknown>) => z.parse(taskEventSchema, { task_id: 't', status: 'in_progress', ...fields });
 const tool = (status: string, output = '') => ({ id: 'c1', tool: 'Read README.md', status, kind: 'read', input: '{"path":"README.md"}', output });
@@ -56,5 +59,46 @@ describe("the ACP face's updates", () => {
       symbols: [],
       metadata: { workspace_root: 'file:///w' },
     });
+  });
+
+  it("shows the coordinator's lines about the turn (queued, the agent silent) as thinking, once each, and no line an event carries something else for", () => {
+    const tools = new ShownTools();
+    const thought = (text: string) => [{ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text } }];
+    expect(updatesOf(event({ status: 'pending', message: 'Queued: 12 ahead' }), tools)).toEqual(thought('Queued: 12 ahead\n'));
+    expect(updatesOf(event({ status: 'pending', message: 'Queued: 12 ahead' }), tools)).toEqual([]);
+    expect(updatesOf(event({ message: 'No word from the agent for 30 s' }), tools)).toEqual(thought('No word from the agent for 30 s\n'));
+    // Its tool call, its question, its final state: said by what they carry.
+    expect(updatesOf(event({ message: 'Reading', tool_executions: [tool('in_progress')] }), tools).map((update) => update.sessionUpdate)).toEqual(['tool_call']);
+    expect(updatesOf(event({ message: 'Question: which?', question: { request_id: 'q', message: 'which?', options: ['a'] } }), tools)).toEqual([]);
+    expect(updatesOf(event({ status: 'completed', message: 'Done' }), tools)).toEqual([]);
+  });
+
+  it("carries a prompt's images to a coordinator that takes them, named in the prompt; says what it leaves out and why", () => {
+    const png = Buffer.from('not really a png').toString('base64');
+    const prompt: ContentBlock[] = [
+      { type: 'text', text: 'What is wrong here?' },
+      { type: 'image', mimeType: 'image/png', data: png, uri: 'file:///w/shot.png' },
+      { type: 'resource', resource: { uri: 'file:///w/diagram.webp', mimeType: 'image/webp', blob: png } },
+      { type: 'resource', resource: { uri: 'file:///w/data.bin', mimeType: 'application/octet-stream', blob: png } },
+      { type: 'audio', mimeType: 'audio/wav', data: png },
+    ];
+    const taken = requestOf(prompt, '/w', true);
+    expect(imagesOf(taken.context)).toEqual([
+      { mimeType: 'image/png', data: png, uri: 'file:///w/shot.png' },
+      { mimeType: 'image/webp', data: png, uri: 'file:///w/diagram.webp' },
+    ]);
+    expect(taken.leftOut).toEqual(['file:///w/data.bin left out: the agent is given text files and images, not this one\'s bytes', 'the audio left out: the agent is given text and images']);
+    const text = buildPrompt(taken.query, taken.context, false);
+    expect(text).toContain('Attached: shot.png, diagram.webp (2 images follow).');
+    expect(text).not.toContain(png);
+    // A coordinator that takes none (Buckley's own): nothing of them sent, the panel told.
+    const refused = requestOf(prompt, '/w', false);
+    expect(imagesOf(refused.context)).toEqual([]);
+    expect(refused.leftOut).toContain('shot.png, diagram.webp left out: the coordinator behind takes no images');
+    // Past the prompt's bound: the images that fit, in order; the rest said.
+    const big = 'A'.repeat(MAX_PROMPT_IMAGE_BYTES - 10);
+    const bounded = requestOf([{ type: 'text', text: 'look' }, { type: 'image', mimeType: 'image/png', data: big }, { type: 'image', mimeType: 'image/png', data: png }, { type: 'image', mimeType: 'image/png', data: big }], '/w', true);
+    expect(imagesOf(bounded.context).map((image) => image.data.length)).toEqual([big.length]);
+    expect(bounded.leftOut).toEqual(['2 image(s) left out: a prompt carries at most 20 MB of images']);
   });
 });

@@ -86,6 +86,7 @@ describe('negotiate', () => {
       questions: false,
       taskEvents: false,
       sharedTasks: false,
+      promptImages: false,
       unused: [],
     });
   });
@@ -117,6 +118,7 @@ describe('negotiate', () => {
       questions: false,
       taskEvents: false,
       sharedTasks: false,
+      promptImages: false,
       unused: ['context_handles', 'apply_edits', 'editor_state'],
     });
   });

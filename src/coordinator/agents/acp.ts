@@ -19,6 +19,7 @@ import type * as acp from '@agentclientprotocol/sdk';
 import * as z from '../../schema.js';
 import type { Logger } from '../../logger.js';
 import type { AgentControls } from '../../wire/contract.js';
+import { imageName } from '../../wire/images.js';
 import { oneLine, seconds } from '../../text.js';
 import { FileAccessError } from '../files.js';
 import { AgentError, type AgentDriver, type AgentTurn, type TurnResult, type TurnSink } from './driver.js';
@@ -134,6 +135,14 @@ export class AcpDriver implements AgentDriver {
     }
   }
 
+  /** The prompt's text, then its images where the agent takes images; where it takes none, the user is told they were left out. */
+  private blocksOf(agent: Agent, text: string, turn: AgentTurn, sink: TurnSink): acp.ContentBlock[] {
+    const images = turn.images ?? [];
+    if (images.length && !agent.takesImages) sink.notice(`${this.shortName} takes no images: ${images.map(imageName).join(', ')} left out of the prompt`);
+    const given = agent.takesImages ? images.map((image): acp.ContentBlock => ({ type: 'image', mimeType: image.mimeType, data: image.data, ...(image.uri && !image.uri.startsWith('data:') ? { uri: image.uri } : {}) })) : [];
+    return [{ type: 'text', text }, ...given];
+  }
+
   /** A failure that names a place the sandbox kept the agent from writing, said as that; any other as it is. */
   private sandboxWords(error: unknown): unknown {
     return inSandboxWords(error, this.options.launch.plan, this.shortName, this.live?.stderrTail ?? [], this.options.logger);
@@ -166,7 +175,7 @@ export class AcpDriver implements AgentDriver {
     const silence = this.watchSilence(agent, active);
     // An agent that ignores session/cancel must not hold the turn forever.
     const gaveUp = abortedAfter(signal, this.options.cancelGraceMs);
-    const answered = orDeath(agent, agent.connection.agent.request('session/prompt', { sessionId: session.id, prompt: [{ type: 'text', text }], ...(turn.traceparent ? { _meta: { traceparent: turn.traceparent } } : {}) }));
+    const answered = orDeath(agent, agent.connection.agent.request('session/prompt', { sessionId: session.id, prompt: this.blocksOf(agent, text, turn, sink), ...(turn.traceparent ? { _meta: { traceparent: turn.traceparent } } : {}) }));
     const result = (stopReason: TurnResult['stopReason']): TurnResult => ({
       text: active.text,
       stopReason,

@@ -42,6 +42,8 @@ export interface AgentProcess {
   canLoad: boolean;
   /** It offers `session/resume`: the session comes back without its history replayed (preferred to load). */
   canResume?: boolean;
+  /** It takes images in a prompt (ACP `promptCapabilities.image`). */
+  takesImages?: boolean;
   /** The MCP transports it takes besides stdio (ACP `mcpCapabilities`). */
   mcpTransports?: { http: boolean; sse: boolean };
   /** We are stopping it: its exit is expected, not news. */
@@ -273,6 +275,7 @@ async function handshake(sdk: typeof acp, spec: ProcessSpec, agent: AgentProcess
   agent.canClose = Boolean(init.agentCapabilities?.sessionCapabilities?.close);
   agent.canLoad = Boolean(init.agentCapabilities?.loadSession);
   agent.mcpTransports = { http: Boolean(init.agentCapabilities?.mcpCapabilities?.http), sse: Boolean(init.agentCapabilities?.mcpCapabilities?.sse) };
+  agent.takesImages = Boolean(init.agentCapabilities?.promptCapabilities?.image);
   agent.canResume = Boolean((init.agentCapabilities?.sessionCapabilities as { resume?: unknown } | undefined)?.resume);
   agent.info = init.agentInfo ? { name: init.agentInfo.name, title: init.agentInfo.title ?? undefined, version: init.agentInfo.version } : undefined;
   agent.authMethods = (init.authMethods ?? []).map((method) => readAuthMethod(method));

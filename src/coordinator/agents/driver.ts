@@ -2,6 +2,7 @@
  * What our coordinator needs from an agent: run one turn of a conversation, streaming what
  * happens to a sink. Drivers: ACP (an agent subprocess) and OpenAI-compatible HTTP.
  */
+import type { PromptImage } from '../../wire/images.js';
 import type { AgentControls, PlanEntry, TurnUsage, WireToolExecution } from '../../wire/contract.js';
 import type { Completion, CompletionRequest } from './fillInTheMiddle.js';
 import type { EditorState } from './editorState.js';
@@ -30,6 +31,8 @@ export interface AgentTurn {
    * agent that lists the command gets it as ACP says, alone, not under the context's heading.
    */
   command?: string;
+  /** Images the prompt carries (named in its text), in order, within the prompt's bound. */
+  images?: PromptImage[];
   /** What the editor showed (its file, the selection, the open files), for the agent's editor tools. */
   editor?: EditorState;
   /**

@@ -5,6 +5,7 @@
  * an environment variable and never logged. The turn's tokens come from the stream's last event
  * (`stream_options.include_usage`), where the server sends them.
  */
+import type { PromptImage } from '../../wire/images.js';
 import * as z from '../../schema.js';
 import type { Logger } from '../../logger.js';
 import { withEarlierTurns } from '../../wire/prompt.js';
@@ -35,6 +36,15 @@ const MAX_CONVERSATIONS = 32;
 const SYSTEM_PROMPT =
   'You are a coding assistant answering questions about code a developer selected in their editor. Answer in concise, well-formatted markdown. Do not rewrite their files.';
 
+/** A chat message: its text, or its parts (the text, then the images the prompt carries, as data URLs). */
+type ChatMessage = { role: string; content: string | ({ type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } })[] };
+
+/** The user's message: its text alone, or with the prompt's images (a model that takes none says so in its error). */
+function withImages(text: string, images: PromptImage[] | undefined): ChatMessage['content'] {
+  if (!images?.length) return text;
+  return [{ type: 'text', text }, ...images.map((image) => ({ type: 'image_url' as const, image_url: { url: `data:${image.mimeType};base64,${image.data}` } }))];
+}
+
 export class OpenAiDriver implements AgentDriver {
   readonly description: string;
   readonly shortName: string;
@@ -60,7 +70,7 @@ export class OpenAiDriver implements AgentDriver {
     const history = this.histories.get(turn.sessionKey) ?? [];
     // A conversation this process does not hold (a restart, one forgotten): its earlier turns come along.
     const prompt = history.length ? turn.prompt : withEarlierTurns(turn.prompt, turn.earlier);
-    const messages = [{ role: 'system', content: SYSTEM_PROMPT }, ...history, { role: 'user', content: prompt }];
+    const messages: ChatMessage[] = [{ role: 'system', content: SYSTEM_PROMPT }, ...history, { role: 'user', content: withImages(prompt, turn.images) }];
     const stream = await this.request(messages, signal);
     if (!stream) return { text: '', stopReason: 'cancelled' };
 
@@ -108,7 +118,7 @@ export class OpenAiDriver implements AgentDriver {
    * POST /chat/completions, streamed: the events to read; undefined when cancelled. A server
    * that refuses `stream_options` (HTTP 400 naming it) is asked again without it, and from then on.
    */
-  private async request(messages: { role: string; content: string }[], signal: AbortSignal): Promise<ReadableStream<Uint8Array> | undefined> {
+  private async request(messages: ChatMessage[], signal: AbortSignal): Promise<ReadableStream<Uint8Array> | undefined> {
     const url = `${this.options.baseUrl.replace(/\/+$/, '')}/chat/completions`;
     const connectTimeout = AbortSignal.timeout(this.options.connectTimeoutMs ?? 30_000);
     const body = { model: this.options.model, messages, stream: true, ...(this.withoutUsage ? {} : { stream_options: { include_usage: true } }) };

@@ -6,6 +6,7 @@
 import type { AgentTurn } from '../agents/driver.js';
 import { editorStateOf } from '../agents/editorState.js';
 import { buildPrompt } from '../../wire/prompt.js';
+import { imagesOf, withinImageBound } from '../../wire/images.js';
 import type { EditorContext } from '../../wire/contract.js';
 import { resolve } from 'node:path';
 import { isInside } from '../../risk/paths.js';
@@ -36,6 +37,8 @@ export interface TaskSpec {
 /** The agent's turn for a task. */
 export function turnOf(spec: TaskSpec): AgentTurn {
   const { query, context } = spec;
+  // A caller's images past the bound are not the agent's to read (the face says which it left out).
+  const images = withinImageBound(imagesOf(context)).kept;
   return {
     sessionKey: spec.sessionKey,
     prompt: buildPrompt(query, context, spec.intent === 'ask'),
@@ -46,6 +49,7 @@ export function turnOf(spec: TaskSpec): AgentTurn {
     // Maybe one of the agent's commands (`/review`): the driver knows which it lists.
     ...(query.trimStart().startsWith('/') ? { command: query.trim() } : {}),
     ...(context ? { editor: editorStateOf(context) } : {}),
+    ...(images.length ? { images } : {}),
   };
 }
 
