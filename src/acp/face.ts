@@ -19,6 +19,8 @@ import { commandsOf, configOptionsOf, MODEL_OPTION } from './controls.js';
 import { agentModeFor, faceModeOf, modesOf, type FaceMode } from './modes.js';
 import type { AgentControls } from '../wire/contract.js';
 import { runTurn, type FaceSession } from './turn.js';
+import { OVERSIZED_METHOD, oversizedParams, oversizedWords } from './lines.js';
+import * as z from '../schema.js';
 import type { SessionHistory } from './history.js';
 
 export interface FaceOptions {
@@ -50,6 +52,9 @@ export interface AuthWay {
   askTheAgent?: boolean;
 }
 
+/** JSON-RPC's code for a request that cannot be taken as it is. */
+const INVALID_REQUEST = -32600;
+
 /** How long asking what the agent offers may take (its start included). */
 const CONTROLS_TIMEOUT_MS = 60_000;
 /** How long a new session waits to offer the agent's own modes (its start): past it, Task and Ask only. */
@@ -77,7 +82,10 @@ export class AcpFace {
       .onRequest('session/close', ({ params }) => this.close(params.sessionId))
       .onRequest('session/set_mode', ({ params, client }) => this.setMode(params, this.panelOf(client)))
       .onRequest('session/prompt', ({ params, client }) => this.prompt(params, this.panelOf(client)))
-      .onNotification('session/cancel', ({ params }) => this.cancel(params.sessionId));
+      .onNotification('session/cancel', ({ params }) => this.cancel(params.sessionId))
+      .onRequest(OVERSIZED_METHOD, (params) => z.parse(oversizedParams, params), ({ params }) => {
+        throw new RequestError(INVALID_REQUEST, oversizedWords(params));
+      });
   }
 
   /** Cancels every turn running (the client went away). */

@@ -15,6 +15,7 @@ import { startTracing, stopTracing } from '../tracing.js';
 import { CoordinatorLink } from '../bridge/link/link.js';
 import { authWaysOf } from './acpAuth.js';
 import { AcpFace } from '../acp/face.js';
+import { boundedLines, MAX_CLIENT_MESSAGE_BYTES, oversizedWords } from '../acp/lines.js';
 import { SessionHistory } from '../acp/history.js';
 
 export interface AcpOptions {
@@ -86,7 +87,9 @@ export async function runAcp(options: AcpOptions): Promise<void> {
   });
   // The ACP SDK is the one build of it the coordinator loads too (vendor-acp-sdk.js).
   const sdk = await import('@agentclientprotocol/sdk');
-  const stream = sdk.ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>);
+  // A message too large to read costs its request (an error in words), not the connection.
+  const input = boundedLines(Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>, MAX_CLIENT_MESSAGE_BYTES, (line) => logger.warn(`${oversizedWords(line)}${line.id === undefined ? ' (a notification: dropped)' : ''}`));
+  const stream = sdk.ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, input, { maxMessageBytes: 2 * MAX_CLIENT_MESSAGE_BYTES });
   const connection = face.register(sdk.agent({ name: 'buckley-lsp' })).connect(stream);
   // Stopped by a signal as by the end of input: the turns cancelled, the agents stopped.
   let why = 'the client closed the connection';
@@ -96,7 +99,7 @@ export async function runAcp(options: AcpOptions): Promise<void> {
       connection.close();
     });
   }
-  await connection.closed.catch(() => undefined);
+  await connection.closed.catch((error: unknown) => (why = `the connection to the client failed (${(error as Error).message})`));
   logger.info(`${why}: stopping`);
   face.stop();
   await link.close();
