@@ -19,7 +19,7 @@ import { commandsOf, configOptionsOf, MODEL_OPTION } from './controls.js';
 import { agentModeFor, faceModeOf, modesOf, type FaceMode } from './modes.js';
 import type { AgentControls } from '../wire/contract.js';
 import { runTurn, type FaceSession } from './turn.js';
-import { OVERSIZED_METHOD, oversizedParams, oversizedWords } from './lines.js';
+import { INVALID_REQUEST, MAX_CLIENT_MESSAGE_BYTES, OVERSIZED_METHOD, oversizedParams, oversizedWords } from '../jsonLines.js';
 import * as z from '../schema.js';
 import type { SessionHistory } from './history.js';
 
@@ -52,13 +52,15 @@ export interface AuthWay {
   askTheAgent?: boolean;
 }
 
-/** JSON-RPC's code for a request that cannot be taken as it is. */
-const INVALID_REQUEST = -32600;
-
 /** How long asking what the agent offers may take (its start included). */
 const CONTROLS_TIMEOUT_MS = 60_000;
 /** How long a new session waits to offer the agent's own modes (its start): past it, Task and Ask only. */
 const MODES_WAIT_MS = 10_000;
+
+/** A message of the client's too large to read (`../jsonLines.ts`), in words: what to send instead. */
+export function tooLarge(message: { method: string; bytes: number }): string {
+  return `${oversizedWords(message, MAX_CLIENT_MESSAGE_BYTES, 'buckley-lsp acp')} (a prompt carries at most 20 MB of images; attach large files by link)`;
+}
 
 export class AcpFace {
   private capabilities: InitializeRequest['clientCapabilities'];
@@ -84,8 +86,10 @@ export class AcpFace {
       .onRequest('session/prompt', ({ params, client }) => this.prompt(params, this.panelOf(client)))
       .onNotification('session/cancel', ({ params }) => this.cancel(params.sessionId))
       .onRequest(OVERSIZED_METHOD, (params) => z.parse(oversizedParams, params), ({ params }) => {
-        throw new RequestError(INVALID_REQUEST, oversizedWords(params));
-      });
+        throw new RequestError(INVALID_REQUEST, tooLarge(params));
+      })
+      // A notification too large (the log has said it): nothing to answer.
+      .onNotification(OVERSIZED_METHOD, (params) => z.parse(oversizedParams, params), () => undefined);
   }
 
   /** Cancels every turn running (the client went away). */

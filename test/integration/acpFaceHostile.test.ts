@@ -44,6 +44,8 @@ function rawFace() {
     answerTo,
     stderr: () => stderr,
     alive: () => child.exitCode === null,
+    /** The answer's words streamed so far (agent_message_chunk). */
+    said: () => answers.map((message) => (message.method === 'session/update' ? ((message.params as any).update?.content?.text ?? '') : '')).join(''),
   };
 }
 
@@ -82,5 +84,21 @@ describe('buckley-lsp acp, fed hostile input', () => {
     await face.send(request(3, 'session/prompt', { sessionId, prompt: [{ type: 'text', text: 'INSTANT' }] }));
     expect((await face.answerTo(3))[0]!.result).toEqual({ stopReason: 'end_turn' });
     expect(face.stderr()).toContain('the session/prompt message was 60 MB');
+  });
+
+  it("costs an agent's message larger than the coordinator reads (a 40 MB write, a 40 MB update) that message only: the agent goes on, told why", async () => {
+    const face = rawFace();
+    await face.send(request(1, 'initialize', { protocolVersion: 1, clientCapabilities: {} }));
+    await face.answerTo(1);
+    await face.send(request(2, 'session/new', { cwd: tempDir('buckley-acp-hostile-ws'), mcpServers: [] }));
+    const { sessionId } = (await face.answerTo(2))[0]!.result as { sessionId: string };
+    await face.send(request(3, 'session/prompt', { sessionId, prompt: [{ type: 'text', text: 'HUGE WRITE 40' }] }));
+    expect((await face.answerTo(3))[0]!.result).toEqual({ stopReason: 'end_turn' });
+    expect(face.said()).toContain('write failed (-32600): the fs/write_text_file message was 40 MB, over the 32 MB buckley-lsp reads in one message: send less in it; still here: prompt #1 of process ');
+    const agentProcess = /prompt #1 of (process \w+)/.exec(face.said())![1]!;
+    await face.send(request(4, 'session/prompt', { sessionId, prompt: [{ type: 'text', text: 'HUGE UPDATE 40' }] }));
+    expect((await face.answerTo(4))[0]!.result).toEqual({ stopReason: 'end_turn' });
+    expect(face.said()).toContain(`[scripted-agent.mjs sent an update of 40 MB here, over the 32 MB buckley-lsp reads in one message: left out]\n\nstill here: prompt #2 of ${agentProcess}`);
+    expect(face.stderr()).toContain('the session/update message was 40 MB, over the 32 MB buckley-lsp reads in one message: send less in it (dropped)');
   });
 });

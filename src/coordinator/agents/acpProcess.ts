@@ -17,6 +17,8 @@ import { AgentError } from './driver.js';
 import { closeOwnDescriptors, spawnGroup, stopGroup } from './processes.js';
 import { sandboxStdio, type SandboxPlan } from './sandbox.js';
 import { takeSessionUpdates } from './updateStream.js';
+import { boundedLines, INVALID_REQUEST, OVERSIZED_METHOD, oversizedParams, oversizedWords } from '../../jsonLines.js';
+import * as z from '../../schema.js';
 
 export interface AuthMethod {
   id: string;
@@ -222,11 +224,11 @@ function connect(sdk: typeof acp, spec: ProcessSpec, child: ChildProcess, handle
     if (update) handlers.update(update);
     else spec.logger.debug(`ignored a session/update that is not ACP: ${JSON.stringify(params)?.slice(0, 200)}`);
   };
-  const stream = sdk.ndJsonStream(
-    Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>,
-    takeSessionUpdates(Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>, onUpdate, MAX_MESSAGE_BYTES),
-    { maxMessageBytes: MAX_MESSAGE_BYTES },
+  // A message too large to read costs its call (or, an update, itself), not the agent.
+  const bounded = boundedLines(Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>, MAX_MESSAGE_BYTES, 'buckley-lsp', (line) =>
+    spec.logger.warn(`${spec.name}: ${oversizedWords(line, MAX_MESSAGE_BYTES, 'buckley-lsp')} (${line.id === undefined ? 'dropped' : line.response ? 'the request it answered failed' : 'refused'})`),
   );
+  const stream = sdk.ndJsonStream(Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>, takeSessionUpdates(bounded, onUpdate, MAX_MESSAGE_BYTES), { maxMessageBytes: 2 * MAX_MESSAGE_BYTES });
   child.stdin?.on('error', () => undefined); // EPIPE after a crash is reported through `died`
   const refused = (error: unknown) => Promise.reject(requestError(sdk, error, isNotFound));
   const terminal = (method: string) => (ctx: { params: unknown }) => handlers.terminal(method, ctx.params).catch(refused) as Promise<never>;
@@ -241,6 +243,15 @@ function connect(sdk: typeof acp, spec: ProcessSpec, child: ChildProcess, handle
     .onRequest('terminal/kill', terminal('terminal/kill'))
     .onRequest('terminal/release', terminal('terminal/release'))
     .onRequest('elicitation/create', (ctx) => handlers.elicit(ctx.params).catch(refused))
+    .onRequest(OVERSIZED_METHOD, (params) => z.parse(oversizedParams, params), ({ params }) => {
+      throw new sdk.RequestError(INVALID_REQUEST, oversizedWords(params, MAX_MESSAGE_BYTES, 'buckley-lsp'));
+    })
+    // An update too large, in its place in the answer: what was there is not lost without a word.
+    .onNotification(OVERSIZED_METHOD, (params) => z.parse(oversizedParams, params), ({ params }) => {
+      if (params.method !== 'session/update' || !params.sessionId) return;
+      const text = `\n\n[${spec.name} sent an update of ${Math.round(params.bytes / 1024 / 1024)} MB here, over the ${MAX_MESSAGE_BYTES / 1024 / 1024} MB buckley-lsp reads in one message: left out]\n\n`;
+      onUpdate({ sessionId: params.sessionId, update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text } } });
+    })
     .connect(stream);
 }
 

@@ -1,0 +1,125 @@
+/**
+ * A peer's newline-delimited JSON-RPC (ACP over stdio), a line at a time, none over a bound. The
+ * ACP SDK's reader fails the whole stream on a message past its limit: one huge message (a paste
+ * in a panel, a large file an agent writes) ended the connection — the session, or the agent. A
+ * line over the bound is dropped as it comes (never held whole) and replaced so that only its
+ * call fails: a request by a request of our extension method keeping its id and naming its
+ * method and size, which the reading side answers with an error in words (`oversizedWords`); a
+ * response by an error response to the same id; a notification by a notification of our method
+ * (with the ACP session it names), which the reading side may say in its place (an agent's
+ * update: a line in the answer). `dropped` hears of every line dropped.
+ */
+import * as z from './schema.js';
+
+/** Our extension method, in the place of a request too large to read (`_` names an extension in ACP). */
+export const OVERSIZED_METHOD = '_buckley/oversized';
+
+/** The most a message of an ACP client may hold: a prompt's 20 MB of images, with room to spare. */
+export const MAX_CLIENT_MESSAGE_BYTES = 48 * 1024 * 1024;
+
+/** What is kept of a line too large: its start, where its id and method are. */
+const HEAD_BYTES = 4096;
+const NEWLINE = 0x0a;
+
+export const oversizedParams = z.object({ method: z.string(), bytes: z.number(), sessionId: z.optional(z.string()) });
+
+export interface Oversized {
+  /** The request's or response's id, as it was (a number or a string); none for a notification. */
+  id?: number | string;
+  /** What it was: a request's or notification's method, else `an answer`. */
+  method: string;
+  /** It answered a request (a JSON-RPC response). */
+  response: boolean;
+  bytes: number;
+  /** The ACP session it names (`params.sessionId`), where its start does. */
+  sessionId?: string;
+}
+
+/**
+ * The lines of `input`, each whole and within `limit`; a line past it replaced as said above
+ * (`dropped` hears of each; `reader` names who reads, for the error a response becomes).
+ */
+export function boundedLines(input: ReadableStream<Uint8Array>, limit: number, reader: string, dropped?: (line: Oversized) => void): ReadableStream<Uint8Array> {
+  let parts: Uint8Array[] = [];
+  /** The line's first bytes, kept to name a line too large. */
+  let start: Uint8Array[] = [];
+  let length = 0;
+  let over = false;
+  const endLine = (controller: TransformStreamDefaultController<Uint8Array>) => {
+    if (over) {
+      const line = oversizedOf(concat(start), length);
+      dropped?.(line);
+      controller.enqueue(new TextEncoder().encode(`${JSON.stringify(replacementOf(line, limit, reader))}\n`));
+    } else {
+      for (const part of parts) controller.enqueue(part);
+      controller.enqueue(Uint8Array.of(NEWLINE));
+    }
+    parts = [];
+    start = [];
+    length = 0;
+    over = false;
+  };
+  const add = (segment: Uint8Array) => {
+    // Copied: the chunk's buffer may be reused by the reader.
+    if (length < HEAD_BYTES) start.push(segment.slice(0, HEAD_BYTES - length));
+    length += segment.length;
+    if (over) return;
+    if (length <= limit) parts.push(segment.slice());
+    else {
+      over = true;
+      parts = [];
+    }
+  };
+  return input.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        for (let start = 0; start < chunk.length; ) {
+          const end = chunk.indexOf(NEWLINE, start);
+          add(chunk.subarray(start, end === -1 ? chunk.length : end));
+          if (end === -1) break;
+          endLine(controller);
+          start = end + 1;
+        }
+      },
+      flush(controller) {
+        if (length) endLine(controller);
+      },
+    }),
+  );
+}
+
+/** What stands in for a line too large: a request of our method, or an error answering the same id. */
+function replacementOf(line: Oversized, limit: number, reader: string): object {
+  if (line.response) return { jsonrpc: '2.0', id: line.id, error: { code: INVALID_REQUEST, message: oversizedWords(line, limit, reader) } };
+  const params = { method: line.method, bytes: line.bytes, ...(line.sessionId ? { sessionId: line.sessionId } : {}) };
+  return { jsonrpc: '2.0', ...(line.id !== undefined ? { id: line.id } : {}), method: OVERSIZED_METHOD, params };
+}
+
+/** The id and method of a message from its start, where they are there (JSON-RPC puts them first, as clients write them). */
+function oversizedOf(head: Uint8Array, bytes: number): Oversized {
+  const text = new TextDecoder().decode(head);
+  const id = /"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.){0,200}")/.exec(text)?.[1];
+  const method = /"method"\s*:\s*"([^"\\]{1,100})"/.exec(text)?.[1];
+  const sessionId = /"sessionId"\s*:\s*"([^"\\]{1,200})"/.exec(text)?.[1];
+  return { ...(id !== undefined ? { id: JSON.parse(id) as number | string } : {}), method: method ?? 'answer', response: method === undefined && id !== undefined, bytes, ...(sessionId ? { sessionId } : {}) };
+}
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  const whole = new Uint8Array(parts.reduce((total, part) => total + part.length, 0));
+  let at = 0;
+  for (const part of parts) {
+    whole.set(part, at);
+    at += part.length;
+  }
+  return whole;
+}
+
+/** JSON-RPC's code for a request that cannot be taken as it is. */
+export const INVALID_REQUEST = -32600;
+
+/** The words for a message too large to read (`reader`: who reads it, "buckley-lsp acp"). */
+export function oversizedWords(line: { method: string; bytes: number }, limit: number, reader: string): string {
+  const mb = (bytes: number) => `${Math.round(bytes / 1024 / 1024)} MB`;
+  const what = line.method === 'answer' ? 'an answer' : `the ${line.method} message`;
+  return `${what} was ${mb(line.bytes)}, over the ${mb(limit)} ${reader} reads in one message: send less in it`;
+}
