@@ -385,4 +385,20 @@ describe('buckley-lsp acp', () => {
     const user = model.calls.at(-1)!.body.messages.at(-1);
     expect(user.content).toEqual([{ type: 'text', text: expect.stringContaining('Attached: a JPEG image (the image follows).') }, { type: 'image_url', image_url: { url: `data:image/jpeg;base64,${data}` } }]);
   });
+
+  it('starts agent processes one at a time, started again after a crash too: an agent that locks its store at start is never started twice at once', async () => {
+    const client = await face({ files: false, agentFlags: ['--exclusive-start'] });
+    const cwd = workspace();
+    const task = await client.context.request('session/new', { cwd, mcpServers: [] });
+    const ask = await client.context.request('session/new', { cwd, mcpServers: [] });
+    await client.context.request('session/set_mode', { sessionId: ask.sessionId, modeId: 'ask' });
+    const both = (text: string) => Promise.allSettled([task, ask].map(({ sessionId }) => client.context.request('session/prompt', { sessionId, prompt: [{ type: 'text', text }] })));
+    // Its ask's process and its task's, each in its sandbox: started at once, one after the other.
+    expect((await both('INSTANT')).map((outcome) => outcome.status)).toEqual(['fulfilled', 'fulfilled']);
+    await both('CRASH NOW');
+    client.updates.length = 0;
+    // Both died: both started again at once, for the next prompts.
+    expect((await both('INSTANT')).map((outcome) => (outcome.status === 'fulfilled' ? outcome.value.stopReason : String(outcome.reason)))).toEqual(['end_turn', 'end_turn']);
+    expect(client.stderr()).not.toContain('database is locked');
+  });
 });

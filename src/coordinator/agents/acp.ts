@@ -63,7 +63,12 @@ export interface AcpDriverOptions {
   editorMcp?: EditorMcpServer;
   /** What the agent offers and the model wanted, shared by its processes (pool.ts); else its own, not remembered. */
   choices?: AgentChoices;
+  /** Its process starts through it: one at a time with its pool's others (pool.ts); else at once. */
+  startGate?: StartGate;
 }
+
+/** Runs a start when no other start it gates runs. */
+export type StartGate = <T>(start: () => Promise<T>) => Promise<T>;
 
 
 type ResolvedOptions = AcpDriverOptions & Required<Pick<AcpDriverOptions, 'launch' | 'requestTimeoutMs' | 'cancelGraceMs' | 'maxIdleSessions' | 'silenceMs' | 'choices'>>;
@@ -255,10 +260,6 @@ export class AcpDriver implements AgentDriver {
     return `${this.description}${agent.info?.title ? ` (${agent.info.title}${agent.info.version ? ` ${agent.info.version}` : ''})` : ''} is running (pid ${agent.child.pid}), answered ACP initialize and opened a session`;
   }
 
-  async ready(): Promise<void> {
-    await this.ensureAgent().catch((error: unknown) => Promise.reject(this.sandboxWords(error)));
-  }
-
   async controls(discover: boolean): Promise<AgentControls> {
     if (discover && !this.options.choices.snapshot('').known) await this.check();
     return this.options.choices.snapshot(this.shortName);
@@ -327,7 +328,7 @@ export class AcpDriver implements AgentDriver {
       this.agent = undefined;
     }
     if (!this.agent) {
-      this.agent = this.start();
+      this.agent = this.options.startGate ? this.options.startGate(() => this.start()) : this.start();
       // A failed start is not cached: the next turn tries again.
       this.agent.catch(() => {
         this.agent = undefined;

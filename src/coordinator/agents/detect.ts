@@ -69,8 +69,9 @@ function acpPool(command: string[], options: DetectOptions): AgentDriver {
     cwd: options.cwd,
     sandbox: agent.sandbox,
     mcpServers: agent.mcpServers,
-    driver: (launch, cwd) =>
+    driver: (launch, cwd, startGate) =>
       new AcpDriver({
+        startGate,
         command,
         launch,
         cwd,

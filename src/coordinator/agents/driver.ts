@@ -148,8 +148,6 @@ export interface AgentDriver {
   check(signal: AbortSignal): Promise<string>;
   /** Forget a conversation (its coordinator session ended). */
   endSession?(sessionKey: string): void;
-  /** Starts its agent (spawned, initialized) where it is not running yet; the pool starts them one at a time. */
-  ready?(): Promise<void>;
   /** Gets ready before the coordinator serves (the ACP pool finds out whether agents can be sandboxed here). */
   prepare?(): Promise<void>;
   /** What its sandbox keeps from the agent (variables, the network), in lines for `doctor` and the log. */

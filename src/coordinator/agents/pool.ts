@@ -26,6 +26,7 @@ import { CredentialScan } from '../credentialScan.js';
 import { workspaceOf } from '../files.js';
 import type { AcpDriver, Launch } from './acp.js';
 import { AgentError, type AgentDriver, type AgentTurn, type TurnResult, type TurnSink } from './driver.js';
+import type { StartGate } from './acp.js';
 import type { KnownAgent } from './known.js';
 import { knownByAcpName, knownByCommand, knownByScript, pathsInScript } from './recognize.js';
 import { probeNetworkNamespace, probeSandbox, sandboxArgs, type SandboxPlan } from './sandbox.js';
@@ -50,8 +51,8 @@ export interface PoolOptions {
   sandbox: { enabled: boolean; writable: string[]; network: EgressSettings & { confine: boolean } };
   /** buckley.agent.mcpServers: their hosts are the agent's to reach. */
   mcpServers?: Record<string, McpServerSetting>;
-  /** Makes the driver of one process. */
-  driver(launch: Launch, cwd: string | undefined): AcpDriver;
+  /** Makes the driver of one process (`startGate`: its process starts only when no other of the pool's is starting). */
+  driver(launch: Launch, cwd: string | undefined, startGate: StartGate): AcpDriver;
   /** What the agent offers and the model wanted: the same for all its processes. */
   choices: AgentChoices;
   /** Our editor MCP server, for all its processes: closed with the pool. */
@@ -63,6 +64,19 @@ export interface PoolOptions {
 export { MAX_PROCESSES, PROCESS_IDLE_MS } from './poolEntries.js';
 
 export class AgentPool implements AgentDriver {
+  private starting: Promise<unknown> = Promise.resolve();
+  /**
+   * Agent processes start one at a time — an ask's and a task's, the panel's discovery and its
+   * first prompt, one started again after it died or was restarted: an agent that keeps one store
+   * in its home fails when two of it start at once (opencode: "database is locked", and the
+   * second died). A running agent's turns wait for nothing.
+   */
+  private readonly startGate: StartGate = (start) => {
+    const started = this.starting.then(start);
+    this.starting = started.catch(() => undefined);
+    return started;
+  };
+
   readonly writesFiles = true;
   private readonly entries: PoolEntries;
   private readonly scans = new Map<string, CredentialScan>();
@@ -83,7 +97,7 @@ export class AgentPool implements AgentDriver {
 
   constructor(private readonly options: PoolOptions) {
     const environment = this.environment();
-    this.entries = new PoolEntries(options.driver({ program: options.command[0]!, args: options.command.slice(1), env: environment.env }, options.cwd), { ...options, unused: (key) => this.closeGates(key) });
+    this.entries = new PoolEntries(options.driver({ program: options.command[0]!, args: options.command.slice(1), env: environment.env }, options.cwd, this.startGate), { ...options, unused: (key) => this.closeGates(key) });
   }
 
   get description(): string {
@@ -126,26 +140,8 @@ export class AgentPool implements AgentDriver {
 
   async run(turn: AgentTurn, sink: TurnSink, signal: AbortSignal): Promise<TurnResult> {
     const entry = await this.entryFor(turn);
-    return this.entries.use(entry, async () => {
-      // Its first start waits for any other's; a running agent's turns wait for nothing.
-      if (!this.readied.has(entry.driver)) await this.oneAtATime(async () => entry.driver.ready?.());
-      this.readied.add(entry.driver);
-      return entry.driver.run(turn, sink, signal);
-    });
+    return this.entries.use(entry, () => entry.driver.run(turn, sink, signal));
   }
-  private readonly readied = new WeakSet<AgentDriver>();
-
-  /**
-   * Agent processes start one at a time (an ask's and a task's, the panel's discovery and its
-   * first prompt): an agent that keeps one store in its home fails when two of it start at once
-   * (opencode: "database is locked", and the second died).
-   */
-  private oneAtATime<T>(start: () => Promise<T>): Promise<T> {
-    const started = this.starting.then(start);
-    this.starting = started.catch(() => undefined);
-    return started;
-  }
-  private starting: Promise<unknown> = Promise.resolve();
 
   /** Starts the agent in the ask's sandbox and in the task's, opening a session in each, as `doctor` asks. */
   async check(): Promise<string> {
@@ -172,7 +168,7 @@ export class AgentPool implements AgentDriver {
     if (discover && !choices.snapshot('').known) {
       const entry = await this.entryFor({ sessionKey: 'controls', prompt: '', readOnly: true, cwd: this.options.cwd });
       // Its start and its one session: what it offers is known when a session opens.
-      await this.entries.use(entry, () => this.oneAtATime(() => (choices.snapshot('').known ? Promise.resolve('') : entry.driver.check())));
+      await this.entries.use(entry, () => (choices.snapshot('').known ? Promise.resolve('') : entry.driver.check()));
     }
     return choices.snapshot(this.shortName);
   }
@@ -232,7 +228,7 @@ export class AgentPool implements AgentDriver {
   private async entryFor(turn: AgentTurn): Promise<Entry> {
     await this.whenProbed();
     const intent = turn.readOnly ? 'ask' : 'task';
-    if (this.sandboxProblem) return this.entries.entry('unsandboxed', '', () => this.options.driver({ program: this.options.command[0]!, args: this.options.command.slice(1), env: this.environment().env }, this.options.cwd ?? this.noWorkspace()));
+    if (this.sandboxProblem) return this.entries.entry('unsandboxed', '', () => this.options.driver({ program: this.options.command[0]!, args: this.options.command.slice(1), env: this.environment().env }, this.options.cwd ?? this.noWorkspace(), this.startGate));
     // A workspace folder that is not here (an editor's made-up root) is no workspace: nothing to bind.
     const wanted = workspaceOf(turn.cwd ?? this.options.cwd);
     const workspace = wanted && isDirectory(wanted) ? wanted : undefined;
@@ -250,7 +246,7 @@ export class AgentPool implements AgentDriver {
     try {
       const launch = await this.launch(intent, workspace, credentials.paths);
       return this.entries.entry(key, credentials.paths.join('\0'), () =>
-        this.options.driver({ ...launch, relaunch: (acpName) => this.relaunch(acpName, intent, workspace, credentials.paths) }, launch.plan.cwd),
+        this.options.driver({ ...launch, relaunch: (acpName) => this.relaunch(acpName, intent, workspace, credentials.paths) }, launch.plan.cwd, this.startGate),
       );
     } finally {
       this.launching.set(key, this.launching.get(key)! - 1);

@@ -64,6 +64,9 @@ interface Running {
   resume?: string;
 }
 
+/** A task whose request its coordinator cannot read (the store lost it, or never had it whole). */
+export const UNREADABLE = 'the coordinator that took this task could not read its request from the team\'s store (NATS): run it again';
+
 /** What an agent taking up a task again is told, before the task. */
 const TAKEN_UP = '(This task was interrupted: the coordinator running it stopped, and another took it up. Where you already did part of it, go on from where you were, without doing again what is done.)';
 
@@ -100,7 +103,7 @@ export class TaskRunner {
       await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** tries));
       records = await this.options.engine.log.read(taskId);
     }
-    if (!records.some((record) => record.created)) this.options.logger.warn(`task ${taskId}: taken from the queue, but its records are not in the store: not run`);
+    if (!records.some((record) => record.created)) this.options.logger.warn(`task ${taskId}: taken from the queue, but its request is not in the store: ended as failed`);
     return records;
   }
 
@@ -112,9 +115,11 @@ export class TaskRunner {
   private async run(job: Job): Promise<void> {
     const { engine, logger } = this.options;
     const records = await this.recordsOf(job.taskId);
-    const created = records.find((record) => record.created)?.created;
-    if (!created || records.some((record) => record.final)) return;
+    if (records.some((record) => record.final)) return;
     const send = (event: Record<string, unknown>) => void engine.log.append(job.taskId, { event }).catch((error: unknown) => logger.warn(`task ${job.taskId}: an event was not stored: ${(error as Error).message}`));
+    const created = records.find((record) => record.created)?.created;
+    // Its caller waits on its stream: told at once, not at its deadline.
+    if (!created) return this.end(job.taskId, send, 'failed', UNREADABLE);
     // Handed out again: its coordinator stopped. Taken up where its agent can load its session, else over.
     let resume: string | undefined;
     if (records.some((record) => record.started)) {
