@@ -16,7 +16,7 @@ import type { Logger } from '../logger.js';
 import type { CoordinatorSession } from '../bridge/link/calls.js';
 import { panelOf, type Panel } from './panel.js';
 import { commandsOf, configOptionsOf, MODEL_OPTION } from './controls.js';
-import { agentModeFor, faceModeOf, modesOf, type FaceMode } from './modes.js';
+import { faceModeOf, modesOf } from './modes.js';
 import type { AgentControls } from '../wire/contract.js';
 import { runTurn, type FaceSession } from './turn.js';
 import { INVALID_REQUEST, MAX_CLIENT_MESSAGE_BYTES, OVERSIZED_METHOD, oversizedParams, oversizedWords } from '../jsonLines.js';
@@ -66,9 +66,8 @@ export class AcpFace {
   private capabilities: InitializeRequest['clientCapabilities'];
   private readonly sessions = new Map<string, FaceSession>();
   private panel: { of: AgentContext; panel: Panel } | undefined;
-  /** What the agent offers, as last told; and the mode it asked first in, before any choice. */
+  /** What the agent offers, as last told. */
   private offered: AgentControls | undefined;
-  private defaultTaskMode: string | undefined;
 
   constructor(private readonly options: FaceOptions) {}
 
@@ -179,17 +178,8 @@ export class AcpFace {
     const outcome = await coordinator.agentControls({ ...call, signal: AbortSignal.timeout(timeoutMs), timeoutMs });
     if (outcome.status === 'completed') {
       this.offered = outcome.controls;
-      this.defaultTaskMode ??= outcome.controls.task_mode || undefined;
     }
     return outcome;
-  }
-
-  /** A task turn's agent in the mode its session is in (the agent's modes are the agent's, for every session). */
-  private async keepAgentMode(mode: FaceMode): Promise<void> {
-    const wanted = agentModeFor(mode, this.defaultTaskMode);
-    if (!wanted || wanted === this.offered?.task_mode) return;
-    const outcome = await this.controls({ discover: false, mode: wanted });
-    if (outcome.status === 'failed') this.options.logger.warn(`the agent's mode ${wanted} was not chosen: ${outcome.failure.message}`);
   }
 
   /**
@@ -231,7 +221,6 @@ export class AcpFace {
       const config = this.options.config();
       // A session opened again: its earlier turns go along, for an agent that no longer holds it.
       const earlier = session.reopened ? this.options.history.earlier(session.id, Math.floor(config.context.maxBytes / 2)) : undefined;
-      await this.keepAgentMode(session.mode);
       const end = await runTurn({ coordinator, panel, config, logger: this.options.logger }, session, params.prompt, turn.signal, earlier);
       if (end.answered) this.options.history.note(session, end.answered.question, end.answered.answer);
       void this.announceControls(session, panel, false);

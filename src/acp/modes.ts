@@ -2,7 +2,9 @@
  * The panel's modes: Task (the agent works, asking first, in its own mode that does), the agent's
  * other modes that ask first (its plan mode…) as "Task: <its name>", and Ask (read-only). Never a
  * mode of the agent's that runs tools unasked: the coordinator offers only those it can keep to
- * asking (`task_modes`). A task mode's turn runs with the agent in that mode (SetAgentMode).
+ * asking (`task_modes`). A task mode's turn names that mode with its task (`agent_mode`): the
+ * agent's session is put in it for that turn alone — two panel sessions in two modes at once
+ * each get theirs, and the mode every other task runs in stays as it was.
  */
 import type { SessionMode } from '@agentclientprotocol/sdk';
 import type { AgentControls } from '../wire/contract.js';
@@ -24,8 +26,7 @@ export function faceModeOf(modeId: string, controls: AgentControls | undefined):
   return modesOf(controls).some((mode) => mode.id === modeId) ? (modeId as FaceMode) : undefined;
 }
 
-/** The agent's mode a task turn in `mode` runs in: its own for task:<id>, else the one it asked first in (`defaultMode`). */
-export function agentModeFor(mode: FaceMode, defaultMode: string | undefined): string | undefined {
-  if (mode === 'ask') return undefined;
-  return mode.startsWith('task:') ? mode.slice('task:'.length) : defaultMode;
+/** The agent's mode a turn in `mode` names: its own for task:<id>; none for Task (the mode tasks run in) and Ask. */
+export function agentModeOf(mode: FaceMode): string | undefined {
+  return mode.startsWith('task:') ? mode.slice('task:'.length) : undefined;
 }

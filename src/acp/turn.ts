@@ -12,12 +12,12 @@ import { RequestError, type ContentBlock, type PromptResponse } from '@agentclie
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import { allowedByPolicy, judgeApproval } from '../risk/approvalRisk.js';
-import { WORKSPACE_KEY, type DocumentSnapshot, type EditorContext, type TaskEvent } from '../wire/contract.js';
+import { AGENT_MODE_KEY, WORKSPACE_KEY, type DocumentSnapshot, type EditorContext, type TaskEvent } from '../wire/contract.js';
 import type { CoordinatorSession, EditorFiles } from '../bridge/link/calls.js';
 import type { Panel } from './panel.js';
 import { permissionOf, ShownTools, updatesOf } from './updates.js';
 import { questionsOf } from './questions.js';
-import type { FaceMode } from './modes.js';
+import { agentModeOf, type FaceMode } from './modes.js';
 import { imageDocument, imageName, imagesOf, MAX_PROMPT_IMAGE_BYTES, withinImageBound, type PromptImage } from '../wire/images.js';
 import { FEATURE } from '../wire/features.js';
 
@@ -55,6 +55,8 @@ export async function runTurn(deps: TurnDeps, session: FaceSession, prompt: Cont
   const { coordinator, panel, config } = deps;
   const { query, context, leftOut } = requestOf(prompt, session.cwd, coordinator.features.includes(FEATURE.promptImages));
   if (!query.trim() && !imagesOf(context).length) throw RequestError.invalidParams(undefined, 'the prompt has no words to act on');
+  const mode = agentModeOf(session.mode);
+  if (mode) context.metadata[AGENT_MODE_KEY] = mode;
   const tools = new ShownTools();
   for (const words of leftOut) for (const update of tools.statusLine(words)) panel.update(session.id, update);
   const ask = session.mode === 'ask';

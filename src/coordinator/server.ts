@@ -20,7 +20,7 @@ import { CallOut } from './callOut.js';
 import { askSink, refusalNote, withNotes } from './turnRules.js';
 import { agentCommunicationService } from '../wire/protos.js';
 import { FEATURES } from './features.js';
-import { AUTHORIZATION_HEADER, WORKSPACE_KEY, QUESTIONS_HEADER, BUFFERS_HEADER, CONVERSATION_HEADER, EARLIER_TURNS_KEY, INTENT_HEADER, SESSION_HEADER, type ContextDelta, type CreateSessionRequest, type EditorContext, type SendMessageRequest, type TaskStreamRequest, type InlineCompletionRequest } from '../wire/contract.js';
+import { AGENT_MODE_KEY, AUTHORIZATION_HEADER, WORKSPACE_KEY, QUESTIONS_HEADER, BUFFERS_HEADER, CONVERSATION_HEADER, EARLIER_TURNS_KEY, INTENT_HEADER, SESSION_HEADER, type ContextDelta, type CreateSessionRequest, type EditorContext, type SendMessageRequest, type TaskStreamRequest, type InlineCompletionRequest } from '../wire/contract.js';
 import { uriToPath } from '../uri.js';
 import { FEATURE } from '../wire/features.js';
 import { memoryEngine } from './tasks/memory.js';
@@ -282,6 +282,7 @@ class CoordinatorService {
         // claimed falsely, binds it further (an agent-id header can, and instance ids change per start).
         ...(conversation ? { conversationKey: `${certifiedIdentity(call) ?? ''}#${conversation}` } : {}),
         ...(conversation && context?.metadata?.[EARLIER_TURNS_KEY] ? { earlier: context.metadata[EARLIER_TURNS_KEY] } : {}),
+        ...(intent !== 'ask' && context?.metadata?.[AGENT_MODE_KEY] ? { mode: context.metadata[AGENT_MODE_KEY] } : {}),
         // Where the agent works: the editor's workspace; none named, none writable (it starts in an empty folder).
         ...(workspace ? { cwd: workspace } : {}),
         servesBuffers: false,

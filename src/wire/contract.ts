@@ -42,6 +42,13 @@ export const EARLIER_TURNS_KEY = 'conversation_earlier';
  * carries no document to name it (an ACP client's prompt with no file attached).
  */
 export const WORKSPACE_KEY = 'workspace_root';
+/**
+ * Our extension: in `EditorContext.metadata`, the agent's mode this task runs in — one of
+ * `AgentControls.task_modes` (those that ask first), for this task only (an ACP panel's session in
+ * "Task: Plan"); SetAgentMode's choice for every task stays as it is. An ask stays in the read-only
+ * mode; a mode that would run tools unasked is not taken (the task runs in the one that asks first).
+ */
+export const AGENT_MODE_KEY = 'agent_mode';
 
 export interface WirePosition {
   line: number;

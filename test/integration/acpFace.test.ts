@@ -191,6 +191,23 @@ describe('buckley-lsp acp', () => {
     expect(answerOf(client)).toContain('[mode default]');
   });
 
+  it('runs each session in its own mode, two at once, and leaves the mode every other task runs in as it was', async () => {
+    const client = await face({ files: false, agentFlags: ['--modes'] });
+    const cwd = workspace();
+    const planning = await client.context.request('session/new', { cwd, mcpServers: [] });
+    const working = await client.context.request('session/new', { cwd, mcpServers: [] });
+    await client.context.request('session/set_mode', { sessionId: planning.sessionId, modeId: 'task:plan' });
+    await Promise.all([
+      client.context.request('session/prompt', { sessionId: planning.sessionId, prompt: [{ type: 'text', text: 'ECHO PROMPT from the planning session' }] }),
+      client.context.request('session/prompt', { sessionId: working.sessionId, prompt: [{ type: 'text', text: 'ECHO PROMPT from the working session' }] }),
+    ]);
+    expect(answerOf(client)).toMatch(/\[mode plan\]\n\n~~~~\nECHO PROMPT from the planning session/);
+    expect(answerOf(client)).toMatch(/\[mode default\]\n\n~~~~\nECHO PROMPT from the working session/);
+    // Tasks still run in the mode that asks first: a new session is offered Plan beside it, as before.
+    const another = await client.context.request('session/new', { cwd, mcpServers: [] });
+    expect(another.modes?.availableModes.map((mode) => mode.id)).toEqual(['task', 'task:plan', 'ask']);
+  });
+
   it("gives the agent the client's MCP servers (session/new), with every session", async () => {
     const client = await face({ files: false });
     const mcpServers: acp.McpServer[] = [

@@ -80,4 +80,17 @@ describe('AgentChoices', () => {
     expect(fixed.snapshot('Claude')).toMatchObject({ task_mode: 'acceptEdits', task_modes: [], mode_source: 'buckley.agent.modes.task' });
     expect(fixed.chooseMode('plan')).toEqual({ error: 'buckley.agent.modes.task puts tasks in "acceptEdits": change it there' });
   });
+
+  it("puts one task in the mode its caller chose for it, held to the same rules, and leaves every other task's mode as it was", () => {
+    const modes = modesOf({ modes: { currentModeId: 'default', availableModes: ['default', 'acceptEdits', 'plan', 'bypassPermissions'].map((id) => ({ id, name: id })) } })!;
+    const choices = new AgentChoices({ agent: 'claude-agent-acp', logger });
+    choices.offered(models, modes);
+    expect(choices.modeFor(modes, false, 'plan').choice).toEqual({ mode: { id: 'plan', name: 'plan', description: undefined }, why: 'chosen for this task' });
+    expect(choices.snapshot('Claude')).toMatchObject({ task_mode: 'default' });
+    expect(choices.modeFor(modes, false).choice.mode?.id).toBe('default');
+    // One that runs tools unasked is not taken: the task runs in the mode that asks first, and says why.
+    expect(choices.modeFor(modes, false, 'bypassPermissions').choice).toEqual({ mode: { id: 'default', name: 'default', description: undefined }, why: '"bypassPermissions" (chosen for this task) runs tools unasked: Claude Code\'s mode that asks before changes' });
+    // An ask stays read-only whatever the caller names.
+    expect(choices.modeFor(modes, true, 'default').choice.mode?.id).toBe('plan');
+  });
 });

@@ -167,7 +167,7 @@ export class AcpDriver implements AgentDriver {
   }
 
   private async prompt(agent: Agent, session: AcpSession, turn: AgentTurn, sink: TurnSink, signal: AbortSignal): Promise<TurnResult> {
-    await agent.sessions.keepMode(session, turn.readOnly);
+    await agent.sessions.keepMode(session, turn.readOnly, turn.mode);
     await agent.sessions.keepModel(session);
     const text = await this.options.choices.promptOf(turn);
     const active: ActiveTurn = { sink, readOnly: turn.readOnly, editor: turn.editor, cwd: turn.cwd, signal, text: '', textInterrupted: false, tools: new Map(), calls: new Map(), refused: [], asked: new Set(), unasked: new Map(), lastWord: Date.now(), deciding: 0 };

@@ -297,14 +297,15 @@ export class AgentSessions {
 
   /**
    * Puts the session in the mode for its turn's intent (choices.ts, modes.ts) where it is not in it
-   * (a new session; a mode chosen since; the agent left it). A choice that changed is logged once.
+   * (a new session; a mode chosen since; the agent left it), or in the one its caller chose for
+   * this turn (`forTurn`) where the rules allow it. A choice that changed is logged once.
    */
-  async keepMode(session: AcpSession, readOnly: boolean): Promise<void> {
+  async keepMode(session: AcpSession, readOnly: boolean, forTurn?: string): Promise<void> {
     const modes = session.modes;
     if (!modes) return;
     const { agent, host } = this;
     const intent = readOnly ? 'asks' : 'tasks';
-    const { choice, changed } = host.choices.modeFor(modes, readOnly);
+    const { choice, changed } = host.choices.modeFor(modes, readOnly, forTurn);
     if (!choice.mode) {
       if (changed) host.logger.warn(`${this.name}: ${choice.why}; its ${intent} stay in mode ${modes.current ?? '(none said)'} — the sandbox still holds`);
       return;

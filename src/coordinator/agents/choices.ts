@@ -131,12 +131,15 @@ export class AgentChoices {
   }
 
   /**
-   * The mode a turn of this intent runs in (modes.ts), noted as the one used; `changed` when it is
-   * not the one the intent used last (to be said once, not with every turn).
+   * The mode a turn of this intent runs in (modes.ts) — the turn's own choice where it has one —
+   * noted as the one used; `changed` when it is not the one the intent used last (to be said
+   * once, not with every turn).
    */
-  modeFor(modes: SessionModes, readOnly: boolean): { choice: ModeChoice; changed: boolean } {
+  modeFor(modes: SessionModes, readOnly: boolean, forTurn?: string): { choice: ModeChoice; changed: boolean } {
     const intent = readOnly ? 'ask' : 'task';
-    const choice = chooseMode(modes, readOnly, this.names(), this.options.modeSettings?.[intent], this.wantedMode());
+    // A turn's own choice (a panel session's mode) is held to the same rules, for that turn alone.
+    const wanted = forTurn && !readOnly ? { mode: forTurn, source: 'chosen for this task' } : this.wantedMode();
+    const choice = chooseMode(modes, readOnly, this.names(), this.options.modeSettings?.[intent], wanted);
     const before = this.modesUsed[intent];
     this.modesUsed[intent] = choice;
     return { choice, changed: before?.mode?.id !== choice.mode?.id || before?.why !== choice.why };

@@ -31,6 +31,8 @@ export interface AgentTurn {
    * agent that lists the command gets it as ACP says, alone, not under the context's heading.
    */
   command?: string;
+  /** The agent's mode this turn runs in, as its caller chose it (a task's: kept to those that ask first). */
+  mode?: string;
   /** Images the prompt carries (named in its text), in order, within the prompt's bound. */
   images?: PromptImage[];
   /** What the editor showed (its file, the selection, the open files), for the agent's editor tools. */

@@ -32,6 +32,8 @@ export interface TaskSpec {
   questions?: 'choice' | 'typed';
   /** W3C trace context of the caller's request. */
   traceparent?: string;
+  /** The agent's mode the caller chose for this task (its panel session's), among those that ask first. */
+  mode?: string;
 }
 
 /** The agent's turn for a task. */
@@ -50,6 +52,7 @@ export function turnOf(spec: TaskSpec): AgentTurn {
     ...(query.trimStart().startsWith('/') ? { command: query.trim() } : {}),
     ...(context ? { editor: editorStateOf(context) } : {}),
     ...(images.length ? { images } : {}),
+    ...(spec.mode && spec.intent !== 'ask' ? { mode: spec.mode } : {}),
   };
 }
 
