@@ -12,6 +12,7 @@ import { knownByAcpName, knownByCommand, knownByScript } from '../../src/coordin
 import type { SandboxPlan } from '../../src/coordinator/agents/sandbox.js';
 import { agentEnvironmentFor, egressRules } from '../../src/coordinator/agents/sandboxPlans.js';
 import { looksSecret, withoutSecrets } from '../../src/coordinator/agents/secrets.js';
+import { upstreamProxy, userProxyEnvironment } from '../../src/coordinator/agents/sandboxNetwork.js';
 import { tempDir } from '../helpers/temp.js';
 
 const title = (command: string[]) => knownByCommand(command)?.title;
@@ -137,5 +138,16 @@ describe('a write the sandbox refused', () => {
     expect(deniedWrite([`Error: Cannot find module '${home}/agent/x.js'`], plan)).toBeUndefined();
     // The sandbox's own /tmp can be written.
     expect(deniedWrite(["EROFS: read-only file system, open '/tmp/x'"], plan)).toBeUndefined();
+  });
+});
+
+describe("the proxy the agent's connections go on through", () => {
+  it("is buckley-lsp's own, unless buckley.agent.env gives the agent one: then that one alone, its NO_PROXY with it", () => {
+    const server = { HTTPS_PROXY: 'http://corp:3128', NO_PROXY: 'intranet', PATH: '/bin' };
+    const mine = upstreamProxy(userProxyEnvironment(server, { OPENAI_API_KEY: 'k' }))!;
+    expect([mine.host, mine.port, mine.applies('api.openai.com'), mine.applies('wiki.intranet')]).toEqual(['corp', 3128, true, false]);
+    const agents = upstreamProxy(userProxyEnvironment(server, { https_proxy: 'http://u:p@agent-proxy:8080' }))!;
+    expect([agents.host, agents.port, agents.authorization, agents.applies('wiki.intranet')]).toEqual(['agent-proxy', 8080, { 'proxy-authorization': `Basic ${Buffer.from('u:p').toString('base64')}` }, true]);
+    expect(userProxyEnvironment(server, { https_proxy: 'http://agent-proxy:8080' }).PATH).toBe('/bin');
   });
 });

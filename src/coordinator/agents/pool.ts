@@ -31,7 +31,7 @@ import type { KnownAgent } from './known.js';
 import { knownByAcpName, knownByCommand, knownByScript, pathsInScript } from './recognize.js';
 import { probeNetworkNamespace, probeSandbox, sandboxArgs, type SandboxPlan } from './sandbox.js';
 import { agentEnvironmentFor, egressRules, statePlaces, visibleFolders, type EgressSettings, type EnvironmentSettings } from './sandboxPlans.js';
-import { findSocat, NetworkGate } from './sandboxNetwork.js';
+import { findSocat, NetworkGate, userProxyEnvironment } from './sandboxNetwork.js';
 import { withheldNames, type AgentEnvironment } from './secrets.js';
 import { agentNotFound, agentProgram } from './choose.js';
 import type { AgentChoices } from './choices.js';
@@ -317,7 +317,7 @@ export class AgentPool implements AgentDriver {
       gate = (async () => {
         if ('problem' in socat) return undefined;
         const editorMcp = await this.options.editorMcp?.endpoint();
-        return NetworkGate.open(this.rules(intent === 'task', env, editorMcp), this.options.logger, socat.socat, this.options.env);
+        return NetworkGate.open(this.rules(intent === 'task', env, editorMcp), this.options.logger, socat.socat, userProxyEnvironment(this.options.env, this.options.environment.env));
       })();
       this.gates.set(key, gate);
       gate.catch((error: unknown) => {

@@ -271,6 +271,19 @@ interface UpstreamProxy {
   applies(host: string): boolean;
 }
 
+const PROXY_VARIABLE = /^(https?|all|no)_proxy$/i;
+
+/**
+ * The environment the user's own proxy is read from: buckley-lsp's, unless `buckley.agent.env`
+ * gives the agent proxy variables of its own — then those alone (the agent's proxy is the one it
+ * would have used without the sandbox).
+ */
+export function userProxyEnvironment(serverEnv: NodeJS.ProcessEnv, agentEnv: Record<string, string> | undefined): NodeJS.ProcessEnv {
+  const own = Object.entries(agentEnv ?? {}).filter(([name]) => PROXY_VARIABLE.test(name));
+  if (!own.length) return serverEnv;
+  return { ...Object.fromEntries(Object.entries(serverEnv).filter(([name]) => !PROXY_VARIABLE.test(name))), ...Object.fromEntries(own) };
+}
+
 /** The user's own proxy, from the environment buckley-lsp runs in (HTTPS_PROXY and its kin, NO_PROXY). */
 export function upstreamProxy(env: NodeJS.ProcessEnv): UpstreamProxy | undefined {
   const value = env.HTTPS_PROXY || env.https_proxy || env.HTTP_PROXY || env.http_proxy || env.ALL_PROXY || env.all_proxy;
