@@ -201,6 +201,15 @@ describe.runIf(probe.ok && socat)("the sandbox and the agents it does not know",
   });
 });
 
+describe.runIf(probe.ok && socat)('the sandbox and an endpoint on a low port', () => {
+  it('says an allowed 127.0.0.1 endpoint under port 1024 cannot be reached from the sandbox (its relay could never listen there), and starts the agent without waiting for it', async () => {
+    const allowed = await listen(createServer((socket) => socket.on('error', () => undefined).end('ok\n')));
+    const { client } = await server([process.execPath, SCRIPTED_AGENT], { home: home(false), agent: { sandbox: { network: { allow: ['127.0.0.1:80', `127.0.0.1:${allowed}`] } } } });
+    expect(await ask(client, `TCP 127.0.0.1 ${allowed}`)).toBe(`tcp 127.0.0.1:${allowed}: connected`);
+    await logged(client, 'the agent cannot reach 127.0.0.1:80 from its sandbox: a port under 1024 cannot be listened on there. Serve it on a port above 1023, or set buckley.agent.sandbox.network.confine: false');
+  });
+});
+
 describe.runIf(probe.ok && socat)('the sandbox behind the proxy buckley-lsp itself is given', () => {
   it("goes on through the user's proxy (HTTPS_PROXY of its environment) for the hosts it allows, and never through it for others", async () => {
     // A proxy of the user's: it alone knows the host (a name no resolver here knows).

@@ -57,6 +57,9 @@ export function findSocat(env: NodeJS.ProcessEnv = process.env): { socat: string
   return socat ? { socat } : { problem: 'socat is not installed: install it (Debian, Ubuntu: `apt install socat`; Fedora: `dnf install socat`) for the agent\'s network to be confined' };
 }
 
+/** The first port an ordinary user may listen on (Linux's net.ipv4.ip_unprivileged_port_start). */
+const FIRST_UNPRIVILEGED_PORT = 1024;
+
 /** The proxy and forwards of one sandbox, on the host. */
 export class NetworkGate {
   private readonly servers: (Server | HttpServer)[] = [];
@@ -72,7 +75,13 @@ export class NetworkGate {
     private readonly upstream?: UpstreamProxy,
   ) {
     const socketDir = mkdtempSync(join(tmpdir(), 'buckley-net-'));
-    const forwards = loopbackForwards(rules, socketDir);
+    const forwards = loopbackForwards(rules, socketDir).filter((forward) => {
+      // An ordinary user cannot listen there in the sandbox: its relay would never listen, and the
+      // agent's start wait for it in vain (9 s). Said instead, once.
+      if (forward.port >= FIRST_UNPRIVILEGED_PORT) return true;
+      logger.warn(`the agent cannot reach ${forward.address === '::1' ? '[::1]' : forward.address}:${forward.port} from its sandbox: a port under ${FIRST_UNPRIVILEGED_PORT} cannot be listened on there. Serve it on a port above ${FIRST_UNPRIVILEGED_PORT - 1}, or set buckley.agent.sandbox.network.confine: false`);
+      return false;
+    });
     const taken = new Set(forwards.map((forward) => forward.port));
     this.plan = { socketDir, socat, proxyPort: PROXY_PORTS.find((port) => !taken.has(port)) ?? 3130, forwards };
   }
