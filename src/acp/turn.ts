@@ -17,6 +17,7 @@ import type { CoordinatorSession, EditorFiles } from '../bridge/link/calls.js';
 import type { Panel } from './panel.js';
 import { permissionOf, ShownTools, updatesOf } from './updates.js';
 import { questionsOf } from './questions.js';
+import { panelTerminals } from './terminals.js';
 import { agentModeOf, type FaceMode } from './modes.js';
 import { imageDocument, imageName, imagesOf, MAX_PROMPT_IMAGE_BYTES, withinImageBound, type PromptImage } from '../wire/images.js';
 import { FEATURE } from '../wire/features.js';
@@ -63,6 +64,8 @@ export async function runTurn(deps: TurnDeps, session: FaceSession, prompt: Cont
   // A permission still put to the user when the turn ends (a timeout, a failure) is withdrawn.
   const over = new AbortController();
   const asking = AbortSignal.any([signal, over.signal]);
+  // The agent's commands in the client's terminals, where it has them and the coordinator is ours, here.
+  const terminals = panel.terminal && !config.coordinator.address ? panelTerminals({ ...panel, terminal: panel.terminal }, session.id) : undefined;
   const outcome = await coordinator.runTask({
     taskId: randomUUID(),
     query,
@@ -77,12 +80,16 @@ export async function runTurn(deps: TurnDeps, session: FaceSession, prompt: Cont
     ...(earlier ? { earlier } : {}),
     ...(panel.readFile || panel.writeFile ? { files: filesOf(panel, session.id) } : {}),
     questions: questionsOf(panel, session.id, deps.logger),
+    ...(terminals ? { terminals } : {}),
     onDelta: (delta) => panel.update(session.id, { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: delta } }),
     onEvent: (event) => {
       for (const update of updatesOf(event, tools)) panel.update(session.id, update);
       if (event.status === 'awaiting_approval' && event.approval) void decide(deps, session, event.approval, asking);
     },
-  }).finally(() => over.abort());
+  }).finally(() => {
+    over.abort();
+    void terminals?.close();
+  });
   if (outcome.status === 'cancelled') return { response: { stopReason: 'cancelled' } };
   if (outcome.status === 'failed') throw new RequestError(FAILED, outcome.failure.message);
   // A coordinator that sends no answer, only what it did (Buckley's status lines): shown as its report.

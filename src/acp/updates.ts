@@ -82,7 +82,7 @@ export function updatesOf(event: TaskEvent, tools: ShownTools): SessionUpdate[] 
 /** An event that only says where the task is (its message), while it runs: the others' messages are shown by what they carry. */
 function saysOnlyStatus(event: TaskEvent): boolean {
   const running = event.status === 'pending' || event.status === 'in_progress';
-  return running && Boolean(event.message) && !event.tool_executions.length && !event.approval && !event.file_request && !event.file_write && !event.file_changed && !event.question && !event.plan && !event.thought_delta && !event.answer_delta;
+  return running && Boolean(event.message) && !event.tool_executions.length && !event.approval && !event.file_request && !event.file_write && !event.file_changed && !event.question && !event.terminal && !event.plan && !event.thought_delta && !event.answer_delta;
 }
 
 /** The choices an approval offers: once, for the rest of the task where the coordinator batches them, or no. */

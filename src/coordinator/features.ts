@@ -19,4 +19,5 @@ export const FEATURES = [
   FEATURE.questions,
   FEATURE.taskEvents,
   FEATURE.promptImages,
+  FEATURE.clientTerminals,
 ] as const;

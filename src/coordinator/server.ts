@@ -20,7 +20,7 @@ import { CallOut } from './callOut.js';
 import { askSink, refusalNote, withNotes } from './turnRules.js';
 import { agentCommunicationService } from '../wire/protos.js';
 import { FEATURES } from './features.js';
-import { AGENT_MODE_KEY, AUTHORIZATION_HEADER, WORKSPACE_KEY, QUESTIONS_HEADER, BUFFERS_HEADER, CONVERSATION_HEADER, EARLIER_TURNS_KEY, INTENT_HEADER, SESSION_HEADER, type ContextDelta, type CreateSessionRequest, type EditorContext, type SendMessageRequest, type TaskStreamRequest, type InlineCompletionRequest } from '../wire/contract.js';
+import { AGENT_MODE_KEY, TERMINALS_HEADER, AUTHORIZATION_HEADER, WORKSPACE_KEY, QUESTIONS_HEADER, BUFFERS_HEADER, CONVERSATION_HEADER, EARLIER_TURNS_KEY, INTENT_HEADER, SESSION_HEADER, type ContextDelta, type CreateSessionRequest, type EditorContext, type SendMessageRequest, type TaskStreamRequest, type InlineCompletionRequest } from '../wire/contract.js';
 import { uriToPath } from '../uri.js';
 import { FEATURE } from '../wire/features.js';
 import { memoryEngine } from './tasks/memory.js';
@@ -116,6 +116,7 @@ class CoordinatorService {
       SetAgentModel: unary(controls.SetAgentModel),
       SetAgentMode: unary(controls.SetAgentMode),
       AnswerQuestion: unary(this.tasks.answerQuestion),
+      AnswerTerminal: unary(this.tasks.answerTerminal),
       CancelTask: unary(this.tasks.cancelTask),
       ListTasks: unary(this.tasks.listTasks),
     };
@@ -246,6 +247,8 @@ class CoordinatorService {
         ...made.spec,
         // A caller that holds the editor's buffers is asked for the file first.
         servesBuffers: call.metadata.get(BUFFERS_HEADER)[0]?.toString() === '1',
+        // A caller that makes the agent's terminal calls in its client's terminals (an ACP panel).
+        ...(call.metadata.get(TERMINALS_HEADER)[0]?.toString() === '1' ? { servesTerminals: true } : {}),
         ...(answers === '1' || answers === '2' ? { questions: answers === '2' ? ('typed' as const) : ('choice' as const) } : {}),
         ...(traceparent ? { traceparent } : {}),
       },

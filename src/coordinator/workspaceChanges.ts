@@ -12,6 +12,7 @@
  * by several is one record, its text one copy — within TOTAL_LIMITS for all of them (SharedFiles).
  */
 import { lstatSync, readdirSync, type Dirent } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { unifiedDiff } from '../edits.js';
 import { readBytesSync, readTextIfThere, realPath, writeText } from '../fileAccess.js';
 import { isInside } from '../risk/paths.js';
@@ -270,7 +271,8 @@ export async function settleChanges(snapshot: WorkspaceSnapshot, sink: ChangeSin
     const inEditor = change.deleted || editorSilent ? undefined : await inEditorOf(change.path, before, after, sink);
     if (inEditor === null) editorSilent = true;
     if (inEditor?.open) {
-      await restore(snapshot.root, change.path, before, after, sink);
+      // A file the turn made has no text to get back: it goes (the editor has it, to save or drop).
+      await restore(snapshot.root, change.path, change.before, after, sink);
       if (!inEditor.applied) {
         settled.refused.push({ path: change.path, why: inEditor.message });
         sink.logger.warn(`the change to ${change.path} made on disk was not taken into the editor (${inEditor.message}), and the disk has its text back; it was:\n${unifiedDiff(change.path, before, after)}`);
@@ -296,15 +298,17 @@ async function inEditorOf(path: string, before: string, after: string, sink: Cha
 }
 
 /**
- * Puts a file's text back where the disk still holds the change (the user may have saved since):
- * that file only — not what a link put in its place leads to.
+ * Puts a file's text back where the disk still holds the change (the user may have saved since),
+ * or removes a file the turn made (`before` undefined): that file only — not what a link put in
+ * its place leads to.
  */
-async function restore(root: string, path: string, before: string, after: string, sink: ChangeSink): Promise<void> {
+async function restore(root: string, path: string, before: string | undefined, after: string, sink: ChangeSink): Promise<void> {
   try {
     const real = realPath(path);
     if (!real || !isInside(real, root)) throw new Error(`a link now leads it out of the workspace, to ${real ?? 'a loop of links'}`);
     if ((await readTextIfThere(real, { maxBytes: MAX_CHANGED_BYTES })) !== after) return;
-    await writeText(real, before);
+    if (before === undefined) await rm(real, { force: true });
+    else await writeText(real, before);
   } catch (error) {
     sink.logger.warn(`cannot put ${path} back as the editor has it: ${(error as Error).message}`);
   }

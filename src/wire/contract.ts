@@ -23,6 +23,14 @@ export const BUFFERS_HEADER = 'x-buckley-editor-buffers';
  * that are a choice; `2`, typed ones too. Without it the agent's questions are declined at once.
  */
 export const QUESTIONS_HEADER = 'x-buckley-questions';
+/**
+ * Our extension: `1` on a StreamTask says the caller makes the agent's terminal calls in its
+ * client's terminals (`terminal` events, answered with AnswerTerminal): an ACP panel that shows
+ * them. Without it the coordinator runs the agent's commands itself (in the agent's sandbox alike).
+ */
+export const TERMINALS_HEADER = 'x-buckley-terminals';
+/** In a `terminal` event's terminal/create params, `_meta[TERMINAL_COMMAND_META]`: the command as the agent gave it (the panel's title for it). */
+export const TERMINAL_COMMAND_META = 'buckley/commandLine';
 /** Our extension: the conversation a StreamTask belongs to; one agent session (history) each, never shared. */
 export const CONVERSATION_HEADER = 'x-buckley-conversation';
 /**
@@ -176,6 +184,21 @@ const questionSchema = z.object({
 });
 export type Question = z.infer<typeof questionSchema>;
 
+const terminalCallSchema = z.object({
+  request_id: z.string().check(z.minLength(1)),
+  method: z.string().check(z.minLength(1)),
+  /** The ACP request's params, JSON, without its sessionId. */
+  params_json: text(),
+});
+export type TerminalCall = z.infer<typeof terminalCallSchema>;
+
+/** The answer to a TerminalCall (AnswerTerminal): the client's result as JSON, or an error in words. */
+export interface TerminalAnswer {
+  request_id: string;
+  result_json: string;
+  error: string;
+}
+
 /** The answer to a Question (AnswerQuestion): the option chosen, by index, or -1 for declined; a typed answer's text (option 0). */
 export interface QuestionAnswer {
   request_id: string;
@@ -309,6 +332,7 @@ export const taskEventSchema = z.object({
   plan: z.optional(z.nullable(taskPlanSchema)),
   thought_delta: text(),
   question: z.optional(z.nullable(questionSchema)),
+  terminal: z.optional(z.nullable(terminalCallSchema)),
   /** Its place in the task's stream (ours; 0 from a coordinator that does not number them). */
   sequence: z._default(z.number(), 0),
 });

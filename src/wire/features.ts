@@ -56,6 +56,12 @@ export const FEATURE = {
    * task whose stream broke is followed again — on the next replica, or the same one back.
    */
   sharedTasks: 'shared_tasks',
+  /**
+   * The agent's terminal calls go to a caller that serves terminals (`x-buckley-terminals: 1`,
+   * `terminal` events, answered with AnswerTerminal): its commands run in the client's terminals,
+   * judged and approved first, inside the agent's sandbox all the same.
+   */
+  clientTerminals: 'client_terminals',
   /** It gives the agent the images a prompt carries (related documents marked `buckley.image`: wire/images.ts). */
   promptImages: 'prompt_images',
 } as const;

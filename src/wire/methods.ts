@@ -21,6 +21,7 @@ import {
   type FileWritten,
   type InlineCompletionRequest,
   type QuestionAnswer,
+  type TerminalAnswer,
   type SendMessageRequest,
   type TaskStreamRequest,
 } from './contract.js';
@@ -60,6 +61,7 @@ export const UNARY = {
   SetAgentModel: method<{ agent_id: string; model: string }, AgentControls>(agentControlsSchema),
   SetAgentMode: method<{ agent_id: string; mode: string }, AgentControls>(agentControlsSchema),
   AnswerQuestion: method<QuestionAnswer, object>(empty),
+  AnswerTerminal: method<TerminalAnswer, object>(empty),
   CancelTask: method<{ task_id: string }, object>(empty),
   ListTasks: method<{ running_only: boolean }, z.infer<typeof taskListSchema>>(taskListSchema),
 };

@@ -15,6 +15,7 @@ import { agentHome, REAL_AGENTS, requireAgent, stepsScript, type RealAgent } fro
 import { BIN } from '../helpers/paths.js';
 import { tempDir } from '../helpers/temp.js';
 import type { ModelServer } from '../helpers/models/standIn.js';
+import { clientTerminals } from '../helpers/acpTerminals.js';
 
 const CODE = ['export function retryDelay(attempt: number): number {', '  const cap = 30_000;', '  return Math.min(1000 * 2 ** attempt, cap);', '}', ''].join('\n');
 
@@ -34,18 +35,20 @@ interface Panel {
   updates: acp.SessionUpdate[];
   permissions: acp.RequestPermissionRequest[];
   written: Map<string, string>;
+  /** The terminal/create requests the client ran (a client with terminals). */
+  terminalCreates: acp.CreateTerminalRequest[];
 }
 
 /** `buckley-lsp acp` with the agent against its stand-in (its settings file), and a Zed-like client of it. */
-async function panel(agent: RealAgent, steps: Parameters<typeof stepsScript>[0], allow: boolean): Promise<Panel> {
+async function panel(agent: RealAgent, steps: Parameters<typeof stepsScript>[0], allow: boolean, terminals = false): Promise<Panel> {
   const model = await agent.model(stepsScript(steps));
   const { home, cleanup } = agentHome();
   const settings = join(tempDir('buckley-acp-settings'), 'settings.json');
   writeFileSync(settings, JSON.stringify({ agent: { command: agent.command, env: agent.setup(model, home) } }));
   const child = spawn(process.execPath, [BIN, 'acp', '--settings', settings], { env: { PATH: process.env.PATH, HOME: home }, stdio: ['pipe', 'pipe', 'ignore'] });
   const exited = new Promise((resolve) => child.once('exit', resolve));
-  const shown: Omit<Panel, 'context' | 'model'> = { updates: [], permissions: [], written: new Map() };
-  const connection = acp
+  const shown: Omit<Panel, 'context' | 'model'> = { updates: [], permissions: [], written: new Map(), terminalCreates: [] };
+  const app = acp
     .client({ name: 'zed-like' })
     .onNotification('session/update', ({ params }) => void shown.updates.push(params.update))
     .onRequest('session/request_permission', ({ params }) => {
@@ -57,13 +60,13 @@ async function panel(agent: RealAgent, steps: Parameters<typeof stepsScript>[0],
     .onRequest('fs/write_text_file', ({ params }) => {
       shown.written.set(params.path, params.content);
       return {};
-    })
-    .connect(acp.ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>));
+    });
+  const connection = (terminals ? clientTerminals(app, shown.terminalCreates) : app).connect(acp.ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>));
   cleanups.push(cleanup, () => model.close(), async () => {
     child.stdin.end();
     await exited;
   });
-  await connection.agent.request('initialize', { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: false }, clientInfo: { name: 'zed-like', version: '1' } });
+  await connection.agent.request('initialize', { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: terminals }, clientInfo: { name: 'zed-like', version: '1' } });
   return { ...shown, context: connection.agent, model };
 }
 
@@ -109,6 +112,19 @@ describe.each(REAL_AGENTS)('$name, behind buckley-lsp acp', (agent) => {
     // It had the image: it says so in the image's place where its model takes none.
     if (agent.imageInPlace) expect(turn.raw).toMatch(agent.imageInPlace);
     else expect(turn.raw).toMatch(IMAGE_IN_REQUEST);
+  });
+
+  it.runIf(installed && agent.clientTerminals)("runs its command in the client's terminal, shown in the panel, inside its sandbox", async () => {
+    const ws = workspace();
+    const shown = await panel(agent, [{ tools: [agent.tools.shell('echo ran > ran.txt')] }, { text: 'Ran it.' }], true, true);
+    const { sessionId } = await shown.context.request('session/new', { cwd: ws.root, mcpServers: [] });
+    expect((await shown.context.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'Run it' }] })).stopReason).toBe('end_turn');
+    expect(shown.terminalCreates).toHaveLength(1);
+    expect(shown.terminalCreates[0]!.command).toMatch(/\/bwrap$/);
+    expect(shown.terminalCreates[0]!.args!.join(' ')).toContain('echo ran > ran.txt');
+    expect(shown.updates).toContainEqual(expect.objectContaining({ sessionUpdate: 'tool_call', content: [{ type: 'terminal', terminalId: 'zed-terminal-1' }] }));
+    // What it made is the client's, for its review.
+    expect(changedTo(shown, join(ws.root, 'ran.txt'))).toBe('ran\n');
   });
 
   it.runIf(installed)('denied, nothing changes: not in the client, not on disk', async () => {

@@ -57,6 +57,8 @@ export interface RealAgent {
    * stand-in's text-only model in the image's place (Qwen Code judges by the model's name).
    */
   imageInPlace?: RegExp;
+  /** It runs its commands through the client's ACP terminals where it is offered them (not its own shell). */
+  clientTerminals?: true;
   /** It says a failure of its model's API in its answer and ends its turn as done (Copilot), rather than failing the request. */
   errorsInAnswer?: boolean;
   /** One of its commands that it answers itself, without its model, and what the answer says. */
@@ -132,7 +134,7 @@ const claude = (adapter: string, version: string, title: string, tools: Tools, o
 export const REAL_AGENTS: RealAgent[] = [
   { ...claude('claude-agent-acp', '0.23.1', 'Claude Agent', claudeTools(''), { id: 'opus[1m]', requested: /claude-opus/ }), resumes: true, reportsUsage: 'tokens' },
   // With the client's files and terminals offered, the older adapter reads, writes and runs through them.
-  claude('claude-code-acp', '0.16.2', 'Claude Code', claudeTools('mcp__acp__'), { id: 'opus', requested: /claude-opus/ }),
+  { ...claude('claude-code-acp', '0.16.2', 'Claude Code', claudeTools('mcp__acp__'), { id: 'opus', requested: /claude-opus/ }), clientTerminals: true },
   {
     name: 'Codex (codex-acp 0.16.0)',
     npm: '@zed-industries/codex-acp',

@@ -6,13 +6,14 @@
  * (nothing on disk); the read-only mode; a cancel mid-answer.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import * as acp from '@agentclientprotocol/sdk';
 import { createHash, randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openaiChatModel } from '../helpers/models/openaiChat.js';
+import { clientTerminals } from '../helpers/acpTerminals.js';
 import { REPO, SCRIPTED_AGENT } from '../helpers/paths.js';
 import { readmeSnippet, userPath } from '../helpers/readme.js';
 import { tempDir } from '../helpers/temp.js';
@@ -34,6 +35,8 @@ interface Client {
   elicitations: acp.CreateElicitationRequest[];
   /** The files the client wrote (its buffers). */
   written: Map<string, string>;
+  /** The terminal/create requests the client was sent (and ran). */
+  terminalCreates: acp.CreateTerminalRequest[];
   stderr(): string;
   /** The face's process, and the HOME it and what it starts have. */
   process: ChildProcess;
@@ -44,18 +47,18 @@ interface Client {
  * The README's agent server for Zed (`buckley-lsp acp`, `gemini` the scripted agent on PATH), and
  * an ACP client of it: with files (as Zed), or without.
  */
-async function face(options: { snippet?: string; extraArgs?: string[]; files: boolean; decide?: (request: acp.RequestPermissionRequest) => string; agentFlags?: string[]; home?: string; elicit?: (request: acp.CreateElicitationRequest) => acp.CreateElicitationResponse }): Promise<Client> {
+async function face(options: { snippet?: string; extraArgs?: string[]; files: boolean; terminals?: boolean; env?: Record<string, string>; decide?: (request: acp.RequestPermissionRequest) => string; agentFlags?: string[]; home?: string; elicit?: (request: acp.CreateElicitationRequest) => acp.CreateElicitationResponse }): Promise<Client> {
   const home = options.home ?? tempDir('buckley-acp-home');
   const server = JSON.parse(readmeSnippet(options.snippet ?? 'zed-agent-server')).agent_servers.Buckley;
   const child = spawn(server.command, [...server.args, ...(options.extraArgs ?? [])], {
     cwd: REPO,
-    env: { ...server.env, PATH: userPath(options.agentFlags), HOME: home, XDG_STATE_HOME: home, XDG_CONFIG_HOME: home },
+    env: { ...server.env, PATH: userPath(options.agentFlags), HOME: home, XDG_STATE_HOME: home, XDG_CONFIG_HOME: home, ...options.env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   const exited = new Promise((resolve) => child.once('exit', resolve));
-  const client: Omit<Client, 'context' | 'initialized'> = { updates: [], permissions: [], elicitations: [], written: new Map(), stderr: () => stderr, process: child, home };
+  const client: Omit<Client, 'context' | 'initialized'> = { updates: [], permissions: [], elicitations: [], written: new Map(), terminalCreates: [], stderr: () => stderr, process: child, home };
   let app = acp
     .client({ name: 'test-client' })
     .onNotification('session/update', ({ params }) => void client.updates.push(params.update))
@@ -71,6 +74,7 @@ async function face(options: { snippet?: string; extraArgs?: string[]; files: bo
         return {};
       });
   }
+  if (options.terminals) app = clientTerminals(app, client.terminalCreates);
   const elicit = options.elicit;
   if (elicit) {
     app = app.onRequest('elicitation/create', ({ params }) => {
@@ -84,7 +88,7 @@ async function face(options: { snippet?: string; extraArgs?: string[]; files: bo
     await exited;
   });
   const context = connection.agent;
-  const initialized = await context.request('initialize', { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: { fs: { readTextFile: options.files, writeTextFile: options.files }, terminal: false, ...(elicit ? { elicitation: { form: {} } } : {}) }, clientInfo: { name: 'test-client', version: '1' } });
+  const initialized = await context.request('initialize', { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: { fs: { readTextFile: options.files, writeTextFile: options.files }, terminal: Boolean(options.terminals), ...(elicit ? { elicitation: { form: {} } } : {}) }, clientInfo: { name: 'test-client', version: '1' } });
   return { ...client, context, initialized };
 }
 
@@ -417,5 +421,27 @@ describe('buckley-lsp acp', () => {
     // Both died: both started again at once, for the next prompts.
     expect((await both('INSTANT')).map((outcome) => (outcome.status === 'fulfilled' ? outcome.value.stopReason : String(outcome.reason)))).toEqual(['end_turn', 'end_turn']);
     expect(client.stderr()).not.toContain('database is locked');
+  });
+
+  it("runs the agent's commands in the client's terminals, shown in the panel, inside the agent's sandbox with its environment alone", async () => {
+    const client = await face({ files: true, terminals: true, env: { DEPLOY_TOKEN: 'hunter2' } });
+    const cwd = workspace();
+    const session = await client.context.request('session/new', { cwd, mcpServers: [] });
+    const line = 'echo made > made.txt; env | grep -c DEPLOY_TOKEN; touch /etc/buckley-escape 2>&1 || echo blocked';
+    await client.context.request('session/prompt', { sessionId: session.sessionId, prompt: [{ type: 'text', text: `TERMINAL ${line}` }] });
+    // Run by the client: bubblewrap around the command, the environment cleared and given.
+    expect(client.terminalCreates).toHaveLength(1);
+    const created = client.terminalCreates[0]!;
+    expect(created.command).toMatch(/\/bwrap$/);
+    expect(created.args).toEqual(expect.arrayContaining(['--clearenv', '/bin/sh', '-c', line]));
+    expect(created.args!.join(' ')).not.toContain('hunter2');
+    // Shown in the panel as a terminal, under the command's own words.
+    expect(client.updates).toContainEqual(expect.objectContaining({ sessionUpdate: 'tool_call', title: line, kind: 'execute', content: [{ type: 'terminal', terminalId: 'zed-terminal-1' }] }));
+    // It ran: the workspace written (a task's), nothing else, no secret of the client's environment.
+    expect(answerOf(client)).toMatch(/terminal: exit 0\n0\n(touch: .*\n)?blocked/);
+    expect(existsSync('/etc/buckley-escape')).toBe(false);
+    // The file it made is the client's (its review), not left on disk — not even empty.
+    expect(client.written.get(join(cwd, 'made.txt'))).toBe('made\n');
+    expect(existsSync(join(cwd, 'made.txt'))).toBe(false);
   });
 });

@@ -72,7 +72,7 @@ describe('coordinators', () => {
       mode: 'remote',
       address: coordinator.address,
       state: 'ready',
-      features: ['chat', 'stream_task', 'answer_stream', 'tool_approval', 'approval_events', 'editor_context', 'ask_read_only', 'ask_intent', 'editor_buffers', 'edit_selection', 'conversations', 'usage', 'plan', 'thoughts', 'questions', 'task_events', 'prompt_images', 'agent_controls', 'agent_modes'],
+      features: ['chat', 'stream_task', 'answer_stream', 'tool_approval', 'approval_events', 'editor_context', 'ask_read_only', 'ask_intent', 'editor_buffers', 'edit_selection', 'conversations', 'usage', 'plan', 'thoughts', 'questions', 'task_events', 'prompt_images', 'client_terminals', 'agent_controls', 'agent_modes'],
     });
     // It reads the context and keeps asks read-only: the question goes as it is, and no notice.
     const streamed = (await client.request('buckley/status', {})).features;

@@ -111,7 +111,7 @@ describe('our coordinator', () => {
     expect(await c.unary('GetServerCapabilities', {}, serverCapabilitiesSchema, { timeoutMs: 5000 })).toEqual({
       protocol_version: '1.0',
       // An agent not started in a sandbox cannot keep an ask read-only: not announced, and said why.
-      features: ['chat', 'stream_task', 'answer_stream', 'tool_approval', 'approval_events', 'editor_context', 'ask_intent', 'editor_buffers', 'edit_selection', 'conversations', 'usage', 'plan', 'thoughts', 'questions', 'task_events', 'prompt_images', 'agent_controls'],
+      features: ['chat', 'stream_task', 'answer_stream', 'tool_approval', 'approval_events', 'editor_context', 'ask_intent', 'editor_buffers', 'edit_selection', 'conversations', 'usage', 'plan', 'thoughts', 'questions', 'task_events', 'prompt_images', 'client_terminals', 'agent_controls'],
       max_agents: 1,
       supported_auth: ['insecure_local'],
       notes: ['the agent runs without a sandbox (it is not started in one)'],

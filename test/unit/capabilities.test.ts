@@ -87,6 +87,7 @@ describe('negotiate', () => {
       taskEvents: false,
       sharedTasks: false,
       promptImages: false,
+      clientTerminals: false,
       unused: [],
     });
   });
@@ -119,6 +120,7 @@ describe('negotiate', () => {
       taskEvents: false,
       sharedTasks: false,
       promptImages: false,
+      clientTerminals: false,
       unused: ['context_handles', 'apply_edits', 'editor_state'],
     });
   });

@@ -43,6 +43,11 @@ export interface EditorFiles {
  * The agent's questions to the user (`question` events): the option chosen (index), the text typed
  * (a question with `input`), or undefined (declined); `ended` when its turn is over.
  */
+/** The caller's client's terminals (an ACP panel's): an ACP terminal call made there, its result. */
+export interface EditorTerminals {
+  call(method: string, params: Record<string, unknown>): Promise<unknown>;
+}
+
 export interface EditorQuestions {
   ask(question: Question, ended: AbortSignal): Promise<number | string | undefined>;
 }
@@ -88,6 +93,8 @@ export interface StreamCall {
   onDelta?: (delta: string) => void;
   files?: EditorFiles;
   questions?: EditorQuestions;
+  /** The agent's commands run in these, where the coordinator can (`client_terminals`). */
+  terminals?: EditorTerminals;
 }
 
 export type StreamOutcome = Outcome<Answered>;

@@ -12,12 +12,12 @@ import type { Logger } from '../../logger.js';
 import * as z from '../../schema.js';
 import { selectLines } from '../../text.js';
 import type { CoordinatorClient } from '../../wire/client.js';
-import { DETACH_HEADER, MAX_READ_BYTES, taskEventSchema, tooBigToRead, type EditorContext, type FileContent, type FileRequest, type FileWrite, type Question, type TaskEvent } from '../../wire/contract.js';
+import { DETACH_HEADER, MAX_READ_BYTES, TERMINALS_HEADER, taskEventSchema, tooBigToRead, type EditorContext, type FileContent, type FileRequest, type FileWrite, type Question, type TaskEvent, type TerminalCall } from '../../wire/contract.js';
 import { isRefusal } from './identity.js';
 import { failureOf, plainDetails, type FailureContext } from './failures.js';
 import type { SessionKeeper } from './session.js';
 import { FINAL_STATUSES } from '../../wire/contract.js';
-import type { EditorFiles, EditorQuestions, StreamCall, StreamOutcome, WatchCall } from './calls.js';
+import type { EditorFiles, EditorQuestions, EditorTerminals, StreamCall, StreamOutcome, WatchCall } from './calls.js';
 import { CoordinatorError, Status } from '../../wire/errors.js';
 import type { FeatureFlag } from '../../wire/features.js';
 import { planSteps, Thinking, type PlanStep } from '../flows/plans.js';
@@ -46,7 +46,12 @@ export async function runStream(runner: StreamRunner, call: StreamCall): Promise
       const request = { task_id: call.taskId, agent_id: keeper.identity.agentId, query: runner.messageFor(call.query, call.context, call.intent), context: call.context };
       // Its tasks outlive their streams: one that broke is followed again, one given up is cancelled.
       read.detached = runner.offers('taskEvents');
-      const metadata = { ...runner.metadata(call.intent, call.conversation, span.traceparent), ...(read.detached ? { [DETACH_HEADER]: '1' } : {}) };
+      const metadata = {
+        ...runner.metadata(call.intent, call.conversation, span.traceparent),
+        ...(read.detached ? { [DETACH_HEADER]: '1' } : {}),
+        // Its agent's commands in the caller's terminals (an ACP panel), where the coordinator can.
+        ...(call.terminals && runner.offers('clientTerminals') ? { [TERMINALS_HEADER]: '1' } : {}),
+      };
       return client.open.StreamTask(request, { timeoutMs: call.timeoutMs, signal: call.signal, metadata });
     });
     span.set({ 'buckley.status': outcome.status });
@@ -164,12 +169,13 @@ interface StreamRead {
   ended: AbortController;
 }
 
-function readEvent(runner: StreamRunner, client: CoordinatorClient, call: WatchCall & Partial<Pick<StreamCall, 'files' | 'questions'>>, event: TaskEvent, read: StreamRead): void {
+function readEvent(runner: StreamRunner, client: CoordinatorClient, call: WatchCall & Partial<Pick<StreamCall, 'files' | 'questions' | 'terminals'>>, event: TaskEvent, read: StreamRead): void {
   read.received++;
   if (event.sequence > read.sequence) read.sequence = event.sequence;
   if (event.file_request) return read.watching ? undefined : provideFile(runner, client, event.file_request, call.files);
   if (event.file_write && !read.watching) makeWrite(runner, client, event.file_write, call.files);
   if (event.question && !read.watching) answerQuestion(runner, client, event.question, call.questions, read.ended.signal);
+  if (event.terminal && !read.watching) runTerminal(runner, client, event.terminal, call.terminals);
   if (event.answer_delta) {
     read.answer += event.answer_delta;
     call.onDelta?.(event.answer_delta);
@@ -227,6 +233,21 @@ function answerQuestion(runner: StreamRunner, client: CoordinatorClient, questio
       return client.call.AnswerQuestion({ request_id: question.request_id, ...given }, { timeoutMs: runner.keeper.callTimeoutMs });
     })
     .catch((error: unknown) => runner.logger.warn(`could not give the coordinator the answer to "${question.message.slice(0, 80)}": ${detailsOf(error)}`));
+}
+
+/** Makes the agent's terminal call in the caller's terminals and gives the coordinator the result, or why not. Not awaited. */
+function runTerminal(runner: StreamRunner, client: CoordinatorClient, terminal: TerminalCall, terminals: EditorTerminals | undefined): void {
+  const made = async (): Promise<unknown> => {
+    if (!terminals) throw new Error('this editor runs no terminals');
+    return terminals.call(terminal.method, terminal.params_json ? (JSON.parse(terminal.params_json) as Record<string, unknown>) : {});
+  };
+  made()
+    .then(
+      (result) => ({ request_id: terminal.request_id, result_json: JSON.stringify(result ?? {}), error: '' }),
+      (error: unknown) => ({ request_id: terminal.request_id, result_json: '', error: (error as Error).message || String(error) }),
+    )
+    .then((answer) => client.call.AnswerTerminal(answer, { timeoutMs: runner.keeper.callTimeoutMs }))
+    .catch((error: unknown) => runner.logger.warn(`could not give the coordinator the answer to its ${terminal.method}: ${detailsOf(error)}`));
 }
 
 function detailsOf(error: unknown): string {

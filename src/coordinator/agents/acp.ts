@@ -114,7 +114,7 @@ export class AcpDriver implements AgentDriver {
     };
     this.description = `ACP agent \`${options.command.join(' ')}\``;
     // The launch's, read when a terminal starts: a relaunch brings another sandbox.
-    this.terminals = new Terminals({ logger: options.logger, wrap: (command, cwd) => this.options.launch.wrap?.(command, cwd), env: () => this.options.launch.env ?? options.env, cwd: () => this.options.cwd });
+    this.terminals = new Terminals({ logger: options.logger, wrap: (command, cwd, client) => this.options.launch.wrap?.(command, cwd, client), env: () => this.options.launch.env ?? options.env, cwd: () => this.options.cwd });
   }
 
   /** Started as it is, not in a sandbox (pool.ts starts it in one): an ask cannot be kept read-only. */

@@ -77,8 +77,12 @@ export interface Launch {
   sandbox?: 'ask' | 'task';
   /** Started with `sandboxArgs`: it needs `sandboxStdio`. */
   sandboxed?: boolean;
-  /** Runs another command in the same sandbox (the agent's terminals); none without one. */
-  wrap?: (command: string[], cwd: string) => { program: string; args: string[]; sandboxed: true };
+  /**
+   * Runs another command in the same sandbox (the agent's terminals); none without one. `client`:
+   * for a client to run (an ACP panel's terminal): no descriptor of ours needed, and the
+   * environment given whole (the client's own is cleared).
+   */
+  wrap?: (command: string[], cwd: string, client?: { env: Record<string, string> }) => { program: string; args: string[]; sandboxed: true };
   /** The sandbox's plan: what the agent may write, for the words of a write it was refused. */
   plan?: SandboxPlan;
   /**

@@ -108,6 +108,11 @@ export interface TurnSink {
    * `input`), or undefined (declined). Absent where the caller cannot ask.
    */
   question?(question: AgentQuestion, signal: AbortSignal): Promise<number | string | undefined>;
+  /**
+   * An ACP terminal call (terminal/create already judged, approved and wrapped in the sandbox),
+   * made in the caller's client's terminals: its result. Absent where the caller serves none.
+   */
+  terminal?(method: string, params: Record<string, unknown>, signal: AbortSignal): Promise<unknown>;
   /** The caller takes typed answers (a question with `input`) too. */
   typedAnswers?: boolean;
   /** The agent's session the turn runs in, once known; `resumable`: the agent can load it again (in another process). */

@@ -32,6 +32,7 @@ import { knownByAcpName, knownByCommand, knownByScript, pathsInScript } from './
 import { probeNetworkNamespace, probeSandbox, sandboxArgs, type SandboxPlan } from './sandbox.js';
 import { agentEnvironmentFor, egressRules, statePlaces, visibleFolders, type EgressSettings, type EnvironmentSettings } from './sandboxPlans.js';
 import { findSocat, NetworkGate, userProxyEnvironment } from './sandboxNetwork.js';
+import { findOnPath } from './which.js';
 import { withheldNames, type AgentEnvironment } from './secrets.js';
 import { agentNotFound, agentProgram } from './choose.js';
 import type { AgentChoices } from './choices.js';
@@ -273,7 +274,12 @@ export class AgentPool implements AgentDriver {
     const environment = this.environment();
     this.sayWithheld(environment);
     const plan = await this.plan(intent, workspace, credentials, environment.env);
-    const wrap = (command: string[], cwd: string) => ({ program: 'bwrap', args: sandboxArgs({ ...plan, cwd }, command), sandboxed: true as const });
+    const wrap = (command: string[], cwd: string, client?: { env: Record<string, string> }) => ({
+      // A client finds bwrap where we do (its PATH may not).
+      program: client ? (findOnPath('bwrap', process.env.PATH ?? '') ?? 'bwrap') : 'bwrap',
+      args: sandboxArgs({ ...plan, cwd }, command, client),
+      sandboxed: true as const,
+    });
     return { ...wrap(this.options.command, plan.cwd), env: environment.env, sandbox: intent, wrap, plan };
   }
 

@@ -138,9 +138,17 @@ function real(path: string): string {
 
 const under = (path: string, root: string) => path === root || path.startsWith(root.endsWith(sep) ? root : `${root}${sep}`);
 
-/** The bwrap arguments that run `command` under the plan (to be spawned as `bwrap …args`). */
-export function sandboxArgs(plan: SandboxPlan, command: readonly string[]): string[] {
+/**
+ * The bwrap arguments that run `command` under the plan (to be spawned as `bwrap …args`). With
+ * `client` — for another process to spawn (an ACP client's terminal) — no descriptor of ours is
+ * read (hidden files are /dev/null bound over them) and the environment is `client.env` alone.
+ */
+export function sandboxArgs(plan: SandboxPlan, command: readonly string[], client?: { env: Record<string, string> }): string[] {
   const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc'];
+  if (client) {
+    args.push('--clearenv');
+    for (const [name, value] of Object.entries(client.env)) args.push('--setenv', name, value);
+  }
   for (const root of PRIVATE_ROOTS) if (existsSync(root)) args.push('--tmpfs', root);
   // What must stay visible under the private roots: the program (its whole top folder: a package
   // reads its dependencies beside it), the workspace and the working directory, what DNS reads.
@@ -159,6 +167,7 @@ export function sandboxArgs(plan: SandboxPlan, command: readonly string[]): stri
     const directory = isDirectory(path);
     if (directory === undefined) continue;
     if (directory) args.push('--perms', '0000', '--tmpfs', path);
+    else if (client) args.push('--ro-bind', '/dev/null', path);
     else args.push('--perms', '0000', '--ro-bind-data', String(EMPTY_FD), path);
   }
   if (plan.network) {

@@ -15,9 +15,10 @@ import { FileAccessError } from '../files.js';
 import type { TurnSink } from './driver.js';
 import { closeOwnDescriptors, spawnGroup, stopGroup } from './processes.js';
 import { sandboxStdio } from './sandbox.js';
+import { TERMINAL_COMMAND_META } from '../../wire/contract.js';
 
 export interface TerminalTurn {
-  sink: Pick<TurnSink, 'permission'>;
+  sink: Pick<TurnSink, 'permission' | 'terminal'>;
   signal: AbortSignal;
   /** The turn's workspace, if it names one. */
   cwd?: string;
@@ -51,6 +52,8 @@ const MAX_OUTPUT_BYTES = 16 * 1024 * 1024;
 
 export class Terminals {
   private readonly terminals = new Map<string, Terminal>();
+  /** Terminals the caller's client runs: the id the agent knows → the session's and the client's. */
+  private readonly inClient = new Map<string, { sessionId: string; clientId: string }>();
   /** Commands the user approved in a tool call of a session's turn, not yet run. */
   private readonly approvedCommands = new Map<string, string[]>();
   private next = 0;
@@ -58,8 +61,8 @@ export class Terminals {
   constructor(
     private readonly options: {
       logger: Logger;
-      /** Wraps a command to run where the agent runs (its sandbox); none: as it is. */
-      wrap?: (command: string[], cwd: string) => { program: string; args: string[]; sandboxed?: boolean } | undefined;
+      /** Wraps a command to run where the agent runs (its sandbox), by us or (`client`) by the caller's client; none: as it is. */
+      wrap?: (command: string[], cwd: string, client?: { env: Record<string, string> }) => { program: string; args: string[]; sandboxed?: boolean } | undefined;
       /** The agent's environment (without the user's secrets), as it is when the command starts. */
       env?: () => NodeJS.ProcessEnv | undefined;
       /** Where the agent runs (its workspace, or the empty folder of one with none): a command's folder unless it names one. */
@@ -77,6 +80,8 @@ export class Terminals {
     if (method === 'terminal/create') return this.create(params, turnOf);
     const parsed = terminalParams.safeParse(params);
     if (!parsed.success) throw new FileAccessError(`${method} needs sessionId and terminalId: ${z.prettifyError(parsed.error)}`);
+    const inClient = this.inClient.get(parsed.data.terminalId);
+    if (inClient && inClient.sessionId === parsed.data.sessionId) return this.inTheClient(method, parsed.data.terminalId, inClient.clientId, turnOf(inClient.sessionId));
     const terminal = this.terminals.get(parsed.data.terminalId);
     if (!terminal || terminal.sessionId !== parsed.data.sessionId) throw new FileAccessError(`no terminal ${parsed.data.terminalId} in this session (released, or its turn ended)`, true);
     switch (method) {
@@ -113,6 +118,8 @@ export class Terminals {
     // Never this process's own folder: a command of an agent with no workspace runs in its empty one.
     const workdir = cwd ?? turn.cwd ?? this.options.cwd();
     if (!workdir) throw new FileAccessError(`cannot run \`${line}\`: the agent has no folder to run it in (no workspace)`);
+    const limit = Math.min(outputByteLimit ?? DEFAULT_OUTPUT_BYTES, MAX_OUTPUT_BYTES);
+    if (turn.sink.terminal) return this.createInClient(turn, sessionId, argv, workdir, Object.fromEntries((env ?? []).map((variable) => [variable.name, variable.value])), limit, line);
     const launch = this.options.wrap?.(argv, workdir) ?? { program: argv[0]!, args: argv.slice(1) };
     const stdio = launch.sandboxed ? sandboxStdio(['ignore', 'pipe', 'pipe'] as const) : (['ignore', 'pipe', 'pipe'] as const);
     const child = spawnGroup(launch.program, launch.args, {
@@ -128,7 +135,7 @@ export class Terminals {
       child,
       output: '',
       truncated: false,
-      limit: Math.min(outputByteLimit ?? DEFAULT_OUTPUT_BYTES, MAX_OUTPUT_BYTES),
+      limit,
       exited: new Promise((resolve) => {
         child.once('error', (error) => {
           terminal.output += `${error.message}\n`;
@@ -147,6 +154,30 @@ export class Terminals {
     this.terminals.set(id, terminal);
     this.options.logger.info(`running \`${line}\` for the agent (terminal ${id})`);
     return { terminalId: id };
+  }
+
+  /**
+   * The command run in the caller's client's terminal (an ACP panel shows it): inside the agent's
+   * sandbox all the same, with the agent's environment whole (the client's cleared); without a
+   * sandbox, with that environment alone (`env -i`).
+   */
+  private async createInClient(turn: TerminalTurn, sessionId: string, argv: string[], workdir: string, extra: Record<string, string>, limit: number, line: string): Promise<{ terminalId: string }> {
+    const env = { ...definedOnly(this.options.env?.() ?? process.env), ...extra };
+    const launch = this.options.wrap?.(argv, workdir, { env }) ?? { program: '/usr/bin/env', args: ['-i', ...Object.entries(env).map(([name, value]) => `${name}=${value}`), ...argv] };
+    const created = await turn.sink.terminal!('terminal/create', { command: launch.program, args: launch.args, cwd: workdir, outputByteLimit: limit, _meta: { [TERMINAL_COMMAND_META]: line } }, turn.signal);
+    const clientId = (created as { terminalId?: unknown } | undefined)?.terminalId;
+    if (typeof clientId !== 'string' || !clientId) throw new FileAccessError(`cannot run \`${line}\`: the client's terminal/create gave no terminal id`);
+    const id = `client-${++this.next}`;
+    this.inClient.set(id, { sessionId, clientId });
+    this.options.logger.info(`running \`${line}\` for the agent in the client's terminal ${clientId} (terminal ${id}${launch.program === '/usr/bin/env' ? ', no sandbox' : ', in its sandbox'})`);
+    return { terminalId: id };
+  }
+
+  /** A call on a terminal the client runs, made there (within the turn that made it). */
+  private inTheClient(method: string, id: string, clientId: string, turn: TerminalTurn | undefined): Promise<unknown> {
+    if (!turn?.sink.terminal || turn.signal.aborted) throw new FileAccessError(`terminal ${id} is gone: its turn ended`, true);
+    if (method === 'terminal/release') this.inClient.delete(id);
+    return turn.sink.terminal(method, { terminalId: clientId }, turn.signal);
   }
 
   /** Adds output, keeping its end within the terminal's byte limit (cut at a character). */
@@ -180,6 +211,8 @@ export class Terminals {
   /** Kills and forgets the terminals of a session's turn (cancelled, or ended). */
   endTurn(sessionId: string): void {
     this.approvedCommands.delete(sessionId);
+    // The client's are killed by the caller, whose turn it is too.
+    for (const [id, terminal] of this.inClient) if (terminal.sessionId === sessionId) this.inClient.delete(id);
     for (const terminal of [...this.terminals.values()]) {
       if (terminal.sessionId !== sessionId) continue;
       this.terminals.delete(terminal.id);
@@ -189,9 +222,14 @@ export class Terminals {
 
   closeAll(): void {
     this.approvedCommands.clear();
+    this.inClient.clear();
     for (const terminal of this.terminals.values()) void stopGroup(terminal.child);
     this.terminals.clear();
   }
+}
+
+function definedOnly(env: NodeJS.ProcessEnv): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined));
 }
 
 /** The command line a tool call's input holds (`command` as a string or an argv array). */

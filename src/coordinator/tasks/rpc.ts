@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from '../../logger.js';
-import { DETACH_HEADER, type FileContent, type FileWritten, type QuestionAnswer, type TaskStreamRequest } from '../../wire/contract.js';
+import { DETACH_HEADER, type FileContent, type FileWritten, type QuestionAnswer, type TaskStreamRequest, type TerminalAnswer } from '../../wire/contract.js';
 import { CallOut } from '../callOut.js';
 import { fail, identityOf, type Caller } from '../callers.js';
 import { claimRequest, taskOfRequest } from './requests.js';
@@ -206,6 +206,9 @@ export class TaskRpc {
 
   readonly confirmFileWrite: Unary<FileWritten> = (call, callback) =>
     void this.reply(call, call.request.request_id, call.request, 'file write', 'confirm its file writes').then((error) => callback(error, {}));
+
+  readonly answerTerminal: Unary<TerminalAnswer> = (call, callback) =>
+    void this.reply(call, call.request.request_id, call.request, 'terminal call', 'answer its terminal calls').then((error) => callback(error, {}));
 
   readonly answerQuestion: Unary<QuestionAnswer> = (call, callback) =>
     void this.reply(call, call.request.request_id, call.request, 'question', 'answer its questions').then((error) => callback(error, {}));

@@ -17,7 +17,7 @@ import { makeModelEdit, MODEL_EDIT_REPLY, replacementIn, selectionEditOf } from 
 import { QUESTION_TIMEOUT_MS, questionAnswer } from '../questions.js';
 import { askSink, assessCall, effectiveKind, refusalNote, withNotes } from '../turnRules.js';
 import { afterTurnNote, TurnFiles } from '../turnFiles.js';
-import { FINAL_STATUSES, type FileContent, type FileWritten, type PlanEntry, type QuestionAnswer, type WireToolExecution } from '../../wire/contract.js';
+import { FINAL_STATUSES, type FileContent, type FileWritten, type PlanEntry, type QuestionAnswer, type TerminalAnswer, type WireToolExecution } from '../../wire/contract.js';
 import { uriToPath } from '../../uri.js';
 import { TaskRequests } from './requests.js';
 import { toolSpans } from './toolSpans.js';
@@ -63,6 +63,10 @@ interface Running {
   /** The agent's session of the coordinator that ran it and stopped, taken up again here. */
   resume?: string;
 }
+
+/** How long a terminal call may take in the client (output, kill, release, create); waiting for a command's exit, at most as long as a task. */
+const TERMINAL_CALL_MS = 30_000;
+const TERMINAL_WAIT_MS = 60 * 60_000;
 
 /** A task whose request its coordinator cannot read (the store lost it, or never had it whole). */
 export const UNREADABLE = 'the coordinator that took this task could not read its request from the team\'s store (NATS): run it again';
@@ -320,7 +324,20 @@ export class TaskRunner {
         void this.options.engine.log.append(task.taskId, { started }).catch((error: unknown) => this.options.logger.warn(`task ${task.taskId}: its agent's session was not stored: ${(error as Error).message}`));
       },
       ...(answers ? { question: (question: AgentQuestion, signal: AbortSignal) => this.question(question, signal, sendNow, task), typedAnswers: answers === 'typed' } : {}),
+      ...(task.spec.servesTerminals ? { terminal: (method: string, params: Record<string, unknown>, signal: AbortSignal) => this.terminalCall(method, params, signal, sendNow, task) } : {}),
     };
+  }
+
+  /** An agent's terminal call made by the caller in its client's terminals: the client's result, or its refusal (a waiting call waits at most the turn). */
+  private async terminalCall(method: string, params: Record<string, unknown>, signal: AbortSignal, sendNow: (event: Record<string, unknown>) => void, task: Running): Promise<unknown> {
+    const line = method === 'terminal/create' ? [params.command, ...((params.args as string[] | undefined) ?? [])].join(' ') : '';
+    const timeoutMs = method === 'terminal/wait_for_exit' ? TERMINAL_WAIT_MS : TERMINAL_CALL_MS;
+    const ending = await task.requests.ask<TerminalAnswer>({ timeoutMs, signal }, (id) =>
+      sendNow({ status: 'in_progress', message: line ? 'Running a command in your terminal' : '', terminal: { request_id: id, method, params_json: JSON.stringify(params) } }),
+    );
+    if (!('answered' in ending)) throw new FileAccessError('aborted' in ending ? `${method}: the turn ended first` : `${method}: the editor did not answer within ${timeoutMs / 1000} s`);
+    if (ending.answered.error) throw new FileAccessError(`${method}: ${ending.answered.error}`);
+    return ending.answered.result_json ? JSON.parse(ending.answered.result_json) : {};
   }
 
   /**

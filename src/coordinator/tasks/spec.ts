@@ -28,6 +28,8 @@ export interface TaskSpec {
   cwd?: string;
   /** The caller holds the editor's buffers (reads ask it first, approved writes are made there). */
   servesBuffers: boolean;
+  /** The caller makes the agent's terminal calls in its client's terminals (TaskEvent `terminal`). */
+  servesTerminals?: boolean;
   /** The caller answers the agent's questions: as a choice, or typed too. */
   questions?: 'choice' | 'typed';
   /** W3C trace context of the caller's request. */
