@@ -12,7 +12,7 @@ import { RequestError, type ContentBlock, type PromptResponse } from '@agentclie
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import { allowedByPolicy, judgeApproval } from '../risk/approvalRisk.js';
-import { AGENT_MODE_KEY, WORKSPACE_KEY, type DocumentSnapshot, type EditorContext, type TaskEvent } from '../wire/contract.js';
+import { AGENT_MODE_KEY, BUDGET_KEY, WORKSPACE_KEY, type DocumentSnapshot, type EditorContext, type TaskEvent } from '../wire/contract.js';
 import type { CoordinatorSession, EditorFiles } from '../bridge/link/calls.js';
 import type { Panel } from './panel.js';
 import { permissionOf, ShownTools, updatesOf } from './updates.js';
@@ -56,6 +56,8 @@ export async function runTurn(deps: TurnDeps, session: FaceSession, prompt: Cont
   const { coordinator, panel, config } = deps;
   const { query, context, leftOut } = requestOf(prompt, session.cwd, coordinator.features.includes(FEATURE.promptImages));
   if (!query.trim() && !imagesOf(context).length) throw RequestError.invalidParams(undefined, 'the prompt has no words to act on');
+  // The files it carries, within the user's budget (as the editor's context is).
+  context.metadata[BUDGET_KEY] = String(config.context.maxBytes);
   const mode = agentModeOf(session.mode);
   if (mode) context.metadata[AGENT_MODE_KEY] = mode;
   const tools = new ShownTools();

@@ -50,6 +50,8 @@ export const EARLIER_TURNS_KEY = 'conversation_earlier';
  * carries no document to name it (an ACP client's prompt with no file attached).
  */
 export const WORKSPACE_KEY = 'workspace_root';
+/** Our extension: in `EditorContext.metadata`, the most bytes of context the prompt may carry (the user's `context.maxBytes`). */
+export const BUDGET_KEY = 'budget_bytes';
 /**
  * Our extension: in `EditorContext.metadata`, the agent's mode this task runs in — one of
  * `AgentControls.task_modes` (those that ask first), for this task only (an ACP panel's session in

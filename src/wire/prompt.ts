@@ -9,7 +9,7 @@
  * prompt holds it too, whatever a caller sent: related documents that would take it over are
  * left out (and the prompt says how many), then the file is cut.
  */
-import type { DocumentSnapshot, EditorContext } from './contract.js';
+import { BUDGET_KEY, type DocumentSnapshot, type EditorContext } from './contract.js';
 import { describeLines, utf8Length, utf8Prefix } from '../text.js';
 import { shownName } from '../uri.js';
 import { imageName, imagesOf, isImageDocument, withinImageBound } from './images.js';
@@ -34,7 +34,7 @@ export function buildPrompt(question: string, context: EditorContext | undefined
   const related = (context?.related_documents ?? []).filter((other) => !isImageDocument(other)).map((other) => `Another open file, ${displayPath(other)}:\n${fence(other.content, other.language_id)}`);
   const leftOut = context?.metadata?.left_out;
 
-  const budget = Number(context?.metadata?.budget_bytes) || Infinity;
+  const budget = Number(context?.metadata?.[BUDGET_KEY]) || Infinity;
   const size = (parts: string[]) => parts.reduce((total, part) => total + utf8Length(part) + 2, 0);
   const fixed = size([...head, ...(file ? [file] : [])]) + (leftOut ? utf8Length(leftOut) + 40 : 0) + 120;
   // Related documents as long as they fit; the note says how many did not.

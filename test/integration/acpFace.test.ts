@@ -212,6 +212,16 @@ describe('buckley-lsp acp', () => {
     expect(another.modes?.availableModes.map((mode) => mode.id)).toEqual(['task', 'task:plan', 'ask']);
   });
 
+  it("keeps the files a prompt carries within the user's context budget (context.maxBytes), as the editor's context is", async () => {
+    const client = await face({ files: false, extraArgs: ['--context.maxBytes', '100000'] });
+    const session = await client.context.request('session/new', { cwd: workspace(), mcpServers: [] });
+    const big = `${'const line = 1;\n'.repeat(200_000)}`;
+    await client.context.request('session/prompt', { sessionId: session.sessionId, prompt: [{ type: 'text', text: 'PROMPT SIZE' }, { type: 'resource', resource: { uri: 'file:///w/big.ts', text: big } }] });
+    const bytes = Number(/prompt bytes: (\d+)/.exec(answerOf(client))![1]);
+    expect(bytes).toBeGreaterThan(50_000);
+    expect(bytes).toBeLessThanOrEqual(100_000);
+  });
+
   it("gives the agent the client's MCP servers (session/new), with every session", async () => {
     const client = await face({ files: false });
     const mcpServers: acp.McpServer[] = [

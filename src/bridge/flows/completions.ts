@@ -11,7 +11,7 @@ import type { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Config } from '../../config.js';
 import type { Logger } from '../../logger.js';
 import { utf8Length, utf8Prefix, utf8Suffix } from '../../text.js';
-import type { EditorContext } from '../../wire/contract.js';
+import { BUDGET_KEY, type EditorContext } from '../../wire/contract.js';
 import type { Features } from '../capabilities.js';
 import type { CoordinatorSession } from '../link/calls.js';
 
@@ -154,7 +154,7 @@ function contextAround(document: TextDocument, prefix: string, suffix: string, p
     },
     related_documents: [],
     symbols: [],
-    metadata: { budget_bytes: String(utf8Length(prefix) + utf8Length(suffix)) },
+    metadata: { [BUDGET_KEY]: String(utf8Length(prefix) + utf8Length(suffix)) },
   };
 }
 

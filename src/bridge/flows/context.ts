@@ -7,7 +7,7 @@
  */
 import type { Range } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
-import type { DocumentSnapshot, EditorContext } from '../../wire/contract.js';
+import { BUDGET_KEY, type DocumentSnapshot, type EditorContext } from '../../wire/contract.js';
 import { isHighSurrogate, isLowSurrogate, utf8Length, utf8Prefix, utf8Suffix } from '../../text.js';
 import { shownName } from '../../uri.js';
 
@@ -119,7 +119,7 @@ export function buildContext(request: ContextRequest): BuiltContext {
     metadata.left_out = utf8Prefix(leftOut.join('; '), noteRoom);
     note = utf8Length(metadata.left_out);
   }
-  metadata.budget_bytes = String(maxBytes);
+  metadata[BUDGET_KEY] = String(maxBytes);
 
   return {
     context: { ...(document ? { document } : {}), related_documents: related, symbols: [], metadata },
