@@ -73,13 +73,27 @@ export function boundedLines(input: ReadableStream<Uint8Array>, limit: number, r
   return input.pipeThrough(
     new TransformStream<Uint8Array, Uint8Array>({
       transform(chunk, controller) {
-        for (let start = 0; start < chunk.length; ) {
-          const end = chunk.indexOf(NEWLINE, start);
-          add(chunk.subarray(start, end === -1 ? chunk.length : end));
-          if (end === -1) break;
+        let at = 0;
+        // A line begun in an earlier chunk ends at this one's first newline: held, or being dropped.
+        if (length > 0 || over) {
+          const end = chunk.indexOf(NEWLINE);
+          add(chunk.subarray(0, end === -1 ? chunk.length : end));
+          if (end === -1) return;
           endLine(controller);
-          start = end + 1;
+          at = end + 1;
         }
+        const last = chunk.lastIndexOf(NEWLINE);
+        // The whole lines in it go on in one piece where none can be past the bound, else one by one.
+        if (last >= at && last + 1 - at <= limit) {
+          controller.enqueue(chunk.subarray(at, last + 1));
+          at = last + 1;
+        }
+        for (let end = chunk.indexOf(NEWLINE, at); end !== -1 && end <= last; end = chunk.indexOf(NEWLINE, at)) {
+          add(chunk.subarray(at, end));
+          endLine(controller);
+          at = end + 1;
+        }
+        if (at < chunk.length) add(chunk.subarray(at));
       },
       flush(controller) {
         if (length) endLine(controller);

@@ -37,6 +37,13 @@ describe("the ACP face's input lines", () => {
     expect(lines.slice(1)).toEqual(['{"id":8}', '']);
   });
 
+  it('finds a line past the bound inside one chunk longer than the bound, between lines within it', async () => {
+    const big = `{"jsonrpc":"2.0","id":3,"method":"fs/write_text_file","params":{"content":"${'z'.repeat(300)}"}}`;
+    const { lines, dropped } = await through([`{"id":1}\n${big}\n{"id":2}\n{"id":4}\n`], 100);
+    expect(dropped.map((line) => line.id)).toEqual([3]);
+    expect(lines.map((line) => (line.includes(OVERSIZED_METHOD) ? 'replaced' : line))).toEqual(['{"id":1}', 'replaced', '{"id":2}', '{"id":4}', '']);
+  });
+
   it('puts our notification, naming the method, size and ACP session, in the place of a notification past the bound', async () => {
     const update = `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s-1","update":{"text":"${'y'.repeat(300)}"}}}`;
     const { lines, dropped } = await through([`${update}\n{"id":1}\n`], 100);
