@@ -232,7 +232,10 @@ function connect(sdk: typeof acp, spec: ProcessSpec, child: ChildProcess, handle
   const bounded = boundedLines(Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>, MAX_MESSAGE_BYTES, 'buckley-lsp', (line) =>
     spec.logger.warn(`${spec.name}: ${oversizedWords(line, MAX_MESSAGE_BYTES, 'buckley-lsp')} (${line.id === undefined ? 'dropped' : line.response ? 'the request it answered failed' : 'refused'})`),
   );
-  const stream = sdk.ndJsonStream(Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>, takeSessionUpdates(bounded, onUpdate, MAX_MESSAGE_BYTES), { maxMessageBytes: 2 * MAX_MESSAGE_BYTES });
+  // An update too large, in its place in the answer: what was there is not lost without a word.
+  const tooLarge = ({ sessionId, bytes }: { sessionId: string; bytes: number }) =>
+    onUpdate({ sessionId, update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `\n\n[${spec.name} sent an update of ${Math.round(bytes / 1024 / 1024)} MB here, over the ${MAX_MESSAGE_BYTES / 1024 / 1024} MB buckley-lsp reads in one message: left out]\n\n` } } });
+  const stream = sdk.ndJsonStream(Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>, takeSessionUpdates(bounded, onUpdate, MAX_MESSAGE_BYTES, tooLarge), { maxMessageBytes: 2 * MAX_MESSAGE_BYTES });
   child.stdin?.on('error', () => undefined); // EPIPE after a crash is reported through `died`
   const refused = (error: unknown) => Promise.reject(requestError(sdk, error, isNotFound));
   const terminal = (method: string) => (ctx: { params: unknown }) => handlers.terminal(method, ctx.params).catch(refused) as Promise<never>;
@@ -250,12 +253,8 @@ function connect(sdk: typeof acp, spec: ProcessSpec, child: ChildProcess, handle
     .onRequest(OVERSIZED_METHOD, (params) => z.parse(oversizedParams, params), ({ params }) => {
       throw new sdk.RequestError(INVALID_REQUEST, oversizedWords(params, MAX_MESSAGE_BYTES, 'buckley-lsp'));
     })
-    // An update too large, in its place in the answer: what was there is not lost without a word.
-    .onNotification(OVERSIZED_METHOD, (params) => z.parse(oversizedParams, params), ({ params }) => {
-      if (params.method !== 'session/update' || !params.sessionId) return;
-      const text = `\n\n[${spec.name} sent an update of ${Math.round(params.bytes / 1024 / 1024)} MB here, over the ${MAX_MESSAGE_BYTES / 1024 / 1024} MB buckley-lsp reads in one message: left out]\n\n`;
-      onUpdate({ sessionId: params.sessionId, update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text } } });
-    })
+    // Another notification too large (not an update: taken above): the log has said it.
+    .onNotification(OVERSIZED_METHOD, (params) => z.parse(oversizedParams, params), () => undefined)
     .connect(stream);
 }
 

@@ -6,6 +6,8 @@
  * narrow schema of what the driver reads (acp.ts); every other line goes to the SDK untouched.
  */
 
+import { OVERSIZED_METHOD } from '../../jsonLines.js';
+
 const NEWLINE = 0x0a;
 
 export interface UpdateHandler {
@@ -16,7 +18,7 @@ export interface UpdateHandler {
  * The agent's output without its session/update lines, which go to `onUpdate` in order, as they
  * are read. A line longer than `maxLineBytes` is passed on as it is (the SDK refuses it).
  */
-export function takeSessionUpdates(output: ReadableStream<Uint8Array>, onUpdate: UpdateHandler, maxLineBytes: number): ReadableStream<Uint8Array> {
+export function takeSessionUpdates(output: ReadableStream<Uint8Array>, onUpdate: UpdateHandler, maxLineBytes: number, onOversized?: (update: { sessionId: string; bytes: number }) => void): ReadableStream<Uint8Array> {
   const decoder = new TextDecoder();
   /** The line read so far, in pieces (joined once it is complete). */
   let pending: Uint8Array[] = [];
@@ -32,6 +34,13 @@ export function takeSessionUpdates(output: ReadableStream<Uint8Array>, onUpdate:
       message = JSON.parse(text);
     } catch {
       return false; // the SDK says what is wrong with it
+    }
+    // An update too large to read (../../jsonLines.ts), said in its place, in order with the others.
+    if (message?.method === OVERSIZED_METHOD && message.id === undefined) {
+      const params = message.params as { method?: unknown; sessionId?: unknown; bytes?: unknown } | undefined;
+      if (params?.method !== 'session/update' || typeof params.sessionId !== 'string') return false;
+      onOversized?.({ sessionId: params.sessionId, bytes: Number(params.bytes) || 0 });
+      return true;
     }
     if (message?.method !== 'session/update' || message.id !== undefined) return false;
     onUpdate(message.params);
