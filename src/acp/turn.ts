@@ -54,8 +54,11 @@ export interface TurnEnd {
 
 export async function runTurn(deps: TurnDeps, session: FaceSession, prompt: ContentBlock[], signal: AbortSignal, earlier?: string): Promise<TurnEnd> {
   const { coordinator, panel, config } = deps;
-  const { query, context, leftOut } = requestOf(prompt, session.cwd, coordinator.features.includes(FEATURE.promptImages));
-  if (!query.trim() && !imagesOf(context).length) throw RequestError.invalidParams(undefined, 'the prompt has no words to act on');
+  const request = requestOf(prompt, session.cwd, coordinator.features.includes(FEATURE.promptImages));
+  const { context, leftOut } = request;
+  if (!request.query.trim() && !imagesOf(context).length) throw RequestError.invalidParams(undefined, 'the prompt has no words to act on');
+  // A picture pasted alone is the question (a task's query is never empty on the wire).
+  const query = request.query.trim() ? request.query : '(the prompt is the image attached)';
   // The files it carries, within the user's budget (as the editor's context is).
   context.metadata[BUDGET_KEY] = String(config.context.maxBytes);
   const mode = agentModeOf(session.mode);

@@ -402,6 +402,10 @@ describe('buckley-lsp acp', () => {
     const other = await bare.context.request('session/new', { cwd: workspace(), mcpServers: [] });
     await bare.context.request('session/prompt', { sessionId: other.sessionId, prompt: [{ type: 'text', text: 'IMAGES: what is wrong here?' }, image] });
     expect(answerOf(bare)).toContain('images: none');
+    // A picture pasted alone is a prompt too.
+    client.updates.length = 0;
+    await client.context.request('session/prompt', { sessionId: session.sessionId, prompt: [image] });
+    expect(answerOf(client)).toContain('You asked: (the prompt is the image attached)');
     expect(thoughtsOf(bare)).toContain('takes no images: shot.png left out of the prompt');
   });
 
