@@ -125,6 +125,12 @@ describe.each(engines)('the task engine %s', (_name, make, another) => {
     expect(await engine.states.get(randomUUID())).toBeUndefined();
     const all = await engine.states.list();
     expect(all.get(two)).toMatchObject({ owner: 'bob', status: 'queued' });
+    // Each task once, as it is now (its latest state), however many there are.
+    expect(all.get(one)).toMatchObject({ status: 'completed', seq: 9 });
+    const many = Array.from({ length: 500 }, () => randomUUID());
+    await Promise.all(many.map((task, i) => engine.states.put(task, { owner: 'carol', status: 'queued', title: `task ${i}`, seq: i, updatedAt: i })));
+    const listed = await engine.states.list();
+    expect(many.every((task, i) => listed.get(task)?.title === `task ${i}`)).toBe(true);
     await engine.close();
   });
 
