@@ -8,12 +8,13 @@ import type * as acp from '@agentclientprotocol/sdk';
 
 type ClientApp = ReturnType<typeof acp.client>;
 
-export function clientTerminals(app: ClientApp, creates: acp.CreateTerminalRequest[]): ClientApp {
+export function clientTerminals(app: ClientApp, creates: acp.CreateTerminalRequest[], refuse = false): ClientApp {
   const running = new Map<string, { output: string; child: ChildProcess; exited: Promise<{ exitCode: number | null; signal: string | null }> }>();
   let next = 0;
   return app
     .onRequest('terminal/create', ({ params }) => {
       creates.push(params);
+      if (refuse) throw new Error('terminals are turned off in this client');
       const child = spawn(params.command, params.args ?? [], { cwd: params.cwd ?? undefined, env: { ...process.env, ...Object.fromEntries((params.env ?? []).map((variable) => [variable.name, variable.value])) }, stdio: ['ignore', 'pipe', 'pipe'] });
       const terminal = {
         output: '',

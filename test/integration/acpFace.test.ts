@@ -47,7 +47,7 @@ interface Client {
  * The README's agent server for Zed (`buckley-lsp acp`, `gemini` the scripted agent on PATH), and
  * an ACP client of it: with files (as Zed), or without.
  */
-async function face(options: { snippet?: string; extraArgs?: string[]; files: boolean; terminals?: boolean; env?: Record<string, string>; decide?: (request: acp.RequestPermissionRequest) => string; agentFlags?: string[]; home?: string; elicit?: (request: acp.CreateElicitationRequest) => acp.CreateElicitationResponse }): Promise<Client> {
+async function face(options: { snippet?: string; extraArgs?: string[]; files: boolean; terminals?: boolean | 'refused'; env?: Record<string, string>; decide?: (request: acp.RequestPermissionRequest) => string; agentFlags?: string[]; home?: string; elicit?: (request: acp.CreateElicitationRequest) => acp.CreateElicitationResponse }): Promise<Client> {
   const home = options.home ?? tempDir('buckley-acp-home');
   const server = JSON.parse(readmeSnippet(options.snippet ?? 'zed-agent-server')).agent_servers.Buckley;
   const child = spawn(server.command, [...server.args, ...(options.extraArgs ?? [])], {
@@ -74,7 +74,7 @@ async function face(options: { snippet?: string; extraArgs?: string[]; files: bo
         return {};
       });
   }
-  if (options.terminals) app = clientTerminals(app, client.terminalCreates);
+  if (options.terminals) app = clientTerminals(app, client.terminalCreates, options.terminals === 'refused');
   const elicit = options.elicit;
   if (elicit) {
     app = app.onRequest('elicitation/create', ({ params }) => {
@@ -457,5 +457,14 @@ describe('buckley-lsp acp', () => {
     // The file it made is the client's (its review), not left on disk — not even empty.
     expect(client.written.get(join(cwd, 'made.txt'))).toBe('made\n');
     expect(existsSync(join(cwd, 'made.txt'))).toBe(false);
+  });
+
+  it("runs an approved command in the agent's sandbox when the client's terminal refuses it, and says so in the log", async () => {
+    const client = await face({ files: false, terminals: 'refused' });
+    const session = await client.context.request('session/new', { cwd: workspace(), mcpServers: [] });
+    await client.context.request('session/prompt', { sessionId: session.sessionId, prompt: [{ type: 'text', text: 'TERMINAL echo still ran' }] });
+    expect(client.terminalCreates).toHaveLength(1);
+    expect(answerOf(client)).toContain('terminal: exit 0\nstill ran');
+    expect(client.stderr()).toContain("the client's terminal did not run `echo still ran`");
   });
 });

@@ -119,7 +119,15 @@ export class Terminals {
     const workdir = cwd ?? turn.cwd ?? this.options.cwd();
     if (!workdir) throw new FileAccessError(`cannot run \`${line}\`: the agent has no folder to run it in (no workspace)`);
     const limit = Math.min(outputByteLimit ?? DEFAULT_OUTPUT_BYTES, MAX_OUTPUT_BYTES);
-    if (turn.sink.terminal) return this.createInClient(turn, sessionId, argv, workdir, Object.fromEntries((env ?? []).map((variable) => [variable.name, variable.value])), limit, line);
+    if (turn.sink.terminal) {
+      try {
+        return await this.createInClient(turn, sessionId, argv, workdir, Object.fromEntries((env ?? []).map((variable) => [variable.name, variable.value])), limit, line);
+      } catch (error) {
+        if (turn.signal.aborted) throw error;
+        // The command is approved: it runs here, in the agent's sandbox, rather than not at all.
+        this.options.logger.warn(`the client's terminal did not run \`${line}\` (${(error as Error).message}): it runs in the agent's sandbox here`);
+      }
+    }
     const launch = this.options.wrap?.(argv, workdir) ?? { program: argv[0]!, args: argv.slice(1) };
     const stdio = launch.sandboxed ? sandboxStdio(['ignore', 'pipe', 'pipe'] as const) : (['ignore', 'pipe', 'pipe'] as const);
     const child = spawnGroup(launch.program, launch.args, {
