@@ -41,13 +41,14 @@ export interface Oversized {
  */
 export function boundedLines(input: ReadableStream<Uint8Array>, limit: number, reader: string, dropped?: (line: Oversized) => void): ReadableStream<Uint8Array> {
   let parts: Uint8Array[] = [];
-  /** The line's first bytes, kept to name a line too large. */
+  /** The line's first bytes and, once it is too large, its last: where its id and method are. */
   let start: Uint8Array[] = [];
+  let end = new Uint8Array(0);
   let length = 0;
   let over = false;
   const endLine = (controller: TransformStreamDefaultController<Uint8Array>) => {
     if (over) {
-      const line = oversizedOf(concat(start), length);
+      const line = oversizedOf(concat(start), end, length);
       dropped?.(line);
       controller.enqueue(new TextEncoder().encode(`${JSON.stringify(replacementOf(line, limit, reader))}\n`));
     } else {
@@ -56,19 +57,22 @@ export function boundedLines(input: ReadableStream<Uint8Array>, limit: number, r
     }
     parts = [];
     start = [];
+    end = new Uint8Array(0);
     length = 0;
     over = false;
+  };
+  const keepEnd = (segment: Uint8Array) => {
+    end = segment.length >= HEAD_BYTES ? segment.slice(-HEAD_BYTES) : concat([end, segment]).slice(-HEAD_BYTES);
   };
   const add = (segment: Uint8Array) => {
     // Copied: the chunk's buffer may be reused by the reader.
     if (length < HEAD_BYTES) start.push(segment.slice(0, HEAD_BYTES - length));
     length += segment.length;
-    if (over) return;
-    if (length <= limit) parts.push(segment.slice());
-    else {
-      over = true;
-      parts = [];
-    }
+    if (over) return keepEnd(segment);
+    if (length <= limit) return void parts.push(segment.slice());
+    over = true;
+    for (const part of [...parts, segment]) keepEnd(part);
+    parts = [];
   };
   return input.pipeThrough(
     new TransformStream<Uint8Array, Uint8Array>({
@@ -109,11 +113,22 @@ function replacementOf(line: Oversized, limit: number, reader: string): object {
   return { jsonrpc: '2.0', ...(line.id !== undefined ? { id: line.id } : {}), method: OVERSIZED_METHOD, params };
 }
 
-/** The id and method of a message from its start, where they are there (JSON-RPC puts them first, as clients write them). */
-function oversizedOf(head: Uint8Array, bytes: number): Oversized {
+/** A top-level member among the last of an object: `"name": value`, then only short members up to its end. */
+const lastMember = (name: string, value: string) => new RegExp(`"${name}"\\s*:\\s*(${value})\\s*(?:,\\s*"[a-z_]{1,20}"\\s*:\\s*(?:-?\\d+|"[^"\\\\]{0,200}")\\s*)*\\}\\s*$`);
+const ID = '-?\\d+|"(?:[^"\\\\]|\\\\.){0,200}"';
+const METHOD = '"[^"\\\\]{1,100}"';
+
+/**
+ * The id and method of a message from its start — JSON-RPC puts them first, as clients write them
+ * — or else its end (`{"params": …, "method": …, "id": 7}`): a request misread as an answer
+ * would be answered to no one, and the client would wait for ever.
+ */
+function oversizedOf(head: Uint8Array, tail: Uint8Array, bytes: number): Oversized {
   const text = new TextDecoder().decode(head);
-  const id = /"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.){0,200}")/.exec(text)?.[1];
-  const method = /"method"\s*:\s*"([^"\\]{1,100})"/.exec(text)?.[1];
+  const last = new TextDecoder().decode(tail);
+  const id = new RegExp(`^\\s*\\{[^{]*?"id"\\s*:\\s*(${ID})`).exec(text)?.[1] ?? lastMember('id', ID).exec(last)?.[1];
+  const methodJson = new RegExp(`^\\s*\\{[^{]*?"method"\\s*:\\s*(${METHOD})`).exec(text)?.[1] ?? lastMember('method', METHOD).exec(last)?.[1];
+  const method = methodJson ? (JSON.parse(methodJson) as string) : undefined;
   const sessionId = /"sessionId"\s*:\s*"([^"\\]{1,200})"/.exec(text)?.[1];
   return { ...(id !== undefined ? { id: JSON.parse(id) as number | string } : {}), method: method ?? 'answer', response: method === undefined && id !== undefined, bytes, ...(sessionId ? { sessionId } : {}) };
 }

@@ -37,6 +37,16 @@ describe("the ACP face's input lines", () => {
     expect(lines.slice(1)).toEqual(['{"id":8}', '']);
   });
 
+  it("finds a request's id and method at its end where its params come first, and never takes an id inside its params for its own", async () => {
+    const late = `{"params":{"id":99,"content":"${'q'.repeat(300)}"},"method":"session/prompt","jsonrpc":"2.0","id":"late-1"}`;
+    const { lines, dropped } = await through([`${late}\n`], 100);
+    expect(dropped).toEqual([{ id: 'late-1', method: 'session/prompt', response: false, bytes: late.length }]);
+    expect(JSON.parse(lines[0]!)).toMatchObject({ id: 'late-1', method: OVERSIZED_METHOD });
+    // A notification whose params hold an "id": no id of its own, so nothing answers it as a request.
+    const note = `{"jsonrpc":"2.0","method":"session/update","params":{"id":5,"x":"${'q'.repeat(300)}"}}`;
+    expect((await through([`${note}\n`], 100)).dropped).toEqual([{ method: 'session/update', response: false, bytes: note.length }]);
+  });
+
   it('finds a line past the bound inside one chunk longer than the bound, between lines within it', async () => {
     const big = `{"jsonrpc":"2.0","id":3,"method":"fs/write_text_file","params":{"content":"${'z'.repeat(300)}"}}`;
     const { lines, dropped } = await through([`{"id":1}\n${big}\n{"id":2}\n{"id":4}\n`], 100);
