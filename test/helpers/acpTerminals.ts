@@ -1,7 +1,7 @@
 /**
  * An ACP client's terminals, as Zed runs them: each terminal/create spawns its command for real,
- * in its folder, with the client's own environment plus what it is given; output, wait, kill and
- * release as ACP says. For tests of `buckley-lsp acp` with a client that offers terminals.
+ * in its folder, with the client's own environment (a secret of the user's in it: the editor was
+ * started from their shell) plus what it is given; output, wait, kill and release as ACP says. For tests of `buckley-lsp acp` with a client that offers terminals.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import type * as acp from '@agentclientprotocol/sdk';
@@ -15,7 +15,7 @@ export function clientTerminals(app: ClientApp, creates: acp.CreateTerminalReque
     .onRequest('terminal/create', ({ params }) => {
       creates.push(params);
       if (refuse) throw new Error('terminals are turned off in this client');
-      const child = spawn(params.command, params.args ?? [], { cwd: params.cwd ?? undefined, env: { ...process.env, ...Object.fromEntries((params.env ?? []).map((variable) => [variable.name, variable.value])) }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(params.command, params.args ?? [], { cwd: params.cwd ?? undefined, env: { ...process.env, EDITOR_SHELL_API_KEY: 'sk-users-own', ...Object.fromEntries((params.env ?? []).map((variable) => [variable.name, variable.value])) }, stdio: ['ignore', 'pipe', 'pipe'] });
       const terminal = {
         output: '',
         child,

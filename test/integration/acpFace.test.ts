@@ -441,7 +441,7 @@ describe('buckley-lsp acp', () => {
     const client = await face({ files: true, terminals: true, env: { DEPLOY_TOKEN: 'hunter2' } });
     const cwd = workspace();
     const session = await client.context.request('session/new', { cwd, mcpServers: [] });
-    const line = 'echo made > made.txt; env | grep -c DEPLOY_TOKEN; touch /etc/buckley-escape 2>&1 || echo blocked';
+    const line = 'echo made > made.txt; env | grep -c -e DEPLOY_TOKEN -e EDITOR_SHELL_API_KEY; touch /etc/buckley-escape 2>&1 || echo blocked';
     await client.context.request('session/prompt', { sessionId: session.sessionId, prompt: [{ type: 'text', text: `TERMINAL ${line}` }] });
     // Run by the client: bubblewrap around the command, the environment cleared and given.
     expect(client.terminalCreates).toHaveLength(1);
@@ -451,7 +451,7 @@ describe('buckley-lsp acp', () => {
     expect(created.args!.join(' ')).not.toContain('hunter2');
     // Shown in the panel as a terminal, under the command's own words.
     expect(client.updates).toContainEqual(expect.objectContaining({ sessionUpdate: 'tool_call', title: line, kind: 'execute', content: [{ type: 'terminal', terminalId: 'zed-terminal-1' }] }));
-    // It ran: the workspace written (a task's), nothing else, no secret of the client's environment.
+    // It ran: the workspace written (a task's), nothing else, no secret of the face's environment nor of the client's own.
     expect(answerOf(client)).toMatch(/terminal: exit 0\n0\n(touch: .*\n)?blocked/);
     expect(existsSync('/etc/buckley-escape')).toBe(false);
     // The file it made is the client's (its review), not left on disk — not even empty.
