@@ -23,7 +23,7 @@ export interface Panel {
   /** The client takes elicitations in URL mode too (a web page to open). */
   elicitUrl?: boolean;
   /** An ACP terminal call made in the client's terminals (it shows them); absent where it offers none. */
-  terminal?(sessionId: string, method: string, params: Record<string, unknown>): Promise<unknown>;
+  terminal?(sessionId: string, method: string, params: Record<string, unknown>, signal: AbortSignal): Promise<unknown>;
 }
 
 /** The panel of the client on the other end of `client`, with what it said it can do. */
@@ -46,7 +46,7 @@ export function panelOf(client: AgentContext, capabilities: ClientCapabilities |
   };
   if (capabilities?.fs?.readTextFile) panel.readFile = async (sessionId, path) => (await client.request('fs/read_text_file', { sessionId, path })).content;
   if (capabilities?.fs?.writeTextFile) panel.writeFile = async (sessionId, path, content) => void (await client.request('fs/write_text_file', { sessionId, path, content }));
-  if (capabilities?.terminal) panel.terminal = (sessionId, method, params) => client.request(method, { ...params, sessionId } as never);
+  if (capabilities?.terminal) panel.terminal = (sessionId, method, params, signal) => client.request(method, { ...params, sessionId } as never, { cancellationSignal: signal });
   if (capabilities?.elicitation?.form) {
     panel.elicit = async (request, signal) => {
       await last;

@@ -15,12 +15,17 @@ export interface PanelTerminals extends EditorTerminals {
   close(): Promise<void>;
 }
 
-export function panelTerminals(panel: Panel & Required<Pick<Panel, 'terminal'>>, sessionId: string): PanelTerminals {
+/** How long the client has to answer a terminal call but waiting for a command's exit (which may take the turn). */
+const TERMINAL_CALL_MS = 30_000;
+
+/** The session's terminals in the client; `turn` ends when the turn does (a call still waiting is withdrawn). */
+export function panelTerminals(panel: Panel & Required<Pick<Panel, 'terminal'>>, sessionId: string, turn: AbortSignal): PanelTerminals {
   const open = new Set<string>();
   const shown = (terminalId: string) => `terminal-${terminalId}`;
   return {
     async call(method, params) {
-      const result = await panel.terminal(sessionId, method, params);
+      const deadline = method === 'terminal/wait_for_exit' ? turn : AbortSignal.any([turn, AbortSignal.timeout(TERMINAL_CALL_MS)]);
+      const result = await panel.terminal(sessionId, method, params, deadline);
       const terminalId = method === 'terminal/create' ? (result as { terminalId?: string }).terminalId : (params.terminalId as string | undefined);
       if (!terminalId) return result;
       if (method === 'terminal/create') {
@@ -35,8 +40,8 @@ export function panelTerminals(panel: Panel & Required<Pick<Panel, 'terminal'>>,
     },
     async close() {
       for (const terminalId of open) {
-        await panel.terminal(sessionId, 'terminal/kill', { terminalId }).catch(() => undefined);
-        await panel.terminal(sessionId, 'terminal/release', { terminalId }).catch(() => undefined);
+        await panel.terminal(sessionId, 'terminal/kill', { terminalId }, AbortSignal.timeout(TERMINAL_CALL_MS)).catch(() => undefined);
+        await panel.terminal(sessionId, 'terminal/release', { terminalId }, AbortSignal.timeout(TERMINAL_CALL_MS)).catch(() => undefined);
       }
       open.clear();
     },

@@ -70,7 +70,7 @@ export async function runTurn(deps: TurnDeps, session: FaceSession, prompt: Cont
   const over = new AbortController();
   const asking = AbortSignal.any([signal, over.signal]);
   // The agent's commands in the client's terminals, where it has them and the coordinator is ours, here.
-  const terminals = panel.terminal && !config.coordinator.address ? panelTerminals({ ...panel, terminal: panel.terminal }, session.id) : undefined;
+  const terminals = panel.terminal && !config.coordinator.address ? panelTerminals({ ...panel, terminal: panel.terminal }, session.id, asking) : undefined;
   const outcome = await coordinator.runTask({
     taskId: randomUUID(),
     query,
