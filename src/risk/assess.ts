@@ -173,8 +173,11 @@ function readInput(input: unknown): InputFacts {
     if (++nodes > MAX_NODES || depth > 8 || value === null || value === undefined) return;
     if (typeof value === 'string') return visitString(value, key, depth);
     if (Array.isArray(value)) {
-      if (COMMAND_KEYS.has(key) && value.length > 0 && value.every((item) => typeof item === 'string')) facts.commands.push(value as string[]);
-      else for (const item of value) visit(item, key, depth + 1);
+      // Strings under a command key: one argv (["rm", "-rf", "x"]), or command lines each
+      // (Cline's {"commands": ["ls", "rm -rf x"]}: a plural key, or a program name with a space).
+      const lines = key === 'commands' || (typeof value[0] === 'string' && /\s/.test(value[0].trim()));
+      if (COMMAND_KEYS.has(key) && !lines && value.length > 0 && value.every((item) => typeof item === 'string')) facts.commands.push(value as string[]);
+      else for (const item of value) visit(item, COMMAND_KEYS.has(key) ? 'command' : key, depth + 1);
       return;
     }
     if (typeof value !== 'object') return;

@@ -140,6 +140,11 @@ const wire: Case[] = [
   ['flattened changes map', call('edit', { changes: JSON.stringify({ '/etc/passwd': { update: { unified_diff: '' } } }) }), 'destructive'],
   ['flattened paths array', call('read', { paths: '["a.ts","/etc/shadow"]' }), 'high'],
   ['a command that merely looks like JSON', call('execute', { command: '[ -f x ] && rm -rf y' }), 'destructive'],
+  // Cline's run_commands: a list of command lines, not one argv.
+  ['a list of command lines', call('execute', { commands: ['ls', 'rm -rf keep'] }), 'destructive'],
+  ['a command line in an array', call('execute', { command: ['rm -rf keep'] }), 'destructive'],
+  ['an argv whose script is destructive', call('execute', { command: ['bash', '-lc', 'rm -rf keep'] }), 'destructive'],
+  ['an argv whose argument only mentions it', call('execute', { command: ['git', 'commit', '-m', 'rm -rf keep'] }), 'high'],
 ];
 
 /** Shell commands: parsed into words, so every spelling of a destructive command is caught. */
