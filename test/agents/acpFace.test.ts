@@ -103,7 +103,7 @@ describe.each(REAL_AGENTS)('$name, behind buckley-lsp acp', (agent) => {
     expect(changedTo(shown, ws.code)).toBe(CODE.replace('30_000', '60_000'));
   });
 
-  it.runIf(installed)("gives the image pasted in the panel to its model (or, for a model it knows takes none, says so in the image's place)", async () => {
+  it.runIf(installed)("gives the image pasted in the panel to its model (or, for a model it knows takes none, says so in the image's place; an agent that would drop it unsaid is not given it, and the panel says so)", async () => {
     const ws = workspace();
     const shown = await panel(agent, [{ text: 'A dot.' }], true);
     const { sessionId } = await shown.context.request('session/new', { cwd: ws.root, mcpServers: [] });
@@ -111,6 +111,11 @@ describe.each(REAL_AGENTS)('$name, behind buckley-lsp acp', (agent) => {
     const turn = shown.model.turns().at(-1)!;
     // It had the image: it says so in the image's place where its model takes none.
     if (agent.imageInPlace) expect(turn.raw).toMatch(agent.imageInPlace);
+    // It would drop it unsaid (Cline): it is not given it, and the panel says so.
+    else if (agent.dropsImages) {
+      expect(turn.raw).not.toMatch(IMAGE_IN_REQUEST);
+      expect(JSON.stringify(shown.updates)).toMatch(/takes no images: a PNG image left out of the prompt/);
+    }
     else expect(turn.raw).toMatch(IMAGE_IN_REQUEST);
   });
 

@@ -50,7 +50,7 @@ async function session(agent: RealAgent, root: string, steps: Reply[] | (() => R
     initialize: {
       rootUri: fileUri(root),
       workspaceFolders: [{ uri: fileUri(root), name: 'ws' }],
-      initializationOptions: { agent: { command: agent.command, env: { ...agent.setup(model, home), ...(mode === agent.permissiveMode ? agent.permissiveEnv : {}) }, ...(mode ? { modes: { ask: mode } } : {}) } },
+      initializationOptions: { agent: { command: mode === agent.permissiveMode ? [...agent.command, ...(agent.permissiveArgs ?? [])] : agent.command, env: { ...agent.setup(model, home), ...(mode === agent.permissiveMode ? agent.permissiveEnv : {}) }, ...(mode ? { modes: { ask: mode } } : {}) } },
     },
   });
   return { client, model };

@@ -113,8 +113,9 @@ describe.each(REAL_AGENTS)('$name, in a task', (agent) => {
     const notes = join(ws.root, 'notes.txt');
     writeFileSync(notes, 'old notes\n');
     const server = await model(agent, [{ tools: [agent.tools.shell(`echo new notes > ${notes}`)] }, { text: 'Rewrote the notes.' }]);
-    const settings = agentSettings(agent, server, {}, { modes: { task: agent.permissiveMode } }) as { agent: { env: Record<string, string> } };
+    const settings = agentSettings(agent, server, {}, { modes: { task: agent.permissiveMode } }) as { agent: { command: string[]; env: Record<string, string> } };
     Object.assign(settings.agent.env, agent.permissiveEnv);
+    settings.agent.command = [...settings.agent.command, ...(agent.permissiveArgs ?? [])];
     const session = await editorWithBuffers(start, ws.root, () => true, undefined, settings);
     const answer = await task(session.client, 'Rewrite the notes');
     toolResultsOf(server);

@@ -1,6 +1,7 @@
 /**
  * The real ACP agents the suite drives — Claude Code (claude-agent-acp 0.23.1 and the older
- * claude-code-acp 0.16.2), Codex (codex-acp 0.16.0), Gemini CLI 0.61.0 and Qwen Code 0.24.4 —
+ * claude-code-acp 0.16.2), Codex (codex-acp 0.16.0), Gemini CLI 0.61.0, Qwen Code 0.24.4,
+ * opencode 1.18.33, GitHub Copilot CLI 1.0.102 and Cline 3.0.65 —
  * installed by `npm run install-agents` into `.agents/` (BUCKLEY_AGENTS_DIR for another place),
  * each pointed at a stand-in for its model's API (test/helpers/models/): how to start it, the
  * environment and files that set it up, and its tools' names and inputs, so a test can script
@@ -50,6 +51,8 @@ export interface RealAgent {
   permissiveMode: string;
   /** What else that takes (opencode runs tools unasked by its permissions, not a mode): its environment then. */
   permissiveEnv?: Record<string, string>;
+  /** …or its command's arguments then (Cline's `--auto-approve true`). */
+  permissiveArgs?: string[];
   /** Its planning mode's id, where it is not `plan` (Copilot's modes are URIs). */
   planMode?: string;
   /**
@@ -57,10 +60,14 @@ export interface RealAgent {
    * stand-in's text-only model in the image's place (Qwen Code judges by the model's name).
    */
   imageInPlace?: RegExp;
+  /** It says it takes images but drops them unsaid (Cline 3.0.65 keeps a prompt's text only): buckley-lsp gives it none and says so. */
+  dropsImages?: true;
   /** It runs its commands through the client's ACP terminals where it is offered them (not its own shell). */
   clientTerminals?: true;
   /** It says a failure of its model's API in its answer and ends its turn as done (Copilot), rather than failing the request. */
   errorsInAnswer?: boolean;
+  /** It lists no `/commands` (Cline 3.0.65 sends no ACP available_commands_update). */
+  noCommands?: true;
   /** One of its commands that it answers itself, without its model, and what the answer says. */
   localCommand?: { line: string; answer: RegExp };
   /**
@@ -246,6 +253,34 @@ export const REAL_AGENTS: RealAgent[] = [
     model: openaiChatModel,
     // Its own model provider ("bring your own key"): no GitHub login.
     setup: (model, home) => ({ HOME: home, COPILOT_PROVIDER_BASE_URL: `${model.url}/v1`, COPILOT_PROVIDER_API_KEY: 'sk-test', COPILOT_PROVIDER_TYPE: 'openai', COPILOT_MODEL: 'qwen3-coder' }),
+  },
+  {
+    name: 'Cline 3.0.65',
+    npm: 'cline',
+    command: [bin('cline'), '--acp'],
+    title: 'cline',
+    tools: {
+      shell: (command) => ({ name: 'run_commands', input: { commands: [command] } }),
+      read: (path) => ({ name: 'read_files', input: { files: [{ path }] } }),
+      edit: (path, from, to) => ({ name: 'apply_patch', input: { input: `*** Begin Patch\n*** Update File: ${path}\n@@\n-${from}\n+${to}\n*** End Patch` } }),
+      write: (path, content) => ({ name: 'apply_patch', input: { input: `*** Begin Patch\n*** Add File: ${path}\n${content.split('\n').map((line) => `+${line}`).join('\n')}\n*** End Patch` } }),
+    },
+    key: 'CLINE_API_KEY',
+    noCommands: true,
+    dropsImages: true,
+    // Its `act` mode with its auto-approve switch on from the start.
+    permissiveMode: 'act',
+    permissiveArgs: ['--auto-approve', 'true'],
+    model: openaiChatModel,
+    // A provider of its own, as `cline auth -p openai-compatible -k … -b … -m …` writes it; its ACP
+    // side starts no session without CLINE_API_KEY, whatever the provider.
+    setup: (model, home) => {
+      const settings = join(home, '.cline', 'data', 'settings');
+      mkdirSync(settings, { recursive: true });
+      const provider = { settings: { provider: 'openai-compatible', apiKey: 'sk-test', model: 'qwen3-coder', baseUrl: `${model.url}/v1`}, updatedAt: new Date().toISOString(), tokenSource: 'manual' };
+      writeFileSync(join(settings, 'providers.json'), JSON.stringify({ version: 1, lastUsedProvider: 'openai-compatible', modes: {}, providers: { 'openai-compatible': provider } }));
+      return { HOME: home, CLINE_PROVIDER: 'openai-compatible', CLINE_API_KEY: 'unused' };
+    },
   },
 ];
 

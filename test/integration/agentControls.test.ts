@@ -223,3 +223,17 @@ describe('MCP servers for the agent (buckley.agent.mcpServers)', () => {
   });
 });
 
+
+describe("the agent's switches that let its tools run unasked", () => {
+  const AUTO = `${process.execPath} ${SCRIPTED_AGENT} --auto-approve`;
+
+  it('are turned off before its turns (as Cline\'s auto_approve), so its tools are put to the rules — unless buckley.agent.modes says otherwise', async () => {
+    const client = await start({ env: { BUCKLEY_AGENT: AUTO } });
+    // An ask declines a command: asked, not run unasked.
+    expect(await ask(client, 'RUN touch made')).toMatch(/^Permission to run `touch made`: no\./);
+    await client.waitFor('window/logMessage', (p) => p.message.includes('"auto_approve" lets its tools run unasked: turned off in its ACP session'));
+    // The expert's word on the mode leaves the agent's switch as it is.
+    const expert = await start({ env: { BUCKLEY_AGENT: AUTO }, initialize: { initializationOptions: { agent: { modes: { ask: 'anything' } } } } });
+    expect(await ask(expert, 'RUN touch made')).toMatch(/^Permission to run `touch made`: unasked\./);
+  });
+});

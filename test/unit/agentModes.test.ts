@@ -4,7 +4,7 @@
  * lets tools run unasked; the user's setting by id or name; a rule for agents not known by name.
  */
 import { describe, expect, it } from 'vitest';
-import { choosableModes, chooseMode, modesOf } from '../../src/coordinator/agents/modes.js';
+import { choosableModes, chooseMode, modelsOf, modesOf, unaskedSwitchesOf } from '../../src/coordinator/agents/modes.js';
 
 const claude = modesOf({
   modes: { currentModeId: 'default', availableModes: ['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions'].map((id) => ({ id, name: id })) },
@@ -79,5 +79,31 @@ describe('the mode of a session', () => {
     expect(chooseMode(unknown, false, { command: ['my-agent'] }, undefined, wanted('edit')).mode?.id).toBe('edit');
     // The setting for the intent (buckley.agent.modes.task) is the expert's word: it wins over the one wanted.
     expect(chooseMode(claude, false, names, 'acceptEdits', wanted('plan')).mode?.id).toBe('acceptEdits');
+  });
+});
+
+describe("an agent's switches that let its tools run unasked", () => {
+  // Cline 3.0.65's session/new, as it answers it: its modes as a select, its auto-approve a boolean.
+  const cline = {
+    modes: { currentModeId: 'act', availableModes: [{ id: 'plan', name: 'Plan' }, { id: 'act', name: 'Act' }] },
+    configOptions: [
+      { type: 'select', id: 'provider', name: 'Provider', category: 'model', currentValue: 'openai-compatible', options: [{ value: 'cline', name: 'Cline Usage-Billing' }, { value: 'openai-codex', name: 'OpenAI ChatGPT Subscription' }] },
+      { type: 'select', id: 'model', name: 'Model', category: 'model', currentValue: 'gpt-4o', options: [{ value: 'gpt-4o', name: 'gpt-4o' }] },
+      { type: 'select', id: 'mode', name: 'Session Mode', category: 'mode', currentValue: 'act', options: [{ value: 'plan', name: 'Plan' }, { value: 'act', name: 'Act' }] },
+      { type: 'boolean', id: 'auto_approve', name: 'Auto-approve tools', currentValue: false },
+    ],
+  };
+
+  it('are read by what turning them on means, with whether each is on; a neighbour of theirs is not one (and its modes and models are read by their own options)', () => {
+    expect(unaskedSwitchesOf(cline)).toEqual(new Map([['auto_approve', false]]));
+    expect(unaskedSwitchesOf({ configOptions: [{ type: 'boolean', id: 'yolo', name: 'YOLO', currentValue: true }] })).toEqual(new Map([['yolo', true]]));
+    expect(unaskedSwitchesOf({ configOptions: [{ type: 'boolean', id: 'skip_permissions', currentValue: true }] })).toEqual(new Map([['skip_permissions', true]]));
+    // Turning these on lets nothing run unasked.
+    expect(unaskedSwitchesOf({ configOptions: [{ type: 'boolean', id: 'auto_compact', name: 'Auto compact', currentValue: true }, { type: 'boolean', id: 'thinking', currentValue: true }] })).toBeUndefined();
+    // A select is a mode or a model, chosen by the mode rules, not a switch.
+    expect(unaskedSwitchesOf({ configOptions: [{ type: 'select', id: 'auto_approve', currentValue: 'edits', options: [{ value: 'edits' }] }] })).toBeUndefined();
+    expect(modesOf(cline)).toMatchObject({ configId: 'mode', current: 'act' });
+    // Its models are its "model" option's, not those of its "provider", which comes first in the same category.
+    expect(modelsOf(cline)).toEqual({ configId: 'model', current: 'gpt-4o', available: [{ id: 'gpt-4o', name: 'gpt-4o', description: undefined }] });
   });
 });

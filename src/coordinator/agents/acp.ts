@@ -30,6 +30,7 @@ import { chooseOption, flattenParameters, mapStopReason, permissionToolCall, pro
 import { abortedAfter, delay, GAVE_UP, isAlive, orDeath, startAgentProcess, type AgentProcess, type Launch } from './acpProcess.js';
 import { shortCommandName } from './recognize.js';
 import { modelsOf, modesOf } from './modes.js';
+import { patchEdits } from './patchEdits.js';
 import { AgentChoices } from './choices.js';
 import type { McpServers } from './mcp.js';
 import type { EditorMcpServer } from './editorMcp.js';
@@ -414,10 +415,7 @@ export class AcpDriver implements AgentDriver {
       return;
     }
     if (update.sessionUpdate === 'current_mode_update') sessions.modeChanged(notification.sessionId, update.currentModeId);
-    if (update.sessionUpdate === 'config_option_update') {
-      sessions.modeChanged(notification.sessionId, modesOf({ configOptions: update.configOptions })?.current);
-      sessions.modelChanged(notification.sessionId, modelsOf({ configOptions: update.configOptions })?.current);
-    }
+    if (update.sessionUpdate === 'config_option_update') sessions.optionsChanged(notification.sessionId, update.configOptions);
     const turn = sessions.turnOf(notification.sessionId, 'an update');
     if (!turn) return;
     applyTurnUpdate(turn, update, (ids) => this.terminals.outputOf(ids));
@@ -461,6 +459,8 @@ export class AcpDriver implements AgentDriver {
     // Everything the agent said about the call counts: the request may repeat only its id.
     const call = parsed.success ? rememberCall(turn.calls, parsed.data) : (turn.calls.get(params.toolCall.toolCallId) ?? { locations: [], writes: [], diffs: [], terminals: [] });
     const tool = call.title ?? turn.tools.get(params.toolCall.toolCallId)?.tool ?? 'tool';
+    // An agent that shows its change only as a patch in its input (Cline's apply_patch) is reviewed by it.
+    const edits = call.diffs.length ? call.diffs : patchEdits(call.input, turn.cwd || this.options.cwd || process.cwd());
     const decision = await this.deciding(turn, () =>
       turn.sink.permission(
         {
@@ -471,7 +471,7 @@ export class AcpDriver implements AgentDriver {
           input: call.input,
           locations: call.locations,
           writes: call.writes,
-          ...(call.diffs.length ? { edits: call.diffs } : {}),
+          ...(edits.length ? { edits } : {}),
         },
         turn.signal,
       ),

@@ -15,6 +15,7 @@ import { errorLine, errorText } from './acpErrors.js';
 import { parseSessionUpdate, type SessionUpdate } from './acpMessages.js';
 import { AgentError } from './driver.js';
 import { closeOwnDescriptors, spawnGroup, stopGroup } from './processes.js';
+import { knownByAcpName, knownByCommand } from './recognize.js';
 import { sandboxStdio, type SandboxPlan } from './sandbox.js';
 import { takeSessionUpdates } from './updateStream.js';
 import { boundedLines, INVALID_REQUEST, OVERSIZED_METHOD, oversizedParams, oversizedWords } from '../../jsonLines.js';
@@ -289,7 +290,8 @@ async function handshake(sdk: typeof acp, spec: ProcessSpec, agent: AgentProcess
   agent.canClose = Boolean(init.agentCapabilities?.sessionCapabilities?.close);
   agent.canLoad = Boolean(init.agentCapabilities?.loadSession);
   agent.mcpTransports = { http: Boolean(init.agentCapabilities?.mcpCapabilities?.http), sse: Boolean(init.agentCapabilities?.mcpCapabilities?.sse) };
-  agent.takesImages = Boolean(init.agentCapabilities?.promptCapabilities?.image);
+  // An agent known to drop the images it says it takes is given none: the user is told instead.
+  agent.takesImages = Boolean(init.agentCapabilities?.promptCapabilities?.image) && !(knownByAcpName(init.agentInfo?.name) ?? knownByCommand(spec.command))?.dropsImages;
   agent.canResume = Boolean((init.agentCapabilities?.sessionCapabilities as { resume?: unknown } | undefined)?.resume);
   agent.info = init.agentInfo ? { name: init.agentInfo.name, title: init.agentInfo.title ?? undefined, version: init.agentInfo.version } : undefined;
   agent.authMethods = (init.authMethods ?? []).map((method) => readAuthMethod(method));

@@ -14,7 +14,7 @@ import { errorLine, errorText, inWords, keysOf, knownOf, type AgentIdentity } fr
 import type { CallFacts } from './acpMessages.js';
 import { isAlive, orDeath, withDeadline, type AgentProcess } from './acpProcess.js';
 import { AgentError, type AgentTurn, type TurnSink } from './driver.js';
-import { modelsOf, modesOf, type SessionModes } from './modes.js';
+import { modelsOf, modesOf, unaskedSwitchesOf, type SessionModes } from './modes.js';
 import type { AgentChoices } from './choices.js';
 import { sessionMcpServers, type McpServers } from './mcp.js';
 import type { EditorMcpServer, EditorSlot } from './editorMcp.js';
@@ -38,6 +38,8 @@ export interface AcpSession {
   modes?: SessionModes;
   /** The models it offers (its model is set before each turn: choices.ts). */
   models?: SessionModes;
+  /** Its switches that let tools run unasked (Cline's `auto_approve`), each with whether it is on: turned off before each turn. */
+  switches?: Map<string, boolean>;
   /** Its place on our editor MCP server, released when the session is forgotten. */
   editorSlot?: EditorSlot;
 }
@@ -272,6 +274,7 @@ export class AgentSessions {
     this.host.choices.offered(models, modes);
     session.models = models;
     session.modes = modes;
+    session.switches = unaskedSwitchesOf(response);
     await this.keepMode(session, readOnly);
     await this.keepModel(session);
   }
@@ -301,6 +304,7 @@ export class AgentSessions {
    * this turn (`forTurn`) where the rules allow it. A choice that changed is logged once.
    */
   async keepMode(session: AcpSession, readOnly: boolean, forTurn?: string): Promise<void> {
+    await this.keepSwitchesOff(session, readOnly);
     const modes = session.modes;
     if (!modes) return;
     const { agent, host } = this;
@@ -325,16 +329,42 @@ export class AgentSessions {
     }
   }
 
-  /** What the agent says its session's mode now is (`current_mode_update`, `config_option_update`). */
+  /**
+   * Turns off the session's switches that let tools run unasked where they are on — a turn's
+   * tools are put to the user (and an ask's are judged) only if the agent asks — unless
+   * `buckley.agent.modes.<intent>` is set, the expert's word on what the agent may do.
+   */
+  private async keepSwitchesOff(session: AcpSession, readOnly: boolean): Promise<void> {
+    const on = [...(session.switches ?? [])].filter(([, value]) => value).map(([id]) => id);
+    if (!on.length || this.host.choices.modeIsSet(readOnly)) return;
+    const { agent, host } = this;
+    for (const configId of on) {
+      const request = agent.connection.agent.request('session/set_config_option', { sessionId: session.id, configId, type: 'boolean', value: false } as acp.SetSessionConfigOptionRequest);
+      try {
+        await withDeadline(orDeath(agent, request), host.requestTimeoutMs, `${this.name} did not answer within ${host.requestTimeoutMs} ms`);
+        session.switches!.set(configId, false);
+        host.logger.info(`${this.name}'s "${configId}" lets its tools run unasked: turned off in its ACP session ${session.id}, so that they are put to you (buckley.agent.modes.${readOnly ? 'ask' : 'task'} leaves it as it is)`);
+      } catch (error) {
+        if (error instanceof AgentError && !isAlive(agent)) throw error;
+        host.logger.warn(`${this.name} did not turn off its "${configId}", which lets its tools run unasked: ${errorText(error)} — the sandbox still holds`);
+      }
+    }
+  }
+
+  /** What the agent says its session's mode now is (`current_mode_update`). */
   modeChanged(sessionId: string, current: string | undefined): void {
     const session = this.byId.get(sessionId);
     if (session?.modes && current) session.modes.current = current;
   }
 
-  /** What the agent says its session's model now is (`config_option_update`). */
-  modelChanged(sessionId: string, current: string | undefined): void {
+  /** What the agent says its session's options now are (`config_option_update`): its mode, model and switches. */
+  optionsChanged(sessionId: string, configOptions: unknown[]): void {
     const session = this.byId.get(sessionId);
-    if (session?.models && current) session.models.current = current;
+    if (!session) return;
+    this.modeChanged(sessionId, modesOf({ configOptions })?.current);
+    const model = modelsOf({ configOptions })?.current;
+    if (session.models && model) session.models.current = model;
+    for (const [id, on] of unaskedSwitchesOf({ configOptions }) ?? []) (session.switches ??= new Map()).set(id, on);
   }
 
   /** The turn an update or request of `sessionId` belongs to; none (and it is logged) when no turn of ours runs there. */

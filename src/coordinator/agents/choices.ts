@@ -123,6 +123,14 @@ export class AgentChoices {
     return { model };
   }
 
+  /**
+   * Whether `buckley.agent.modes.<intent>` is set: the expert's word, which also leaves the
+   * agent's switches that let tools run unasked as they are.
+   */
+  modeIsSet(readOnly: boolean): boolean {
+    return Boolean(this.options.modeSettings?.[readOnly ? 'ask' : 'task']);
+  }
+
   /** The mode wanted for the turns (an id or name, as given), and where it comes from. */
   wantedMode(): WantedMode | undefined {
     if (this.chosenMode) return { mode: this.chosenMode, source: 'chosen in the editor' };

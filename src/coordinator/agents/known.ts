@@ -36,6 +36,8 @@ export interface KnownAgent {
   login?: string;
   /** Its environment unless the user's says otherwise. */
   defaultEnv?: Record<string, string>;
+  /** It says it takes images in a prompt but drops them unsaid (so the user is told, as for an agent that takes none). */
+  dropsImages?: true;
 }
 
 export const home = (env: NodeJS.ProcessEnv) => env.HOME || homedir();
@@ -77,6 +79,7 @@ function settingsUrls(path: string, key: string): string[] {
   return [...text.matchAll(pattern)].map((match) => match[1]!);
 }
 
+const clineDir = (env: NodeJS.ProcessEnv) => env.CLINE_DIR || join(home(env), '.cline');
 const claudeHome = (env: NodeJS.ProcessEnv) => env.CLAUDE_CONFIG_DIR || join(home(env), '.claude');
 const codexHome = (env: NodeJS.ProcessEnv) => env.CODEX_HOME || join(home(env), '.codex');
 const opencodeConfigs = (env: NodeJS.ProcessEnv) => [join(xdg(env, 'XDG_CONFIG_HOME'), 'opencode', 'opencode.json'), join(xdg(env, 'XDG_CONFIG_HOME'), 'opencode', 'opencode.jsonc'), ...variables(env, 'OPENCODE_CONFIG')];
@@ -226,10 +229,20 @@ export const KNOWN_AGENTS: readonly KnownAgent[] = [
     bins: /^cline$/,
     packages: ['cline', '@cline/cli-linux-x64', '@cline/cli-linux-arm64', '@cline/cli-darwin-arm64', '@cline/cli-darwin-x64'],
     acpNames: /^cline$/i,
-    stateDirs: (env) => [env.CLINE_DIR || join(home(env), '.cline')],
-    keys: ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'OPENROUTER_API_KEY', 'CLINE_API_KEY'],
+    // `plan` offers no edit tool and refuses commands that change files; `act` asks before each
+    // tool (unless its `auto_approve` switch is on: acpSessions.ts turns it off).
+    modes: { ask: 'plan', task: 'act' },
+    // Its settings, sessions and databases; its ACP side starts a hub daemon of its own, which
+    // keeps its lock and log there too.
+    stateDirs: (env) => [clineDir(env)],
+    keys: ['CLINE_API_KEY', 'ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'OPENROUTER_API_KEY'],
     hosts: ['api.cline.bot', '*.cline.bot'],
-    login: 'run `cline auth` in a terminal',
+    // A provider of its own (`cline auth -p openai-compatible -b URL …`) is kept in its providers.json.
+    endpoints: (env) => settingsUrls(env.CLINE_PROVIDER_SETTINGS_PATH || join(env.CLINE_DATA_DIR || join(clineDir(env), 'data'), 'settings', 'providers.json'), 'baseUrl'),
+    // Its ACP side starts no session without an account key, even for a provider of the user's own.
+    // 3.0.65's ACP side offers images but keeps only a prompt's text blocks.
+    dropsImages: true,
+    login: 'run `cline auth` in a terminal; with a provider of your own (`cline auth -p openai-compatible …`), give it CLINE_PROVIDER (e.g. "openai-compatible") and any CLINE_API_KEY in buckley.agent.env, which its ACP side wants before a session',
   },
   {
     title: 'Factory Droid',

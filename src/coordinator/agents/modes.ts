@@ -41,6 +41,8 @@ const newSessionModes = z.object({
       z.array(
         z.object({
           id: z.string(),
+          name: z.optional(z.nullable(z.string())),
+          type: z.optional(z.nullable(z.string())),
           category: z.optional(z.nullable(z.string())),
           currentValue: z.optional(z.unknown()),
           // Options may come in groups ({group, options}): flattened below.
@@ -76,8 +78,24 @@ export function modelsOf(response: unknown): SessionModes | undefined {
   return { current: models.currentModelId, available: models.availableModels.map((model) => ({ id: model.modelId, name: model.name ?? undefined, description: model.description ?? undefined })) };
 }
 
+/**
+ * A switch (a boolean config option) that lets tools run unasked — Cline's "Auto-approve tools" —
+ * read by its id or name: what is meant by turning it on, not a neighbour of it ("auto compact").
+ */
+const UNASKED_SWITCH = /auto[-_ ]?(approv|accept|allow|run)|yolo|bypass|skip[-_ ]?(permission|approval|confirm)|danger|allow[-_ ]?all|no[-_ ]?confirm/i;
+
+/** The session's switches that let tools run unasked, each with whether it is on; undefined when it has none. */
+export function unaskedSwitchesOf(response: unknown): Map<string, boolean> | undefined {
+  const parsed = newSessionModes.safeParse(response);
+  if (!parsed.success) return undefined;
+  const switches = (parsed.data.configOptions ?? []).filter((option) => (option.type === 'boolean' || typeof option.currentValue === 'boolean') && UNASKED_SWITCH.test(`${option.id} ${option.name ?? ''}`));
+  return switches.length ? new Map(switches.map((option) => [option.id, option.currentValue === true])) : undefined;
+}
+
 function configChoices(response: z.infer<typeof newSessionModes>, category: 'mode' | 'model'): SessionModes | undefined {
-  const option = response.configOptions?.find((candidate) => candidate.category === category || candidate.id === category);
+  // The option named for it before another of its category (Cline's "provider" is of category model too).
+  const options = response.configOptions ?? [];
+  const option = options.find((candidate) => candidate.id === category) ?? options.find((candidate) => candidate.category === category);
   if (!option?.options?.length) return undefined;
   const flat = option.options.flatMap((item) => ('value' in item ? [item] : item.options));
   return {
