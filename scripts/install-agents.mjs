@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // Installs the real ACP agents the tests drive — Claude Code (@zed-industries/claude-agent-acp and
 // the older claude-code-acp), Codex (@zed-industries/codex-acp with its linux-x64 binary), Gemini
-// CLI, Qwen Code, opencode (opencode-ai) GitHub Copilot CLI (@github/copilot) and Cline (cline, with its linux-x64 binary) — at the versions pinned in scripts/agents/ (package.json and its lock), from
+// CLI, Qwen Code, opencode (opencode-ai), Kilo Code (@kilocode/cli, with its linux-x64 binary),
+// GitHub Copilot CLI (@github/copilot) and Cline (cline, with its linux-x64 binary) — at the
+// versions pinned in scripts/agents/ (package.json and its lock), from
 // the npm registry, into a folder of the project's own (default `.agents/`, where the tests look):
 //
 //   node scripts/install-agents.mjs [--dest DIR]

@@ -1,7 +1,7 @@
 /**
  * The real ACP agents the suite drives — Claude Code (claude-agent-acp 0.23.1 and the older
  * claude-code-acp 0.16.2), Codex (codex-acp 0.16.0), Gemini CLI 0.61.0, Qwen Code 0.24.4,
- * opencode 1.18.33, GitHub Copilot CLI 1.0.102 and Cline 3.0.65 —
+ * opencode 1.18.33, Kilo Code 7.7.7, GitHub Copilot CLI 1.0.102 and Cline 3.0.65 —
  * installed by `npm run install-agents` into `.agents/` (BUCKLEY_AGENTS_DIR for another place),
  * each pointed at a stand-in for its model's API (test/helpers/models/): how to start it, the
  * environment and files that set it up, and its tools' names and inputs, so a test can script
@@ -225,6 +225,7 @@ export const REAL_AGENTS: RealAgent[] = [
     key: 'OPENAI_API_KEY',
     // Its `build` mode, with its permissions letting every tool run unasked.
     permissiveMode: 'build',
+    resumes: true,
     permissiveEnv: { OPENCODE_PERMISSION: JSON.stringify({ edit: 'allow', bash: 'allow', webfetch: 'allow', external_directory: 'allow' }) },
     model: openaiChatModel,
     setup: (model, home) => {
@@ -233,6 +234,33 @@ export const REAL_AGENTS: RealAgent[] = [
       const provider = { npm: '@ai-sdk/openai-compatible', name: 'Stand-in', options: { baseURL: `${model.url}/v1`, apiKey: '{env:OPENAI_API_KEY}' }, models: { 'qwen3-coder': { name: 'Stand-in coder', tool_call: true, attachment: true, modalities: { input: ['text', 'image'], output: ['text'] } } } };
       writeFileSync(join(home, '.config', 'opencode', 'opencode.json'), JSON.stringify({ provider: { standin: provider }, model: 'standin/qwen3-coder', autoupdate: false, share: 'disabled' }));
       return { HOME: home, OPENAI_API_KEY: 'sk-test', OPENCODE_DISABLE_MODELS_FETCH: '1' };
+    },
+  },
+  {
+    name: 'Kilo Code 7.7.7',
+    npm: '@kilocode/cli',
+    command: [bin('kilo'), 'acp'],
+    title: 'Kilo',
+    // A fork of opencode: its tools, its permissions, its provider config (in its own folder).
+    tools: {
+      shell: (command) => ({ name: 'bash', input: { command, description: 'run it' } }),
+      read: (path) => ({ name: 'read', input: { filePath: path } }),
+      edit: (path, from, to) => ({ name: 'edit', input: { filePath: path, oldString: from, newString: to } }),
+      write: (path, content) => ({ name: 'write', input: { filePath: path, content } }),
+    },
+    key: 'OPENAI_API_KEY',
+    // Its `code` mode, with its permissions letting every tool run unasked.
+    permissiveMode: 'code',
+    // Its first mode other than `code` is `ask`, which makes no changes.
+    planMode: 'ask',
+    resumes: true,
+    permissiveEnv: { KILO_PERMISSION: JSON.stringify({ edit: 'allow', bash: 'allow', webfetch: 'allow', external_directory: 'allow' }) },
+    model: openaiChatModel,
+    setup: (model, home) => {
+      mkdirSync(join(home, '.config', 'kilo'), { recursive: true });
+      const provider = { npm: '@ai-sdk/openai-compatible', name: 'Stand-in', options: { baseURL: `${model.url}/v1`, apiKey: '{env:OPENAI_API_KEY}' }, models: { 'qwen3-coder': { name: 'Stand-in coder', tool_call: true, attachment: true, modalities: { input: ['text', 'image'], output: ['text'] } } } };
+      writeFileSync(join(home, '.config', 'kilo', 'kilo.json'), JSON.stringify({ provider: { standin: provider }, model: 'standin/qwen3-coder', autoupdate: false, share: 'disabled' }));
+      return { HOME: home, OPENAI_API_KEY: 'sk-test', KILO_DISABLE_MODELS_FETCH: '1' };
     },
   },
   {

@@ -82,6 +82,8 @@ function settingsUrls(path: string, key: string): string[] {
 const clineDir = (env: NodeJS.ProcessEnv) => env.CLINE_DIR || join(home(env), '.cline');
 const claudeHome = (env: NodeJS.ProcessEnv) => env.CLAUDE_CONFIG_DIR || join(home(env), '.claude');
 const codexHome = (env: NodeJS.ProcessEnv) => env.CODEX_HOME || join(home(env), '.codex');
+/** Kilo's config files (opencode's names too, as the fork of it that it is). */
+const kiloConfigs = (env: NodeJS.ProcessEnv) => [...['kilo.json', 'kilo.jsonc', 'opencode.json', 'opencode.jsonc'].map((name) => join(env.KILO_CONFIG_DIR || join(xdg(env, 'XDG_CONFIG_HOME'), 'kilo'), name)), ...variables(env, 'KILO_CONFIG')];
 const opencodeConfigs = (env: NodeJS.ProcessEnv) => [join(xdg(env, 'XDG_CONFIG_HOME'), 'opencode', 'opencode.json'), join(xdg(env, 'XDG_CONFIG_HOME'), 'opencode', 'opencode.jsonc'), ...variables(env, 'OPENCODE_CONFIG')];
 
 /** The value after `flag` (`--log FILE` or `--log=FILE`) on a command line. */
@@ -169,6 +171,23 @@ export const KNOWN_AGENTS: readonly KnownAgent[] = [
     // Its permissions, over its user's: edits, commands and fetches ask (ACP
     // session/request_permission) instead of running unasked.
     defaultEnv: { OPENCODE_PERMISSION: JSON.stringify({ edit: 'ask', bash: 'ask', webfetch: 'ask', external_directory: 'ask' }), OPENCODE_DISABLE_AUTOUPDATE: '1' },
+  },
+  {
+    title: 'Kilo Code',
+    bins: /^kilo(code)?$/,
+    packages: ['@kilocode/cli', '@kilocode/cli-linux-x64', '@kilocode/cli-linux-x64-baseline', '@kilocode/cli-linux-arm64', '@kilocode/cli-linux-x64-musl', '@kilocode/cli-linux-arm64-musl', '@kilocode/cli-darwin-arm64', '@kilocode/cli-darwin-x64'],
+    acpNames: /^kilo( code)?$/i,
+    // A fork of opencode: `ask` makes no changes (`plan` still writes its plan files); `code` runs
+    // tools as its permissions say, which by default is unasked: those given below make it ask.
+    modes: { ask: 'ask', task: 'code' },
+    // Its XDG folders, and the policies of its own sandbox.
+    stateDirs: (env) => [...xdgDirs(env, 'kilo'), join(xdg(env, 'XDG_STATE_HOME'), 'kilo-sandbox-policy')],
+    keys: ['KILO_API_KEY', 'ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'OPENROUTER_API_KEY', 'GEMINI_API_KEY'],
+    // Its gateway (its own models), its login, and the models list it reads at start.
+    hosts: ['kilo.ai', '*.kilo.ai', 'models.dev'],
+    endpoints: (env) => kiloConfigs(env).flatMap((path) => settingsUrls(path, 'baseURL')),
+    login: 'run `kilo auth login` in a terminal',
+    defaultEnv: { KILO_PERMISSION: JSON.stringify({ edit: 'ask', bash: 'ask', webfetch: 'ask', external_directory: 'ask' }), KILO_DISABLE_AUTOUPDATE: '1', KILO_DISABLE_SHARE: '1' },
   },
   {
     title: 'GitHub Copilot CLI',
