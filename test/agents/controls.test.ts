@@ -115,8 +115,8 @@ describe.each(REAL_AGENTS)('$name, its controls', (agent) => {
 
 describe.each(REAL_AGENTS)('$name, its modes', (agent) => {
   const installed = requireAgent(agent);
-  /** What the agents tell their model in their plan mode (Claude Code, Qwen Code and opencode: a reminder; Gemini CLI: its approval mode; Copilot: a prefix; Cline: its system prompt; Kilo: its system prompt in its `ask` mode, which it offers first). */
-  const PLANNING = /Plan mode is active|# Active Approval Mode: Plan|Plan mode ACTIVE|\[\[PLAN\]\]|You are in Plan mode\.|You are in Ask mode/;
+  /** What the agents tell their model in their plan mode (Claude Code, Qwen Code and opencode: a reminder; Gemini CLI: its approval mode; Copilot: a prefix; Cline: its system prompt; Kilo: its system prompt in its `ask` mode, which it offers first; Droid: a reminder in its `spec` mode). */
+  const PLANNING = /Plan mode is active|# Active Approval Mode: Plan|Plan mode ACTIVE|\[\[PLAN\]\]|You are in Plan mode\.|You are in Ask mode|Spec mode is active\./;
 
   it.runIf(installed)('runs tasks in the mode chosen in the editor, among those that ask first; asks stay in its read-only mode', async () => {
     const { client, model } = await session(agent);

@@ -1,7 +1,8 @@
 /**
  * The real ACP agents the suite drives — Claude Code (claude-agent-acp 0.23.1 and the older
  * claude-code-acp 0.16.2), Codex (codex-acp 0.16.0), Gemini CLI 0.61.0, Qwen Code 0.24.4,
- * opencode 1.18.33, Kilo Code 7.7.7, GitHub Copilot CLI 1.0.102 and Cline 3.0.65 —
+ * opencode 1.18.33, Kilo Code 7.7.7, GitHub Copilot CLI 1.0.102, Factory Droid 0.215.0 and Cline
+ * 3.0.65 —
  * installed by `npm run install-agents` into `.agents/` (BUCKLEY_AGENTS_DIR for another place),
  * each pointed at a stand-in for its model's API (test/helpers/models/): how to start it, the
  * environment and files that set it up, and its tools' names and inputs, so a test can script
@@ -281,6 +282,33 @@ export const REAL_AGENTS: RealAgent[] = [
     model: openaiChatModel,
     // Its own model provider ("bring your own key"): no GitHub login.
     setup: (model, home) => ({ HOME: home, COPILOT_PROVIDER_BASE_URL: `${model.url}/v1`, COPILOT_PROVIDER_API_KEY: 'sk-test', COPILOT_PROVIDER_TYPE: 'openai', COPILOT_MODEL: 'qwen3-coder' }),
+  },
+  {
+    name: 'Factory Droid 0.215.0',
+    npm: 'droid',
+    command: [bin('droid'), 'exec', '--output-format', 'acp'],
+    title: 'Factory Droid',
+    tools: {
+      // Its Execute wants the model's summary and its own judgement of the risk.
+      shell: (command) => ({ name: 'Execute', input: { summary: 'Run the requested command', command, riskLevelReason: 'It runs the command the user asked for.', riskLevel: 'low' } }),
+      read: (path) => ({ name: 'Read', input: { file_path: path } }),
+      edit: (path, from, to) => ({ name: 'Edit', input: { file_path: path, old_str: from, new_str: to } }),
+      write: (path, content) => ({ name: 'Create', input: { file_path: path, content } }),
+    },
+    key: 'FACTORY_API_KEY',
+    // Its mode that runs everything unasked; `spec` is its read-only one.
+    permissiveMode: 'auto-high',
+    planMode: 'spec',
+    resumes: true,
+    model: openaiChatModel,
+    // A model of the user's own ("bring your own key") as its default; its ACP side opens no
+    // session without a Factory key, which a model of one's own never uses.
+    setup: (model, home) => {
+      mkdirSync(join(home, '.factory'), { recursive: true });
+      const standin = { model: 'qwen3-coder', displayName: 'Standin', baseUrl: `${model.url}/v1`, apiKey: 'sk-test', provider: 'generic-chat-completion-api', maxOutputTokens: 8000, noImageSupport: false };
+      writeFileSync(join(home, '.factory', 'settings.json'), JSON.stringify({ sessionDefaultSettings: { model: 'custom:Standin-0' }, customModels: [standin] }));
+      return { HOME: home, FACTORY_API_KEY: 'fk-unused' };
+    },
   },
   {
     name: 'Cline 3.0.65',

@@ -107,3 +107,26 @@ describe("an agent's switches that let its tools run unasked", () => {
     expect(modelsOf(cline)).toEqual({ configId: 'model', current: 'gpt-4o', available: [{ id: 'gpt-4o', name: 'gpt-4o', description: undefined }] });
   });
 });
+
+describe("a known agent's own modes", () => {
+  // Factory Droid 0.215.0's, as it lists them: its mode that asks first is called "Auto (Off)".
+  const droid = modesOf({
+    modes: {
+      currentModeId: 'normal',
+      availableModes: [
+        { id: 'normal', name: 'Auto (Off)' },
+        { id: 'spec', name: 'Spec' },
+        { id: 'auto-low', name: 'Auto (Low)' },
+        { id: 'auto-medium', name: 'Auto (Medium)' },
+        { id: 'auto-high', name: 'Auto (High)' },
+      ],
+    },
+  })!;
+  const names = { acpName: '@factory/cli', command: ['droid', 'exec', '--output-format', 'acp'] };
+
+  it('are known by their ids, not read by their names: its mode that asks first is one, its auto modes are not', () => {
+    expect(chooseMode(droid, false, names).mode?.id).toBe('normal');
+    expect(chooseMode(droid, true, names).mode?.id).toBe('spec');
+    expect(choosableModes(droid, names).map((mode) => mode.id)).toEqual(['normal', 'spec']);
+  });
+});

@@ -261,17 +261,23 @@ export const KNOWN_AGENTS: readonly KnownAgent[] = [
     // Its ACP side starts no session without an account key, even for a provider of the user's own.
     // 3.0.65's ACP side offers images but keeps only a prompt's text blocks.
     dropsImages: true,
-    login: 'run `cline auth` in a terminal; with a provider of your own (`cline auth -p openai-compatible …`), give it CLINE_PROVIDER (e.g. "openai-compatible") and any CLINE_API_KEY in buckley.agent.env, which its ACP side wants before a session',
+    login: 'run `cline auth` in a terminal (a provider of your own keeps its key there too); with a provider of your own (`cline auth -p openai-compatible …`), give it CLINE_PROVIDER (e.g. "openai-compatible") and any CLINE_API_KEY in buckley.agent.env, which its ACP side wants before a session',
   },
   {
     title: 'Factory Droid',
     bins: /^droid$/,
-    packages: ['droid', '@factory/cli'],
+    packages: ['droid', '@factory/cli', '@factory/cli-linux-x64', '@factory/cli-linux-x64-baseline', '@factory/cli-linux-arm64', '@factory/cli-darwin-arm64', '@factory/cli-darwin-x64', '@factory/cli-darwin-x64-baseline'],
     acpNames: /^@factory\/cli$|^droid$/i,
-    stateDirs: (env) => [join(home(env), '.factory')],
+    // `droid exec --output-format acp`: `spec` reads and writes a spec, changing nothing; `normal`
+    // ("Auto (Off)") runs reads unasked and asks before anything else (its `auto-*` modes run what
+    // its model calls low, medium or high risk unasked).
+    modes: { ask: 'spec', task: 'normal' },
+    stateDirs: (env) => [env.FACTORY_HOME_OVERRIDE || join(home(env), '.factory')],
     keys: ['FACTORY_API_KEY'],
     hosts: ['app.factory.ai', 'api.factory.ai', '*.factory.ai'],
-    login: 'run `droid` in a terminal and log in, or set FACTORY_API_KEY',
+    // Its models of the user's own ("customModels" in its settings, "bring your own key").
+    endpoints: (env) => settingsUrls(join(env.FACTORY_HOME_OVERRIDE || join(home(env), '.factory'), 'settings.json'), 'baseUrl'),
+    login: 'run `droid` in a terminal and log in, or set FACTORY_API_KEY; a model of your own takes its key in ~/.factory/settings.json ("customModels": [{"apiKey": "…"}])',
     defaultEnv: { DROID_DISABLE_AUTO_UPDATE: 'true', FACTORY_DROID_AUTO_UPDATE_ENABLED: 'false' },
   },
 ];

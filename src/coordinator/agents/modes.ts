@@ -132,9 +132,11 @@ export function findChoice(available: readonly AgentMode[], wanted: string): Age
  * or one that reads as read-only). Undefined where it may.
  */
 export function modeRefusal(mode: AgentMode, readOnly: boolean, agent: AgentNames): string | undefined {
-  if (UNASKED.test(`${mode.id} ${mode.name ?? ''}`)) return 'runs tools unasked';
-  if (!readOnly) return undefined;
   const known = knownByAcpName(agent.acpName) ?? knownByCommand(agent.command);
+  // A known agent's own modes are known, not read by their names (Droid's "normal" is called "Auto (Off)").
+  const knownSafe = known?.modes && (mode.id === known.modes.ask || mode.id === known.modes.task);
+  if (!knownSafe && UNASKED.test(`${mode.id} ${mode.name ?? ''}`)) return 'runs tools unasked';
+  if (!readOnly) return undefined;
   if (known?.modes) return known.modes.ask === mode.id ? undefined : 'is not its read-only mode';
   return READ_ONLY.some((pattern) => pattern.test(mode.id) || pattern.test(mode.name ?? '')) ? undefined : 'does not read as read-only';
 }
