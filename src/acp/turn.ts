@@ -109,6 +109,8 @@ async function decide(deps: TurnDeps, session: FaceSession, approval: NonNullabl
   const byPolicy = allowedByPolicy(judged, deps.config.approvals.autoApprove);
   const chosen = byPolicy ? 'allow' : await deps.panel.askPermission(permissionOf(session.id, { ...approval, risk: judged.risk, reason: judged.reason }), signal);
   const approved = chosen === 'allow';
+  // The call asked about keeps its own title once decided (the question put its risk there).
+  if (approval.tool_call_id) deps.panel.update(session.id, { sessionUpdate: 'tool_call_update', toolCallId: approval.tool_call_id, title: approval.title || approval.tool });
   deps.logger.info(`${approval.tool} (${judged.risk}): ${approved ? 'approved' : 'denied'} ${byPolicy ? `by approvals.autoApprove = ${deps.config.approvals.autoApprove}` : chosen ? 'by the user' : '(not answered)'}`);
   await deps.coordinator.decideApproval(approval.execution_id, { approved, ...(chosen ? {} : { reason: 'the user did not answer' }) }).catch((error: unknown) => {
     // The turn ended meanwhile: the coordinator dropped the approval.

@@ -42,9 +42,19 @@ export class ShownTools {
     this.shown.set(execution.id, now);
     const output = execution.output ? [text(execution.output)] : [];
     if (before === undefined) {
-      return [{ sessionUpdate: 'tool_call', toolCallId: execution.id, title: execution.tool || 'tool', kind: kindOf(execution.kind), status: statusOf(execution.status), ...(execution.input ? { rawInput: execution.input } : {}), ...(output.length ? { content: output } : {}) }];
+      return [{ sessionUpdate: 'tool_call', toolCallId: execution.id, title: execution.tool || 'tool', kind: kindOf(execution.kind), status: statusOf(execution.status), ...(execution.input ? { rawInput: inputOf(execution.input) } : {}), ...(output.length ? { content: output } : {}) }];
     }
     return [{ sessionUpdate: 'tool_call_update', toolCallId: execution.id, status: statusOf(execution.status), ...(output.length ? { content: output } : {}) }];
+  }
+}
+
+/** A call's input as the agent gave it: the wire carries it as JSON text, shown to the client as the value it was. */
+function inputOf(text: string): unknown {
+  if (!/^\s*[[{]/.test(text)) return text;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
   }
 }
 
@@ -100,7 +110,8 @@ export function permissionOf(sessionId: string, approval: NonNullable<TaskEvent[
   return {
     sessionId,
     toolCall: {
-      toolCallId: approval.execution_id,
+      // On the call it is about, where the agent named it (shown as a tool call already).
+      toolCallId: approval.tool_call_id || approval.execution_id,
       title: `${approval.title || approval.tool} (${risk})`,
       kind: kindOf(approval.kind),
       status: 'pending',

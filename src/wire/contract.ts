@@ -165,6 +165,7 @@ const toolApprovalRequestSchema = z.object({
   diff: text(),
   lines_added: z._default(z.int(), 0),
   lines_removed: z._default(z.int(), 0),
+  tool_call_id: text(),
 });
 
 const fileRequestSchema = z.object({

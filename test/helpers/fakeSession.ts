@@ -25,7 +25,7 @@ export function taskEvent(fields: Partial<TaskEvent>): TaskEvent {
 
 /** An approval request as our coordinator sends it. */
 export function approval(fields: Partial<Approval> & { execution_id: string }): Approval {
-  return { tool: 'Run ls', parameters: {}, risk: 'low', agent_id: 'agent', title: '', reason: '', kind: 'execute', locations: [], diff: '', lines_added: 0, lines_removed: 0, ...fields };
+  return { tool: 'Run ls', parameters: {}, risk: 'low', agent_id: 'agent', title: '', reason: '', kind: 'execute', locations: [], diff: '', lines_added: 0, lines_removed: 0, tool_call_id: '', ...fields };
 }
 
 export class FakeSession implements CoordinatorSession {

@@ -127,6 +127,12 @@ describe('buckley-lsp acp', () => {
     expect(client.permissions).toHaveLength(1);
     expect(client.permissions[0]!.toolCall).toMatchObject({ title: 'Edit config.json (medium)', kind: 'edit', content: [{ type: 'content', content: { type: 'text', text: expect.stringMatching(/^medium — /) } }] });
     expect(answerOf(client)).toContain('Permission to read: yes; permission to edit: yes.');
+    // The permission is about the tool call the panel shows (the agent's id), not another; its
+    // input the value it was; once decided the call keeps its own title.
+    const calls = client.updates.filter((update) => update.sessionUpdate === 'tool_call');
+    const asked = client.permissions[0]!.toolCall.toolCallId;
+    expect(calls.find((call) => call.toolCallId === asked)).toMatchObject({ title: 'Edit config.json', rawInput: { path: 'config.json', content: '{}' } });
+    expect(client.updates).toContainEqual({ sessionUpdate: 'tool_call_update', toolCallId: asked, title: 'Edit config.json' });
   });
 
   it("runs as the README's JetBrains agent server (acp.json) too", async () => {

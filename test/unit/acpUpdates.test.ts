@@ -16,9 +16,9 @@ const event = (fields: Record<string, unknown>) => z.parse(taskEventSchema, { ta
 const tool = (status: string, output = '') => ({ id: 'c1', tool: 'Read README.md', status, kind: 'read', input: '{"path":"README.md"}', output });
 
 describe("the ACP face's updates", () => {
-  it('announces a tool call once, then updates it only when it changed', () => {
+  it('announces a tool call once — its input as the value it was, not JSON text — then updates it only when it changed', () => {
     const tools = new ShownTools();
-    expect(updatesOf(event({ tool_executions: [tool('in_progress')] }), tools)).toEqual([{ sessionUpdate: 'tool_call', toolCallId: 'c1', title: 'Read README.md', kind: 'read', status: 'in_progress', rawInput: '{"path":"README.md"}' }]);
+    expect(updatesOf(event({ tool_executions: [tool('in_progress')] }), tools)).toEqual([{ sessionUpdate: 'tool_call', toolCallId: 'c1', title: 'Read README.md', kind: 'read', status: 'in_progress', rawInput: { path: 'README.md' } }]);
     expect(updatesOf(event({ tool_executions: [tool('in_progress')] }), tools)).toEqual([]);
     expect(updatesOf(event({ tool_executions: [tool('completed', '# read me')] }), tools)).toEqual([
       { sessionUpdate: 'tool_call_update', toolCallId: 'c1', status: 'completed', content: [{ type: 'content', content: { type: 'text', text: '# read me' } }] },
@@ -35,12 +35,17 @@ describe("the ACP face's updates", () => {
   });
 
   it('asks permission with the risk and its reason in words, and the diff where there is one', () => {
-    const request = permissionOf('s1', { execution_id: 'e1', tool: 'Bash', title: 'rm -rf build', parameters: { command: 'rm -rf build' }, risk: 'destructive', reason: 'deletes recursively (rm -rf)', agent_id: 'a', kind: 'execute', locations: ['/w/build'], diff: '', lines_added: 0, lines_removed: 0 });
+    const request = permissionOf('s1', { execution_id: 'e1', tool: 'Bash', title: 'rm -rf build', parameters: { command: 'rm -rf build' }, risk: 'destructive', reason: 'deletes recursively (rm -rf)', agent_id: 'a', kind: 'execute', locations: ['/w/build'], diff: '', lines_added: 0, lines_removed: 0, tool_call_id: '' });
     expect(request).toMatchObject({
       sessionId: 's1',
       toolCall: { toolCallId: 'e1', title: 'rm -rf build (destructive)', kind: 'execute', status: 'pending', content: [{ type: 'content', content: { type: 'text', text: 'destructive — deletes recursively (rm -rf)' } }], locations: [{ path: '/w/build' }] },
       options: [{ optionId: 'allow', kind: 'allow_once' }, { optionId: 'reject', kind: 'reject_once' }],
     });
+  });
+
+  it('asks permission on the call it is about, where the agent named it', () => {
+    const request = permissionOf('s1', { execution_id: 'e1', tool: 'Edit', title: 'Edit a.ts', parameters: {}, risk: 'medium', reason: 'edits files', agent_id: 'a', kind: 'edit', locations: [], diff: '', lines_added: 0, lines_removed: 0, tool_call_id: 'call-7' });
+    expect(request.toolCall.toolCallId).toBe('call-7');
   });
 
   it("makes the prompt's words the question and its attached files the context, in the session's workspace", () => {

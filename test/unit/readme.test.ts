@@ -29,6 +29,7 @@ const RUN_BY: Record<string, string> = {
   'jetbrains-acp': 'test/integration/acpFace.test.ts',
   'neovim-acp-plugins': 'test/integration/acpFace.test.ts',
   'emacs-agent-shell': 'test/integration/acpFace.test.ts',
+  acpx: 'test/integration/acpxClient.test.ts',
 };
 
 const snippets = READMES.flatMap((readme) => readmeSnippets(readme).map((snippet) => ({ readme, ...snippet })));

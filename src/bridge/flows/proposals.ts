@@ -77,6 +77,7 @@ export class Proposals {
         tool: `Apply the proposed edit to ${name}`,
         parameters: { path, change: `${describeChange(change)} lines` },
         risk: 'medium',
+        tool_call_id: '',
         agent_id: 'coordinator',
         title: proposal.title || proposal.summary || summary,
         reason: '',

@@ -465,6 +465,7 @@ export class AcpDriver implements AgentDriver {
       turn.sink.permission(
         {
           tool,
+          toolCallId: params.toolCall.toolCallId,
           kind: call.kind ?? 'other',
           title: call.title ?? '',
           parameters: flattenParameters(call.input),

@@ -49,6 +49,8 @@ export interface AgentTurn {
 
 export interface PermissionRequest {
   tool: string;
+  /** The agent's id of the call (ACP toolCallId), as the turn's tool executions carry it. */
+  toolCallId?: string;
   /** The kind the agent gives it (not trusted: the risk comes from what the call does). */
   kind: string;
   title: string;

@@ -361,6 +361,7 @@ export class TaskRunner {
             message: `Waiting for approval: ${request.tool}`,
             approval: {
               execution_id: id,
+              ...(request.toolCallId ? { tool_call_id: request.toolCallId } : {}),
               tool: request.tool,
               parameters: request.parameters,
               risk,
