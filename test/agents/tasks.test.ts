@@ -73,6 +73,8 @@ describe.each(REAL_AGENTS)('$name, in a task', (agent) => {
     // is context), real line numbers, the path as they read it — and its size.
     const [approval] = session.client.all('buckley/approveTool');
     expect(approval.change).toMatchObject({ linesAdded: 1, linesRemoved: 1 });
+    // Named in words, not by its input as JSON text (Cline's apply_patch title).
+    expect(approval.title).not.toMatch(/^[\w.-]+: \s*[{[]/);
     expect(approval.change.diff).toContain(`--- a/src/retry.ts\n+++ b/src/retry.ts\n@@ -1,5 +1,5 @@\n ${UNSAVED}\n export function retryDelay`);
 
     expect(await session.client.request('workspace/executeCommand', { command: 'buckley.undoTaskEdits', arguments: [] })).toEqual({ undone: [ws.code], kept: [] });

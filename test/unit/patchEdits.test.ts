@@ -3,7 +3,7 @@
  * diff (Cline's apply_patch, as its model writes it; unified diffs): each hunk a snippet replaced.
  */
 import { describe, expect, it } from 'vitest';
-import { patchEdits } from '../../src/coordinator/agents/patchEdits.js';
+import { patchEdits, patchTitle } from '../../src/coordinator/agents/patchEdits.js';
 
 describe('patchEdits', () => {
   it("reads an apply_patch input: each hunk of an update, an added file's lines; a deleted file is no edit", () => {
@@ -44,5 +44,12 @@ describe('patchEdits', () => {
   it('finds nothing in an input that holds no patch', () => {
     expect(patchEdits({ commands: ['ls -la'], note: '--- not a diff' }, '/ws')).toEqual([]);
     expect(patchEdits(undefined, '/ws')).toEqual([]);
+  });
+
+  it("names a call whose title is its input as JSON text by the files its patch changes; another title stays", () => {
+    const edits = patchEdits({ input: '*** Begin Patch\n*** Update File: /ws/src/a.ts\n@@\n-a\n+b\n*** Add File: /elsewhere/n.md\n+n\n*** End Patch' }, '/ws');
+    expect(patchTitle('apply_patch: {"input":"*** Begin Patch\\n*** Update File: /ws/src/a.ts', edits, '/ws')).toBe('apply_patch: src/a.ts, /elsewhere/n.md');
+    expect(patchTitle('Edit src/a.ts', edits, '/ws')).toBe('Edit src/a.ts');
+    expect(patchTitle('apply_patch: {"input":"…"}', [], '/ws')).toBe('apply_patch: {"input":"…"}');
   });
 });

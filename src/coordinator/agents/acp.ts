@@ -30,7 +30,7 @@ import { chooseOption, flattenParameters, mapStopReason, permissionToolCall, pro
 import { abortedAfter, delay, GAVE_UP, isAlive, orDeath, startAgentProcess, type AgentProcess, type Launch } from './acpProcess.js';
 import { shortCommandName } from './recognize.js';
 import { modelsOf, modesOf } from './modes.js';
-import { patchEdits } from './patchEdits.js';
+import { patchEdits, patchTitle } from './patchEdits.js';
 import { AgentChoices } from './choices.js';
 import type { McpServers } from './mcp.js';
 import type { EditorMcpServer } from './editorMcp.js';
@@ -458,16 +458,17 @@ export class AcpDriver implements AgentDriver {
     const parsed = permissionToolCall.safeParse(params.toolCall);
     // Everything the agent said about the call counts: the request may repeat only its id.
     const call = parsed.success ? rememberCall(turn.calls, parsed.data) : (turn.calls.get(params.toolCall.toolCallId) ?? { locations: [], writes: [], diffs: [], terminals: [] });
-    const tool = call.title ?? turn.tools.get(params.toolCall.toolCallId)?.tool ?? 'tool';
-    // An agent that shows its change only as a patch in its input (Cline's apply_patch) is reviewed by it.
-    const edits = call.diffs.length ? call.diffs : patchEdits(call.input, turn.cwd || this.options.cwd || process.cwd());
+    // An agent that shows its change only as a patch in its input (Cline's apply_patch) is reviewed by it, and named by its files.
+    const cwd = turn.cwd || this.options.cwd || process.cwd();
+    const edits = call.diffs.length ? call.diffs : patchEdits(call.input, cwd);
+    const tool = patchTitle(call.title ?? turn.tools.get(params.toolCall.toolCallId)?.tool ?? 'tool', edits, cwd);
     const decision = await this.deciding(turn, () =>
       turn.sink.permission(
         {
           tool,
           toolCallId: params.toolCall.toolCallId,
           kind: call.kind ?? 'other',
-          title: call.title ?? '',
+          title: call.title ? tool : '',
           parameters: flattenParameters(call.input),
           input: call.input,
           locations: call.locations,

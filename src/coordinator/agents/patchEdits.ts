@@ -5,7 +5,7 @@
  * turns into the change to the whole file, as it does with Claude Code's Edit.
  */
 import { parsePatch } from 'diff';
-import { isAbsolute, resolve } from 'node:path';
+import { isAbsolute, relative, resolve } from 'node:path';
 import type { FileEdit } from './driver.js';
 
 /** Patches bigger than this are not read for their review (the risk rules still read their paths). */
@@ -79,6 +79,17 @@ function unifiedEdits(patch: string, cwd: string): FileEdit[] {
       return file.oldFileName === '/dev/null' ? { path, newText: `${newText}\n` } : { path, oldText, newText };
     });
   });
+}
+
+/**
+ * A title that shows the call's input as JSON text (Cline's `apply_patch: {"input":"*** Begin
+ * Patch…`), said instead by the files its patch changes; any other title as it is.
+ */
+export function patchTitle(title: string, edits: readonly FileEdit[], cwd: string): string {
+  const json = /^([\w.-]+): \s*[{[]/.exec(title);
+  if (!json || !edits.length) return title;
+  const files = [...new Set(edits.map((edit) => relative(cwd, edit.path).startsWith('..') ? edit.path : relative(cwd, edit.path)))];
+  return `${json[1]}: ${files.join(', ')}`;
 }
 
 function placed(path: string, cwd: string): string {
