@@ -3,8 +3,10 @@
 // the older claude-code-acp), Codex (@zed-industries/codex-acp with its linux-x64 binary), Gemini
 // CLI, Qwen Code, opencode (opencode-ai), Kilo Code (@kilocode/cli, with its linux-x64 binary),
 // GitHub Copilot CLI (@github/copilot), Factory Droid (droid, with its linux-x64 binary) and Cline
-// (cline, with its linux-x64 binary) — at the versions pinned in scripts/agents/ (package.json and
-// its lock), from the npm registry, into a folder of the project's own (default `.agents/`, where the tests look):
+// (cline, with its linux-x64 binary) — and acpx, a command-line ACP client the tests drive
+// `buckley-lsp acp` with — at the versions pinned in scripts/agents/ (package.json and its lock),
+// from the npm registry, into a folder of the project's own (default `.agents/`, where the tests
+// look):
 //
 //   node scripts/install-agents.mjs [--dest DIR]
 //   node scripts/install-agents.mjs --copilot [--dest DIR]

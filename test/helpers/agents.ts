@@ -139,6 +139,32 @@ const claude = (adapter: string, version: string, title: string, tools: Tools, o
   setup: claudeEnv,
 });
 
+/**
+ * opencode and its fork Kilo Code: the same tools, permissions in `<VARIABLES>_PERMISSION`, a model
+ * provider of their own in their config folder (its key from the environment); they resume sessions.
+ */
+function opencodeFamily({ app, config, variables }: { app: string; config: string; variables: string }): Pick<RealAgent, 'tools' | 'key' | 'resumes' | 'permissiveEnv' | 'model' | 'setup'> {
+  return {
+    tools: {
+      shell: (command) => ({ name: 'bash', input: { command, description: 'run it' } }),
+      read: (path) => ({ name: 'read', input: { filePath: path } }),
+      edit: (path, from, to) => ({ name: 'edit', input: { filePath: path, oldString: from, newString: to } }),
+      write: (path, content) => ({ name: 'write', input: { filePath: path, content } }),
+      // Its todowrite is not passed on as an ACP plan.
+    },
+    key: 'OPENAI_API_KEY',
+    resumes: true,
+    permissiveEnv: { [`${variables}_PERMISSION`]: JSON.stringify({ edit: 'allow', bash: 'allow', webfetch: 'allow', external_directory: 'allow' }) },
+    model: openaiChatModel,
+    setup: (model, home) => {
+      mkdirSync(join(home, '.config', app), { recursive: true });
+      const provider = { npm: '@ai-sdk/openai-compatible', name: 'Stand-in', options: { baseURL: `${model.url}/v1`, apiKey: '{env:OPENAI_API_KEY}' }, models: { 'qwen3-coder': { name: 'Stand-in coder', tool_call: true, attachment: true, modalities: { input: ['text', 'image'], output: ['text'] } } } };
+      writeFileSync(join(home, '.config', app, config), JSON.stringify({ provider: { standin: provider }, model: 'standin/qwen3-coder', autoupdate: false, share: 'disabled' }));
+      return { HOME: home, OPENAI_API_KEY: 'sk-test', [`${variables}_DISABLE_MODELS_FETCH`]: '1' };
+    },
+  };
+}
+
 export const REAL_AGENTS: RealAgent[] = [
   { ...claude('claude-agent-acp', '0.23.1', 'Claude Agent', claudeTools(''), { id: 'opus[1m]', requested: /claude-opus/ }), resumes: true, reportsUsage: 'tokens' },
   // With the client's files and terminals offered, the older adapter reads, writes and runs through them.
@@ -212,57 +238,25 @@ export const REAL_AGENTS: RealAgent[] = [
     trust: (home, folder) => trustFolder(join(home, '.qwen'), folder),
   },
   {
+    ...opencodeFamily({ app: 'opencode', config: 'opencode.json', variables: 'OPENCODE' }),
     name: 'opencode 1.18.33',
     npm: 'opencode-ai',
     command: [bin('opencode'), 'acp'],
     title: 'OpenCode',
-    tools: {
-      shell: (command) => ({ name: 'bash', input: { command, description: 'run it' } }),
-      read: (path) => ({ name: 'read', input: { filePath: path } }),
-      edit: (path, from, to) => ({ name: 'edit', input: { filePath: path, oldString: from, newString: to } }),
-      write: (path, content) => ({ name: 'write', input: { filePath: path, content } }),
-      // Its todowrite is not passed on as an ACP plan.
-    },
-    key: 'OPENAI_API_KEY',
     // Its `build` mode, with its permissions letting every tool run unasked.
     permissiveMode: 'build',
-    resumes: true,
-    permissiveEnv: { OPENCODE_PERMISSION: JSON.stringify({ edit: 'allow', bash: 'allow', webfetch: 'allow', external_directory: 'allow' }) },
-    model: openaiChatModel,
-    setup: (model, home) => {
-      // A model provider of its own in its config, its key from the environment.
-      mkdirSync(join(home, '.config', 'opencode'), { recursive: true });
-      const provider = { npm: '@ai-sdk/openai-compatible', name: 'Stand-in', options: { baseURL: `${model.url}/v1`, apiKey: '{env:OPENAI_API_KEY}' }, models: { 'qwen3-coder': { name: 'Stand-in coder', tool_call: true, attachment: true, modalities: { input: ['text', 'image'], output: ['text'] } } } };
-      writeFileSync(join(home, '.config', 'opencode', 'opencode.json'), JSON.stringify({ provider: { standin: provider }, model: 'standin/qwen3-coder', autoupdate: false, share: 'disabled' }));
-      return { HOME: home, OPENAI_API_KEY: 'sk-test', OPENCODE_DISABLE_MODELS_FETCH: '1' };
-    },
   },
   {
+    // A fork of opencode: its tools, its permissions, its provider config (in its own folder).
+    ...opencodeFamily({ app: 'kilo', config: 'kilo.json', variables: 'KILO' }),
     name: 'Kilo Code 7.7.7',
     npm: '@kilocode/cli',
     command: [bin('kilo'), 'acp'],
     title: 'Kilo',
-    // A fork of opencode: its tools, its permissions, its provider config (in its own folder).
-    tools: {
-      shell: (command) => ({ name: 'bash', input: { command, description: 'run it' } }),
-      read: (path) => ({ name: 'read', input: { filePath: path } }),
-      edit: (path, from, to) => ({ name: 'edit', input: { filePath: path, oldString: from, newString: to } }),
-      write: (path, content) => ({ name: 'write', input: { filePath: path, content } }),
-    },
-    key: 'OPENAI_API_KEY',
     // Its `code` mode, with its permissions letting every tool run unasked.
     permissiveMode: 'code',
     // Its first mode other than `code` is `ask`, which makes no changes.
     planMode: 'ask',
-    resumes: true,
-    permissiveEnv: { KILO_PERMISSION: JSON.stringify({ edit: 'allow', bash: 'allow', webfetch: 'allow', external_directory: 'allow' }) },
-    model: openaiChatModel,
-    setup: (model, home) => {
-      mkdirSync(join(home, '.config', 'kilo'), { recursive: true });
-      const provider = { npm: '@ai-sdk/openai-compatible', name: 'Stand-in', options: { baseURL: `${model.url}/v1`, apiKey: '{env:OPENAI_API_KEY}' }, models: { 'qwen3-coder': { name: 'Stand-in coder', tool_call: true, attachment: true, modalities: { input: ['text', 'image'], output: ['text'] } } } };
-      writeFileSync(join(home, '.config', 'kilo', 'kilo.json'), JSON.stringify({ provider: { standin: provider }, model: 'standin/qwen3-coder', autoupdate: false, share: 'disabled' }));
-      return { HOME: home, OPENAI_API_KEY: 'sk-test', KILO_DISABLE_MODELS_FETCH: '1' };
-    },
   },
   {
     name: 'GitHub Copilot CLI 1.0.102',

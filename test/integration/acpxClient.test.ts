@@ -1,5 +1,6 @@
 /**
- * `buckley-lsp acp` behind a command-line ACP client from npm — acpx 0.19.1, as its users run it
+ * `buckley-lsp acp` behind a command-line ACP client from npm — acpx 0.19.1 (installed with the real
+ * agents, into `.agents/`), as its users run it
  * (`acpx --agent "<command>" exec "<prompt>"`), with the embedded coordinator and the scripted
  * agent behind: the answer reaches it; the edit is put to it with our risk in words, on the tool
  * call it shows; its permission policy decides (`--approve-reads` denies the edit, `--approve-all`
@@ -7,14 +8,18 @@
  * the docs, run as written (`buckley-lsp` and `gemini`, the scripted agent, on PATH).
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BIN, REPO, SCRIPTED_AGENT } from '../helpers/paths.js';
+import { AGENTS_DIR } from '../helpers/agents.js';
+import { BIN, SCRIPTED_AGENT } from '../helpers/paths.js';
 import { readmeSnippet, userPath } from '../helpers/readme.js';
 import { tempDir } from '../helpers/temp.js';
 
-const ACPX = join(REPO, 'node_modules', 'acpx', 'dist', 'cli.js');
+/** Installed with the real agents (`npm run install-agents`): its lock needs `npm install`, as theirs do. */
+const ACPX = join(AGENTS_DIR, 'node_modules', 'acpx', 'dist', 'cli.js');
+const installed = existsSync(ACPX);
+if (!installed && process.env.CI) throw new Error(`acpx not found at ${ACPX} — CI must install it (node scripts/install-agents.mjs)`);
 
 /** acpx's one-shot prompt to `buckley-lsp acp`, with its permission policy: the messages it printed, and its exit code. */
 async function acpxExec(policy: '--approve-reads' | '--approve-all', prompt: string): Promise<{ messages: any[]; code: number | null; stderr: string }> {
@@ -39,7 +44,7 @@ async function acpxExec(policy: '--approve-reads' | '--approve-all', prompt: str
 }
 const answerOf = (messages: any[]) => messages.filter((m) => m.params?.update?.sessionUpdate === 'agent_message_chunk').map((m) => m.params.update.content.text).join('');
 
-describe('buckley-lsp acp behind acpx (a command-line ACP client from npm)', () => {
+describe.runIf(installed)('buckley-lsp acp behind acpx (a command-line ACP client from npm)', () => {
   it('answers its one-shot prompt, and puts the edit to it with our risk in words, on the call it shows: denied by --approve-reads', async () => {
     const { messages, stderr } = await acpxExec('--approve-reads', 'Tidy the config');
     expect(messages.find((m) => m.result?.agentInfo)?.result.agentInfo).toMatchObject({ name: 'buckley-lsp', title: 'Buckley: node scripted-agent.mjs' });
@@ -65,7 +70,7 @@ describe('buckley-lsp acp behind acpx (a command-line ACP client from npm)', () 
     mkdirSync(cwd, { recursive: true });
     mkdirSync(home, { recursive: true });
     const line = readmeSnippet('acpx').trim();
-    const run = spawnSync('sh', ['-c', line], { cwd, env: { ...process.env, HOME: home, XDG_STATE_HOME: undefined, BUCKLEY_AGENT: undefined, PATH: `${join(REPO, 'node_modules', '.bin')}:${userPath()}` }, encoding: 'utf8', timeout: 60_000 });
+    const run = spawnSync('sh', ['-c', line], { cwd, env: { ...process.env, HOME: home, XDG_STATE_HOME: undefined, BUCKLEY_AGENT: undefined, PATH: `${userPath()}:${join(AGENTS_DIR, 'node_modules', '.bin')}` }, encoding: 'utf8', timeout: 60_000 });
     expect(run.stdout, run.stderr).toContain('You asked: what does this repo do');
     expect(run.stdout).toContain('Permission to read: yes; permission to edit: no.');
   });
