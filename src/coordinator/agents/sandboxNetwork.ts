@@ -236,6 +236,7 @@ export class NetworkGate {
     const via = this.upstream?.applies(target.host) ? this.upstream : undefined;
     return new Promise((resolve, reject) => {
       const socket: Socket = via ? connect({ host: via.host, port: via.port }) : connect({ host: target.host, port: target.port });
+      this.track(socket);
       socket.setTimeout(CONNECT_TIMEOUT_MS, () => socket.destroy(new Error(`${via ? 'the proxy' : target.host} did not answer in time`)));
       socket.once('error', reject);
       socket.once('connect', () => {
@@ -265,9 +266,14 @@ export class NetworkGate {
     });
   }
 
+  /**
+   * Every socket of the gate, on either side, closed with it. An error on one (a client gone before
+   * its answer is written: EPIPE) ends that connection alone: unheard, it would end the process.
+   */
   private track(socket: Duplex): void {
     if (this.sockets.has(socket)) return;
     this.sockets.add(socket);
+    socket.on('error', () => socket.destroy());
     socket.once('close', () => this.sockets.delete(socket));
   }
 }
