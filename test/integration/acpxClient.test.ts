@@ -38,7 +38,9 @@ async function acpxExec(policy: '--approve-reads' | '--approve-all', prompt: str
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  // acpx has its own --timeout; this deadline holds should it not keep it.
+  const deadline = setTimeout(() => child.kill('SIGKILL'), 90_000);
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve)).finally(() => clearTimeout(deadline));
   const messages = stdout.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line));
   return { messages, code, stderr };
 }
