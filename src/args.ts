@@ -37,7 +37,7 @@ Usage:
                                        FILE (default $XDG_CONFIG_HOME/buckley-lsp/settings.json)
                                        and the options
   buckley-lsp coordinator [--listen HOST:PORT] [--tls-cert PEM --tls-key PEM [--tls-client-ca PEM]]
-                          [--nats URL[,URL…] [--nats-replicas N] [--replica NAME]]
+                          [--nats URL[,URL…] [--nats-replicas N] [--nats-wait S] [--replica NAME]]
                           [--max-running N] [--roots DIR[,DIR…]] [--metrics HOST:PORT]
                           [--log-level L] [--agent CMD [ARGS...]]
                                        our gRPC coordinator as a standalone process
@@ -45,7 +45,9 @@ Usage:
                                        address needs TLS with client certificates); with --nats,
                                        one replica of a team's coordinator on NATS JetStream
                                        (--nats-replicas: copies of its streams, 3 on a 3-node
-                                       cluster); --max-running: tasks run at once (16), more
+                                       cluster; --nats-wait: seconds NATS is waited for when it
+                                       is away before the tasks running here fail, 120);
+                                       --max-running: tasks run at once (16), more
                                        queue (0: it runs none, and serves the team's callers);
                                        --roots: the only folders whose workspaces it takes tasks in;
                                        --metrics: Prometheus metrics at http://HOST:PORT/metrics
@@ -102,14 +104,14 @@ export interface ParsedArgs {
   /** `doctor --settings FILE`. */
   settingsFile?: string;
   /** `coordinator` in a team: its NATS servers, the copies of its streams, its name, how many tasks it runs at once. */
-  team?: { nats?: string[]; replicas?: number; replica?: string; maxRunning?: number; roots?: string[]; metrics?: string };
+  team?: { nats?: string[]; replicas?: number; natsWaitS?: number; replica?: string; maxRunning?: number; roots?: string[]; metrics?: string };
   /** With `help`: whose usage (`doctor --help` is doctor's). */
   helpFor?: 'server' | 'coordinator' | 'doctor' | 'acp';
   error?: string;
 }
 
 /** The flags of the command line's own; any other needs the settings' list (see needsSettings). */
-const OWN_FLAGS = new Set(['--stdio', '--version', '-v', '--coordinator', '--listen', '--tls-cert', '--tls-key', '--tls-client-ca', '--log-file', '--prompt', '--acp', '--settings', '--log-level', '--agent', '--nats', '--nats-replicas', '--replica', '--max-running', '--roots', '--metrics']);
+const OWN_FLAGS = new Set(['--stdio', '--version', '-v', '--coordinator', '--listen', '--tls-cert', '--tls-key', '--tls-client-ca', '--log-file', '--prompt', '--acp', '--settings', '--log-level', '--agent', '--nats', '--nats-replicas', '--nats-wait', '--replica', '--max-running', '--roots', '--metrics']);
 
 /**
  * Whether parsing `argv` may need every setting (a setting given as a flag, help, a mistake to
@@ -186,6 +188,7 @@ function teamFlag(result: ParsedArgs, mode: ParsedArgs['mode'], flag: string, gi
     const least = flag === '--max-running' ? 0 : 1;
     if (!Number.isInteger(number) || number < least) return `${flag} takes a whole number of at least ${least}, not ${given}`;
     if (flag === '--nats-replicas') team.replicas = number;
+    else if (flag === '--nats-wait') team.natsWaitS = number;
     else team.maxRunning = number;
   }
   return undefined;
@@ -236,6 +239,7 @@ export function parseArgs(argv: string[], settings: KnownSettings): ParsedArgs {
         break;
       case '--nats':
       case '--nats-replicas':
+      case '--nats-wait':
       case '--replica':
       case '--max-running':
       case '--roots':

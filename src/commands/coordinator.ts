@@ -13,13 +13,16 @@ export async function runCoordinator(options: {
   listen: string;
   tls?: { cert: string; key: string; clientCa?: string };
   /** A replica of a team's coordinator (--nats …). */
-  team?: { nats?: string[]; replicas?: number; replica?: string; maxRunning?: number; roots?: string[]; metrics?: string };
+  team?: { nats?: string[]; replicas?: number; natsWaitS?: number; replica?: string; maxRunning?: number; roots?: string[]; metrics?: string };
   cliConfig: ConfigInput;
   env: NodeJS.ProcessEnv;
   logger: RootLogger;
   version: string;
 }): Promise<void> {
   const { logger } = options;
+  // A replica serves a team: what goes wrong unforeseen is said in its log, and it serves on.
+  process.on('uncaughtException', (error) => logger.error(`unexpected error: ${error.stack ?? error.message}`));
+  process.on('unhandledRejection', (reason) => logger.error(`unexpected rejection: ${reason instanceof Error ? (reason.stack ?? reason.message) : String(reason)}`));
   const resolved = resolveConfig([
     { name: 'environment', values: configFromEnv(options.env) },
     { name: 'command line', values: options.cliConfig },
@@ -33,7 +36,7 @@ export async function runCoordinator(options: {
   const replica = team.replica ?? `${hostname()}:${process.pid}`;
   // The team's engine is loaded only for a team: a coordinator alone keeps its tasks in memory.
   const engine = team.nats?.length
-    ? await (await import('../coordinator/tasks/nats.js')).natsEngine({ servers: team.nats, replicas: team.replicas ?? (team.nats.length >= 3 ? 3 : 1), name: `buckley-lsp coordinator ${replica}`, logger: logger.child('nats') })
+    ? await (await import('../coordinator/tasks/nats.js')).natsEngine({ servers: team.nats, replicas: team.replicas ?? (team.nats.length >= 3 ? 3 : 1), name: `buckley-lsp coordinator ${replica}`, logger: logger.child('nats'), ...(team.natsWaitS ? { patienceMs: team.natsWaitS * 1000 } : {}) })
     : undefined;
   if (engine) logger.info(`replica ${replica} of the team on NATS ${team.nats!.join(', ')}`);
   const running = await startCoordinator(options.listen, {

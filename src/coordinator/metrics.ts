@@ -27,10 +27,11 @@ export function countedEngine(engine: TaskEngine, registry: Registry): TaskEngin
   const append = engine.log.append.bind(engine.log);
   const log = { ...engine.log, follow: engine.log.follow.bind(engine.log), read: engine.log.read.bind(engine.log), append: async (taskId: string, record: TaskRecord) => {
     const seq = await append(taskId, record);
-    records.inc({ kind: Object.keys(record)[0] ?? 'unknown' });
+    // A task's last event is its final record.
+    records.inc({ kind: record.final ? 'final' : (Object.keys(record)[0] ?? 'unknown') });
     return seq;
   } };
-  return { name: engine.name, log, states: engine.states, queue: engine.queue, close: () => engine.close() };
+  return { name: engine.name, log, states: engine.states, queue: engine.queue, ...(engine.health ? { health: engine.health } : {}), stopping: () => engine.stopping(), close: () => engine.close() };
 }
 
 interface StoreFigures {

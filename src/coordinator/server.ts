@@ -353,6 +353,8 @@ export async function startCoordinator(listen: string, options: CoordinatorOptio
       // Its callers told to follow their tasks on another (a team's tasks live on), and given a
       // moment to hear it; then calls still in flight are cancelled, the tasks running here end
       // (failed: another run is the caller's to ask for), and the agents and what they started stop.
+      // A store that is away is not waited for: what it has not taken by then is said in the log.
+      engine.stopping();
       await service.tasks.stop();
       service.endAll();
       await new Promise<void>((resolve) => {

@@ -6,7 +6,8 @@
  * every watcher, within seconds — or taken up by another in the same agent session, where the
  * agent can load it; a pending approval stays answerable when the replica its caller
  * used dies; a replica started again on the same NATS replays old tasks; a NATS restart in the
- * middle of a task loses nothing; tasks beyond what a replica runs at once wait, and say so.
+ * middle of a task loses nothing, its caller told while it is away; NATS away past the replica's
+ * patience fails its tasks in words; tasks beyond what a replica runs at once wait, and say so.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -184,18 +185,53 @@ describe.runIf(nats)("a team's coordinator on NATS JetStream", () => {
     const one = await replica(server, 'one');
     const alice = client(one.address, 'alice');
     const stream = alice.stream('StreamTask', { task_id: 'team-restart', agent_id: 'alice', query: 'STREAM 30 100' }, taskEventSchema, { timeoutMs: 60_000, metadata: { ...(await session(alice, 'alice')), 'x-buckley-detach': '1' } });
-    const before: TaskEvent[] = [];
-    for await (const event of stream) {
-      before.push(event);
-      if (event.answer_delta) break;
-    }
+    // The caller's own call stays open through it, told when NATS goes and when it is back.
+    for (let event = await stream.next(); !event.done && !event.value.answer_delta; ) event = await stream.next();
+    const said = collect({ [Symbol.asyncIterator]: () => stream });
     await server.stop();
     await server.start();
     const all = await collect(watch(client(one.address, 'alice'), 'team-restart'));
     expect(all.at(-1)).toMatchObject({ status: 'completed' });
+    const messages = (await said).map((event) => event.message);
+    expect(messages).toContain(`The team's store (NATS at ${server.url}) cannot be reached: waiting up to 120 s for it to come back`);
+    expect(messages).toContain(`The team's store (NATS at ${server.url}) is back`);
+    expect(messages.at(-1)).toBe('Done');
     const answer = all.map((event) => event.answer_delta).join('');
     expect(answer).toMatch(/^\[first \d+\] word1 word2 word3 .* word29 \[last \d+\]/);
     for (let piece = 2; piece <= 29; piece++) expect(answer).toContain(`word${piece} `);
+  });
+
+  it('fails the tasks it runs, in words, when NATS stays away past --nats-wait: its callers told at once, the failure stored once NATS is back; it stops at once meanwhile', async () => {
+    const server = await startNats();
+    const one = await replica(server, 'one', 4, { args: ['--nats-wait', '3'] });
+    const alice = client(one.address, 'alice');
+    const task = alice.stream('StreamTask', { task_id: 'team-away', agent_id: 'alice', query: 'HANG' }, taskEventSchema, { timeoutMs: 60_000, metadata: await session(alice, 'alice') });
+    const messages: string[] = [];
+    const ended = (async () => {
+      for await (const event of task) {
+        messages.push(event.message);
+        if (event.answer_delta && messages.length < 100) {
+          messages.length = 100;
+          await server.kill();
+        }
+      }
+    })().catch((error: unknown) => error);
+    const away = Date.now();
+    expect(await ended).toMatchObject({ code: grpc.status.UNAVAILABLE, details: `this coordinator could not reach the team's store (NATS at ${server.url}) for 3 s: follow the task on another of the team (SubscribeTaskEvents), or run it again once NATS is back` });
+    // Told at once, ended at its patience — not at the call's deadline.
+    expect(messages).toContain(`The team's store (NATS at ${server.url}) cannot be reached: waiting up to 3 s for it to come back`);
+    expect(Date.now() - away).toBeLessThan(30_000);
+    // The task's end waits for NATS, and is there once it is back: nobody follows it forever.
+    await server.start();
+    const seen = await collect(watch(client(one.address, 'bob'), 'team-away'));
+    expect(seen.at(-1)).toMatchObject({ status: 'failed', message: `the team's store (NATS at ${server.url}) could not be reached for 3 s, so this task could not be recorded and was stopped: run it again once NATS is back` });
+    // Away again, with a task running: SIGTERM ends it without waiting for NATS.
+    const next = alice.stream('StreamTask', { task_id: 'team-away-2', agent_id: 'alice', query: 'HANG' }, taskEventSchema, { timeoutMs: 60_000, metadata: await session(alice, 'alice') });
+    for await (const event of next) if (event.answer_delta) break;
+    await server.kill();
+    const exited = new Promise((resolve) => one.process.once('exit', (code) => resolve(code)));
+    one.process.kill('SIGTERM');
+    expect(await exited).toBe(0);
   });
 
   it('queues what is beyond what a replica runs at once, saying how many are ahead', async () => {

@@ -173,5 +173,5 @@ class MemoryQueue implements WorkQueue {
 export function memoryEngine(options: MemoryEngineOptions = {}): TaskEngine {
   const states = new MemoryStates();
   const log = new MemoryLog(states, { keepFinishedMs: options.keepFinishedMs ?? KEEP_FINISHED_MS, maxFinished: options.maxFinished ?? MAX_FINISHED });
-  return { name: 'memory', log, states, queue: new MemoryQueue(), close: async () => undefined };
+  return { name: 'memory', log, states, queue: new MemoryQueue(), stopping: () => undefined, close: async () => undefined };
 }

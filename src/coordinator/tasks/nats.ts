@@ -16,6 +16,7 @@ import { Kvm, type KV } from '@nats-io/kv';
 import { Objm } from '@nats-io/obj';
 import { checkTaskId, decode, encode, NatsLog, subjectOf, TASKS, type Retry } from './natsLog.js';
 import { TaskFeed } from './natsFeed.js';
+import { natsHealth } from './natsHealth.js';
 import type { Logger } from '../../logger.js';
 import type { Job, TaskEngine, TaskState, TaskStates, WorkQueue } from './store.js';
 
@@ -26,8 +27,11 @@ export interface NatsEngineOptions {
   replicas?: number;
   /** How long a taken task is held without its lease renewed before another replica gets it. */
   leaseMs?: number;
-  /** How long an append is retried while NATS is away before it fails. */
-  appendDeadlineMs?: number;
+  /**
+   * How long NATS is waited for while it is away (an append retried, the tasks running here kept
+   * going) before they fail (`--nats-wait`).
+   */
+  patienceMs?: number;
   /** How this connection is named in NATS (its monitoring, its logs). */
   name?: string;
   /** How long JetStream may take to be ready (a cluster electing its leader). */
@@ -42,10 +46,14 @@ const BLOBS = 'buckley_blobs';
 /** How long tasks are kept: their streams, states and blobs. */
 const KEPT_MS = 7 * 24 * 3600_000;
 const WORKERS = 'workers';
+/** How long a pull from the work queue waits for a task. */
+const PULL_MS = 2_000;
 const LEASE_MS = 10_000;
-const APPEND_DEADLINE_MS = 120_000;
-
-
+const PATIENCE_MS = 120_000;
+/** How long, once the coordinator stops, what fails is tried again (its tasks' last records). */
+const STOPPING_MS = 3_000;
+/** How long a stopping coordinator's connection may take to send what it has before it is closed. */
+const DRAIN_MS = 3_000;
 
 /** How long a call waits for NATS to come back (a restart, a node lost) before it fails. */
 const AWAY_MS = 15_000;
@@ -75,13 +83,15 @@ class NatsStates implements TaskStates {
       const state = decode<TaskState>(entry.value);
       const changed = change(state);
       if (!changed) return state;
-      try {
-        await this.kv.update(taskId, encode(changed), entry.revision);
-        return changed;
-      } catch (error) {
-        // Another coordinator changed it between: read it again (any other failure is thrown).
-        if (!/wrong last sequence|revision/i.test((error as Error).message)) throw error;
-      }
+      // Another coordinator changed it between: read it again. NATS away: the same write, again.
+      const written = await this.retry(
+        () => this.kv.update(taskId, encode(changed), entry.revision).then(
+          () => true,
+          (error: Error) => (/wrong last sequence|revision/i.test(error.message) ? false : Promise.reject(error)),
+        ),
+        AWAY_MS,
+      );
+      if (written) return changed;
     }
   }
 
@@ -136,6 +146,9 @@ class NatsQueue implements WorkQueue {
     let stopped = false;
     let running = 0;
     let freed: (() => void) | undefined;
+    // A pull waits for NATS as long as it is away: stopping does not wait for it.
+    let stop: () => void = () => undefined;
+    const stoppedNow = new Promise<null>((resolve) => (stop = () => resolve(null)));
     const loop = (async () => {
       const consumer = await this.js.consumers.get(WORK, WORKERS);
       while (!stopped) {
@@ -145,7 +158,15 @@ class NatsQueue implements WorkQueue {
         }
         let message: JsMsg | null;
         try {
-          message = await consumer.next({ expires: 2_000 });
+          const pulled = consumer.next({ expires: PULL_MS });
+          // A pull asked just before NATS went is never answered: it is given up past its expiry.
+          let overdue: NodeJS.Timeout | undefined;
+          const givenUp = new Promise<null>((resolve) => (overdue = setTimeout(() => resolve(null), PULL_MS + 1_000)));
+          const first = await Promise.race([pulled.then((taken) => ({ taken })), stoppedNow, givenUp]);
+          clearTimeout(overdue);
+          // Stopped or given up first: a task it brings after all goes back to the queue.
+          if (!first) void pulled.then((late) => late?.nak(), () => undefined);
+          message = first?.taken ?? null;
         } catch {
           // NATS away (it comes back: the connection reconnects), or this connection closed.
           if (this.closed()) return;
@@ -166,6 +187,7 @@ class NatsQueue implements WorkQueue {
     return {
       stop: async () => {
         stopped = true;
+        stop();
         freed?.();
         await loop.catch(() => undefined);
       },
@@ -210,17 +232,59 @@ async function provision(jsm: JetStreamManager, replicas: number, leaseMs: numbe
 const READY_MS = 30_000;
 
 
-async function untilReady<T>(work: () => Promise<T>, withinMs: number, closing: () => boolean = () => false): Promise<T> {
+/**
+ * When asking again must end: `stopBy` (ms since the epoch; Infinity until the coordinator
+ * stops); whether NATS is away; and a word when the coordinator stops while it is.
+ */
+interface Limits {
+  stopBy(): number;
+  away(): boolean;
+  /** Calls `listener` when the coordinator stops while NATS is away; the function forgets it. */
+  onInterrupt(listener: () => void): () => void;
+}
+
+const NO_LIMITS: Limits = { stopBy: () => Infinity, away: () => false, onInterrupt: () => () => undefined };
+const STOPPED = 'the coordinator is stopping: NATS is no longer asked';
+/** How often NATS, away, is looked for again (its connection says when it is back). */
+const AWAY_POLL_MS = 100;
+
+/** `work`, or the coordinator's stop while NATS is away (its listener forgotten either way: none piles up). */
+function interruptible<T>(work: Promise<T>, limits: Limits): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const forget = limits.onInterrupt(() => reject(new Error(STOPPED)));
+    work.then(
+      (value) => {
+        forget();
+        resolve(value);
+      },
+      (error: unknown) => {
+        forget();
+        reject(error);
+      },
+    );
+  });
+}
+
+async function untilReady<T>(work: () => Promise<T>, withinMs: number, limits: Limits = NO_LIMITS): Promise<T> {
   const until = Date.now() + withinMs;
   for (let wait = 100; ; wait = Math.min(wait * 2, 1_000)) {
-    if (closing()) throw new Error('the coordinator is stopping: NATS is no longer asked');
+    // Stopping: what NATS, away, would only time out is not asked at all.
+    if (Date.now() >= limits.stopBy() || (limits.stopBy() < Infinity && limits.away())) throw new Error(STOPPED);
+    // Away: asked again as soon as it is back, not after a request's timeout.
+    if (limits.away()) {
+      if (Date.now() + AWAY_POLL_MS > until) throw new Error(`NATS could not be reached for ${withinMs / 1000} s`);
+      await interruptible(new Promise((resolve) => setTimeout(resolve, AWAY_POLL_MS)), limits);
+      wait = 50;
+      continue;
+    }
     try {
-      return await work();
+      // Under way when NATS went: a stopping coordinator does not wait for its timeout.
+      return await interruptible(work(), limits);
     } catch (error) {
-      if (closing()) throw new Error('the coordinator is stopping: NATS is no longer asked');
+      if (Date.now() >= limits.stopBy()) throw new Error(STOPPED);
       // What asking again cannot mend (a message too big, an argument NATS refuses) is said at once.
       if ((error as Error).name === 'InvalidArgumentError') throw error;
-      if (Date.now() + wait > until) throw new Error(`NATS JetStream was not ready within ${withinMs / 1000} s: ${(error as Error).message}`);
+      if (Date.now() + wait > until) throw new Error(`NATS JetStream did not answer within ${withinMs / 1000} s: ${(error as Error).message}`);
       await new Promise((resolve) => setTimeout(resolve, wait));
     }
   }
@@ -241,19 +305,47 @@ export async function natsEngine(options: NatsEngineOptions): Promise<TaskEngine
       return { ...made, next: (await manager.streams.info(TASKS)).state.last_seq + 1 };
     }, options.readyMs ?? READY_MS);
     const js = jetstream(nc);
-    let closing = false;
-    const stopped = () => closing || nc.isClosed();
-    const retry: Retry = (work, withinMs) => untilReady(work, withinMs, stopped);
+    const patienceMs = options.patienceMs ?? PATIENCE_MS;
+    const health = natsHealth(nc, options.servers, patienceMs);
+    let stopBy = Infinity;
+    const interrupts = new Set<() => void>();
+    let interruptedNow = false;
+    const interrupt = () => {
+      interruptedNow = true;
+      for (const listener of [...interrupts]) listener();
+    };
+    const away = () => health.awaySince() !== undefined;
+    const onInterrupt = (listener: () => void) => {
+      if (interruptedNow) listener();
+      interrupts.add(listener);
+      return () => interrupts.delete(listener);
+    };
+    const limits: Limits = { stopBy: () => (nc.isClosed() ? 0 : stopBy), away, onInterrupt };
+    const retry: Retry = (work, withinMs) => untilReady(work, withinMs, limits);
     const feed = new TaskFeed(js, TASKS, subjectOf(''), retry, (error) => options.logger?.warn(`the tasks' feed from NATS stopped, and starts again: ${error.message}`), next);
+    health.watch((change) => change === 'back' && feed.restart());
+    const stopping = () => {
+      stopBy = Math.min(stopBy, Date.now() + STOPPING_MS);
+      if (away()) interrupt();
+      else health.watch((change) => change === 'away' && interrupt());
+    };
     return {
       name: 'nats',
-      log: new NatsLog(js, jsm, options.appendDeadlineMs ?? APPEND_DEADLINE_MS, retry, blobs, feed),
+      log: new NatsLog(js, jsm, patienceMs, retry, blobs, feed),
       states: new NatsStates(kv, retry),
-      queue: new NatsQueue(js, jsm, leaseMs, retry, stopped),
+      queue: new NatsQueue(js, jsm, leaseMs, retry, () => limits.stopBy() === 0 || stopBy < Infinity),
+      health,
+      stopping,
       close: async () => {
-        closing = true;
+        stopping();
+        stopBy = 0;
+        interrupt();
+        health.close();
         await feed.close();
-        await nc.drain().catch(() => nc.close());
+        // What it still has to send goes, unless NATS is away: then it is closed at once.
+        const drained = nc.drain().catch(() => undefined);
+        await Promise.race([drained, new Promise((resolve) => setTimeout(resolve, health.awaySince() === undefined ? DRAIN_MS : 0).unref())]);
+        await nc.close().catch(() => undefined);
       },
     };
   } catch (error) {

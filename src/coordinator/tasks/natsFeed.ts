@@ -61,6 +61,8 @@ export class TaskFeed {
   private readonly lastSeen = new Map<string, number>();
   private readonly stopped = new AbortController();
   private readonly running: Promise<void>;
+  /** Ends the consumer of the moment (it is made again from where it was). */
+  private renew: () => void = () => undefined;
 
   constructor(
     private readonly js: JetStreamClient,
@@ -90,15 +92,28 @@ export class TaskFeed {
     return listener;
   }
 
-  /** The task's last message this feed has delivered (0: none): what a follower's read of the stored must reach. */
+  /** The task's last message this feed has delivered or this coordinator stored (0: none): what a read of the stored must reach. */
   seen(taskId: string): number {
     return this.lastSeen.get(taskId) ?? 0;
+  }
+
+  /** A message this coordinator stored for the task: its own reads reach it too (a replica behind must not hide it). */
+  stored(taskId: string, seq: number): void {
+    if (seq > this.seen(taskId)) this.remember(taskId, seq);
   }
 
   private remember(taskId: string, seq: number): void {
     this.lastSeen.delete(taskId);
     this.lastSeen.set(taskId, seq);
     if (this.lastSeen.size > REMEMBERED_TASKS) this.lastSeen.delete(this.lastSeen.keys().next().value!);
+  }
+
+  /**
+   * Makes its consumer again, from where it was: after NATS came back, the one it had may wait
+   * for its heartbeats to be missed before it notices it is gone (seconds of followers told nothing).
+   */
+  restart(): void {
+    this.renew();
   }
 
   async close(): Promise<void> {
@@ -116,6 +131,7 @@ export class TaskFeed {
         const messages = await consumer.consume({ expires: 6_000 });
         const stop = () => messages.stop();
         this.stopped.signal.addEventListener('abort', stop, { once: true });
+        this.renew = stop;
         try {
           for await (const message of messages) {
             from = message.seq + 1;
@@ -125,6 +141,7 @@ export class TaskFeed {
             if (set) for (const listener of set) listener.push({ seq: message.seq, data: message.data });
           }
         } finally {
+          this.renew = () => undefined;
           this.stopped.signal.removeEventListener('abort', stop);
         }
       } catch (error) {

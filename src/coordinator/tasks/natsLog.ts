@@ -39,6 +39,8 @@ type Body = Dated[] | { blob: string };
 interface Waiting {
   /** The record as JSON, measured once. */
   json: string;
+  /** It is the task's final record. */
+  final: boolean;
   resolve(seq: number): void;
   reject(error: unknown): void;
 }
@@ -65,7 +67,7 @@ export class NatsLog implements TaskLog {
     checkTaskId(taskId);
     return new Promise<number>((resolve, reject) => {
       const queue = this.waiting.get(taskId) ?? [];
-      queue.push({ json: JSON.stringify({ ...record, at: Date.now() }), resolve, reject });
+      queue.push({ json: JSON.stringify({ ...record, at: Date.now() }), final: record.final !== undefined, resolve, reject });
       this.waiting.set(taskId, queue);
       if (!this.sending.has(taskId)) void this.send(taskId);
     });
@@ -79,7 +81,10 @@ export class NatsLog implements TaskLog {
         const batch = nextBatch(queue);
         if (!queue.length) this.waiting.delete(taskId);
         try {
-          const seq = await this.publish(taskId, `[${batch.map((waiting) => waiting.json).join(',')}]`);
+          // A task's final record waits for NATS as long as this coordinator runs: without it, its watchers would wait forever.
+          const final = batch.some((waiting) => waiting.final);
+          const seq = await this.publish(taskId, `[${batch.map((waiting) => waiting.json).join(',')}]`, final ? Infinity : this.deadlineMs);
+          this.feed.stored(taskId, seq);
           batch.forEach((waiting, i) => waiting.resolve(seq * SPAN + i));
         } catch (error) {
           for (const waiting of batch) waiting.reject(error);
@@ -90,19 +95,19 @@ export class NatsLog implements TaskLog {
     }
   }
 
-  /** Publishes one message, again while NATS is away (its id stores it once), up to the deadline: its stream sequence. */
-  private async publish(taskId: string, json: string): Promise<number> {
+  /** Publishes one message, again while NATS is away (its id stores it once), for `withinMs` at most: its stream sequence. */
+  private async publish(taskId: string, json: string, withinMs: number): Promise<number> {
     const msgID = `${this.origin}-${++this.sent}`;
     let data = new TextEncoder().encode(json);
     try {
       if (data.length > INLINE_BYTES) {
         // Named by the message's id: a put tried again replaces the same blob.
         const whole = data;
-        await this.retry(() => this.blobs.putBlob({ name: msgID }, whole), this.deadlineMs);
+        await this.retry(() => this.blobs.putBlob({ name: msgID }, whole), withinMs);
         data = encode({ blob: msgID } satisfies Body);
       }
       const body = data;
-      return (await this.retry(() => this.js.publish(subjectOf(taskId), body, { msgID, timeout: 5_000 }), this.deadlineMs)).seq;
+      return (await this.retry(() => this.js.publish(subjectOf(taskId), body, { msgID, timeout: 5_000 }), withinMs)).seq;
     } catch (error) {
       throw new Error(`the task's record could not be stored: ${(error as Error).message}`);
     }
@@ -112,7 +117,8 @@ export class NatsLog implements TaskLog {
   async read(taskId: string, fromSeq = 1): Promise<StoredRecord[]> {
     checkTaskId(taskId);
     const records: StoredRecord[] = [];
-    for await (const message of storedMessages(this.jsm, TASKS, subjectOf(taskId), Math.floor(fromSeq / SPAN), this.retry, this.deadlineMs)) {
+    // What this coordinator stored, or saw stored, is in the read, whichever replica answers it.
+    for await (const message of storedMessages(this.jsm, TASKS, subjectOf(taskId), Math.floor(fromSeq / SPAN), this.retry, this.deadlineMs, this.feed.seen(taskId))) {
       records.push(...(await this.recordsOf(taskId, message)).filter((record) => record.seq >= fromSeq));
     }
     return records;

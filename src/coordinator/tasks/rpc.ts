@@ -111,10 +111,13 @@ export class TaskRpc {
       out.fail(fail(grpc.status.UNAVAILABLE, 'this coordinator is stopping: follow the tasks on another of the team (SubscribeTaskEvents)'));
     };
     this.open.add(stopping);
+    const seen = new Map<string, { seq: number; status: string }>();
+    const unwatch = this.watchStore(out, taskIds, seen, controller);
     try {
-      await Promise.all(taskIds.map((taskId) => this.follow(out, taskId, fromSeq, controller.signal).then((final) => final && finished.add(taskId))));
+      await Promise.all(taskIds.map((taskId) => this.follow(out, taskId, fromSeq, controller.signal, seen).then((final) => final && finished.add(taskId))));
     } finally {
       this.open.delete(stopping);
+      unwatch();
     }
     if (controller.signal.aborted) return;
     controller.abort();
@@ -122,10 +125,37 @@ export class TaskRpc {
     else out.fail(fail(grpc.status.UNAVAILABLE, "the tasks' streams could not be followed to their end: follow them again with SubscribeTaskEvents"));
   }
 
+  /**
+   * While the team's store is away, the call's tasks cannot be followed: their caller is told, and
+   * told again when it is back; once it has been away too long the call ends, saying so (a bridge
+   * follows them on another coordinator of the team).
+   */
+  private watchStore(out: CallOut, taskIds: string[], seen: Map<string, { seq: number; status: string }>, controller: AbortController): () => void {
+    const health = this.options.engine.health;
+    if (!health) return () => undefined;
+    const patience = `${Math.round(health.patienceMs / 1000)} s`;
+    const say = (message: string) => {
+      for (const taskId of taskIds) out.write({ task_id: taskId, timestamp: timestamp(), sequence: seen.get(taskId)?.seq ?? 0, status: seen.get(taskId)?.status ?? 'pending', message });
+    };
+    const unwatch = health.watch((change) => {
+      if (controller.signal.aborted || !out.open) return;
+      if (change === 'away') say(`The team's store (${health.where}) cannot be reached: waiting up to ${patience} for it to come back`);
+      else if (change === 'back') say(`The team's store (${health.where}) is back`);
+      else {
+        controller.abort();
+        out.fail(fail(grpc.status.UNAVAILABLE, `this coordinator could not reach the team's store (${health.where}) for ${patience}: follow the task on another of the team (SubscribeTaskEvents), or run it again once NATS is back`));
+      }
+    });
+    // Away already when the call came.
+    if (health.awaySince() !== undefined) say(`The team's store (${health.where}) cannot be reached: waiting for it to come back`);
+    return unwatch;
+  }
+
   /** One task's records to the call, until its final one (true) or the signal. */
-  private async follow(out: CallOut, taskId: string, fromSeq: number, signal: AbortSignal): Promise<boolean> {
+  private async follow(out: CallOut, taskId: string, fromSeq: number, signal: AbortSignal, seen: Map<string, { seq: number; status: string }>): Promise<boolean> {
     try {
       for await (const record of this.options.engine.log.follow(taskId, fromSeq, signal)) {
+        if (record.event) seen.set(taskId, { seq: record.seq, status: typeof record.event.status === 'string' ? record.event.status : (seen.get(taskId)?.status ?? 'pending') });
         this.forward(out, record, signal);
         if (record.final) return true;
       }

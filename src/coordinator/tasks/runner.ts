@@ -55,7 +55,7 @@ interface Running {
   taskId: string;
   spec: TaskSpec;
   owner: string;
-  send(event: Record<string, unknown>): void;
+  send: Send;
   requests: TaskRequests;
   signal: AbortSignal;
   /** The task's span: its turn's is a child. */
@@ -63,6 +63,10 @@ interface Running {
   /** The agent's session of the coordinator that ran it and stopped, taken up again here. */
   resume?: string;
 }
+
+type FinalStatus = 'completed' | 'failed' | 'cancelled';
+/** Records an event of the task's for its callers; with `final`, its last (its final state). */
+type Send = (event: Record<string, unknown>, final?: FinalStatus) => Promise<void>;
 
 /** How long a terminal call may take in the client (output, kill, release, create); waiting for a command's exit, at most as long as a task. */
 const TERMINAL_CALL_MS = 30_000;
@@ -76,6 +80,13 @@ const TAKEN_UP = '(This task was interrupted: the coordinator running it stopped
 
 /** Why a coordinator that stops aborts its tasks' turns. */
 const SHUTDOWN = 'the coordinator running it stopped: run it again';
+
+/** Why a turn is aborted that ends the task failed, not cancelled: this coordinator stops, or cannot record it. */
+class Failure extends Error {}
+
+/** Why the tasks running here fail when the team's store was away too long. */
+const storeLost = (where: string, patienceMs: number) =>
+  `the team's store (${where}) could not be reached for ${Math.round(patienceMs / 1000)} s, so this task could not be recorded and was stopped: run it again once NATS is back`;
 /** Why a detached task whose caller did not come back is cancelled. */
 const callerGone = (graceMs: number) => `Task cancelled: its caller went away and did not follow it again within ${Math.round(graceMs / 1000)} s`;
 
@@ -83,7 +94,15 @@ export class TaskRunner {
   /** The turns running here, to end when this coordinator stops. */
   private readonly running = new Map<AbortController, Promise<void>>();
 
-  constructor(private readonly options: RunnerOptions) {}
+  constructor(private readonly options: RunnerOptions) {
+    const health = options.engine.health;
+    // Every turn here would go on unrecorded, its callers told nothing: they end, failed, and say why.
+    health?.watch((change) => {
+      if (change !== 'lost') return;
+      if (this.running.size) options.logger.warn(`${health.where} away for ${Math.round(health.patienceMs / 1000)} s: the ${this.running.size} task(s) running here are stopped (failed)`);
+      for (const turn of this.running.keys()) turn.abort(new Failure(storeLost(health.where, health.patienceMs)));
+    });
+  }
 
   /** How many turns run here now. */
   get runningHere(): number {
@@ -92,7 +111,7 @@ export class TaskRunner {
 
   /** Ends the turns running here (failed, in words), and waits for them to end. */
   async stop(): Promise<void> {
-    for (const turn of this.running.keys()) turn.abort(SHUTDOWN);
+    for (const turn of this.running.keys()) turn.abort(new Failure(SHUTDOWN));
     await Promise.allSettled(this.running.values());
   }
 
@@ -113,14 +132,20 @@ export class TaskRunner {
 
   /** Takes tasks from the queue, `concurrency` at a time, until stopped. */
   start(concurrency: number): { stop(): Promise<void> } {
-    return this.options.engine.queue.work(concurrency, (job) => this.run(job));
+    // What fails on the way (NATS away past every retry) is said, and the job given back: never a crash.
+    return this.options.engine.queue.work(concurrency, (job) => this.run(job).catch((error: unknown) => this.options.logger.warn(`task ${job.taskId}: ${(error as Error).message}`)));
   }
 
   private async run(job: Job): Promise<void> {
     const { engine, logger } = this.options;
     const records = await this.recordsOf(job.taskId);
     if (records.some((record) => record.final)) return;
-    const send = (event: Record<string, unknown>) => void engine.log.append(job.taskId, { event }).catch((error: unknown) => logger.warn(`task ${job.taskId}: an event was not stored: ${(error as Error).message}`));
+    // Its final event and final state are one record: stored together, or not at all.
+    const send: Send = (event, final) =>
+      engine.log.append(job.taskId, final ? { event, final } : { event }).then(
+        () => undefined,
+        (error: unknown) => logger.warn(`task ${job.taskId}: ${final ? `its end (${final})` : 'an event'} was not stored: ${(error as Error).message}`),
+      );
     const created = records.find((record) => record.created)?.created;
     // Its caller waits on its stream: told at once, not at its deadline.
     if (!created) return this.end(job.taskId, send, 'failed', UNREADABLE);
@@ -148,12 +173,12 @@ export class TaskRunner {
     heartbeat.unref();
     const span = tracer().start('buckley.task', created.spec.traceparent, { 'buckley.task_id': job.taskId, 'buckley.intent': created.spec.intent, 'buckley.replica': this.options.replica });
     // Its one final event ends its span, saying how it ended.
-    const traced = (event: Record<string, unknown>) => {
+    const traced: Send = (event, final) => {
       if (typeof event.status === 'string' && FINAL_STATUSES.has(event.status)) {
         span.set({ 'buckley.status': event.status });
         span.end(event.status === 'failed' ? String(event.message) : undefined);
       }
-      send(event);
+      return send(event, final);
     };
     const work = this.turn({ taskId: job.taskId, spec: created.spec, owner: created.owner, send: traced, requests, signal: controller.signal, traceparent: span.traceparent, ...(resume ? { resume } : {}) });
     this.running.set(controller, work);
@@ -235,9 +260,8 @@ export class TaskRunner {
   }
 
   /** The task's one final state, with its event. */
-  private async end(taskId: string, send: (event: Record<string, unknown>) => void, status: 'completed' | 'failed' | 'cancelled', message: string, extra: Record<string, unknown> = {}): Promise<void> {
-    send({ status, message, ...extra });
-    await this.options.engine.log.append(taskId, { final: status });
+  private async end(taskId: string, send: Send, status: FinalStatus, message: string, extra: Record<string, unknown> = {}): Promise<void> {
+    await send({ status, message, ...extra }, status);
     await this.setState(taskId, { status, pending: [] });
   }
 
@@ -285,7 +309,7 @@ export class TaskRunner {
       if (notes) events.text(notes);
       batch.flush();
       files.close();
-      if (task.signal.reason === SHUTDOWN) await this.end(task.taskId, task.send, 'failed', SHUTDOWN);
+      if (task.signal.reason instanceof Failure) await this.end(task.taskId, task.send, 'failed', task.signal.reason.message);
       else if (result.stopReason === 'cancelled' && !refusal) await this.end(task.taskId, task.send, 'cancelled', typeof task.signal.reason === 'string' ? task.signal.reason : 'Task cancelled');
       else await this.end(task.taskId, task.send, 'completed', 'Done', { progress: 100, ...(result.usage ? { usage: result.usage } : {}) });
       span.set({ 'buckley.stop_reason': result.stopReason });
@@ -296,9 +320,9 @@ export class TaskRunner {
       batch.flush();
       files.close();
       const reason: unknown = task.signal.reason;
-      const failed = reason === SHUTDOWN || !task.signal.aborted;
+      const failed = reason instanceof Failure || !task.signal.aborted;
       if (failed) span.end(failure.details);
-      if (failed) await this.end(task.taskId, task.send, 'failed', task.signal.aborted ? SHUTDOWN : failure.details);
+      if (failed) await this.end(task.taskId, task.send, 'failed', reason instanceof Failure ? reason.message : failure.details);
       else await this.end(task.taskId, task.send, 'cancelled', typeof reason === 'string' ? reason : 'Task cancelled');
     } finally {
       tools.close();

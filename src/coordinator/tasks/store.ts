@@ -104,11 +104,30 @@ export interface WorkQueue {
   work(concurrency: number, handle: (job: Job) => Promise<void>): { stop(): Promise<void> };
 }
 
+/**
+ * Whether a store kept elsewhere (NATS) can be reached: what it keeps waits while it is away, up
+ * to `patienceMs`; past that, the tasks running here fail and their callers here are told (a
+ * store in memory never goes away: it has none).
+ */
+export interface StoreHealth {
+  /** The store, for words: "NATS at nats://127.0.0.1:4222". */
+  readonly where: string;
+  /** How long it is waited for. */
+  readonly patienceMs: number;
+  /** Since when it has been away (ms since the epoch), or undefined while it is there. */
+  awaySince(): number | undefined;
+  /** Called when it goes away, when it comes back, and once it has been away for `patienceMs` ('lost'); the function stops it. */
+  watch(listener: (change: 'away' | 'back' | 'lost') => void): () => void;
+}
+
 /** One engine: the tasks' streams, their states and the work queue. */
 export interface TaskEngine {
   readonly name: 'memory' | 'nats';
   readonly log: TaskLog;
   readonly states: TaskStates;
   readonly queue: WorkQueue;
+  readonly health?: StoreHealth;
+  /** From now on, what fails is tried again only briefly: this coordinator stops (its tasks' last records, then close). */
+  stopping(): void;
   close(): Promise<void>;
 }
