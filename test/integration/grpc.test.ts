@@ -221,6 +221,9 @@ describe('our coordinator', () => {
     for await (const event of followed) rest.push(event);
     expect(rest.at(-1)).toMatchObject({ status: 'cancelled' });
     await expect(owner.stream('SubscribeTaskEvents', { plan_id: '', task_ids: ['no-such-task'], from_sequence: 0 }, taskEventSchema, { timeoutMs: 5000 }).next()).rejects.toMatchObject({ code: grpc.status.NOT_FOUND });
+    // What one call follows is bounded.
+    const many = Array.from({ length: 100_000 }, (_, i) => `t-${i}`);
+    await expect(owner.stream('SubscribeTaskEvents', { plan_id: '', task_ids: many, from_sequence: 0 }, taskEventSchema, { timeoutMs: 5000 }).next()).rejects.toMatchObject({ code: grpc.status.INVALID_ARGUMENT, details: 'task_ids names 100,000 tasks: follow at most 1,000 a call' });
   });
 
   it('cancels a detached task whose caller does not follow it again within the grace; a colleague watching does not keep it', async () => {

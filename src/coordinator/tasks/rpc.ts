@@ -25,6 +25,8 @@ const QUEUE_NEWS_MS = 1_000;
 /** How long a task may take to start before its caller is told it waits in the queue. */
 const QUEUE_GRACE_MS = 300;
 const TASK_ID = /^[A-Za-z0-9_-]{1,128}$/;
+/** The tasks one SubscribeTaskEvents call may follow. */
+const MAX_FOLLOWED = 1_000;
 const FINAL = new Set<TaskState['status']>(['completed', 'failed', 'cancelled']);
 
 export interface TaskRpcOptions {
@@ -72,6 +74,8 @@ export class TaskRpc {
     const out = new CallOut(call);
     const ids = [...new Set(call.request.task_ids)];
     if (ids.length === 0) return out.fail(fail(grpc.status.INVALID_ARGUMENT, 'task_ids is empty: name the tasks to follow (ListTasks lists them)'));
+    // Each is looked up and followed at once: what one call holds open is bounded.
+    if (ids.length > MAX_FOLLOWED) return out.fail(fail(grpc.status.INVALID_ARGUMENT, `task_ids names ${ids.length.toLocaleString('en')} tasks: follow at most ${MAX_FOLLOWED.toLocaleString('en')} a call`));
     const unknown = ids.find((id) => !TASK_ID.test(id));
     if (unknown !== undefined) return out.fail(fail(grpc.status.NOT_FOUND, `no task ${unknown.slice(0, 128)}`));
     let states: Map<string, TaskState | undefined>;
