@@ -4,7 +4,7 @@
  * whoever started a task before an answer to its requests (approvals, files) is taken (tasks/rpc.ts).
  */
 import * as grpc from '@grpc/grpc-js';
-import { AGENT_HEADER } from '../wire/contract.js';
+import { AGENT_HEADER, BEHIND_TRAILER } from '../wire/contract.js';
 import { AgentError } from './agents/driver.js';
 
 /** Anything a call's caller is known by: its metadata and, over mutual TLS, its certificate. */
@@ -36,11 +36,14 @@ export function checkIdentity(caller: Caller, agentId: string): grpc.ServiceErro
   return undefined;
 }
 
-export function fail(code: grpc.status, details: string): grpc.ServiceError {
-  return Object.assign(new Error(details), { code, details, metadata: new grpc.Metadata() }) as grpc.ServiceError;
+/** A call's failure; `behind`: what failed is the agent or the team's store, not this coordinator (BEHIND_TRAILER). */
+export function fail(code: grpc.status, details: string, behind?: 'agent' | 'store'): grpc.ServiceError {
+  const metadata = new grpc.Metadata();
+  if (behind) metadata.set(BEHIND_TRAILER, behind);
+  return Object.assign(new Error(details), { code, details, metadata }) as grpc.ServiceError;
 }
 
 export function agentFailure(error: unknown): grpc.ServiceError {
-  if (error instanceof AgentError) return fail(grpc.status.UNAVAILABLE, error.message);
+  if (error instanceof AgentError) return fail(grpc.status.UNAVAILABLE, error.message, 'agent');
   return fail(grpc.status.INTERNAL, error instanceof Error ? error.message : String(error));
 }

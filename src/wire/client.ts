@@ -7,7 +7,7 @@ import * as grpc from '@grpc/grpc-js';
 import * as z from '../schema.js';
 import { CoordinatorError, Status } from './errors.js';
 import { agentCommunicationService } from './protos.js';
-import { AGENT_HEADER, AUTHORIZATION_HEADER } from './contract.js';
+import { AGENT_HEADER, AUTHORIZATION_HEADER, BEHIND_TRAILER } from './contract.js';
 import { STREAMS, UNARY, type ReplyOf, type RequestOf } from './methods.js';
 
 export interface CallOptions {
@@ -157,7 +157,8 @@ export class CoordinatorClient {
 function toCoordinatorError(method: string, error: unknown): CoordinatorError {
   const serviceError = error as Partial<grpc.ServiceError>;
   if (typeof serviceError.code === 'number') {
-    return new CoordinatorError(method, serviceError.code, serviceError.details || serviceError.message || 'no details');
+    const behind = serviceError.metadata?.get(BEHIND_TRAILER)[0]?.toString();
+    return new CoordinatorError(method, serviceError.code, serviceError.details || serviceError.message || 'no details', behind === 'agent' || behind === 'store' ? behind : undefined);
   }
   return new CoordinatorError(method, Status.UNKNOWN, error instanceof Error ? error.message : String(error));
 }

@@ -41,6 +41,12 @@ export const CONVERSATION_HEADER = 'x-buckley-conversation';
  */
 export const DETACH_HEADER = 'x-buckley-detach';
 /**
+ * Our extension, a trailer of a failed call: what failed is behind the coordinator — `agent` (its
+ * agent or model) or `store` (a team's NATS) — not the coordinator, which answered. Without it, an
+ * UNAVAILABLE means the coordinator itself went away (a client connects anew).
+ */
+export const BEHIND_TRAILER = 'x-buckley-behind';
+/**
  * Our extension: in `EditorContext.metadata`, a follow-up's earlier turns (within the budget), for
  * a coordinator with `conversations` to send where its agent no longer holds them.
  */

@@ -33,6 +33,8 @@ export class CoordinatorError extends Error {
     readonly method: string,
     readonly code: number,
     readonly details: string,
+    /** What failed behind the coordinator, which answered (our BEHIND_TRAILER): its agent or model, a team's store. */
+    readonly behind?: 'agent' | 'store',
   ) {
     super(`${method}: ${statusName(code) ?? code}: ${details}`);
   }
@@ -45,5 +47,9 @@ export class CoordinatorError extends Error {
   }
   get unavailable(): boolean {
     return this.code === Status.UNAVAILABLE;
+  }
+  /** The coordinator itself went away (not what is behind it): a client connects anew. */
+  get coordinatorGone(): boolean {
+    return this.unavailable && this.behind === undefined;
   }
 }

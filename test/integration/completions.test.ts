@@ -3,6 +3,8 @@
  * asks for them): the bridge, the embedded coordinator over real gRPC, and a local HTTP server
  * that speaks the OpenAI / llama.cpp completion APIs for real.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { CancellationTokenSource, ErrorCodes, ResponseError } from 'vscode-jsonrpc';
 import { describe, expect, it } from 'vitest';
 import { completionServer } from '../helpers/openai.js';
@@ -83,6 +85,26 @@ describe('inline completions', () => {
     await client.notify('textDocument/didChange', { textDocument: { uri, version: 3 }, contentChanges: [{ text: other }] });
     await complete(client, uri, other, CURSOR + 1);
     expect(model.calls).toHaveLength(2);
+  });
+
+  it("say a model's failure as the model's: the coordinator did not go away — no reconnection, no call made twice", async () => {
+    let calls = 0;
+    const model = createServer((req, res) => {
+      calls++;
+      req.resume().on('end', () => res.writeHead(500, { 'content-type': 'application/json' }).end('{"error":{"message":"model overloaded"}}'));
+    });
+    await new Promise<void>((resolve) => model.listen(0, '127.0.0.1', resolve));
+    const client = await editorWithModel(`http://127.0.0.1:${(model.address() as AddressInfo).port}`);
+    await ready(client);
+    const uri = await client.open(`${REPO}fixtures/workspace/add.ts`, CODE);
+    await complete(client, uri, CODE, CURSOR);
+    await complete(client, uri, CODE, CURSOR);
+    model.close();
+    expect(calls).toBe(2);
+    const log = client.all('window/logMessage').map((p) => p.message);
+    expect(log.filter((line) => line.includes('inline completion failed: OpenAI-compatible model `coder`') && line.includes('answered HTTP 500'))).toHaveLength(2);
+    expect(log.filter((line) => /went away|reconnecting/.test(line))).toEqual([]);
+    expect(client.all('window/showMessage')).toEqual([]);
   });
 
   it('are cancelled end to end: $/cancelRequest cancels the gRPC call, which aborts the model\'s HTTP request', async () => {

@@ -2,8 +2,9 @@
  * The bridge on a team's coordinator, over stdio with a real LSP client: `--coordinator` names
  * several replicas and the bridge fails over to the next that answers; a task whose replica dies
  * while it waits for the user's approval is followed again through another — the approval
- * answered there, its progress resumed, its answer whole (nothing missed, nothing twice); and one
- * followed to a coordinator that does not share its store fails in words.
+ * answered there, its progress resumed, its answer whole (nothing missed, nothing twice); one
+ * followed to a coordinator that does not share its store fails in words; and one whose replica
+ * loses NATS says so, not that the coordinator went away.
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -123,6 +124,25 @@ describe.runIf(nats)("the bridge on a team's coordinator", () => {
       status: 'failed',
       message: `the coordinator at ${stranger.address} does not know the task: it does not share the store the task was kept in (is every address of buckley.coordinator.address a replica of the same team, on the same NATS?): run it again`,
     });
+  });
+
+  it("says NATS, not the coordinator, when the team's store goes away under a task: the editor told at once, the task failed in its words once NATS is back", async () => {
+    const server = await startNats();
+    const one = await kept(startReplica(server.url, 'one', 4, { args: ['--nats-wait', '3'] }));
+    const client = await start(editor(['--coordinator', one.address], () => ({ approved: true })));
+    const { taskId } = await client.request('buckley/executeTask', { task: 'HANG on' });
+    await client.waitFor('$/buckley/taskProgress', (p) => p.taskId === taskId && p.status === 'in_progress');
+    await server.kill();
+    // The replica gives up on NATS (3 s), its call ends saying so; the bridge follows the task again.
+    await client.waitFor('$/buckley/taskProgress', (p) => p.taskId === taskId && p.message === "The coordinator cannot reach the team's store: following the task again…");
+    await server.start();
+    const final = await finalOf(client, taskId);
+    expect(final).toMatchObject({ status: 'failed', message: `the team's store (NATS at ${server.url}) could not be reached for 3 s, so this task could not be recorded and was stopped: run it again once NATS is back` });
+    const messages = client.all('$/buckley/taskProgress').filter((p) => p.taskId === taskId).map((p) => p.message);
+    expect(messages).toContain(`The team's store (NATS at ${server.url}) cannot be reached: waiting up to 3 s for it to come back`);
+    // The coordinator answered all along: nobody says it went away, nor reconnects to it.
+    expect(client.all('window/showMessage').map((p) => p.message).filter((message) => /went away/.test(message))).toEqual([]);
+    expect(client.all('window/logMessage').map((p) => p.message).filter((line) => /went away/.test(line))).toEqual([]);
   });
 
   it("lets a colleague's editor list the team's running tasks and watch one to its answer; its approval stays its owner's", async () => {

@@ -30,7 +30,7 @@ const READINGS: readonly Reading[] = [
   (error, { address, identity }) => (isRefusal(error) ? refusalError(address, identity, error).failure : undefined),
   (error, context) => (error instanceof CoordinatorError && error.deadlineExceeded ? outOfTime(context) : undefined),
   (error, { address, call }) =>
-    error instanceof CoordinatorError && error.unavailable && call === 'stream'
+    error instanceof CoordinatorError && error.coordinatorGone && call === 'stream'
       ? { message: `the coordinator at ${address} went away during the task (${plainDetails(error.details)}); start it again once the coordinator is back`, summary: `the coordinator at ${address} went away` }
       : undefined,
   (error) => (error instanceof CoordinatorError ? { message: plainDetails(error.details) } : undefined),

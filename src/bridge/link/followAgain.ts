@@ -43,7 +43,7 @@ export async function followAgain(broken: Broken, read: (client: CoordinatorClie
   let broke = broken.broke;
   for (;;) {
     runner.logger.info(`task ${taskId}: its stream broke after event ${broken.after()} (${detailsOf(broke)}); following it again`);
-    broken.notice('The connection to the coordinator broke: following the task again…');
+    broken.notice(broke instanceof CoordinatorError && broke.behind === 'store' ? "The coordinator cannot reach the team's store: following the task again…" : 'The connection to the coordinator broke: following the task again…');
     let progressed = false;
     try {
       await runner.keeper.calling(signal, async (client) => {

@@ -304,10 +304,11 @@ export class SessionKeeper {
 }
 
 /**
- * UNAVAILABLE: the coordinator went away (or restarted under us). Not NOT_FOUND: Buckley never
- * says it for a session it does not know (it makes one), and a restart shows as a broken
- * connection first (connectionBroke).
+ * UNAVAILABLE: the coordinator went away (or restarted under us) — not its agent, model or store,
+ * which it says (a model's HTTP 500 had the bridge reconnect and tell the user the coordinator
+ * went away). Not NOT_FOUND: Buckley never says it for a session it does not know (it makes one),
+ * and a restart shows as a broken connection first (connectionBroke).
  */
 export function isLost(error: unknown): error is CoordinatorError {
-  return error instanceof CoordinatorError && error.unavailable;
+  return error instanceof CoordinatorError && error.coordinatorGone;
 }

@@ -237,13 +237,15 @@ const READY_MS = 30_000;
  * stops); whether NATS is away; and a word when the coordinator stops while it is.
  */
 interface Limits {
+  /** The servers, for words. */
+  where: string;
   stopBy(): number;
   away(): boolean;
   /** Calls `listener` when the coordinator stops while NATS is away; the function forgets it. */
   onInterrupt(listener: () => void): () => void;
 }
 
-const NO_LIMITS: Limits = { stopBy: () => Infinity, away: () => false, onInterrupt: () => () => undefined };
+const NO_LIMITS: Limits = { where: 'NATS', stopBy: () => Infinity, away: () => false, onInterrupt: () => () => undefined };
 const STOPPED = 'the coordinator is stopping: NATS is no longer asked';
 /** How often NATS, away, is looked for again (its connection says when it is back). */
 const AWAY_POLL_MS = 100;
@@ -272,7 +274,7 @@ async function untilReady<T>(work: () => Promise<T>, withinMs: number, limits: L
     if (Date.now() >= limits.stopBy() || (limits.stopBy() < Infinity && limits.away())) throw new Error(STOPPED);
     // Away: asked again as soon as it is back, not after a request's timeout.
     if (limits.away()) {
-      if (Date.now() + AWAY_POLL_MS > until) throw new Error(`NATS could not be reached for ${withinMs / 1000} s`);
+      if (Date.now() + AWAY_POLL_MS > until) throw new Error(`${limits.where} could not be reached for ${withinMs / 1000} s`);
       await interruptible(new Promise((resolve) => setTimeout(resolve, AWAY_POLL_MS)), limits);
       wait = 50;
       continue;
@@ -284,7 +286,7 @@ async function untilReady<T>(work: () => Promise<T>, withinMs: number, limits: L
       if (Date.now() >= limits.stopBy()) throw new Error(STOPPED);
       // What asking again cannot mend (a message too big, an argument NATS refuses) is said at once.
       if ((error as Error).name === 'InvalidArgumentError') throw error;
-      if (Date.now() + wait > until) throw new Error(`NATS JetStream did not answer within ${withinMs / 1000} s: ${(error as Error).message}`);
+      if (Date.now() + wait > until) throw new Error(`JetStream (${limits.where}) did not answer within ${withinMs / 1000} s: ${(error as Error).message}`);
       await new Promise((resolve) => setTimeout(resolve, wait));
     }
   }
@@ -303,7 +305,7 @@ export async function natsEngine(options: NatsEngineOptions): Promise<TaskEngine
       const kept = { replicas, ttl: KEPT_MS };
       const made = { jsm: manager, kv: await new Kvm(nc).create(BUCKET, { ...kept, history: 1 }), blobs: await new Objm(nc).create(BLOBS, { ...kept, ttl: nanos(KEPT_MS) }) };
       return { ...made, next: (await manager.streams.info(TASKS)).state.last_seq + 1 };
-    }, options.readyMs ?? READY_MS);
+    }, options.readyMs ?? READY_MS, { ...NO_LIMITS, where: `NATS at ${options.servers.join(', ')}` });
     const js = jetstream(nc);
     const patienceMs = options.patienceMs ?? PATIENCE_MS;
     const health = natsHealth(nc, options.servers, patienceMs);
@@ -320,7 +322,7 @@ export async function natsEngine(options: NatsEngineOptions): Promise<TaskEngine
       interrupts.add(listener);
       return () => interrupts.delete(listener);
     };
-    const limits: Limits = { stopBy: () => (nc.isClosed() ? 0 : stopBy), away, onInterrupt };
+    const limits: Limits = { where: health.where, stopBy: () => (nc.isClosed() ? 0 : stopBy), away, onInterrupt };
     const retry: Retry = (work, withinMs) => untilReady(work, withinMs, limits);
     const feed = new TaskFeed(js, TASKS, subjectOf(''), retry, (error) => options.logger?.warn(`the tasks' feed from NATS stopped, and starts again: ${error.message}`), next);
     health.watch((change) => change === 'back' && feed.restart());

@@ -61,7 +61,7 @@ export class TaskRpc {
       await engine.states.put(taskId, createdState(made.spec, owner, seq));
       await engine.log.append(taskId, { queued: { ticket: await engine.queue.enqueue(taskId) } });
     } catch (error) {
-      return out.fail(fail(grpc.status.UNAVAILABLE, `the task could not be queued: ${(error as Error).message}`));
+      return out.fail(fail(grpc.status.UNAVAILABLE, `the task could not be queued: ${(error as Error).message}; try again once it is back`, 'store'));
     }
     // A detached task's caller may be back (a failover, a blip): it is told it went, not cancelled.
     const detached = call.metadata.get(DETACH_HEADER)[0]?.toString() === '1';
@@ -82,7 +82,7 @@ export class TaskRpc {
     try {
       states = new Map(await Promise.all(ids.map(async (id) => [id, await this.options.engine.states.get(id)] as const)));
     } catch (error) {
-      return out.fail(fail(grpc.status.UNAVAILABLE, `the tasks cannot be looked up now: ${(error as Error).message}`));
+      return out.fail(fail(grpc.status.UNAVAILABLE, `the tasks cannot be looked up now: ${(error as Error).message}; try again once it is back`, 'store'));
     }
     const missing = ids.find((id) => !states.get(id));
     if (missing !== undefined) return out.fail(fail(grpc.status.NOT_FOUND, `no task ${missing}`));
@@ -126,7 +126,7 @@ export class TaskRpc {
     if (controller.signal.aborted) return;
     controller.abort();
     if (finished.size === taskIds.length) out.end();
-    else out.fail(fail(grpc.status.UNAVAILABLE, "the tasks' streams could not be followed to their end: follow them again with SubscribeTaskEvents"));
+    else out.fail(fail(grpc.status.UNAVAILABLE, "the tasks' streams could not be followed to their end: follow them again with SubscribeTaskEvents", 'store'));
   }
 
   /**
@@ -147,7 +147,7 @@ export class TaskRpc {
       else if (change === 'back') say(`The team's store (${health.where}) is back`);
       else {
         controller.abort();
-        out.fail(fail(grpc.status.UNAVAILABLE, `this coordinator could not reach the team's store (${health.where}) for ${patience}: follow the task on another of the team (SubscribeTaskEvents), or run it again once NATS is back`));
+        out.fail(fail(grpc.status.UNAVAILABLE, `this coordinator could not reach the team's store (${health.where}) for ${patience}: follow the task on another of the team (SubscribeTaskEvents), or run it again once NATS is back`, 'store'));
       }
     });
     // Away already when the call came.
@@ -226,7 +226,7 @@ export class TaskRpc {
           .map(([taskId, state]) => ({ task_id: taskId, owner: state.owner, status: state.status, title: state.title, replica: state.replica ?? '', sequence: state.seq, updated_at: timestamp(state.updatedAt) }));
         callback(null, { tasks });
       },
-      (error: unknown) => callback(fail(grpc.status.UNAVAILABLE, `the tasks could not be listed: ${(error as Error).message}`)),
+      (error: unknown) => callback(fail(grpc.status.UNAVAILABLE, `the tasks could not be listed: ${(error as Error).message}; try again once it is back`, 'store')),
     );
 
   readonly approve: Unary<{ execution_id: string; remember: boolean }> = (call, callback) =>
@@ -257,7 +257,7 @@ export class TaskRpc {
       await this.options.engine.log.append(taskOfRequest(id)!, { reply: { id, by, answer } });
       return null;
     } catch (error) {
-      return fail(grpc.status.UNAVAILABLE, `the ${what} could not be recorded: ${(error as Error).message}`);
+      return fail(grpc.status.UNAVAILABLE, `the ${what} could not be recorded: ${(error as Error).message}`, 'store');
     }
   }
 }
