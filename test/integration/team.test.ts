@@ -17,7 +17,7 @@ import { CoordinatorClient } from '../../src/wire/client.js';
 import * as z from '../../src/schema.js';
 import { sessionSchema, taskEventSchema, taskListSchema, type TaskEvent } from '../../src/wire/contract.js';
 import { startReplica, type CoordinatorProcess } from '../helpers/coordinators.js';
-import { requireNats, startNats, stopAllNats, type NatsServer } from '../helpers/nats.js';
+import { requireNats, startNats, startNatsCluster, stopAllNats, type NatsServer } from '../helpers/nats.js';
 import { tempDir } from '../helpers/temp.js';
 
 const nats = requireNats();
@@ -232,6 +232,29 @@ describe.runIf(nats)("a team's coordinator on NATS JetStream", () => {
     const exited = new Promise((resolve) => one.process.once('exit', (code) => resolve(code)));
     one.process.kill('SIGTERM');
     expect(await exited).toBe(0);
+  });
+
+  it('tells its callers, and fails its tasks in words, when a NATS cluster loses its quorum: connected, but JetStream stores nothing', async () => {
+    const cluster = await startNatsCluster(3);
+    const one = await replica(cluster[0]!, 'one', 4, { args: ['--nats-wait', '3', '--nats-replicas', '3'] });
+    const alice = client(one.address, 'alice');
+    const task = alice.stream('StreamTask', { task_id: 'team-quorum', agent_id: 'alice', query: 'HANG' }, taskEventSchema, { timeoutMs: 60_000, metadata: await session(alice, 'alice') });
+    const messages: string[] = [];
+    const ended = (async () => {
+      for await (const event of task) {
+        messages.push(event.message);
+        if (event.answer_delta && messages.length < 100) {
+          messages.length = 100;
+          await Promise.all([cluster[1]!.kill(), cluster[2]!.kill()]);
+        }
+      }
+    })().catch((error: unknown) => error);
+    expect(await ended).toMatchObject({ code: grpc.status.UNAVAILABLE, details: expect.stringContaining(`this coordinator could not reach the team's store (NATS at ${cluster[0]!.url}) for 3 s`) });
+    expect(messages).toContain(`The team's store (NATS at ${cluster[0]!.url}) cannot be reached: waiting up to 3 s for it to come back`);
+    // Its quorum back, the task's end is there for whoever follows it.
+    await Promise.all([cluster[1]!.start(), cluster[2]!.start()]);
+    const seen = await collect(watch(client(one.address, 'bob'), 'team-quorum'));
+    expect(seen.at(-1)).toMatchObject({ status: 'failed', message: expect.stringMatching(/^the team's store .*: run it again/) });
   });
 
   it('queues what is beyond what a replica runs at once, saying how many are ahead', async () => {

@@ -66,7 +66,7 @@ class NatsStates implements TaskStates {
 
   async put(taskId: string, state: TaskState): Promise<void> {
     checkTaskId(taskId);
-    await this.retry(() => this.kv.put(taskId, encode(state)), AWAY_MS);
+    await this.retry(() => this.kv.put(taskId, encode(state)), AWAY_MS, true);
   }
 
   async get(taskId: string): Promise<TaskState | undefined> {
@@ -90,6 +90,7 @@ class NatsStates implements TaskStates {
           (error: Error) => (/wrong last sequence|revision/i.test(error.message) ? false : Promise.reject(error)),
         ),
         AWAY_MS,
+        true,
       );
       if (written) return changed;
     }
@@ -124,7 +125,7 @@ class NatsQueue implements WorkQueue {
   async enqueue(taskId: string): Promise<number> {
     checkTaskId(taskId);
     // Once: a task queued twice would run twice.
-    return (await this.retry(() => this.js.publish('buckley.work', encode({ taskId }), { timeout: 5_000, msgID: `work-${taskId}` }), AWAY_MS)).seq;
+    return (await this.retry(() => this.js.publish('buckley.work', encode({ taskId }), { timeout: 5_000, msgID: `work-${taskId}` }), AWAY_MS, true)).seq;
   }
 
   async ahead(ticket: number): Promise<number> {
@@ -234,18 +235,25 @@ const READY_MS = 30_000;
 
 /**
  * When asking again must end: `stopBy` (ms since the epoch; Infinity until the coordinator
- * stops); whether NATS is away; and a word when the coordinator stops while it is.
+ * stops); whether NATS is away (its connection down, or JetStream not answering); a word when the
+ * coordinator stops while it is; and what became of each request (JetStream stalled, or not).
  */
 interface Limits {
   /** The servers, for words. */
   where: string;
   stopBy(): number;
   away(): boolean;
+  /** The connection is down: a request would only wait for its timeout. */
+  disconnected(): boolean;
+  failed(error: Error): void;
+  answered(): void;
   /** Calls `listener` when the coordinator stops while NATS is away; the function forgets it. */
   onInterrupt(listener: () => void): () => void;
 }
 
-const NO_LIMITS: Limits = { where: 'NATS', stopBy: () => Infinity, away: () => false, onInterrupt: () => () => undefined };
+const NO_LIMITS: Limits = { where: 'NATS', stopBy: () => Infinity, away: () => false, disconnected: () => false, failed: () => undefined, answered: () => undefined, onInterrupt: () => () => undefined };
+/** A request JetStream did not answer (not one it answered with an error). */
+const UNANSWERED = /timeout|no responders|503|not enabled|no suitable peers|disconnect|connection closed/i;
 const STOPPED = 'the coordinator is stopping: NATS is no longer asked';
 /** How often NATS, away, is looked for again (its connection says when it is back). */
 const AWAY_POLL_MS = 100;
@@ -267,13 +275,13 @@ function interruptible<T>(work: Promise<T>, limits: Limits): Promise<T> {
   });
 }
 
-async function untilReady<T>(work: () => Promise<T>, withinMs: number, limits: Limits = NO_LIMITS): Promise<T> {
+async function untilReady<T>(work: () => Promise<T>, withinMs: number, limits: Limits = NO_LIMITS, writes = false): Promise<T> {
   const until = Date.now() + withinMs;
   for (let wait = 100; ; wait = Math.min(wait * 2, 1_000)) {
     // Stopping: what NATS, away, would only time out is not asked at all.
     if (Date.now() >= limits.stopBy() || (limits.stopBy() < Infinity && limits.away())) throw new Error(STOPPED);
-    // Away: asked again as soon as it is back, not after a request's timeout.
-    if (limits.away()) {
+    // Down: asked again as soon as it is back, not after a request's timeout.
+    if (limits.disconnected()) {
       if (Date.now() + AWAY_POLL_MS > until) throw new Error(`${limits.where} could not be reached for ${withinMs / 1000} s`);
       await interruptible(new Promise((resolve) => setTimeout(resolve, AWAY_POLL_MS)), limits);
       wait = 50;
@@ -281,8 +289,11 @@ async function untilReady<T>(work: () => Promise<T>, withinMs: number, limits: L
     }
     try {
       // Under way when NATS went: a stopping coordinator does not wait for its timeout.
-      return await interruptible(work(), limits);
+      const result = await interruptible(work(), limits);
+      if (writes) limits.answered();
+      return result;
     } catch (error) {
+      if (writes && UNANSWERED.test(`${(error as Error).name} ${(error as Error).message}`)) limits.failed(error as Error);
       if (Date.now() >= limits.stopBy()) throw new Error(STOPPED);
       // What asking again cannot mend (a message too big, an argument NATS refuses) is said at once.
       if ((error as Error).name === 'InvalidArgumentError') throw error;
@@ -322,8 +333,8 @@ export async function natsEngine(options: NatsEngineOptions): Promise<TaskEngine
       interrupts.add(listener);
       return () => interrupts.delete(listener);
     };
-    const limits: Limits = { where: health.where, stopBy: () => (nc.isClosed() ? 0 : stopBy), away, onInterrupt };
-    const retry: Retry = (work, withinMs) => untilReady(work, withinMs, limits);
+    const limits: Limits = { where: health.where, stopBy: () => (nc.isClosed() ? 0 : stopBy), away, disconnected: health.disconnected, failed: health.failed, answered: health.answered, onInterrupt };
+    const retry: Retry = (work, withinMs, writes) => untilReady(work, withinMs, limits, writes);
     const feed = new TaskFeed(js, TASKS, subjectOf(''), retry, (error) => options.logger?.warn(`the tasks' feed from NATS stopped, and starts again: ${error.message}`), next);
     health.watch((change) => change === 'back' && feed.restart());
     const stopping = () => {

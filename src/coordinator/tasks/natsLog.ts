@@ -20,12 +20,18 @@ export const subjectOf = (taskId: string) => `buckley.tasks.${taskId}`;
 const SPAN = 1000;
 /** Messages bigger than this go to the object store (well under NATS's 1 MB limit). */
 const INLINE_BYTES = 256 * 1024;
+/** What may wait here for NATS (away, or slow), all tasks together: past it, an append fails at once. */
+const MAX_WAITING_BYTES = 256 * 1024 * 1024;
 
 export const encode = (value: unknown) => new TextEncoder().encode(JSON.stringify(value));
 export const decode = <T>(bytes: Uint8Array): T => JSON.parse(new TextDecoder().decode(bytes)) as T;
 
-/** Does `work`, again while NATS is away (a restart, a node lost, a cluster electing its leader), within `withinMs`. */
-export type Retry = <T>(work: () => Promise<T>, withinMs: number) => Promise<T>;
+/**
+ * Does `work`, again while NATS is away (a restart, a node lost, a cluster electing its leader),
+ * within `withinMs`. `writes`: it stores something — whether such requests are answered says
+ * whether JetStream works (a cluster without its quorum still answers reads from a copy).
+ */
+export type Retry = <T>(work: () => Promise<T>, withinMs: number, writes?: boolean) => Promise<T>;
 
 /** Task ids become subjects: only what a subject token may hold. */
 export function checkTaskId(taskId: string): void {
@@ -52,6 +58,8 @@ export class NatsLog implements TaskLog {
   private readonly sending = new Set<string>();
   private readonly origin = randomBytes(6).toString('hex');
   private sent = 0;
+  /** The bytes of the records waiting in `waiting` and being stored. */
+  private waitingBytes = 0;
 
   constructor(
     private readonly js: JetStreamClient,
@@ -65,9 +73,15 @@ export class NatsLog implements TaskLog {
 
   append(taskId: string, record: TaskRecord): Promise<number> {
     checkTaskId(taskId);
+    const json = JSON.stringify({ ...record, at: Date.now() });
+    // A task's end is never refused: it is what its watchers wait for.
+    if (!record.final && this.waitingBytes + json.length > MAX_WAITING_BYTES) {
+      return Promise.reject(new Error(`${Math.round(this.waitingBytes / 2 ** 20)} MB of the tasks' records wait for NATS already (at most ${MAX_WAITING_BYTES / 2 ** 20} MB)`));
+    }
+    this.waitingBytes += json.length;
     return new Promise<number>((resolve, reject) => {
       const queue = this.waiting.get(taskId) ?? [];
-      queue.push({ json: JSON.stringify({ ...record, at: Date.now() }), final: record.final !== undefined, resolve, reject });
+      queue.push({ json, final: record.final !== undefined, resolve, reject });
       this.waiting.set(taskId, queue);
       if (!this.sending.has(taskId)) void this.send(taskId);
     });
@@ -88,6 +102,8 @@ export class NatsLog implements TaskLog {
           batch.forEach((waiting, i) => waiting.resolve(seq * SPAN + i));
         } catch (error) {
           for (const waiting of batch) waiting.reject(error);
+        } finally {
+          this.waitingBytes -= batch.reduce((bytes, waiting) => bytes + waiting.json.length, 0);
         }
       }
     } finally {
@@ -103,11 +119,11 @@ export class NatsLog implements TaskLog {
       if (data.length > INLINE_BYTES) {
         // Named by the message's id: a put tried again replaces the same blob.
         const whole = data;
-        await this.retry(() => this.blobs.putBlob({ name: msgID }, whole), withinMs);
+        await this.retry(() => this.blobs.putBlob({ name: msgID }, whole), withinMs, true);
         data = encode({ blob: msgID } satisfies Body);
       }
       const body = data;
-      return (await this.retry(() => this.js.publish(subjectOf(taskId), body, { msgID, timeout: 5_000 }), withinMs)).seq;
+      return (await this.retry(() => this.js.publish(subjectOf(taskId), body, { msgID, timeout: 5_000 }), withinMs, true)).seq;
     } catch (error) {
       throw new Error(`the task's record could not be stored: ${(error as Error).message}`);
     }

@@ -140,11 +140,16 @@ export class TaskRunner {
     const { engine, logger } = this.options;
     const records = await this.recordsOf(job.taskId);
     if (records.some((record) => record.final)) return;
-    // Its final event and final state are one record: stored together, or not at all.
+    const controller = new AbortController();
+    // Its final event and final state are one record: stored together, or not at all. An event the
+    // store would not take (every retry spent) leaves the task's story with a hole: it ends, failed.
     const send: Send = (event, final) =>
       engine.log.append(job.taskId, final ? { event, final } : { event }).then(
         () => undefined,
-        (error: unknown) => logger.warn(`task ${job.taskId}: ${final ? `its end (${final})` : 'an event'} was not stored: ${(error as Error).message}`),
+        (error: unknown) => {
+          logger.warn(`task ${job.taskId}: ${final ? `its end (${final})` : 'an event'} was not stored: ${(error as Error).message}`);
+          if (!final && !controller.signal.aborted) controller.abort(new Failure(`the team's store did not take this task's progress (${(error as Error).message}), so it was stopped: run it again`));
+        },
       );
     const created = records.find((record) => record.created)?.created;
     // Its caller waits on its stream: told at once, not at its deadline.
@@ -160,7 +165,6 @@ export class TaskRunner {
     // Taken by a replica that does not serve its workspace (another of the team's gateways let it in).
     const outside = outsideRoots(this.options.roots, created.spec.cwd, `replica ${this.options.replica}`);
     if (outside) return this.end(job.taskId, send, 'failed', outside);
-    const controller = new AbortController();
     const absence = this.absence(controller);
     for (const record of records) absence.note(record);
     if (absence.goneFor() >= this.graceMs) return this.end(job.taskId, send, 'cancelled', callerGone(this.graceMs));
