@@ -206,16 +206,7 @@ describe.runIf(nats)("a team's coordinator on NATS JetStream", () => {
     const one = await replica(server, 'one', 4, { args: ['--nats-wait', '3'] });
     const alice = client(one.address, 'alice');
     const task = alice.stream('StreamTask', { task_id: 'team-away', agent_id: 'alice', query: 'HANG' }, taskEventSchema, { timeoutMs: 60_000, metadata: await session(alice, 'alice') });
-    const messages: string[] = [];
-    const ended = (async () => {
-      for await (const event of task) {
-        messages.push(event.message);
-        if (event.answer_delta && messages.length < 100) {
-          messages.length = 100;
-          await server.kill();
-        }
-      }
-    })().catch((error: unknown) => error);
+    const { messages, ended } = readUntilEnd(task, () => server.kill());
     const away = Date.now();
     expect(await ended).toMatchObject({ code: grpc.status.UNAVAILABLE, details: `this coordinator could not reach the team's store (NATS at ${server.url}) for 3 s: follow the task on another of the team (SubscribeTaskEvents), or run it again once NATS is back` });
     // Told at once, ended at its patience — not at the call's deadline.
@@ -239,16 +230,7 @@ describe.runIf(nats)("a team's coordinator on NATS JetStream", () => {
     const one = await replica(cluster[0]!, 'one', 4, { args: ['--nats-wait', '3', '--nats-replicas', '3'] });
     const alice = client(one.address, 'alice');
     const task = alice.stream('StreamTask', { task_id: 'team-quorum', agent_id: 'alice', query: 'HANG' }, taskEventSchema, { timeoutMs: 60_000, metadata: await session(alice, 'alice') });
-    const messages: string[] = [];
-    const ended = (async () => {
-      for await (const event of task) {
-        messages.push(event.message);
-        if (event.answer_delta && messages.length < 100) {
-          messages.length = 100;
-          await Promise.all([cluster[1]!.kill(), cluster[2]!.kill()]);
-        }
-      }
-    })().catch((error: unknown) => error);
+    const { messages, ended } = readUntilEnd(task, () => Promise.all([cluster[1]!.kill(), cluster[2]!.kill()]));
     expect(await ended).toMatchObject({ code: grpc.status.UNAVAILABLE, details: expect.stringContaining(`this coordinator could not reach the team's store (NATS at ${cluster[0]!.url}) for 3 s`) });
     expect(messages).toContain(`The team's store (NATS at ${cluster[0]!.url}) cannot be reached: waiting up to 3 s for it to come back`);
     // Its quorum back, the task's end is there for whoever follows it.
@@ -291,6 +273,22 @@ describe.runIf(nats)("a team's coordinator on NATS JetStream", () => {
     expect(await following).toMatchObject({ code: grpc.status.UNAVAILABLE });
   });
 });
+
+/** A task's stream read to its end (what ended it, as `ended`), its messages kept; `breakIt` done at its first piece of answer. */
+function readUntilEnd(task: AsyncIterable<TaskEvent>, breakIt: () => Promise<unknown>): { messages: string[]; ended: Promise<unknown> } {
+  const messages: string[] = [];
+  let broken = false;
+  const ended = (async () => {
+    for await (const event of task) {
+      messages.push(event.message);
+      if (event.answer_delta && !broken) {
+        broken = true;
+        await breakIt();
+      }
+    }
+  })().catch((error: unknown) => error);
+  return { messages, ended };
+}
 
 async function until(condition: () => Promise<boolean>): Promise<void> {
   while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 20));
