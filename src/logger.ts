@@ -94,3 +94,14 @@ class PrefixedLogger implements Logger {
 export function isLogLevel(value: string | undefined): value is LogLevel {
   return value !== undefined && value in order;
 }
+
+/**
+ * What goes wrong unforeseen in a process that serves others — the language server, the ACP
+ * agent, a coordinator, the embedded one's thread — is said in its log, and it serves on: one
+ * fault (a write to a closed pipe, a rejection nobody awaited) must not end everyone's session.
+ */
+export function serveOnFaults(logger: Logger, where = ''): void {
+  const at = where ? ` in ${where}` : '';
+  process.on('uncaughtException', (error) => logger.error(`unexpected error${at}: ${error.stack ?? error.message}`));
+  process.on('unhandledRejection', (reason) => logger.error(`unexpected rejection${at}: ${reason instanceof Error ? (reason.stack ?? reason.message) : String(reason)}`));
+}

@@ -9,7 +9,7 @@ import { Readable, Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { configFromEnv, describeProblems, resolveConfig, type Config, type ConfigInput, type ConfigSource, type McpServerSetting } from '../config.js';
 import type { NewSessionRequest } from '@agentclientprotocol/sdk';
-import type { RootLogger } from '../logger.js';
+import { serveOnFaults, type RootLogger } from '../logger.js';
 import { acpSettingsFile, readSettingsFile } from '../settingsFile.js';
 import { startTracing, stopTracing } from '../tracing.js';
 import { CoordinatorLink } from '../bridge/link/link.js';
@@ -52,6 +52,7 @@ export async function runAcp(options: AcpOptions): Promise<void> {
   const { logger, env, version } = options;
   let config = settingsOf(options);
   logger.setLevel(config.log.level);
+  serveOnFaults(logger);
   void startTracing('buckley-lsp', version, env, (message) => logger.warn(message));
   let clientName = 'an ACP client';
   let workspace: string | undefined;

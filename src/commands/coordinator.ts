@@ -3,7 +3,7 @@
  * SIGHUP (its terminal closed); then it stops its agents and what they started.
  */
 import { configFromEnv, describeProblems, resolveConfig, type ConfigInput } from '../config.js';
-import type { RootLogger } from '../logger.js';
+import { serveOnFaults, type RootLogger } from '../logger.js';
 import { detectAgent } from '../coordinator/agents/detect.js';
 import { startCoordinator } from '../coordinator/server.js';
 import { hostname } from 'node:os';
@@ -20,9 +20,7 @@ export async function runCoordinator(options: {
   version: string;
 }): Promise<void> {
   const { logger } = options;
-  // A replica serves a team: what goes wrong unforeseen is said in its log, and it serves on.
-  process.on('uncaughtException', (error) => logger.error(`unexpected error: ${error.stack ?? error.message}`));
-  process.on('unhandledRejection', (reason) => logger.error(`unexpected rejection: ${reason instanceof Error ? (reason.stack ?? reason.message) : String(reason)}`));
+  serveOnFaults(logger);
   const resolved = resolveConfig([
     { name: 'environment', values: configFromEnv(options.env) },
     { name: 'command line', values: options.cliConfig },

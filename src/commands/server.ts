@@ -14,7 +14,7 @@ import { createConnection, StreamMessageReader } from 'vscode-languageserver/nod
 import type { ConfigInput } from '../config.js';
 import type { LogFile } from '../logFile.js';
 import { startTracing, stopTracing } from '../tracing.js';
-import type { RootLogger } from '../logger.js';
+import { serveOnFaults, type RootLogger } from '../logger.js';
 import { startServer } from '../bridge/start.js';
 import { inert } from '../text.js';
 import { EditorWriter, FramingGuard, HeldReader } from '../bridge/transport.js';
@@ -98,8 +98,7 @@ export function serveStdio({ version, cliConfig, logger, logFile, logFileProblem
   const parent = process.ppid;
   setInterval(() => process.ppid !== parent && void end('the editor process is gone'), PARENT_CHECK_MS).unref();
   // A write or handler failure must not turn into a crash: the server lives on and says so.
-  process.on('uncaughtException', (error) => logger.error(`unexpected error: ${error.stack ?? error.message}`));
-  process.on('unhandledRejection', (reason) => logger.error(`unexpected rejection: ${reason instanceof Error ? (reason.stack ?? reason.message) : String(reason)}`));
+  serveOnFaults(logger);
   // Last: the person who reads it may press Ctrl-C at once, and it must end the server in order.
   if (process.stdin.isTTY) process.stderr.write(WAITING_FOR_AN_EDITOR);
 }

@@ -9,7 +9,7 @@ import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { detectAgent } from './agents/detect.js';
 import { onGroupChange } from './agents/processes.js';
-import { RootLogger } from '../logger.js';
+import { RootLogger, serveOnFaults } from '../logger.js';
 import type { WorkerInput, WorkerMessage } from './embeddedMessages.js';
 import { startCoordinator, type RunningCoordinator } from './server.js';
 import { startTracing, stopTracing } from '../tracing.js';
@@ -35,8 +35,7 @@ async function main(): Promise<void> {
   lowerThisThreadsPriority();
   onGroupChange((pid, running) => post({ kind: 'group', pid, running }));
   // As in the main thread: a fault in one call is logged, and the coordinator serves on.
-  process.on('uncaughtException', (error) => logger.error(`unexpected error in the embedded coordinator: ${error.stack ?? error.message}`));
-  process.on('unhandledRejection', (reason) => logger.error(`unexpected rejection in the embedded coordinator: ${reason instanceof Error ? (reason.stack ?? reason.message) : String(reason)}`));
+  serveOnFaults(logger, 'the embedded coordinator');
   const detection = await detectAgent({ config: input.config, env: input.env, logger: logger.child('agent'), cwd: input.cwd, clientVersion: input.clientVersion });
   let running: RunningCoordinator | undefined;
   parentPort!.on('message', (message: { kind: string }) => {
