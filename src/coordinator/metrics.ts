@@ -82,6 +82,10 @@ function gauges(source: MetricsSource, registry: Registry): { scrape(): void } {
   new Gauge({ name: 'buckley_store_scrape_ok', help: 'Whether this scrape read the store (0: its figures are the last ones read)', registers: [registry], async collect() {
     this.set((await read()) ? 1 : 0);
   } });
+  new Gauge({ name: 'buckley_store_away_seconds', help: "How long this replica has not reached the team's store (NATS), 0 while it does", registers: [registry], collect() {
+    const since = source.engine.health?.awaySince();
+    this.set(since === undefined ? 0 : (Date.now() - since) / 1000);
+  } });
   new Gauge({ name: 'buckley_turns_running', help: 'Agent turns running on this replica', registers: [registry], collect() {
     this.set(source.runningHere());
   } });

@@ -19,6 +19,7 @@ import { sessionSchema, taskEventSchema, taskListSchema, type TaskEvent } from '
 import { startReplica, type CoordinatorProcess } from '../helpers/coordinators.js';
 import { requireNats, startNats, startNatsCluster, stopAllNats, type NatsServer } from '../helpers/nats.js';
 import { tempDir } from '../helpers/temp.js';
+import { metricsAddress, scrape } from '../helpers/metrics.js';
 
 const nats = requireNats();
 afterAll(stopAllNats);
@@ -203,7 +204,7 @@ describe.runIf(nats)("a team's coordinator on NATS JetStream", () => {
 
   it('fails the tasks it runs, in words, when NATS stays away past --nats-wait: its callers told at once, the failure stored once NATS is back; it stops at once meanwhile', async () => {
     const server = await startNats();
-    const one = await replica(server, 'one', 4, { args: ['--nats-wait', '3'] });
+    const one = await replica(server, 'one', 4, { args: ['--nats-wait', '3', '--metrics', '127.0.0.1:0'] });
     const alice = client(one.address, 'alice');
     const task = alice.stream('StreamTask', { task_id: 'team-away', agent_id: 'alice', query: 'HANG' }, taskEventSchema, { timeoutMs: 60_000, metadata: await session(alice, 'alice') });
     const { messages, ended } = readUntilEnd(task, () => server.kill());
@@ -212,9 +213,14 @@ describe.runIf(nats)("a team's coordinator on NATS JetStream", () => {
     // Told at once, ended at its patience — not at the call's deadline.
     expect(messages).toContain(`The team's store (NATS at ${server.url}) cannot be reached: waiting up to 3 s for it to come back`);
     expect(Date.now() - away).toBeLessThan(30_000);
+    // Its metrics say how long NATS has been away, and that its figures are old.
+    const during = await scrape(metricsAddress(one));
+    expect(during.get('buckley_store_away_seconds')).toBeGreaterThanOrEqual(3);
+    expect(during.get('buckley_store_scrape_ok')).toBe(0);
     // The task's end waits for NATS, and is there once it is back: nobody follows it forever.
     await server.start();
     const seen = await collect(watch(client(one.address, 'bob'), 'team-away'));
+    expect((await scrape(metricsAddress(one))).get('buckley_store_away_seconds')).toBe(0);
     expect(seen.at(-1)).toMatchObject({ status: 'failed', message: `the team's store (NATS at ${server.url}) could not be reached for 3 s, so this task could not be recorded and was stopped: run it again once NATS is back` });
     // Away again, with a task running: SIGTERM ends it without waiting for NATS.
     const next = alice.stream('StreamTask', { task_id: 'team-away-2', agent_id: 'alice', query: 'HANG' }, taskEventSchema, { timeoutMs: 60_000, metadata: await session(alice, 'alice') });

@@ -14,6 +14,7 @@ import { startCoordinatorProcess, type CoordinatorProcess } from '../helpers/coo
 import { startingClients } from '../helpers/lspClient.js';
 import { CLIENT_PAYLOADS, fileUri, SCRIPTED_AGENT } from '../helpers/paths.js';
 import { tempDir } from '../helpers/temp.js';
+import { metricsAddress, scrape } from '../helpers/metrics.js';
 
 const start = startingClients();
 const stops: (() => Promise<unknown>)[] = [];
@@ -139,22 +140,11 @@ describe('traces', () => {
   });
 });
 
-/** The metrics' samples: `name{labels} value` lines, as a map. */
-async function scrape(address: string): Promise<Map<string, number>> {
-  const response = await fetch(`http://${address}/metrics`, { signal: AbortSignal.timeout(10_000) });
-  expect(response.headers.get('content-type')).toContain('text/plain');
-  const samples = new Map<string, number>();
-  for (const line of (await response.text()).split('\n')) {
-    const match = /^(buckley_[a-z_]+(?:\{[^}]*\})?) (\S+)$/.exec(line);
-    if (match) samples.set(match[1]!.replace(/,?replica="[^"]*"/, '').replace('{}', ''), Number(match[2]));
-  }
-  return samples;
-}
 
 describe('metrics', () => {
   it('serves Prometheus metrics on --metrics: tasks by state, the queue and its lag, records appended, approvals waiting, agents running', async () => {
     const coordinator = await kept(startCoordinatorProcess(['--metrics', '127.0.0.1:0', '--replica', 'r1', '--agent', process.execPath, SCRIPTED_AGENT]));
-    const address = /metrics on http:\/\/(127\.0\.0\.1:\d+)\/metrics/.exec(coordinator.said())![1]!;
+    const address = metricsAddress(coordinator);
     const idle = await scrape(address);
     expect(idle.get('buckley_tasks{state="completed"}')).toBe(0);
     expect(idle.get('buckley_agents_running')).toBe(0);
