@@ -255,8 +255,6 @@ const NO_LIMITS: Limits = { where: 'NATS', stopBy: () => Infinity, away: () => f
 /** A request JetStream did not answer (not one it answered with an error). */
 const UNANSWERED = /timeout|no responders|503|not enabled|no suitable peers|disconnect|connection closed/i;
 const STOPPED = 'the coordinator is stopping: NATS is no longer asked';
-/** How often NATS, away, is looked for again (its connection says when it is back). */
-const AWAY_POLL_MS = 100;
 
 /** `work`, or the coordinator's stop while NATS is away (its listener forgotten either way: none piles up). */
 function interruptible<T>(work: Promise<T>, limits: Limits): Promise<T> {
@@ -280,11 +278,11 @@ async function untilReady<T>(work: () => Promise<T>, withinMs: number, limits: L
   for (let wait = 100; ; wait = Math.min(wait * 2, 1_000)) {
     // Stopping: what NATS, away, would only time out is not asked at all.
     if (Date.now() >= limits.stopBy() || (limits.stopBy() < Infinity && limits.away())) throw new Error(STOPPED);
-    // Down: asked again as soon as it is back, not after a request's timeout.
+    // Down: asked again within a second of its connection being back, not after a request's
+    // timeout; looked at less often the longer it is away (a thousand tasks waiting cost little).
     if (limits.disconnected()) {
-      if (Date.now() + AWAY_POLL_MS > until) throw new Error(`${limits.where} could not be reached for ${withinMs / 1000} s`);
-      await interruptible(new Promise((resolve) => setTimeout(resolve, AWAY_POLL_MS)), limits);
-      wait = 50;
+      if (Date.now() + wait > until) throw new Error(`${limits.where} could not be reached for ${withinMs / 1000} s`);
+      await interruptible(new Promise((resolve) => setTimeout(resolve, wait)), limits);
       continue;
     }
     try {
