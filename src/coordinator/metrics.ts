@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:http';
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Logger } from '../logger.js';
 import { agentsRunning } from './agents/processes.js';
-import type { TaskEngine, TaskRecord, TaskState } from './tasks/store.js';
+import { kindOf, type TaskEngine, type TaskRecord, type TaskState } from './tasks/store.js';
 
 export interface MetricsSource {
   engine: TaskEngine;
@@ -28,7 +28,7 @@ export function countedEngine(engine: TaskEngine, registry: Registry): TaskEngin
   const log = { ...engine.log, follow: engine.log.follow.bind(engine.log), read: engine.log.read.bind(engine.log), append: async (taskId: string, record: TaskRecord) => {
     const seq = await append(taskId, record);
     // A task's last event is its final record.
-    records.inc({ kind: record.final ? 'final' : (Object.keys(record)[0] ?? 'unknown') });
+    records.inc({ kind: kindOf(record) });
     return seq;
   } };
   return { name: engine.name, log, states: engine.states, queue: engine.queue, ...(engine.health ? { health: engine.health } : {}), stopping: () => engine.stopping(), close: () => engine.close() };

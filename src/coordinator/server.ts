@@ -59,7 +59,7 @@ export interface CoordinatorOptions {
   replica?: string;
   /** Tasks it runs at once; more wait in the queue. */
   maxRunning?: number;
-  /** How long a detached task's caller may be gone (runner.ts: CALLER_GRACE_MS). */
+  /** How long a detached task's caller may be gone (absence.ts: CALLER_GRACE_MS). */
   callerGraceMs?: number;
   /** The only folders whose workspaces it takes tasks in (`--roots`); unset: any. */
   roots?: string[];

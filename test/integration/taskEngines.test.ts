@@ -1,8 +1,9 @@
 /**
  * One contract, two engines (src/coordinator/tasks/store.ts): the same tests run against the
  * task engine in memory and on a real NATS server with JetStream — a task's records appended in
- * order and replayed from a sequence, followed live by twenty watchers at once, task states, the
- * work queue (at most so many at a time, what is ahead, its depth). And what only NATS does: a
+ * order and replayed from a sequence, followed live by twenty watchers at once, a run's records
+ * stored only while it holds its task (and one run holding it at a time), task states, the work
+ * queue (at most so many at a time, what is ahead, its depth). And what only NATS does: a
  * task taken by a coordinator that dies goes to another, a record appended while the server
  * restarts is stored once, and a 3-node cluster that loses a node loses nothing.
  */
@@ -10,7 +11,8 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { memoryEngine } from '../../src/coordinator/tasks/memory.js';
 import { natsEngine } from '../../src/coordinator/tasks/nats.js';
-import type { StoredRecord, TaskEngine } from '../../src/coordinator/tasks/store.js';
+import { Superseded, type StoredRecord, type TaskEngine } from '../../src/coordinator/tasks/store.js';
+import { takeHold, type Hold } from '../../src/coordinator/tasks/hold.js';
 import { requireNats, startNats, startNatsCluster, stopAllNats, type NatsServer } from '../helpers/nats.js';
 
 const nats = requireNats();
@@ -114,6 +116,60 @@ describe.each(engines)('the task engine %s', (_name, make, another) => {
     expect((followed[0]!.event!.file_changed as { after: string }).after).toBe(after);
     await engine.close();
   });
+
+  it("stores a run's records only while it holds the task: once another run started, or the task ended, they are refused — whichever coordinator wrote first", async () => {
+    const engine = await make();
+    const elsewhere = await another(engine);
+    const task = randomUUID();
+    await engine.log.append(task, { created: { owner: 'alice', spec: { query: 'q' } as never } });
+    await engine.log.append(task, { run: 'a', started: { replica: 'one' } });
+    await engine.log.append(task, { run: 'a', event: { message: 'a works' } });
+    // Another coordinator takes the task up (this one was cut off): the first run's records are refused from then on.
+    await elsewhere.log.append(task, { run: 'b', started: { replica: 'two' } });
+    await expect(engine.log.append(task, { run: 'a', event: { message: 'a again' } })).rejects.toBeInstanceOf(Superseded);
+    await expect(engine.log.append(task, { run: 'a', event: { status: 'completed' }, final: 'completed' })).rejects.toBeInstanceOf(Superseded);
+    // What the caller writes is never refused; the run holding the task goes on, and ends it once.
+    await engine.log.append(task, { reply: { id: 'r', by: 'alice', answer: true } });
+    await elsewhere.log.append(task, { run: 'b', event: { message: 'b works' } });
+    await elsewhere.log.append(task, { run: 'b', event: { status: 'failed' }, final: 'failed' });
+    await expect(elsewhere.log.append(task, { run: 'b', event: { status: 'completed' }, final: 'completed' })).rejects.toBeInstanceOf(Superseded);
+    await expect(engine.log.append(task, { run: 'c', started: { replica: 'one' } })).rejects.toBeInstanceOf(Superseded);
+    await engine.log.append(task, { caller: { detached: 's' } });
+    const stored = await engine.log.read(task);
+    expect(stored.map((record) => record.event?.message ?? record.event?.status ?? Object.keys(record).find((key) => !['taskId', 'seq', 'at', 'run'].includes(key)))).toEqual(['created', 'started', 'a works', 'started', 'reply', 'b works', 'failed', 'caller']);
+    expect(stored.filter((record) => record.final)).toHaveLength(1);
+    if (elsewhere !== engine) await elsewhere.close();
+    await engine.close();
+  });
+
+  it('lets one run at a time hold a task: another waits while its heartbeat moves, and takes it up once it stops', async () => {
+    const engine = await make();
+    const elsewhere = await another(engine);
+    const task = randomUUID();
+    await engine.states.put(task, { owner: 'alice', status: 'queued', title: 't', seq: 1, updatedAt: Date.now() });
+    const stop = new AbortController();
+    const first = (await takeHold(engine.states, task, 'one', stop.signal))!;
+    expect(await first.update({})).toBe(true);
+    let second: Hold | undefined;
+    const taking = takeHold(elsewhere.states, task, 'two', stop.signal).then((hold) => (second = hold));
+    // While the first beats, the second waits.
+    for (let beats = 0; beats < 4; beats++) {
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      expect(second).toBeUndefined();
+      expect(await first.update({})).toBe(true);
+    }
+    // It stops beating: the second takes the task up, and the first finds it lost.
+    await taking;
+    expect(second).toBeDefined();
+    expect(await first.update({ status: 'awaiting_approval' })).toBe(false);
+    expect(first.lost).toBe('two');
+    expect(await engine.states.get(task)).toMatchObject({ status: 'running', replica: 'two', run: second!.run });
+    // Ended, it is taken by nobody.
+    await second!.ended('completed');
+    expect(await takeHold(engine.states, task, 'three', stop.signal)).toBeUndefined();
+    if (elsewhere !== engine) await elsewhere.close();
+    await engine.close();
+  }, 30_000);
 
   it("keeps each task's state, and lists them", async () => {
     const engine = await make();

@@ -4,7 +4,8 @@
  * its start to its end; only the task's caller answers its approvals — its identity, through any
  * replica; a replica killed with SIGKILL while it runs a task leaves it failed in words, seen by
  * every watcher, within seconds — or taken up by another in the same agent session, where the
- * agent can load it; a pending approval stays answerable when the replica its caller
+ * agent can load it; a replica paused past its lease finds its task taken up, and records nothing
+ * more of it; a pending approval stays answerable when the replica its caller
  * used dies; a replica started again on the same NATS replays old tasks; a NATS restart in the
  * middle of a task loses nothing, its caller told while it is away; NATS away past the replica's
  * patience fails its tasks in words; tasks beyond what a replica runs at once wait, and say so.
@@ -20,6 +21,7 @@ import { startReplica, type CoordinatorProcess } from '../helpers/coordinators.j
 import { requireNats, startNats, startNatsCluster, stopAllNats, type NatsServer } from '../helpers/nats.js';
 import { tempDir } from '../helpers/temp.js';
 import { metricsAddress, scrape } from '../helpers/metrics.js';
+import { natsEngine } from '../../src/coordinator/tasks/nats.js';
 
 const nats = requireNats();
 afterAll(stopAllNats);
@@ -168,6 +170,38 @@ describe.runIf(nats)("a team's coordinator on NATS JetStream", () => {
     });
     expect(rest.at(-1)).toMatchObject({ status: 'completed' });
     expect(rest.map((event) => event.answer_delta).join('')).toContain('permission to edit: yes');
+  });
+
+  it('keeps one run of a task: a replica paused past its lease (SIGSTOP) finds it taken up when it wakes, and records nothing more of it — one final state, in the stream and in the state', async () => {
+    const server = await startNats();
+    const replicas = { one: await replica(server, 'one'), two: await replica(server, 'two') };
+    const alice = client(replicas.one.address, 'alice');
+    const metadata = { ...(await session(alice, 'alice')), 'x-buckley-detach': '1' };
+    const task = alice.stream('StreamTask', { task_id: 'team-paused', agent_id: 'alice', query: 'STREAM 80 250' }, taskEventSchema, { timeoutMs: 60_000, metadata });
+    for (let event = await task.next(); !event.value?.answer_delta; event = await task.next()) expect(event.done).toBe(false);
+    const bob = client(replicas.two.address, 'bob');
+    let runner = '';
+    while (!runner) runner = (await bob.unary('ListTasks', { running_only: true }, taskListSchema, { timeoutMs: 5000 })).tasks.find((listed) => listed.task_id === 'team-paused')?.replica ?? '';
+    const paused = replicas[runner as 'one' | 'two'];
+    const other = runner === 'one' ? 'two' : 'one';
+    const watched = collect(watch(client(replicas[other].address, 'bob'), 'team-paused'));
+    // Paused (a stop-the-world pause, a laptop lid): its lease runs out, the other takes the task up.
+    paused.process.kill('SIGSTOP');
+    const seen = await watched;
+    paused.process.kill('SIGCONT');
+    expect(seen.at(-1)).toMatchObject({ status: 'failed', message: 'the coordinator running it stopped: run it again' });
+    // Awake, its agent still streaming: what it would record is refused, and its turn stops.
+    await until(async () => paused.said().includes(`task team-paused: taken up by ${other}`) || paused.said().includes('task team-paused: taken up by another coordinator'));
+    const store = await natsEngine({ servers: [server.url] });
+    cleanups.push(() => store.close());
+    const records = await store.log.read('team-paused');
+    const runs = records.filter((record) => record.started).map((record) => record.run);
+    expect(new Set(runs).size).toBe(2);
+    // After the second run started, nothing of the first: its last piece before, the second's end after.
+    const second = records.findIndex((record) => record.started && record.run !== runs[0]);
+    expect(records.slice(second).filter((record) => record.run === runs[0])).toEqual([]);
+    expect(records.filter((record) => record.final)).toEqual([expect.objectContaining({ final: 'failed', run: runs.at(-1) })]);
+    expect(await store.states.get('team-paused')).toMatchObject({ status: 'failed', replica: other });
   });
 
   it('replays old tasks from a replica started again on the same NATS', async () => {

@@ -4,7 +4,7 @@
  * stream is kept for its late watchers a while (`keepFinishedMs`), and no more than
  * `maxFinished` of them.
  */
-import type { Job, StoredRecord, TaskEngine, TaskLog, TaskRecord, TaskState, TaskStates, WorkQueue } from './store.js';
+import { admits, OPEN_FENCE, Superseded, type Job, type RunFence, type StoredRecord, type TaskEngine, type TaskLog, type TaskRecord, type TaskState, type TaskStates, type WorkQueue } from './store.js';
 
 export interface MemoryEngineOptions {
   /** How long a finished task's stream is kept. */
@@ -20,6 +20,7 @@ interface Stream {
   records: StoredRecord[];
   waiters: Set<() => void>;
   finished?: number;
+  fence: RunFence;
 }
 
 class MemoryLog implements TaskLog {
@@ -33,6 +34,9 @@ class MemoryLog implements TaskLog {
 
   async append(taskId: string, record: TaskRecord): Promise<number> {
     const stream = this.stream(taskId);
+    const { admitted, next } = admits(stream.fence, record);
+    if (!admitted) throw new Superseded(taskId);
+    stream.fence = next;
     const stored: StoredRecord = { ...record, taskId, seq: ++this.seq, at: Date.now() };
     stream.records.push(stored);
     if (record.final) this.finished(taskId, stream);
@@ -68,7 +72,7 @@ class MemoryLog implements TaskLog {
 
   private stream(taskId: string): Stream {
     let stream = this.streams.get(taskId);
-    if (!stream) this.streams.set(taskId, (stream = { records: [], waiters: new Set() }));
+    if (!stream) this.streams.set(taskId, (stream = { records: [], waiters: new Set(), fence: OPEN_FENCE }));
     return stream;
   }
 
@@ -142,7 +146,7 @@ class MemoryQueue implements WorkQueue {
     return { pending: this.waiting.length, unacknowledged: this.taken };
   }
 
-  work(concurrency: number, handle: (job: Job) => Promise<void>): { stop(): Promise<void> } {
+  work(concurrency: number, handle: (job: Job) => Promise<'let go' | void>): { stop(): Promise<void> } {
     let running = 0;
     let stopped = false;
     const pump = () => {

@@ -14,7 +14,7 @@ import { connect, nanos, type NatsConnection } from '@nats-io/transport-node';
 import { AckPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import { Objm } from '@nats-io/obj';
-import { checkTaskId, decode, encode, NatsLog, subjectOf, TASKS, type Retry } from './natsLog.js';
+import { checkTaskId, decode, encode, NatsLog, subjectOf, TASKS, wrongLast, type Retry } from './natsLog.js';
 import { TaskFeed } from './natsFeed.js';
 import { natsHealth } from './natsHealth.js';
 import type { Logger } from '../../logger.js';
@@ -143,7 +143,7 @@ class NatsQueue implements WorkQueue {
     return { pending: info.num_pending, unacknowledged: info.num_ack_pending };
   }
 
-  work(concurrency: number, handle: (job: Job) => Promise<void>): { stop(): Promise<void> } {
+  work(concurrency: number, handle: (job: Job) => Promise<'let go' | void>): { stop(): Promise<void> } {
     let stopped = false;
     let running = 0;
     let freed: (() => void) | undefined;
@@ -196,13 +196,15 @@ class NatsQueue implements WorkQueue {
   }
 
   /** Runs a job, its lease renewed meanwhile; acknowledged once done (a failure is the task's to record). */
-  private async run(message: JsMsg, handle: (job: Job) => Promise<void>): Promise<void> {
+  private async run(message: JsMsg, handle: (job: Job) => Promise<'let go' | void>): Promise<void> {
     const renew = setInterval(() => message.working(), Math.max(500, this.leaseMs / 3));
+    let outcome: 'let go' | void = undefined;
     try {
-      await handle({ taskId: decode<{ taskId: string }>(message.data).taskId, redelivered: message.info.redelivered });
+      outcome = await handle({ taskId: decode<{ taskId: string }>(message.data).taskId, redelivered: message.info.redelivered });
     } finally {
       clearInterval(renew);
-      message.ack();
+      // Let go: its lease ran out, and the coordinator it went to next must not find it done.
+      if (outcome !== 'let go') message.ack();
     }
   }
 }
@@ -294,7 +296,7 @@ async function untilReady<T>(work: () => Promise<T>, withinMs: number, limits: L
       if (writes && UNANSWERED.test(`${(error as Error).name} ${(error as Error).message}`)) limits.failed(error as Error);
       if (Date.now() >= limits.stopBy()) throw new Error(STOPPED);
       // What asking again cannot mend (a message too big, an argument NATS refuses) is said at once.
-      if ((error as Error).name === 'InvalidArgumentError') throw error;
+      if ((error as Error).name === 'InvalidArgumentError' || wrongLast(error) !== undefined) throw error;
       if (Date.now() + wait > until) throw new Error(`JetStream (${limits.where}) did not answer within ${withinMs / 1000} s: ${(error as Error).message}`);
       await new Promise((resolve) => setTimeout(resolve, wait));
     }

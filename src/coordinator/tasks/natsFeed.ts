@@ -14,6 +14,8 @@ import type { Retry } from './natsLog.js';
 export interface RawMessage {
   seq: number;
   data: Uint8Array;
+  /** The id its publisher gave it (Nats-Msg-Id), where known. */
+  id?: string;
 }
 
 /** A task's new messages as the feed delivers them, queued until taken. */
@@ -168,7 +170,7 @@ export async function* storedMessages(jsm: JetStreamManager, stream: string, sub
     while (seq <= last) {
       const message = await retry(() => jsm.direct.getMessage(stream, { seq, next_by_subj: subject }), deadlineMs);
       if (!message) break;
-      yield { seq: message.seq, data: message.data };
+      yield { seq: message.seq, data: message.data, id: message.header?.get('Nats-Msg-Id') || undefined };
       seq = message.seq + 1;
     }
     if (seq > atLeast) return;

@@ -9,10 +9,10 @@
  * increasing along the task, and a reader goes on from any of them.
  */
 import { randomBytes } from 'node:crypto';
-import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import { JetStreamApiCodes, JetStreamApiError, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import type { ObjectStore } from '@nats-io/obj';
 import { storedMessages, type RawMessage, type TaskFeed } from './natsFeed.js';
-import type { StoredRecord, TaskLog, TaskRecord } from './store.js';
+import { admits, OPEN_FENCE, Superseded, type RunFence, type StoredRecord, type TaskLog, type TaskRecord } from './store.js';
 
 export const TASKS = 'BUCKLEY_TASKS';
 export const subjectOf = (taskId: string) => `buckley.tasks.${taskId}`;
@@ -39,14 +39,22 @@ export function checkTaskId(taskId: string): void {
 }
 
 type Dated = TaskRecord & { at: number };
+/** Where a task's stream stands, and the sequence of its last message known here. */
+type KnownFence = RunFence & { lastSeq: number };
+
+/** The subject's last sequence NATS said it has, where a conditional publish was refused for it. */
+export function wrongLast(error: unknown): number | undefined {
+  if (!(error instanceof JetStreamApiError) || error.code !== JetStreamApiCodes.StreamWrongLastSequence) return undefined;
+  return Number(/wrong last sequence: (\d+)/.exec(error.message)?.[1] ?? 0);
+}
 /** A message's body: its records, or the name of the blob that holds them. */
 type Body = Dated[] | { blob: string };
 
 interface Waiting {
   /** The record as JSON, measured once. */
   json: string;
-  /** It is the task's final record. */
-  final: boolean;
+  /** What the task's stream weighs of it before it takes it (`admits`). */
+  gate: Pick<TaskRecord, 'run' | 'started' | 'final'>;
   resolve(seq: number): void;
   reject(error: unknown): void;
 }
@@ -60,6 +68,8 @@ export class NatsLog implements TaskLog {
   private sent = 0;
   /** The bytes of the records waiting in `waiting` and being stored. */
   private waitingBytes = 0;
+  /** Where the streams of the tasks whose runs write here stand, as far as this coordinator knows. */
+  private readonly fences = new Map<string, KnownFence>();
 
   constructor(
     private readonly js: JetStreamClient,
@@ -81,7 +91,8 @@ export class NatsLog implements TaskLog {
     this.waitingBytes += json.length;
     return new Promise<number>((resolve, reject) => {
       const queue = this.waiting.get(taskId) ?? [];
-      queue.push({ json, final: record.final !== undefined, resolve, reject });
+      const gate = { run: record.run, final: record.final, ...(record.started ? { started: { replica: record.started.replica } } : {}) };
+      queue.push({ json, gate, resolve, reject });
       this.waiting.set(taskId, queue);
       if (!this.sending.has(taskId)) void this.send(taskId);
     });
@@ -94,12 +105,12 @@ export class NatsLog implements TaskLog {
       for (let queue = this.waiting.get(taskId); queue?.length; queue = this.waiting.get(taskId)) {
         const batch = nextBatch(queue);
         if (!queue.length) this.waiting.delete(taskId);
+        // A task's final record waits for NATS as long as this coordinator runs: without it, its watchers would wait forever.
+        const withinMs = batch.some((waiting) => waiting.gate.final) ? Infinity : this.deadlineMs;
         try {
-          // A task's final record waits for NATS as long as this coordinator runs: without it, its watchers would wait forever.
-          const final = batch.some((waiting) => waiting.final);
-          const seq = await this.publish(taskId, `[${batch.map((waiting) => waiting.json).join(',')}]`, final ? Infinity : this.deadlineMs);
-          this.feed.stored(taskId, seq);
-          batch.forEach((waiting, i) => waiting.resolve(seq * SPAN + i));
+          // A run's records, and what follows them from here, are stored only where the stream takes them.
+          if (this.fences.has(taskId) || batch.some((waiting) => waiting.gate.run !== undefined)) await this.sendFenced(taskId, batch, withinMs);
+          else this.stored(taskId, batch, await this.publish(taskId, batch, withinMs));
         } catch (error) {
           for (const waiting of batch) waiting.reject(error);
         } finally {
@@ -111,10 +122,70 @@ export class NatsLog implements TaskLog {
     }
   }
 
-  /** Publishes one message, again while NATS is away (its id stores it once), for `withinMs` at most: its stream sequence. */
-  private async publish(taskId: string, json: string, withinMs: number): Promise<number> {
-    const msgID = `${this.origin}-${++this.sent}`;
-    let data = new TextEncoder().encode(json);
+  private stored(taskId: string, batch: Waiting[], seq: number): void {
+    this.feed.stored(taskId, seq);
+    batch.forEach((waiting, i) => waiting.resolve(seq * SPAN + i));
+  }
+
+  /**
+   * Stores what of the batch the task's stream takes where it stands (`admits`), on condition
+   * that nothing was stored on it since what this coordinator knows of it (NATS checks: the
+   * subject's last sequence). Where something was, it is read, and the batch weighed again.
+   */
+  private async sendFenced(taskId: string, batch: Waiting[], withinMs: number): Promise<void> {
+    let fence = this.fences.get(taskId) ?? (await this.catchUp(taskId, { ...OPEN_FENCE, lastSeq: 0 }, 0, withinMs)).fence;
+    for (;;) {
+      let after: RunFence = fence;
+      const kept: Waiting[] = [];
+      for (const waiting of batch) {
+        const weighed = admits(after, waiting.gate);
+        after = weighed.next;
+        if (weighed.admitted) kept.push(waiting);
+        else waiting.reject(new Superseded(taskId));
+      }
+      if (!kept.length) return this.keep(taskId, fence);
+      const msgID = `${this.origin}-${++this.sent}`;
+      try {
+        const seq = await this.publish(taskId, kept, withinMs, msgID, fence.lastSeq);
+        this.keep(taskId, { ...after, lastSeq: seq });
+        return this.stored(taskId, kept, seq);
+      } catch (error) {
+        const last = wrongLast(error);
+        if (last === undefined) throw error;
+        const caught = await this.catchUp(taskId, fence, last, withinMs, msgID);
+        fence = caught.fence;
+        // Stored after all (its answer was lost, and the message sent again).
+        if (caught.ours !== undefined) return (this.keep(taskId, fence), this.stored(taskId, kept, caught.ours));
+        batch = kept;
+      }
+    }
+  }
+
+  /** Remembers where the task's stream stands, while a run of it may still write here. */
+  private keep(taskId: string, fence: KnownFence): void {
+    if (fence.ended) this.fences.delete(taskId);
+    else this.fences.set(taskId, fence);
+  }
+
+  /** Where the task's stream stands after what was stored on it since `fence` (at least up to `atLeast`); the message `msgID`'s sequence, if among them. */
+  private async catchUp(taskId: string, fence: KnownFence, atLeast: number, withinMs: number, msgID?: string): Promise<{ fence: KnownFence; ours?: number }> {
+    let next = fence;
+    let ours: number | undefined;
+    for await (const message of storedMessages(this.jsm, TASKS, subjectOf(taskId), fence.lastSeq + 1, this.retry, withinMs, atLeast)) {
+      for (const record of await this.recordsOf(taskId, message)) next = { ...admits(next, record).next, lastSeq: next.lastSeq };
+      next = { ...next, lastSeq: message.seq };
+      if (msgID && message.id === msgID) ours = message.seq;
+    }
+    return { fence: next, ...(ours !== undefined ? { ours } : {}) };
+  }
+
+  /**
+   * Publishes the batch as one message, again while NATS is away (its id stores it once), for
+   * `withinMs` at most: its stream sequence. With `lastSeq`, only where the subject's last message
+   * is that one (else wrongLast says which is).
+   */
+  private async publish(taskId: string, batch: Waiting[], withinMs: number, msgID = `${this.origin}-${++this.sent}`, lastSeq?: number): Promise<number> {
+    let data = new TextEncoder().encode(`[${batch.map((waiting) => waiting.json).join(',')}]`);
     try {
       if (data.length > INLINE_BYTES) {
         // Named by the message's id: a put tried again replaces the same blob.
@@ -123,8 +194,10 @@ export class NatsLog implements TaskLog {
         data = encode({ blob: msgID } satisfies Body);
       }
       const body = data;
-      return (await this.retry(() => this.js.publish(subjectOf(taskId), body, { msgID, timeout: 5_000 }), withinMs, true)).seq;
+      const expect = lastSeq === undefined ? {} : { expect: { lastSubjectSequence: lastSeq } };
+      return (await this.retry(() => this.js.publish(subjectOf(taskId), body, { msgID, timeout: 5_000, ...expect }), withinMs, true)).seq;
     } catch (error) {
+      if (wrongLast(error) !== undefined) throw error;
       throw new Error(`the task's record could not be stored: ${(error as Error).message}`);
     }
   }

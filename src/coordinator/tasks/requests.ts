@@ -28,6 +28,8 @@ export class TaskRequests {
   constructor(
     private readonly taskId: string,
     private readonly engine: TaskEngine,
+    /** The run asking (hold.ts): its requests go into the task's state only while it holds the task. */
+    private readonly run?: string,
   ) {}
 
   /**
@@ -37,7 +39,7 @@ export class TaskRequests {
    */
   async ask<T>(options: { timeoutMs: number; signal: AbortSignal }, announce: (id: string) => void): Promise<Ending<T>> {
     const id = `${this.taskId}.${randomBytes(16).toString('hex')}`;
-    await this.engine.states.update(this.taskId, (state) => ({ ...state, pending: [...(state.pending ?? []), id] }));
+    await this.engine.states.update(this.taskId, (state) => (this.run && state.run !== this.run ? undefined : { ...state, pending: [...(state.pending ?? []), id] }));
     return new Promise((resolve) => {
       let timer: NodeJS.Timeout | undefined;
       const settle = (ending: Ending<unknown>) => {

@@ -13,7 +13,7 @@ import { DETACH_HEADER, type FileContent, type FileWritten, type QuestionAnswer,
 import { CallOut } from '../callOut.js';
 import { fail, identityOf, type Caller } from '../callers.js';
 import { claimRequest, taskOfRequest } from './requests.js';
-import { createdState } from './runner.js';
+import { createdState } from './spec.js';
 import type { TaskSpec } from './spec.js';
 import type { StoredRecord, TaskEngine, TaskRecord, TaskState } from './store.js';
 

@@ -5,8 +5,10 @@
  * caller, the agent's questions — and its one final state. Replies come back on the same stream,
  * whichever coordinator took them (requests.ts); so does a cancel.
  *
- * A task handed out again (its coordinator died while running it) ends failed, in words, unless
- * its coordinator is in fact still at it (its state says so, freshly); a task already over is left.
+ * A task handed out again (its coordinator died while running it) is taken up where its agent can
+ * load its session, else ends failed, in words; one whose coordinator is in fact still at it is
+ * waited for (hold.ts: at most one run holds a task, and only its records are stored); a task
+ * already over is left.
  */
 import type { Logger } from '../../logger.js';
 import type { AgentDriver, AgentQuestion, FileReadRequest, PermissionDecision, PermissionRequest, TurnSink } from '../agents/driver.js';
@@ -22,8 +24,10 @@ import { uriToPath } from '../../uri.js';
 import { TaskRequests } from './requests.js';
 import { toolSpans } from './toolSpans.js';
 import { tracer } from '../../tracing.js';
-import { outsideRoots, titleOf, turnOf, type TaskSpec } from './spec.js';
-import type { Job, StoredRecord, TaskEngine, TaskState } from './store.js';
+import { outsideRoots, turnOf, type TaskSpec } from './spec.js';
+import { Superseded, type Job, type StoredRecord, type TaskEngine } from './store.js';
+import { HEARTBEAT_MS, settleState, takeHold, type Hold } from './hold.js';
+import { CALLER_GRACE_MS, callerAbsence, callerGone } from './absence.js';
 
 /** How long the caller may take to answer a file_request before the disk is read instead. */
 export const FILE_REQUEST_TIMEOUT_MS = 10_000;
@@ -31,8 +35,6 @@ export const FILE_REQUEST_TIMEOUT_MS = 10_000;
 export const FILE_WRITE_TIMEOUT_MS = 30_000;
 /** A coordinator-side limit, so a task whose approval nobody answers never waits forever. */
 export const APPROVAL_TIMEOUT_MS = 15 * 60_000;
-/** How often a running task's state says its coordinator is still at it (a third of the queue's lease, 10 s on NATS). */
-const HEARTBEAT_MS = 2_000;
 
 export interface RunnerOptions {
   engine: TaskEngine;
@@ -47,14 +49,14 @@ export interface RunnerOptions {
   roots?: string[];
 }
 
-/** How long a detached task waits for its caller to follow it again (a failover, a blip). */
-export const CALLER_GRACE_MS = 60_000;
 
 /** One running task's handle: how it records, what it asks, when it is cancelled. */
 interface Running {
   taskId: string;
   spec: TaskSpec;
   owner: string;
+  /** Its run's hold on it: the state changes it makes. */
+  hold: Hold;
   send: Send;
   requests: TaskRequests;
   signal: AbortSignal;
@@ -66,7 +68,7 @@ interface Running {
 
 type FinalStatus = 'completed' | 'failed' | 'cancelled';
 /** Records an event of the task's for its callers; with `final`, its last (its final state). */
-type Send = (event: Record<string, unknown>, final?: FinalStatus) => Promise<void>;
+type Send = (event: Record<string, unknown>, final?: FinalStatus) => Promise<boolean>;
 
 /** How long a terminal call may take in the client (output, kill, release, create); waiting for a command's exit, at most as long as a task. */
 const TERMINAL_CALL_MS = 30_000;
@@ -87,12 +89,14 @@ class Failure extends Error {}
 /** Why the tasks running here fail when the team's store was away too long. */
 const storeLost = (where: string, patienceMs: number) =>
   `the team's store (${where}) could not be reached for ${Math.round(patienceMs / 1000)} s, so this task could not be recorded and was stopped: run it again once NATS is back`;
-/** Why a detached task whose caller did not come back is cancelled. */
-const callerGone = (graceMs: number) => `Task cancelled: its caller went away and did not follow it again within ${Math.round(graceMs / 1000)} s`;
 
 export class TaskRunner {
   /** The turns running here, to end when this coordinator stops. */
   private readonly running = new Map<AbortController, Promise<void>>();
+  /** The tasks run here, each by its run: a job handed out again for one of them waits for it. */
+  private readonly here = new Map<string, Promise<void>>();
+  /** Aborted when this coordinator stops: nothing more is taken. */
+  private readonly stopping = new AbortController();
 
   constructor(private readonly options: RunnerOptions) {
     const health = options.engine.health;
@@ -111,6 +115,7 @@ export class TaskRunner {
 
   /** Ends the turns running here (failed, in words), and waits for them to end. */
   async stop(): Promise<void> {
+    this.stopping.abort();
     for (const turn of this.running.keys()) turn.abort(new Failure(SHUTDOWN));
     await Promise.allSettled(this.running.values());
   }
@@ -136,46 +141,94 @@ export class TaskRunner {
     return this.options.engine.queue.work(concurrency, (job) => this.run(job).catch((error: unknown) => this.options.logger.warn(`task ${job.taskId}: ${(error as Error).message}`)));
   }
 
-  private async run(job: Job): Promise<void> {
-    const { engine, logger } = this.options;
+  private async run(job: Job): Promise<'let go' | void> {
+    const { engine } = this.options;
+    // Handed out again while it runs here (NATS was away past the lease): the run here goes on, the job held.
+    const here = this.here.get(job.taskId);
+    if (here) return void (await here);
     const records = await this.recordsOf(job.taskId);
     if (records.some((record) => record.final)) return;
     const controller = new AbortController();
-    // Its final event and final state are one record: stored together, or not at all. An event the
-    // store would not take (every retry spent) leaves the task's story with a hole: it ends, failed.
-    const send: Send = (event, final) =>
-      engine.log.append(job.taskId, final ? { event, final } : { event }).then(
-        () => undefined,
-        (error: unknown) => {
-          logger.warn(`task ${job.taskId}: ${final ? `its end (${final})` : 'an event'} was not stored: ${(error as Error).message}`);
-          if (!final && !controller.signal.aborted) controller.abort(new Failure(`the team's store did not take this task's progress (${(error as Error).message}), so it was stopped: run it again`));
-        },
-      );
     const created = records.find((record) => record.created)?.created;
     // Its caller waits on its stream: told at once, not at its deadline.
-    if (!created) return this.end(job.taskId, send, 'failed', UNREADABLE);
+    if (!created) return this.end(job.taskId, this.sender(job.taskId, undefined, controller), 'failed', UNREADABLE);
+    // At most one run holds a task: where another coordinator's is alive, this one waits (it takes the task up if that one dies).
+    const hold = await takeHold(engine.states, job.taskId, this.options.replica, this.stopping.signal);
+    if (!hold) return;
+    const send = this.sender(job.taskId, hold, controller);
+    if (!(await this.begin(hold))) return;
+    const running = this.runHeld(job.taskId, records, created, hold, send, controller);
+    this.here.set(job.taskId, running);
+    try {
+      await running;
+    } finally {
+      this.here.delete(job.taskId);
+    }
+    // Taken up by another: its job is theirs now.
+    return controller.signal.reason instanceof Superseded ? 'let go' : undefined;
+  }
+
+  /** The run's `started` record: false where the task ended meanwhile (its state is then set as its stream says). */
+  private async begin(hold: Hold): Promise<boolean> {
+    try {
+      await this.options.engine.log.append(hold.taskId, { run: hold.run, started: { replica: this.options.replica } });
+      return true;
+    } catch (error) {
+      if (!(error instanceof Superseded)) throw error;
+      const ended = (await this.options.engine.log.read(hold.taskId)).find((record) => record.final)?.final;
+      if (ended) await settleState(this.options.engine.states, hold.taskId, ended);
+      return false;
+    }
+  }
+
+  /**
+   * How the run records the task's events. A record not stored ends the turn: where the store
+   * would not take it (every retry spent) the task's story has a hole, and it fails; where another
+   * run holds the task now, nothing more is recorded here. Resolves whether it was stored.
+   */
+  private sender(taskId: string, hold: Hold | undefined, controller: AbortController): Send {
+    const { engine, logger } = this.options;
+    const run = hold ? { run: hold.run } : {};
+    return (event, final) =>
+      engine.log.append(taskId, final ? { ...run, event, final } : { ...run, event }).then(
+        () => true,
+        (error: unknown) => {
+          if (error instanceof Superseded) this.lose(taskId, hold, controller, error);
+          else logger.warn(`task ${taskId}: ${final ? `its end (${final})` : 'an event'} was not stored: ${(error as Error).message}`);
+          if (!final && !controller.signal.aborted) controller.abort(new Failure(`the team's store did not take this task's progress (${(error as Error).message}), so it was stopped: run it again`));
+          return false;
+        },
+      );
+  }
+
+  /** Another run holds the task now (this coordinator was cut off from NATS, or paused, past its lease): the turn here stops, said once. */
+  private lose(taskId: string, hold: Hold | undefined, controller: AbortController, why: Superseded): void {
+    if (controller.signal.aborted && controller.signal.reason instanceof Superseded) return;
+    this.options.logger.warn(`task ${taskId}: taken up by ${hold?.lost ?? 'another coordinator'} while this one could not reach NATS: its turn here stops, and nothing more of it is recorded here`);
+    controller.abort(why);
+  }
+
+  /** A task this run holds: its turn, from where its records stand, with its heartbeat. */
+  private async runHeld(taskId: string, records: StoredRecord[], created: NonNullable<StoredRecord['created']>, hold: Hold, send: Send, controller: AbortController): Promise<void> {
     // Handed out again: its coordinator stopped. Taken up where its agent can load its session, else over.
     let resume: string | undefined;
     if (records.some((record) => record.started)) {
-      if (await this.stillRunElsewhere(job.taskId)) return;
       resume = this.resumable(records);
-      if (!resume) return this.end(job.taskId, send, 'failed', SHUTDOWN);
+      if (!resume) return this.end(taskId, send, 'failed', SHUTDOWN);
     }
-    if (records.some((record) => record.reply?.id === 'cancel')) return this.end(job.taskId, send, 'cancelled', 'Task cancelled');
+    if (records.some((record) => record.reply?.id === 'cancel')) return this.end(taskId, send, 'cancelled', 'Task cancelled');
     // Taken by a replica that does not serve its workspace (another of the team's gateways let it in).
     const outside = outsideRoots(this.options.roots, created.spec.cwd, `replica ${this.options.replica}`);
-    if (outside) return this.end(job.taskId, send, 'failed', outside);
-    const absence = this.absence(controller);
+    if (outside) return this.end(taskId, send, 'failed', outside);
+    const absence = callerAbsence(controller, this.graceMs);
     for (const record of records) absence.note(record);
-    if (absence.goneFor() >= this.graceMs) return this.end(job.taskId, send, 'cancelled', callerGone(this.graceMs));
-    await engine.log.append(job.taskId, { started: { replica: this.options.replica } });
-    await this.setState(job.taskId, { status: 'running', replica: this.options.replica });
-    const requests = new TaskRequests(job.taskId, engine);
+    if (absence.goneFor() >= this.graceMs) return this.end(taskId, send, 'cancelled', callerGone(this.graceMs));
+    const requests = new TaskRequests(taskId, this.options.engine, hold.run);
     // Replies, a cancel, its caller gone and back, from any coordinator: this task's stream, from here on.
-    const listening = this.listen(job.taskId, records.at(-1)!.seq + 1, requests, controller, absence);
-    const heartbeat = setInterval(() => void this.setState(job.taskId, {}).catch(() => undefined), HEARTBEAT_MS);
+    const listening = this.listen(taskId, records.at(-1)!.seq + 1, requests, controller, absence);
+    const heartbeat = setInterval(() => void hold.update({}).then((held) => held || this.lose(taskId, hold, controller, new Superseded(taskId)), () => undefined), HEARTBEAT_MS);
     heartbeat.unref();
-    const span = tracer().start('buckley.task', created.spec.traceparent, { 'buckley.task_id': job.taskId, 'buckley.intent': created.spec.intent, 'buckley.replica': this.options.replica });
+    const span = tracer().start('buckley.task', created.spec.traceparent, { 'buckley.task_id': taskId, 'buckley.intent': created.spec.intent, 'buckley.replica': this.options.replica });
     // Its one final event ends its span, saying how it ended.
     const traced: Send = (event, final) => {
       if (typeof event.status === 'string' && FINAL_STATUSES.has(event.status)) {
@@ -184,7 +237,7 @@ export class TaskRunner {
       }
       return send(event, final);
     };
-    const work = this.turn({ taskId: job.taskId, spec: created.spec, owner: created.owner, send: traced, requests, signal: controller.signal, traceparent: span.traceparent, ...(resume ? { resume } : {}) });
+    const work = this.turn({ taskId, spec: created.spec, owner: created.owner, hold, send: traced, requests, signal: controller.signal, traceparent: span.traceparent, ...(resume ? { resume } : {}) });
     this.running.set(controller, work);
     try {
       await work;
@@ -207,41 +260,8 @@ export class TaskRunner {
     return started?.resumable && started.agent === this.options.driver?.description ? started.agentSession : undefined;
   }
 
-  /** Whether another coordinator still runs the task: its state says so, freshly. */
-  private async stillRunElsewhere(taskId: string): Promise<boolean> {
-    const state = await this.options.engine.states.get(taskId);
-    // Three heartbeats missed: it has stopped (its lease ran out too, or the task would not be here).
-    return Boolean(state && state.replica && state.replica !== this.options.replica && ['running', 'awaiting_approval'].includes(state.status) && Date.now() - state.updatedAt < HEARTBEAT_MS * 3);
-  }
-
   private get graceMs(): number {
     return this.options.callerGraceMs ?? CALLER_GRACE_MS;
-  }
-
-  /**
-   * The caller's streams open on the task (any coordinator's): when the last one ends, the turn is
-   * cancelled unless one is open again within the grace. A coordinator that died with one open
-   * never says it ended: that stream counts as open.
-   */
-  private absence(turn: AbortController): { note(record: StoredRecord): void; goneFor(): number; stop(): void } {
-    const open = new Set<string>();
-    let timer: NodeJS.Timeout | undefined;
-    let goneAt: number | undefined;
-    return {
-      note: (record) => {
-        const caller = record.caller;
-        if (!caller) return;
-        if ('attached' in caller) open.add(caller.attached);
-        else open.delete(caller.detached);
-        clearTimeout(timer);
-        goneAt = open.size === 0 && 'detached' in caller ? record.at : undefined;
-        if (goneAt === undefined) return;
-        timer = setTimeout(() => turn.abort(callerGone(this.graceMs)), Math.max(0, goneAt + this.graceMs - Date.now()));
-        timer.unref();
-      },
-      goneFor: () => (goneAt === undefined ? 0 : Date.now() - goneAt),
-      stop: () => clearTimeout(timer),
-    };
   }
 
   /** Follows the task's stream for its replies (to the requests waiting), a cancel, and its caller going and coming back. */
@@ -259,14 +279,10 @@ export class TaskRunner {
     return stop;
   }
 
-  private async setState(taskId: string, change: Partial<TaskState>): Promise<void> {
-    await this.options.engine.states.update(taskId, (state) => ({ ...state, ...change, updatedAt: Date.now() }));
-  }
-
   /** The task's one final state, with its event. */
   private async end(taskId: string, send: Send, status: FinalStatus, message: string, extra: Record<string, unknown> = {}): Promise<void> {
-    await send({ status, message, ...extra }, status);
-    await this.setState(taskId, { status, pending: [] });
+    // Stored, it is the task's end (no other run can store one now): its state says so, whoever holds it.
+    if (await send({ status, message, ...extra }, status)) await settleState(this.options.engine.states, taskId, status);
   }
 
   /** The agent's turn, what it does recorded; its final state at the end, whatever happens. */
@@ -349,7 +365,7 @@ export class TaskRunner {
       // The agent's session, on the task's stream: another replica takes the task up in it if this one stops.
       opened: (session: { id: string; resumable: boolean }) => {
         const started = { replica: this.options.replica, agent: this.options.driver?.description ?? '', agentSession: session.id, resumable: session.resumable };
-        void this.options.engine.log.append(task.taskId, { started }).catch((error: unknown) => this.options.logger.warn(`task ${task.taskId}: its agent's session was not stored: ${(error as Error).message}`));
+        void this.options.engine.log.append(task.taskId, { run: task.hold.run, started }).catch((error: unknown) => this.options.logger.warn(`task ${task.taskId}: its agent's session was not stored: ${(error as Error).message}`));
       },
       ...(answers ? { question: (question: AgentQuestion, signal: AbortSignal) => this.question(question, signal, sendNow, task), typedAnswers: answers === 'typed' } : {}),
       ...(task.spec.servesTerminals ? { terminal: (method: string, params: Record<string, unknown>, signal: AbortSignal) => this.terminalCall(method, params, signal, sendNow, task) } : {}),
@@ -381,7 +397,7 @@ export class TaskRunner {
         const { risk, reasons } = assessCall(request, task.spec.cwd);
         let executionId = '';
         const waiting = tracer().start('buckley.approval', turnTraceparent, { 'buckley.tool': request.tool, 'buckley.risk': risk });
-        await this.setState(task.taskId, { status: 'awaiting_approval' });
+        await task.hold.update({ status: 'awaiting_approval' });
         const ending = await task.requests.ask<PermissionDecision>({ timeoutMs: APPROVAL_TIMEOUT_MS, signal }, (id) => {
           executionId = id;
           sendNow({
@@ -402,7 +418,7 @@ export class TaskRunner {
             },
           });
         });
-        await this.setState(task.taskId, { status: 'running' });
+        await task.hold.update({ status: 'running' });
         const decision = 'answered' in ending && isDecision(ending.answered) ? ending.answered : 'reject';
         const why = 'answered' in ending ? '(decided by the editor)' : 'aborted' in ending ? '(task cancelled)' : `(no decision within ${APPROVAL_TIMEOUT_MS / 60_000} minutes)`;
         logger.info(`approval ${executionId} for ${request.tool} (${risk}): ${decision} ${why}`);
@@ -453,10 +469,5 @@ export class TaskRunner {
 }
 
 const isDecision = (answer: unknown): answer is PermissionDecision => answer === 'allow_once' || answer === 'allow_always' || answer === 'reject';
-
-/** The state of a task just created. */
-export function createdState(spec: TaskSpec, owner: string, seq: number): TaskState {
-  return { owner, status: 'queued', title: titleOf(spec), seq, updatedAt: Date.now(), pending: [] };
-}
 
 export type { StoredRecord };

@@ -10,6 +10,7 @@ import { imagesOf, withinImageBound } from '../../wire/images.js';
 import type { EditorContext } from '../../wire/contract.js';
 import { resolve } from 'node:path';
 import { isInside } from '../../risk/paths.js';
+import type { TaskState } from './store.js';
 
 export interface TaskSpec {
   /** The agent id the request named. */
@@ -71,4 +72,9 @@ export function outsideRoots(roots: readonly string[] | undefined, workspace: st
 export function titleOf(spec: TaskSpec): string {
   const words = spec.query.replace(/\s+/g, ' ').trim();
   return words.length > 80 ? `${words.slice(0, 79)}…` : words;
+}
+
+/** The state of a task just created. */
+export function createdState(spec: TaskSpec, owner: string, seq: number): TaskState {
+  return { owner, status: 'queued', title: titleOf(spec), seq, updatedAt: Date.now(), pending: [] };
 }

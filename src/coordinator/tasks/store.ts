@@ -32,8 +32,21 @@ export interface TaskRecord {
   caller?: { attached: string } | { detached: string };
   /** A caller's reply to a request of the turn (by its id), or `cancel`. */
   reply?: { id: string; by: string; answer: unknown };
-  /** Its one final state: no record follows it. */
+  /** Its one final state: no record of a run follows it. */
   final?: 'completed' | 'failed' | 'cancelled';
+  /**
+   * The run (a coordinator's taking of the task, hold.ts) whose record it is: its `started`, its
+   * events, its final state. Stored only while that run holds the task (`admits`).
+   */
+  run?: string;
+}
+
+const KINDS = ['created', 'queued', 'started', 'event', 'caller', 'reply'] as const;
+
+/** What a record is, by what it holds (not by the order of its fields: a run's records carry `run` too); a task's last event is its final record. */
+export function kindOf(record: TaskRecord): 'final' | (typeof KINDS)[number] | 'unknown' {
+  if (record.final) return 'final';
+  return KINDS.find((kind) => record[kind] !== undefined) ?? 'unknown';
 }
 
 export interface StoredRecord extends TaskRecord {
@@ -55,12 +68,49 @@ export interface TaskState {
   /** The sequence number of its stream's first record (followed whole from there). */
   seq: number;
   updatedAt: number;
+  /** The run holding it (hold.ts). */
+  run?: string;
   /** The ids of its requests waiting for the caller's reply (approvals, files, writes, questions). */
   pending?: string[];
 }
 
+/** Where a task's stream stands for the records of its runs. */
+export interface RunFence {
+  /** The run of its latest `started` record. */
+  run?: string;
+  /** It holds a final record. */
+  ended: boolean;
+}
+
+export const OPEN_FENCE: RunFence = { ended: false };
+
+/**
+ * Whether a task's stream, standing at `fence`, takes `record`, and where it stands after it. A
+ * run's record is taken while that run holds the task: the stream holds no final record, and its
+ * latest `started` record is that run's — or the record is such a `started` (the run begins).
+ * What others write (the caller's replies, its coming and going) is always taken.
+ */
+export function admits(fence: RunFence, record: TaskRecord): { admitted: boolean; next: RunFence } {
+  if (record.run === undefined) return { admitted: true, next: record.final ? { ...fence, ended: true } : fence };
+  if (fence.ended) return { admitted: false, next: fence };
+  if (record.started) return { admitted: true, next: { run: record.run, ended: record.final !== undefined } };
+  if (record.run !== fence.run) return { admitted: false, next: fence };
+  return { admitted: true, next: record.final ? { ...fence, ended: true } : fence };
+}
+
+/** Why a run's record was not stored: another run holds the task (it was taken up elsewhere), or it ended. */
+export class Superseded extends Error {
+  constructor(taskId: string) {
+    super(`task ${taskId} was taken up by another coordinator, or ended, while this one could not record it`);
+  }
+}
+
 export interface TaskLog {
-  /** Appends a record to the task's stream: its sequence number. */
+  /**
+   * Appends a record to the task's stream: its sequence number. A run's record the stream does
+   * not take where it stands (`admits`) is refused with Superseded, decided with what every
+   * coordinator wrote before it.
+   */
   append(taskId: string, record: TaskRecord): Promise<number>;
   /**
    * The task's records from `fromSeq` on (those stored, then those appended as they come), until
@@ -100,8 +150,11 @@ export interface WorkQueue {
   depth(): Promise<number>;
   /** Its consumers' lag: tasks not yet handed out, and handed out but not yet done (every coordinator's). */
   lag(): Promise<{ pending: number; unacknowledged: number }>;
-  /** Takes tasks, at most `concurrency` running at once, until stopped. */
-  work(concurrency: number, handle: (job: Job) => Promise<void>): { stop(): Promise<void> };
+  /**
+   * Takes tasks, at most `concurrency` running at once, until stopped. A job is done when `handle`
+   * settles — unless it says 'let go': another coordinator was handed it meanwhile, and it is theirs.
+   */
+  work(concurrency: number, handle: (job: Job) => Promise<'let go' | void>): { stop(): Promise<void> };
 }
 
 /**
