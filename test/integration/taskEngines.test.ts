@@ -273,6 +273,22 @@ describe.runIf(nats)('the task engine on NATS JetStream, when things fail', () =
     await engine.close();
   });
 
+  it('keeps at most so many bytes of records waiting for NATS while it is away: past that an append fails at once, in words, but never a task\'s end', async () => {
+    const alone = await startNats();
+    const engine = await natsEngine({ servers: [alone.url], maxWaitingBytes: 2 ** 20 });
+    const task = randomUUID();
+    await engine.log.append(task, { event: { message: 'before' } });
+    await alone.stop();
+    const piece = 'x'.repeat(600 * 1024);
+    const waiting = engine.log.append(task, { event: { message: 'waits', answer_delta: piece } });
+    await expect(engine.log.append(task, { event: { message: 'too much', answer_delta: piece } })).rejects.toThrow("1 MB of the tasks' records wait for NATS already (at most 1 MB)");
+    const end = engine.log.append(task, { event: { status: 'failed', answer_delta: piece }, final: 'failed' });
+    await alone.start();
+    await Promise.all([waiting, end]);
+    expect((await engine.log.read(task)).map((record) => record.event?.message ?? record.final)).toEqual(['before', 'waits', 'failed']);
+    await engine.close();
+  });
+
   it('loses nothing when one node of a 3-node cluster is killed (streams with 3 replicas)', async () => {
     const cluster = await startNatsCluster(3);
     const engine = await natsEngine({ servers: cluster.map((node) => node.url), replicas: 3 });

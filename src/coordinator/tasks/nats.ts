@@ -38,6 +38,8 @@ export interface NatsEngineOptions {
   readyMs?: number;
   /** Where what goes wrong on the way is said (the tasks' feed starting again). */
   logger?: Logger;
+  /** What may wait here for NATS, all tasks together (natsLog.ts: 256 MB). */
+  maxWaitingBytes?: number;
 }
 
 const WORK = 'BUCKLEY_WORK';
@@ -344,7 +346,7 @@ export async function natsEngine(options: NatsEngineOptions): Promise<TaskEngine
     };
     return {
       name: 'nats',
-      log: new NatsLog(js, jsm, patienceMs, retry, blobs, feed),
+      log: new NatsLog(js, jsm, patienceMs, retry, blobs, feed, options.maxWaitingBytes),
       states: new NatsStates(kv, retry),
       queue: new NatsQueue(js, jsm, leaseMs, retry, () => limits.stopBy() === 0 || stopBy < Infinity),
       health,

@@ -79,14 +79,15 @@ export class NatsLog implements TaskLog {
     private readonly blobs: ObjectStore,
     /** Every task's new messages, for the followers (natsFeed.ts). */
     private readonly feed: TaskFeed,
+    private readonly maxWaitingBytes = MAX_WAITING_BYTES,
   ) {}
 
   append(taskId: string, record: TaskRecord): Promise<number> {
     checkTaskId(taskId);
     const json = JSON.stringify({ ...record, at: Date.now() });
     // A task's end is never refused: it is what its watchers wait for.
-    if (!record.final && this.waitingBytes + json.length > MAX_WAITING_BYTES) {
-      return Promise.reject(new Error(`${Math.round(this.waitingBytes / 2 ** 20)} MB of the tasks' records wait for NATS already (at most ${MAX_WAITING_BYTES / 2 ** 20} MB)`));
+    if (!record.final && this.waitingBytes + json.length > this.maxWaitingBytes) {
+      return Promise.reject(new Error(`${Math.round(this.waitingBytes / 2 ** 20)} MB of the tasks' records wait for NATS already (at most ${Math.round(this.maxWaitingBytes / 2 ** 20)} MB)`));
     }
     this.waitingBytes += json.length;
     return new Promise<number>((resolve, reject) => {
