@@ -15,7 +15,7 @@ import { allowedByPolicy, judgeApproval } from '../risk/approvalRisk.js';
 import { AGENT_MODE_KEY, BUDGET_KEY, WORKSPACE_KEY, type DocumentSnapshot, type EditorContext, type TaskEvent } from '../wire/contract.js';
 import type { CoordinatorSession, EditorFiles } from '../bridge/link/calls.js';
 import type { Panel } from './panel.js';
-import { permissionOf, ShownTools, updatesOf } from './updates.js';
+import { permissionOf, ShownTools, statusLineOf, updatesOf } from './updates.js';
 import { questionsOf } from './questions.js';
 import { panelTerminals } from './terminals.js';
 import { agentModeOf, type FaceMode } from './modes.js';
@@ -52,6 +52,31 @@ export interface TurnEnd {
   answered?: { question: string; answer: string };
 }
 
+/** How long a line about a turn not yet under way waits to be shown: one that something follows sooner was no wait (the agent started at once). */
+const WAIT_SHOWN_MS = 800;
+
+/**
+ * The coordinator's lines about a turn not yet under way, shown only while it waits on them —
+ * queued, an agent slow to start: in the panel they are lines of thinking (ACP has no status
+ * line), and one on every turn ("Starting Claude Code…") is noise.
+ */
+class WaitingLine {
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly show: (line: string) => void) {}
+
+  say(line: string): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.show(line), WAIT_SHOWN_MS);
+    this.timer.unref();
+  }
+
+  /** Something else came: the line was no wait. */
+  overtaken(): void {
+    clearTimeout(this.timer);
+  }
+}
+
 export async function runTurn(deps: TurnDeps, session: FaceSession, prompt: ContentBlock[], signal: AbortSignal, earlier?: string): Promise<TurnEnd> {
   const { coordinator, panel, config } = deps;
   const request = requestOf(prompt, session.cwd, coordinator.features.includes(FEATURE.promptImages));
@@ -65,6 +90,9 @@ export async function runTurn(deps: TurnDeps, session: FaceSession, prompt: Cont
   if (mode) context.metadata[AGENT_MODE_KEY] = mode;
   const tools = new ShownTools();
   for (const words of leftOut) for (const update of tools.statusLine(words)) panel.update(session.id, update);
+  const waiting = new WaitingLine((line) => {
+    for (const update of tools.statusLine(line)) panel.update(session.id, update);
+  });
   const ask = session.mode === 'ask';
   // A permission still put to the user when the turn ends (a timeout, a failure) is withdrawn.
   const over = new AbortController();
@@ -86,12 +114,22 @@ export async function runTurn(deps: TurnDeps, session: FaceSession, prompt: Cont
     ...(panel.readFile || panel.writeFile ? { files: filesOf(panel, session.id) } : {}),
     questions: questionsOf(panel, session.id, deps.logger),
     ...(terminals ? { terminals } : {}),
-    onDelta: (delta) => panel.update(session.id, { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: delta } }),
+    onDelta: (delta) => {
+      waiting.overtaken();
+      panel.update(session.id, { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: delta } });
+    },
     onEvent: (event) => {
-      for (const update of updatesOf(event, tools)) panel.update(session.id, update);
+      const updates = updatesOf(event, tools);
+      const line = statusLineOf(event);
+      // A line of a task not yet under way (starting, queued) is a wait; one of a task under way is news (an agent's notice, a failover).
+      if (line && event.status === 'pending') waiting.say(line);
+      else if (line || updates.length || event.answer_delta) waiting.overtaken();
+      if (line && event.status !== 'pending') for (const update of tools.statusLine(line)) panel.update(session.id, update);
+      for (const update of updates) panel.update(session.id, update);
       if (event.status === 'awaiting_approval' && event.approval) void decide(deps, session, event.approval, asking);
     },
   }).finally(() => {
+    waiting.overtaken();
     over.abort();
     void terminals?.close();
   });

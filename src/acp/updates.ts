@@ -58,10 +58,9 @@ function inputOf(text: string): unknown {
   }
 }
 
-/** The updates an event of the task makes (its approval and requests are the face's to handle). */
+/** The updates an event of the task makes (its approval and requests are the face's to handle; its status line, statusLineOf). */
 export function updatesOf(event: TaskEvent, tools: ShownTools): SessionUpdate[] {
   const updates: SessionUpdate[] = [];
-  if (saysOnlyStatus(event)) updates.push(...tools.statusLine(event.message));
   if (event.thought_delta) updates.push({ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: event.thought_delta } });
   for (const execution of event.tool_executions) updates.push(...tools.updates(execution));
   if (event.plan) {
@@ -89,7 +88,11 @@ export function updatesOf(event: TaskEvent, tools: ShownTools): SessionUpdate[] 
   return updates;
 }
 
-/** An event that only says where the task is (its message), while it runs: the others' messages are shown by what they carry. */
+/** The line of an event that only says where the task is, while it runs (statusLine shows it); the others' messages are shown by what they carry. */
+export function statusLineOf(event: TaskEvent): string | undefined {
+  return saysOnlyStatus(event) ? event.message : undefined;
+}
+
 function saysOnlyStatus(event: TaskEvent): boolean {
   const running = event.status === 'pending' || event.status === 'in_progress';
   return running && Boolean(event.message) && !event.tool_executions.length && !event.approval && !event.file_request && !event.file_write && !event.file_changed && !event.question && !event.terminal && !event.plan && !event.thought_delta && !event.answer_delta;

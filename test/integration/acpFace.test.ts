@@ -183,6 +183,15 @@ describe('buckley-lsp acp', () => {
     expect((await waiting).stopReason).toBe('end_turn');
   });
 
+  it('shows no line about a turn that did not wait: an agent that starts and answers at once', async () => {
+    const client = await face({ files: false });
+    const session = await client.context.request('session/new', { cwd: workspace(), mcpServers: [] });
+    for (let turn = 0; turn < 2; turn++) await client.context.request('session/prompt', { sessionId: session.sessionId, prompt: [{ type: 'text', text: 'INSTANT' }] });
+    expect(answerOf(client)).toContain('ok');
+    // No "Starting …" on every turn: the panel shows what the agent does, and what it waits for.
+    expect(thoughtsOf(client)).toBe('');
+  });
+
   it("offers the agent's own modes that ask first beside Task and Ask, never one that runs tools unasked; a turn runs in the one chosen", async () => {
     const client = await face({ files: false, agentFlags: ['--modes'] });
     const session = await client.context.request('session/new', { cwd: workspace(), mcpServers: [] });

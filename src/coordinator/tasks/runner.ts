@@ -297,7 +297,8 @@ export class TaskRunner {
     const selection = task.spec.intent === 'edit' ? selectionEditOf(task.spec.context, (uri) => (uri.startsWith('file:') ? uriToPath(uri) : undefined)) : undefined;
     const modelEdit = driver.writesFiles ? undefined : selection;
     if (modelEdit) turn.prompt += `\n\n${MODEL_EDIT_REPLY}`;
-    task.send({ status: 'pending', message: task.resume ? `Taken up again by ${this.options.replica}: the coordinator running it stopped` : `Starting ${driver.shortName}…` });
+    // Taken up again: news of a task under way; starting: a wait.
+    task.send(task.resume ? { status: 'in_progress', message: `Taken up again by ${this.options.replica}: the coordinator running it stopped` } : { status: 'pending', message: `Starting ${driver.shortName}…` });
     const batch = new EventBatcher(task.send);
     // Whatever is batched goes out before an approval or the final event, in order.
     const sendNow = (event: Record<string, unknown>) => {
