@@ -21,6 +21,7 @@ export const FINAL_STATUSES: ReadonlySet<string> = new Set(['completed', 'failed
 
 /** What was seen of another run: it is alive while its heartbeat moves. */
 interface Seen {
+  replica?: string;
   run: string;
   updatedAt: number;
   since: number;
@@ -78,9 +79,10 @@ export async function settleState(states: TaskStates, taskId: string, status: Ta
  * job kept: if that coordinator dies, this one takes the task up). Undefined where the task ended,
  * is unknown, or `signal` aborts first.
  */
-export async function takeHold(states: TaskStates, taskId: string, replica: string, signal: AbortSignal): Promise<Hold | undefined> {
+export async function takeHold(states: TaskStates, taskId: string, replica: string, signal: AbortSignal, waiting: (holder: string) => void = () => undefined): Promise<Hold | undefined> {
   const run = randomBytes(6).toString('base64url');
   let seen: Seen | undefined;
+  let said = false;
   while (!signal.aborted) {
     let outcome = 'ended' as 'taken' | 'ended' | 'held';
     await states.update(taskId, (state) => {
@@ -89,7 +91,7 @@ export async function takeHold(states: TaskStates, taskId: string, replica: stri
       if (FINAL_STATUSES.has(state.status)) return (outcome = 'ended'), undefined;
       if (state.run && alive(state, replica, seen)) {
         outcome = 'held';
-        if (seen?.run !== state.run || seen.updatedAt !== state.updatedAt) seen = { run: state.run, updatedAt: state.updatedAt, since: Date.now() };
+        if (seen?.run !== state.run || seen.updatedAt !== state.updatedAt) seen = { ...(state.replica ? { replica: state.replica } : {}), run: state.run, updatedAt: state.updatedAt, since: Date.now() };
         return undefined;
       }
       outcome = 'taken';
@@ -97,6 +99,8 @@ export async function takeHold(states: TaskStates, taskId: string, replica: stri
     });
     if (outcome === 'taken') return new Hold(states, taskId, run);
     if (outcome === 'ended') return undefined;
+    if (!said) waiting(holderOf(seen));
+    said = true;
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, HEARTBEAT_MS);
       signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
@@ -104,6 +108,8 @@ export async function takeHold(states: TaskStates, taskId: string, replica: stri
   }
   return undefined;
 }
+
+const holderOf = (seen: Seen | undefined) => (seen?.replica ? `replica ${seen.replica}` : 'another coordinator');
 
 /**
  * Whether the run holding the task is alive: its heartbeat moved within SILENT_MS of this

@@ -145,7 +145,10 @@ export class TaskRunner {
     const { engine } = this.options;
     // Handed out again while it runs here (NATS was away past the lease): the run here goes on, the job held.
     const here = this.here.get(job.taskId);
-    if (here) return void (await here);
+    if (here) {
+      this.options.logger.info(`task ${job.taskId}: handed out again while it runs here (NATS was away past the lease): it goes on here`);
+      return void (await here);
+    }
     const records = await this.recordsOf(job.taskId);
     if (records.some((record) => record.final)) return;
     const controller = new AbortController();
@@ -153,7 +156,7 @@ export class TaskRunner {
     // Its caller waits on its stream: told at once, not at its deadline.
     if (!created) return this.end(job.taskId, this.sender(job.taskId, undefined, controller), 'failed', UNREADABLE);
     // At most one run holds a task: where another coordinator's is alive, this one waits (it takes the task up if that one dies).
-    const hold = await takeHold(engine.states, job.taskId, this.options.replica, this.stopping.signal);
+    const hold = await takeHold(engine.states, job.taskId, this.options.replica, this.stopping.signal, (holder) => this.options.logger.info(`task ${job.taskId}: handed out again while ${holder} runs it: taken up here only if ${holder} stops`));
     if (!hold) return;
     const send = this.sender(job.taskId, hold, controller);
     if (!(await this.begin(hold))) return;
