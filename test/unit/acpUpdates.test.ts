@@ -4,7 +4,7 @@
  * request with our risk in words, and a prompt's attached files as the editor context.
  */
 import { describe, expect, it } from 'vitest';
-import { permissionOf, ShownTools, updatesOf } from '../../src/acp/updates.js';
+import { permissionOf, ShownTools, statusLineOf, updatesOf } from '../../src/acp/updates.js';
 import { requestOf } from '../../src/acp/turn.js';
 import { taskEventSchema } from '../../src/wire/contract.js';
 import * as z from '../../src/schema.js';
@@ -69,13 +69,17 @@ describe("the ACP face's updates", () => {
   it("shows the coordinator's lines about the turn (queued, the agent silent) as thinking, once each, and no line an event carries something else for", () => {
     const tools = new ShownTools();
     const thought = (text: string) => [{ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text } }];
-    expect(updatesOf(event({ status: 'pending', message: 'Queued: 12 ahead' }), tools)).toEqual(thought('Queued: 12 ahead\n'));
-    expect(updatesOf(event({ status: 'pending', message: 'Queued: 12 ahead' }), tools)).toEqual([]);
-    expect(updatesOf(event({ message: 'No word from the agent for 30 s' }), tools)).toEqual(thought('No word from the agent for 30 s\n'));
+    const shown = (from: Parameters<typeof event>[0]) => {
+      const line = statusLineOf(event(from));
+      return [...(line ? tools.statusLine(line) : []), ...updatesOf(event(from), tools)];
+    };
+    expect(shown({ status: 'pending', message: 'Queued: 12 ahead' })).toEqual(thought('Queued: 12 ahead\n'));
+    expect(shown({ status: 'pending', message: 'Queued: 12 ahead' })).toEqual([]);
+    expect(shown({ message: 'No word from the agent for 30 s' })).toEqual(thought('No word from the agent for 30 s\n'));
     // Its tool call, its question, its final state: said by what they carry.
-    expect(updatesOf(event({ message: 'Reading', tool_executions: [tool('in_progress')] }), tools).map((update) => update.sessionUpdate)).toEqual(['tool_call']);
-    expect(updatesOf(event({ message: 'Question: which?', question: { request_id: 'q', message: 'which?', options: ['a'] } }), tools)).toEqual([]);
-    expect(updatesOf(event({ status: 'completed', message: 'Done' }), tools)).toEqual([]);
+    expect(shown({ message: 'Reading', tool_executions: [tool('in_progress')] }).map((update) => update.sessionUpdate)).toEqual(['tool_call']);
+    expect(shown({ message: 'Question: which?', question: { request_id: 'q', message: 'which?', options: ['a'] } })).toEqual([]);
+    expect(shown({ status: 'completed', message: 'Done' })).toEqual([]);
   });
 
   it("carries a prompt's images to a coordinator that takes them, named in the prompt; says what it leaves out and why", () => {
