@@ -181,10 +181,14 @@ class NatsQueue implements WorkQueue {
           continue;
         }
         running++;
-        void this.run(message, handle).finally(() => {
+        let counted = true;
+        const uncount = () => {
+          if (!counted) return;
+          counted = false;
           running--;
           freed?.();
-        });
+        };
+        void this.run(message, handle, uncount).finally(uncount);
       }
     })();
     return {
@@ -198,11 +202,11 @@ class NatsQueue implements WorkQueue {
   }
 
   /** Runs a job, its lease renewed meanwhile; acknowledged once done (a failure is the task's to record). */
-  private async run(message: JsMsg, handle: (job: Job) => Promise<'let go' | void>): Promise<void> {
+  private async run(message: JsMsg, handle: (job: Job) => Promise<'let go' | void>, idle: () => void): Promise<void> {
     const renew = setInterval(() => message.working(), Math.max(500, this.leaseMs / 3));
     let outcome: 'let go' | void = undefined;
     try {
-      outcome = await handle({ taskId: decode<{ taskId: string }>(message.data).taskId, redelivered: message.info.redelivered });
+      outcome = await handle({ taskId: decode<{ taskId: string }>(message.data).taskId, redelivered: message.info.redelivered, idle });
     } finally {
       clearInterval(renew);
       // Let go: its lease ran out, and the coordinator it went to next must not find it done.

@@ -142,31 +142,40 @@ export class TaskRunner {
   }
 
   private async run(job: Job): Promise<'let go' | void> {
-    const { engine } = this.options;
-    // Handed out again while it runs here (NATS was away past the lease): the run here goes on, the job held.
     const here = this.here.get(job.taskId);
     if (here) {
       this.options.logger.info(`task ${job.taskId}: handed out again while it runs here (NATS was away past the lease): it goes on here`);
       return void (await here);
     }
+    // From now on, the task handed out here again waits for this.
+    const taking = this.take(job);
+    const settled = taking.then(() => undefined, () => undefined);
+    this.here.set(job.taskId, settled);
+    try {
+      return await taking;
+    } finally {
+      if (this.here.get(job.taskId) === settled) this.here.delete(job.taskId);
+    }
+  }
+
+  private async take(job: Job): Promise<'let go' | void> {
+    const { engine, logger } = this.options;
     const records = await this.recordsOf(job.taskId);
     if (records.some((record) => record.final)) return;
     const controller = new AbortController();
     const created = records.find((record) => record.created)?.created;
     // Its caller waits on its stream: told at once, not at its deadline.
     if (!created) return this.end(job.taskId, this.sender(job.taskId, undefined, controller), 'failed', UNREADABLE);
-    // At most one run holds a task: where another coordinator's is alive, this one waits (it takes the task up if that one dies).
-    const hold = await takeHold(engine.states, job.taskId, this.options.replica, this.stopping.signal, (holder) => this.options.logger.info(`task ${job.taskId}: handed out again while ${holder} runs it: taken up here only if ${holder} stops`));
+    // At most one run holds a task: where another coordinator's is alive, this one waits, out of
+    // the count of tasks running here (it takes the task up if that one dies).
+    const hold = await takeHold(engine.states, job.taskId, this.options.replica, this.stopping.signal, (holder) => {
+      logger.info(`task ${job.taskId}: handed out again while ${holder} runs it: taken up here only if ${holder} stops`);
+      job.idle?.();
+    });
     if (!hold) return;
     const send = this.sender(job.taskId, hold, controller);
     if (!(await this.begin(hold))) return;
-    const running = this.runHeld(job.taskId, records, created, hold, send, controller);
-    this.here.set(job.taskId, running);
-    try {
-      await running;
-    } finally {
-      this.here.delete(job.taskId);
-    }
+    await this.runHeld(job.taskId, records, created, hold, send, controller);
     // Taken up by another: its job is theirs now.
     return controller.signal.reason instanceof Superseded ? 'let go' : undefined;
   }

@@ -139,6 +139,11 @@ export interface Job {
   taskId: string;
   /** It was handed out before, to a coordinator that did not finish it. */
   redelivered: boolean;
+  /**
+   * It only waits (on another coordinator's run of the task): it no longer counts among the jobs
+   * running here, so it keeps no other task waiting.
+   */
+  idle?: () => void;
 }
 
 export interface WorkQueue {
