@@ -10,14 +10,13 @@
  * watching its heartbeats come, not by comparing its clock with this one's.
  */
 import { randomBytes } from 'node:crypto';
+import { FINAL_STATUSES } from '../../wire/contract.js';
 import type { TaskState, TaskStates } from './store.js';
 
 /** How often a running task's state says its coordinator is still at it (a fifth of the queue's lease, 10 s on NATS). */
 export const HEARTBEAT_MS = 2_000;
 /** How long another run's heartbeat must be seen not to move before its task is taken from it. */
 const SILENT_MS = HEARTBEAT_MS * 2 + 1_000;
-
-export const FINAL_STATUSES: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled']);
 
 /** What was seen of another run: it is alive while its heartbeat moves. */
 interface Seen {
@@ -61,14 +60,9 @@ export class Hold {
     });
     return held;
   }
-
-  /** The task's final state, once its final record is stored — whoever holds it now (that record is the truth). */
-  async ended(status: TaskState['status']): Promise<void> {
-    await settleState(this.states, this.taskId, status);
-  }
 }
 
-/** Sets a task's final state, unless it has one. */
+/** Sets a task's final state, unless it has one: once its final record is stored, whoever holds it (that record is the truth). */
 export async function settleState(states: TaskStates, taskId: string, status: TaskState['status']): Promise<void> {
   await states.update(taskId, (state) => (FINAL_STATUSES.has(state.status) ? undefined : { ...state, status, pending: [], updatedAt: Date.now() }));
 }
