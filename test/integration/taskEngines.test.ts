@@ -148,10 +148,10 @@ describe.each(engines)('the task engine %s', (_name, make, another) => {
     const task = randomUUID();
     await engine.states.put(task, { owner: 'alice', status: 'queued', title: 't', seq: 1, updatedAt: Date.now() });
     const stop = new AbortController();
-    const first = (await takeHold(engine.states, task, 'one', stop.signal))!;
+    const first = (await takeHold(engine.states, task, 'one', stop.signal)) as Hold;
     expect(await first.update({})).toBe(true);
     let second: Hold | undefined;
-    const taking = takeHold(elsewhere.states, task, 'two', stop.signal).then((hold) => (second = hold));
+    const taking = takeHold(elsewhere.states, task, 'two', stop.signal).then((hold) => (second = hold as Hold));
     // While the first beats, the second waits.
     for (let beats = 0; beats < 4; beats++) {
       await new Promise((resolve) => setTimeout(resolve, 2_000));
@@ -167,6 +167,8 @@ describe.each(engines)('the task engine %s', (_name, make, another) => {
     // Ended, it is taken by nobody.
     await settleState(engine.states, task, 'completed');
     expect(await takeHold(engine.states, task, 'three', stop.signal)).toBeUndefined();
+    // Without a state (a copy behind, or lost), it is said to be unknown rather than taken or dropped.
+    expect(await takeHold(engine.states, randomUUID(), 'three', stop.signal)).toBe('unknown');
     if (elsewhere !== engine) await elsewhere.close();
     await engine.close();
   }, 30_000);

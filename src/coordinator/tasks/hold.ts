@@ -17,6 +17,8 @@ import type { TaskState, TaskStates } from './store.js';
 export const HEARTBEAT_MS = 2_000;
 /** How long another run's heartbeat must be seen not to move before its task is taken from it. */
 const SILENT_MS = HEARTBEAT_MS * 2 + 1_000;
+/** How often a task without a state is asked for again (3 s in all) before it is given up as unknown. */
+const UNKNOWN_TRIES = 5;
 
 /** What was seen of another run: it is alive while its heartbeat moves. */
 interface Seen {
@@ -70,15 +72,16 @@ export async function settleState(states: TaskStates, taskId: string, status: Ta
 /**
  * Takes the task for a run of this coordinator's: at once where no other run holds it; where one
  * does, once its heartbeat has been seen not to move for a while (it is waited for meanwhile, the
- * job kept: if that coordinator dies, this one takes the task up). Undefined where the task ended,
- * is unknown, or `signal` aborts first.
+ * job kept: if that coordinator dies, this one takes the task up). 'unknown' where the task has no
+ * state (a cluster's copy a moment behind is asked again for a few seconds first); undefined
+ * where it ended, or `signal` aborts first.
  */
-export async function takeHold(states: TaskStates, taskId: string, replica: string, signal: AbortSignal, waiting: (holder: string) => void = () => undefined): Promise<Hold | undefined> {
+export async function takeHold(states: TaskStates, taskId: string, replica: string, signal: AbortSignal, waiting: (holder: string) => void = () => undefined): Promise<Hold | 'unknown' | undefined> {
   const run = randomBytes(6).toString('base64url');
   let seen: Seen | undefined;
   let said = false;
-  while (!signal.aborted) {
-    let outcome = 'ended' as 'taken' | 'ended' | 'held';
+  for (let unknown = 0; !signal.aborted; ) {
+    let outcome = 'unknown' as 'taken' | 'ended' | 'held' | 'unknown';
     await states.update(taskId, (state) => {
       // Taken already by this very call (a write NATS stored, its answer lost, made again).
       if (state.run === run) return (outcome = 'taken'), undefined;
@@ -93,6 +96,11 @@ export async function takeHold(states: TaskStates, taskId: string, replica: stri
     });
     if (outcome === 'taken') return new Hold(states, taskId, run);
     if (outcome === 'ended') return undefined;
+    if (outcome === 'unknown') {
+      if (unknown === UNKNOWN_TRIES) return 'unknown';
+      await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** unknown++));
+      continue;
+    }
     if (!said) waiting(holderOf(seen));
     said = true;
     await new Promise<void>((resolve) => {

@@ -173,6 +173,8 @@ export class TaskRunner {
       job.idle?.();
     });
     if (!hold) return;
+    // Its caller waits on its stream: told at once, not at its deadline.
+    if (hold === 'unknown') return this.end(job.taskId, this.sender(job.taskId, undefined, controller), 'failed', UNREADABLE);
     const send = this.sender(job.taskId, hold, controller);
     if (!(await this.begin(hold))) return;
     await this.runHeld(job.taskId, records, created, hold, send, controller);
