@@ -121,7 +121,7 @@ describe.each(engines)('the task engine %s', (_name, make, another) => {
     const engine = await make();
     const elsewhere = await another(engine);
     const task = randomUUID();
-    await engine.log.append(task, { created: { owner: 'alice', spec: { query: 'q' } as never } });
+    await engine.log.append(task, { created: { owner: 'alice', spec: { agentId: 'alice', query: 'q', intent: 'task', sessionKey: 's', servesBuffers: false } } });
     await engine.log.append(task, { run: 'a', started: { replica: 'one' } });
     await engine.log.append(task, { run: 'a', event: { message: 'a works' } });
     // Another coordinator takes the task up (this one was cut off): the first run's records are refused from then on.

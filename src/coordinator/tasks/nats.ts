@@ -14,11 +14,12 @@ import { connect, nanos, type NatsConnection } from '@nats-io/transport-node';
 import { AckPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import { Objm } from '@nats-io/obj';
-import { checkTaskId, decode, encode, NatsLog, subjectOf, TASKS, wrongLast, type Retry } from './natsLog.js';
+import { checkTaskId, encode, NatsLog, subjectOf, TASKS, wrongLast, type Retry } from './natsLog.js';
+import { readJob, readState } from './natsRead.js';
 import { TaskFeed } from './natsFeed.js';
 import { natsHealth } from './natsHealth.js';
 import type { Logger } from '../../logger.js';
-import type { Job, TaskEngine, TaskState, TaskStates, WorkQueue } from './store.js';
+import { Unreadable, type Job, type TaskEngine, type TaskState, type TaskStates, type WorkQueue } from './store.js';
 
 export interface NatsEngineOptions {
   /** `nats://host:port` each (a cluster's servers). */
@@ -64,6 +65,7 @@ class NatsStates implements TaskStates {
   constructor(
     private readonly kv: KV,
     private readonly retry: Retry,
+    private readonly logger?: Logger,
   ) {}
 
   async put(taskId: string, state: TaskState): Promise<void> {
@@ -74,7 +76,7 @@ class NatsStates implements TaskStates {
   async get(taskId: string): Promise<TaskState | undefined> {
     checkTaskId(taskId);
     const entry = await this.retry(() => this.kv.get(taskId), AWAY_MS);
-    return entry && entry.operation === 'PUT' ? decode<TaskState>(entry.value) : undefined;
+    return entry && entry.operation === 'PUT' ? readState(entry.value, taskId) : undefined;
   }
 
   async update(taskId: string, change: (state: TaskState) => TaskState | undefined): Promise<TaskState | undefined> {
@@ -82,7 +84,7 @@ class NatsStates implements TaskStates {
     for (;;) {
       const entry = await this.retry(() => this.kv.get(taskId), AWAY_MS);
       if (!entry || entry.operation !== 'PUT') return undefined;
-      const state = decode<TaskState>(entry.value);
+      const state = readState(entry.value, taskId);
       const changed = change(state);
       if (!changed) return state;
       // Another coordinator changed it between: read it again. NATS away: the same write, again.
@@ -102,13 +104,27 @@ class NatsStates implements TaskStates {
    * One ordered read of the bucket, which keeps one value per task (history 1) — not a request per
    * task (ListTasks and every metrics scrape took seconds at 10,000 tasks).
    */
+  /** The unreadable states said in the log already. */
+  private said = new Set<string>();
+
   list(): Promise<Map<string, TaskState>> {
     return this.retry(async () => {
       const states = new Map<string, TaskState>();
+      const unreadable = new Map<string, string>();
       for await (const entry of await this.kv.history()) {
-        if (entry.operation === 'PUT') states.set(entry.key, decode<TaskState>(entry.value));
-        else states.delete(entry.key);
+        states.delete(entry.key);
+        unreadable.delete(entry.key);
+        if (entry.operation !== 'PUT') continue;
+        try {
+          states.set(entry.key, readState(entry.value, entry.key));
+        } catch (error) {
+          if (!(error instanceof Unreadable)) throw error;
+          unreadable.set(entry.key, error.message);
+        }
       }
+      // Left out of the listing, said once a key (every scrape lists them).
+      for (const [key, message] of unreadable) if (!this.said.has(key)) this.logger?.warn(`${message}: left out of the listing`);
+      this.said = new Set(unreadable.keys());
       return states;
     }, AWAY_MS);
   }
@@ -122,6 +138,7 @@ class NatsQueue implements WorkQueue {
     private readonly retry: Retry,
     /** Whether the engine is closing or closed for good. */
     private readonly closed: () => boolean,
+    private readonly logger?: Logger,
   ) {}
 
   async enqueue(taskId: string): Promise<number> {
@@ -203,10 +220,18 @@ class NatsQueue implements WorkQueue {
 
   /** Runs a job, its lease renewed meanwhile; acknowledged once done (a failure is the task's to record). */
   private async run(message: JsMsg, handle: (job: Job) => Promise<'let go' | void>, idle: () => void): Promise<void> {
+    let taskId: string;
+    try {
+      taskId = readJob(message.data).taskId;
+    } catch (error) {
+      // Not a job buckley-lsp queued: no task to run, and no other replica can make one of it.
+      this.logger?.warn(`${(error as Error).message}: dropped`);
+      return message.ack();
+    }
     const renew = setInterval(() => message.working(), Math.max(500, this.leaseMs / 3));
     let outcome: 'let go' | void = undefined;
     try {
-      outcome = await handle({ taskId: decode<{ taskId: string }>(message.data).taskId, redelivered: message.info.redelivered, idle });
+      outcome = await handle({ taskId, redelivered: message.info.redelivered, idle });
     } finally {
       clearInterval(renew);
       // Let go: its lease ran out, and the coordinator it went to next must not find it done.
@@ -301,8 +326,9 @@ async function untilReady<T>(work: () => Promise<T>, withinMs: number, limits: L
     } catch (error) {
       if (writes && UNANSWERED.test(`${(error as Error).name} ${(error as Error).message}`)) limits.failed(error as Error);
       if (Date.now() >= limits.stopBy()) throw new Error(STOPPED);
-      // What asking again cannot mend (a message too big, an argument NATS refuses) is said at once.
-      if ((error as Error).name === 'InvalidArgumentError' || wrongLast(error) !== undefined) throw error;
+      // What asking again cannot mend (a message too big, an argument NATS refuses, what is read
+      // not in buckley-lsp's form) is said at once.
+      if ((error as Error).name === 'InvalidArgumentError' || error instanceof Unreadable || error instanceof SyntaxError || wrongLast(error) !== undefined) throw error;
       if (Date.now() + wait > until) throw new Error(`JetStream (${limits.where}) did not answer within ${withinMs / 1000} s: ${(error as Error).message}`);
       await new Promise((resolve) => setTimeout(resolve, wait));
     }
@@ -350,9 +376,9 @@ export async function natsEngine(options: NatsEngineOptions): Promise<TaskEngine
     };
     return {
       name: 'nats',
-      log: new NatsLog(js, jsm, patienceMs, retry, blobs, feed, options.maxWaitingBytes),
-      states: new NatsStates(kv, retry),
-      queue: new NatsQueue(js, jsm, leaseMs, retry, () => limits.stopBy() === 0 || stopBy < Infinity),
+      log: new NatsLog(js, jsm, patienceMs, retry, blobs, feed, options.maxWaitingBytes, options.logger),
+      states: new NatsStates(kv, retry, options.logger),
+      queue: new NatsQueue(js, jsm, leaseMs, retry, () => limits.stopBy() === 0 || stopBy < Infinity, options.logger),
       health,
       stopping,
       close: async () => {

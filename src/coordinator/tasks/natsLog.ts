@@ -12,7 +12,9 @@ import { randomBytes } from 'node:crypto';
 import { JetStreamApiCodes, JetStreamApiError, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import type { ObjectStore } from '@nats-io/obj';
 import { storedMessages, type RawMessage, type TaskFeed } from './natsFeed.js';
-import { admits, OPEN_FENCE, Superseded, type RunFence, type StoredRecord, type TaskLog, type TaskRecord } from './store.js';
+import { readBody, readRecords, type Body, type Dated } from './natsRead.js';
+import type { Logger } from '../../logger.js';
+import { admits, OPEN_FENCE, Superseded, Unreadable, type RunFence, type StoredRecord, type TaskLog, type TaskRecord } from './store.js';
 
 export const TASKS = 'BUCKLEY_TASKS';
 export const subjectOf = (taskId: string) => `buckley.tasks.${taskId}`;
@@ -24,7 +26,6 @@ const INLINE_BYTES = 256 * 1024;
 const MAX_WAITING_BYTES = 256 * 1024 * 1024;
 
 export const encode = (value: unknown) => new TextEncoder().encode(JSON.stringify(value));
-export const decode = <T>(bytes: Uint8Array): T => JSON.parse(new TextDecoder().decode(bytes)) as T;
 
 /**
  * Does `work`, again while NATS is away (a restart, a node lost, a cluster electing its leader),
@@ -38,7 +39,6 @@ export function checkTaskId(taskId: string): void {
   if (!/^[A-Za-z0-9_-]{1,128}$/.test(taskId)) throw new Error(`a task id is letters, digits, _ and - (at most 128): ${JSON.stringify(taskId).slice(0, 80)}`);
 }
 
-type Dated = TaskRecord & { at: number };
 /** Where a task's stream stands, and the sequence of its last message known here. */
 type KnownFence = RunFence & { lastSeq: number };
 
@@ -47,8 +47,6 @@ export function wrongLast(error: unknown): number | undefined {
   if (!(error instanceof JetStreamApiError) || error.code !== JetStreamApiCodes.StreamWrongLastSequence) return undefined;
   return Number(/wrong last sequence: (\d+)/.exec(error.message)?.[1] ?? 0);
 }
-/** A message's body: its records, or the name of the blob that holds them. */
-type Body = Dated[] | { blob: string };
 
 interface Waiting {
   /** The record as JSON, measured once. */
@@ -80,6 +78,7 @@ export class NatsLog implements TaskLog {
     /** Every task's new messages, for the followers (natsFeed.ts). */
     private readonly feed: TaskFeed,
     private readonly maxWaitingBytes = MAX_WAITING_BYTES,
+    private readonly logger?: Logger,
   ) {}
 
   append(taskId: string, record: TaskRecord): Promise<number> {
@@ -238,16 +237,36 @@ export class NatsLog implements TaskLog {
     }
   }
 
+  /**
+   * A message's records; none where it holds none buckley-lsp can read (written by another
+   * program, or its blob gone): said in the log, and the task's stream goes on past it.
+   */
   private async recordsOf(taskId: string, message: RawMessage): Promise<StoredRecord[]> {
-    return (await this.bodyOf(decode<Body>(message.data))).map((record, i) => ({ ...record, taskId, seq: message.seq * SPAN + i }));
+    const where = `message ${message.seq} of task ${taskId}`;
+    try {
+      return (await this.bodyOf(readBody(message.data, where), where)).map((record, i) => ({ ...record, taskId, seq: message.seq * SPAN + i }));
+    } catch (error) {
+      if (!(error instanceof Unreadable)) throw error;
+      this.skipped(message.seq, error);
+      return [];
+    }
   }
 
   /** A message's records, its blob read where it has one. */
-  private async bodyOf(body: Body): Promise<Dated[]> {
+  private async bodyOf(body: Body, where: string): Promise<Dated[]> {
     if (Array.isArray(body)) return body;
     const bytes = await this.retry(() => this.blobs.getBlob(body.blob), this.deadlineMs);
-    if (!bytes) throw new Error(`records of the task are missing from NATS (their blob ${body.blob} is gone)`);
-    return decode<Dated[]>(bytes);
+    if (!bytes) throw new Unreadable(`the records of ${where} are missing from NATS (their blob ${body.blob} is gone)`);
+    return readRecords(bytes, `the blob of ${where}`);
+  }
+
+  /** Says once (whoever reads it: every watcher, every replay) that a message was skipped. */
+  private readonly said = new Set<number>();
+  private skipped(seq: number, error: Unreadable): void {
+    if (this.said.has(seq)) return;
+    if (this.said.size >= 1000) this.said.clear();
+    this.said.add(seq);
+    this.logger?.warn(`${error.message}: skipped`);
   }
 }
 

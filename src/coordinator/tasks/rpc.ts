@@ -15,7 +15,7 @@ import { fail, identityOf, type Caller } from '../callers.js';
 import { claimRequest, taskOfRequest } from './requests.js';
 import { createdState } from './spec.js';
 import type { TaskSpec } from './spec.js';
-import type { StoredRecord, TaskEngine, TaskRecord, TaskState } from './store.js';
+import { Unreadable, type StoredRecord, type TaskEngine, type TaskRecord, type TaskState } from './store.js';
 
 type Unary<Request> = (call: grpc.ServerUnaryCall<Request, unknown>, callback: grpc.sendUnaryData<unknown>) => void;
 type Stream<Request> = grpc.ServerWritableStream<Request, unknown>;
@@ -34,6 +34,12 @@ export interface TaskRpcOptions {
   logger: Logger;
   /** The task a StreamTask asks for, checked (identity, session); or the error to answer with. */
   specOf(call: Stream<TaskStreamRequest>): { spec: TaskSpec; error?: undefined } | { error: grpc.ServiceError };
+}
+
+/** A failure of the team's store, to the caller: what it holds that cannot be read (asking again will not mend it), or the store away for now. */
+function storeFailure(error: unknown, doing: string): grpc.ServiceError {
+  if (error instanceof Unreadable) return fail(grpc.status.DATA_LOSS, `${doing}: ${error.message}`, 'store');
+  return fail(grpc.status.UNAVAILABLE, `${doing}: ${(error as Error).message}; try again once it is back`, 'store');
 }
 
 export function timestamp(ms = Date.now()) {
@@ -61,7 +67,7 @@ export class TaskRpc {
       await engine.states.put(taskId, createdState(made.spec, owner, seq));
       await engine.log.append(taskId, { queued: { ticket: await engine.queue.enqueue(taskId) } });
     } catch (error) {
-      return out.fail(fail(grpc.status.UNAVAILABLE, `the task could not be queued: ${(error as Error).message}; try again once it is back`, 'store'));
+      return out.fail(storeFailure(error, 'the task could not be queued'));
     }
     // A detached task's caller may be back (a failover, a blip): it is told it went, not cancelled.
     const detached = call.metadata.get(DETACH_HEADER)[0]?.toString() === '1';
@@ -82,7 +88,7 @@ export class TaskRpc {
     try {
       states = new Map(await Promise.all(ids.map(async (id) => [id, await this.options.engine.states.get(id)] as const)));
     } catch (error) {
-      return out.fail(fail(grpc.status.UNAVAILABLE, `the tasks cannot be looked up now: ${(error as Error).message}; try again once it is back`, 'store'));
+      return out.fail(storeFailure(error, 'the tasks cannot be looked up'));
     }
     const missing = ids.find((id) => !states.get(id));
     if (missing !== undefined) return out.fail(fail(grpc.status.NOT_FOUND, `no task ${missing}`));
@@ -209,12 +215,17 @@ export class TaskRpc {
   readonly cancelTask: Unary<{ task_id: string }> = (call, callback) =>
     void (async () => {
       const taskId = call.request.task_id;
-      const state = TASK_ID.test(taskId) ? await this.options.engine.states.get(taskId).catch(() => undefined) : undefined;
-      if (!state) return callback(fail(grpc.status.NOT_FOUND, `no task ${taskId.slice(0, 128)}`));
-      if (state.owner !== identityOf(call, '')) return callback(fail(grpc.status.PERMISSION_DENIED, 'only the caller that started the task can cancel it'));
-      if (FINAL.has(state.status)) return callback(null, {});
-      await this.cancel(taskId, state.owner);
-      callback(null, {});
+      const { engine } = this.options;
+      // Said as it is: the store away, or the cancel not recorded, is not "no task", nor a cancel.
+      try {
+        const state = TASK_ID.test(taskId) ? await engine.states.get(taskId) : undefined;
+        if (!state) return callback(fail(grpc.status.NOT_FOUND, `no task ${taskId.slice(0, 128)}`));
+        if (state.owner !== identityOf(call, '')) return callback(fail(grpc.status.PERMISSION_DENIED, 'only the caller that started the task can cancel it'));
+        if (!FINAL.has(state.status)) await engine.log.append(taskId, { reply: { id: 'cancel', by: state.owner, answer: true } });
+        callback(null, {});
+      } catch (error) {
+        callback(storeFailure(error, `task ${taskId} could not be cancelled`));
+      }
     })();
 
   readonly listTasks: Unary<{ running_only: boolean }> = (call, callback) =>
@@ -226,7 +237,7 @@ export class TaskRpc {
           .map(([taskId, state]) => ({ task_id: taskId, owner: state.owner, status: state.status, title: state.title, replica: state.replica ?? '', sequence: state.seq, updated_at: timestamp(state.updatedAt) }));
         callback(null, { tasks });
       },
-      (error: unknown) => callback(fail(grpc.status.UNAVAILABLE, `the tasks could not be listed: ${(error as Error).message}; try again once it is back`, 'store')),
+      (error: unknown) => callback(storeFailure(error, 'the tasks could not be listed')),
     );
 
   readonly approve: Unary<{ execution_id: string; remember: boolean }> = (call, callback) =>
@@ -257,7 +268,7 @@ export class TaskRpc {
       await this.options.engine.log.append(taskOfRequest(id)!, { reply: { id, by, answer } });
       return null;
     } catch (error) {
-      return fail(grpc.status.UNAVAILABLE, `the ${what} could not be recorded: ${(error as Error).message}`, 'store');
+      return storeFailure(error, `the ${what} could not be recorded`);
     }
   }
 }

@@ -25,7 +25,7 @@ import { TaskRequests } from './requests.js';
 import { toolSpans } from './toolSpans.js';
 import { tracer } from '../../tracing.js';
 import { outsideRoots, turnOf, type TaskSpec } from './spec.js';
-import { Superseded, type Job, type StoredRecord, type TaskEngine } from './store.js';
+import { Superseded, Unreadable, type Job, type StoredRecord, type TaskEngine } from './store.js';
 import { HEARTBEAT_MS, settleState, takeHold, type Hold } from './hold.js';
 import { CALLER_GRACE_MS, callerAbsence, callerGone } from './absence.js';
 
@@ -75,7 +75,7 @@ const TERMINAL_CALL_MS = 30_000;
 const TERMINAL_WAIT_MS = 60 * 60_000;
 
 /** A task whose request its coordinator cannot read (the store lost it, or never had it whole). */
-export const UNREADABLE = 'the coordinator that took this task could not read its request from the team\'s store (NATS): run it again';
+export const UNREADABLE = 'the coordinator that took this task could not read it from the team\'s store (NATS): run it again';
 
 /** What an agent taking up a task again is told, before the task. */
 const TAKEN_UP = '(This task was interrupted: the coordinator running it stopped, and another took it up. Where you already did part of it, go on from where you were, without doing again what is done.)';
@@ -171,6 +171,11 @@ export class TaskRunner {
     const hold = await takeHold(engine.states, job.taskId, this.options.replica, this.stopping.signal, (holder) => {
       logger.info(`task ${job.taskId}: handed out again while ${holder} runs it: taken up here only if ${holder} stops`);
       job.idle?.();
+    }).catch((error: unknown) => {
+      // Its state not in the form a coordinator writes: no run can hold it, and its caller waits.
+      if (!(error instanceof Unreadable)) throw error;
+      logger.warn(`task ${job.taskId}: ${error.message}`);
+      return 'unknown' as const;
     });
     if (!hold) return;
     // Its caller waits on its stream: told at once, not at its deadline.

@@ -105,6 +105,14 @@ export class Superseded extends Error {
   }
 }
 
+/**
+ * What the store holds is not in the form this coordinator writes (another program wrote it, or
+ * it is damaged: natsRead.ts): asking again does not mend it.
+ */
+export class Unreadable extends Error {
+  override name = 'Unreadable';
+}
+
 export interface TaskLog {
   /**
    * Appends a record to the task's stream: its sequence number. A run's record the stream does

@@ -1,0 +1,97 @@
+/**
+ * What a team's coordinator reads from NATS, checked before it is used: anyone the team's NATS
+ * admits can write its subjects and buckets (a colleague's script, another program, a version of
+ * buckley-lsp that writes more), and a store can be damaged. What is not in the form buckley-lsp
+ * writes is Unreadable — said in words, never asked for again as if NATS were away, and never
+ * the end of what else a call reads (a listing skips it; a task's stream goes on past it).
+ */
+import * as z from '../../schema.js';
+import { Unreadable, type TaskRecord, type TaskState } from './store.js';
+
+const TASK_ID = /^[A-Za-z0-9_-]{1,128}$/;
+const text = z.string();
+const maybe = <T extends z.ZodMiniType>(schema: T) => z.optional(schema);
+
+// Loose where a later version may add to them: what this one does not know is kept, not dropped on a rewrite.
+const stateSchema = z.looseObject({
+  owner: text,
+  status: z.enum(['queued', 'running', 'awaiting_approval', 'completed', 'failed', 'cancelled']),
+  title: text,
+  replica: maybe(text),
+  seq: z.number(),
+  updatedAt: z.number(),
+  run: maybe(text),
+  pending: maybe(z.array(text)),
+});
+
+const specSchema = z.looseObject({
+  agentId: text,
+  query: text,
+  intent: z.enum(['ask', 'task', 'edit']),
+  sessionKey: text,
+  servesBuffers: z.boolean(),
+  conversationKey: maybe(text),
+  earlier: maybe(text),
+  cwd: maybe(text),
+  mode: maybe(text),
+  traceparent: maybe(text),
+});
+
+const recordSchema = z.looseObject({
+  at: z.number(),
+  created: maybe(z.looseObject({ owner: text, spec: specSchema })),
+  queued: maybe(z.looseObject({ ticket: z.number() })),
+  started: maybe(z.looseObject({ replica: text, agent: maybe(text), agentSession: maybe(text), resumable: maybe(z.boolean()) })),
+  event: maybe(z.record(text, z.unknown())),
+  caller: maybe(z.union([z.looseObject({ attached: text }), z.looseObject({ detached: text })])),
+  reply: maybe(z.looseObject({ id: text, by: text, answer: z.unknown() })),
+  final: maybe(z.enum(['completed', 'failed', 'cancelled'])),
+  run: maybe(text),
+});
+
+const recordsSchema = z.array(recordSchema);
+const blobSchema = z.looseObject({ blob: text });
+export type Dated = TaskRecord & { at: number };
+export type Body = Dated[] | { blob: string };
+
+const jobSchema = z.looseObject({ taskId: z.string().check(z.regex(TASK_ID)) });
+
+/** `bytes` as JSON, or Unreadable naming `what`. */
+function jsonOf(bytes: Uint8Array, what: string): unknown {
+  try {
+    return JSON.parse(new TextDecoder().decode(bytes));
+  } catch {
+    throw new Unreadable(`${what} in NATS is not JSON (${bytes.length.toLocaleString('en')} bytes): it was not written by buckley-lsp, or is damaged`);
+  }
+}
+
+/** `value` as `schema` has it, or Unreadable naming `what` and why. */
+function readAs<T>(schema: z.ZodMiniType<T>, value: unknown, what: string): T {
+  const parsed = z.safeParse(schema, value);
+  if (!parsed.success) throw new Unreadable(`${what} in NATS is not in the form buckley-lsp writes (${wrongIn(parsed.error.issues)})`);
+  return parsed.data;
+}
+
+/** Where the value is wrong, in a few words: its first three issues. */
+function wrongIn(issues: readonly { path: PropertyKey[]; message: string }[]): string {
+  const said = issues.slice(0, 3).map((issue) => `${issue.path.map(String).join('.') || 'the whole'}: ${issue.message.toLowerCase()}`);
+  return issues.length > 3 ? `${said.join('; ')}; …` : said.join('; ');
+}
+
+export const readState = (bytes: Uint8Array, taskId: string): TaskState => {
+  const what = `the state of task ${taskId}`;
+  return readAs(stateSchema, jsonOf(bytes, what), what) as TaskState;
+};
+
+/** A stream message's body: its records, or the name of the blob that holds them. */
+export function readBody(bytes: Uint8Array, where: string): Body {
+  const value = jsonOf(bytes, where);
+  return Array.isArray(value) ? (readAs(recordsSchema, value, where) as Dated[]) : readAs(blobSchema, value, where);
+}
+
+export const readRecords = (bytes: Uint8Array, where: string): Dated[] => readAs(recordsSchema, jsonOf(bytes, where), where) as Dated[];
+
+export const readJob = (bytes: Uint8Array): { taskId: string } => {
+  const what = 'a job of the work queue (BUCKLEY_WORK)';
+  return readAs(jobSchema, jsonOf(bytes, what), what);
+};
