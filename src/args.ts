@@ -37,14 +37,18 @@ Usage:
                                        FILE (default $XDG_CONFIG_HOME/buckley-lsp/settings.json)
                                        and the options
   buckley-lsp coordinator [--listen HOST:PORT] [--tls-cert PEM --tls-key PEM [--tls-client-ca PEM]]
-                          [--nats URL[,URL…] [--nats-replicas N] [--nats-wait S] [--replica NAME]]
+                          [--nats URL[,URL…] [--nats-creds FILE] [--nats-replicas N] [--nats-wait S]
+                           [--replica NAME]]
                           [--max-running N] [--roots DIR[,DIR…]] [--metrics HOST:PORT]
                           [--log-level L] [--agent CMD [ARGS...]]
                                        our gRPC coordinator as a standalone process
                                        (default listen address 127.0.0.1:50051; a non-loopback
                                        address needs TLS with client certificates); with --nats,
                                        one replica of a team's coordinator on NATS JetStream
-                                       (--nats-replicas: copies of its streams, 3 on a 3-node
+                                       (its login: nats://USER:PASSWORD@host:port, NATS_USER and
+                                       NATS_PASSWORD, NATS_TOKEN, NATS_CREDS or --nats-creds FILE;
+                                       TLS: tls://, NATS_CA, NATS_CERT and NATS_KEY;
+                                       --nats-replicas: copies of its streams, 3 on a 3-node
                                        cluster; --nats-wait: seconds NATS is waited for when it
                                        is away before the tasks running here fail, 120);
                                        --max-running: tasks run at once (16), more
@@ -104,14 +108,14 @@ export interface ParsedArgs {
   /** `doctor --settings FILE`. */
   settingsFile?: string;
   /** `coordinator` in a team: its NATS servers, the copies of its streams, its name, how many tasks it runs at once. */
-  team?: { nats?: string[]; replicas?: number; natsWaitS?: number; replica?: string; maxRunning?: number; roots?: string[]; metrics?: string };
+  team?: { nats?: string[]; natsCreds?: string; replicas?: number; natsWaitS?: number; replica?: string; maxRunning?: number; roots?: string[]; metrics?: string };
   /** With `help`: whose usage (`doctor --help` is doctor's). */
   helpFor?: 'server' | 'coordinator' | 'doctor' | 'acp';
   error?: string;
 }
 
 /** The flags of the command line's own; any other needs the settings' list (see needsSettings). */
-const OWN_FLAGS = new Set(['--stdio', '--version', '-v', '--coordinator', '--listen', '--tls-cert', '--tls-key', '--tls-client-ca', '--log-file', '--prompt', '--acp', '--settings', '--log-level', '--agent', '--nats', '--nats-replicas', '--nats-wait', '--replica', '--max-running', '--roots', '--metrics']);
+const OWN_FLAGS = new Set(['--stdio', '--version', '-v', '--coordinator', '--listen', '--tls-cert', '--tls-key', '--tls-client-ca', '--log-file', '--prompt', '--acp', '--settings', '--log-level', '--agent', '--nats', '--nats-creds', '--nats-replicas', '--nats-wait', '--replica', '--max-running', '--roots', '--metrics']);
 
 /**
  * Whether parsing `argv` may need every setting (a setting given as a flag, help, a mistake to
@@ -175,6 +179,7 @@ function teamFlag(result: ParsedArgs, mode: ParsedArgs['mode'], flag: string, gi
     if (!servers.length || servers.some((url) => !/^(nats|tls):\/\/[^\s/]+$|^[^\s/:]+:\d+$/.test(url))) return `--nats takes the NATS servers' URLs, comma-separated (nats://127.0.0.1:4222), not ${given}`;
     team.nats = [...(team.nats ?? []), ...servers];
   } else if (flag === '--replica') team.replica = given;
+  else if (flag === '--nats-creds') team.natsCreds = given;
   else if (flag === '--metrics') {
     if (!/^(\[[0-9a-fA-F:.]+\]|[^\s:/]+):\d{1,5}$/.test(given)) return `--metrics takes where to serve them, HOST:PORT (127.0.0.1:9464), not ${given}`;
     team.metrics = given;
@@ -238,6 +243,7 @@ export function parseArgs(argv: string[], settings: KnownSettings): ParsedArgs {
         result.logFile = value();
         break;
       case '--nats':
+      case '--nats-creds':
       case '--nats-replicas':
       case '--nats-wait':
       case '--replica':

@@ -8,12 +8,13 @@ import { detectAgent } from '../coordinator/agents/detect.js';
 import { startCoordinator } from '../coordinator/server.js';
 import { hostname } from 'node:os';
 import { startTracing, stopTracing } from '../tracing.js';
+import { natsAccessOf } from '../coordinator/tasks/natsAccess.js';
 
 export async function runCoordinator(options: {
   listen: string;
   tls?: { cert: string; key: string; clientCa?: string };
   /** A replica of a team's coordinator (--nats …). */
-  team?: { nats?: string[]; replicas?: number; natsWaitS?: number; replica?: string; maxRunning?: number; roots?: string[]; metrics?: string };
+  team?: { nats?: string[]; natsCreds?: string; replicas?: number; natsWaitS?: number; replica?: string; maxRunning?: number; roots?: string[]; metrics?: string };
   cliConfig: ConfigInput;
   env: NodeJS.ProcessEnv;
   logger: RootLogger;
@@ -33,10 +34,7 @@ export async function runCoordinator(options: {
   const team = options.team ?? {};
   const replica = team.replica ?? `${hostname()}:${process.pid}`;
   // The team's engine is loaded only for a team: a coordinator alone keeps its tasks in memory.
-  const engine = team.nats?.length
-    ? await (await import('../coordinator/tasks/nats.js')).natsEngine({ servers: team.nats, replicas: team.replicas ?? (team.nats.length >= 3 ? 3 : 1), name: `buckley-lsp coordinator ${replica}`, logger: logger.child('nats'), ...(team.natsWaitS ? { patienceMs: team.natsWaitS * 1000 } : {}) })
-    : undefined;
-  if (engine) logger.info(`replica ${replica} of the team on NATS ${team.nats!.join(', ')}`);
+  const engine = team.nats?.length ? await teamEngine(team as typeof team & { nats: string[] }, replica, options.env, logger) : undefined;
   const running = await startCoordinator(options.listen, {
     driver: detection.driver,
     agentProblem: detection.problem,
@@ -56,4 +54,14 @@ export async function runCoordinator(options: {
   });
   await running.close();
   await stopTracing();
+}
+
+/** A replica's engine on the team's NATS, logged in as NATS's own tools would be (natsAccess.ts). */
+async function teamEngine(team: NonNullable<Parameters<typeof runCoordinator>[0]['team']> & { nats: string[] }, replica: string, env: NodeJS.ProcessEnv, logger: RootLogger) {
+  const access = natsAccessOf(team.nats, env, team.natsCreds);
+  if ('problem' in access) throw new Error(access.problem);
+  const { natsEngine } = await import('../coordinator/tasks/nats.js');
+  const engine = await natsEngine({ servers: access.servers, auth: access.auth, replicas: team.replicas ?? (access.servers.length >= 3 ? 3 : 1), name: `buckley-lsp coordinator ${replica}`, logger: logger.child('nats'), ...(team.natsWaitS ? { patienceMs: team.natsWaitS * 1000 } : {}) });
+  logger.info(`replica ${replica} of the team on NATS ${access.servers.join(', ')} (${access.how})`);
+  return engine;
 }

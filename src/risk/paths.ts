@@ -84,6 +84,9 @@ const HOME_CREDENTIALS: [string, string][] = [
   ['.cargo/credentials.toml', 'crates.io tokens'],
   ['.gem/credentials', 'RubyGems tokens'],
   ['.config/op', '1Password'],
+  ['.config/nats', "NATS logins (the nats CLI's contexts)"],
+  ['.local/share/nats/nsc', 'NATS keys and credentials'],
+  ['.nkeys', 'NATS keys'],
   ['.bash_history', 'shell history'],
   ['.zsh_history', 'shell history'],
 ];
@@ -104,6 +107,7 @@ const CREDENTIAL_NAMES: [RegExp, string][] = [
   [/\.(pem|key|p12|pfx|jks|keystore|kdbx|asc|gpg)$/i, 'keys or certificates'],
   [/^(credentials|secrets?)(\.[a-z]+)?$/i, 'credentials'],
   [/^\.htpasswd$/, 'password hashes'],
+  [/\.(creds|nk)$/, 'NATS credentials'],
   [/^service[-_]?account.*\.json$/i, 'a service account key'],
 ];
 /** Harmless look-alikes of credential files. */

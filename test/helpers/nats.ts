@@ -6,7 +6,7 @@
  * and in CI its absence is an error.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { REPO } from './paths.js';
@@ -89,9 +89,18 @@ function server(name: string, args: string[]): NatsServer {
   };
 }
 
-/** One server with JetStream, started. */
-export async function startNats(): Promise<NatsServer> {
-  const one = server('n1', ['-js', '-a', '127.0.0.1', '-p', String(await freePort()), '-sd', tempDir('buckley-nats'), '-n', 'n1']);
+/**
+ * One server with JetStream, started; `config`: more of its configuration, in nats-server's own
+ * format (its users and their permissions, TLS), beside the flags.
+ */
+export async function startNats(config?: string): Promise<NatsServer> {
+  const extra: string[] = [];
+  if (config) {
+    const file = join(tempDir('buckley-nats-conf'), 'nats.conf');
+    writeFileSync(file, config);
+    extra.push('-c', file);
+  }
+  const one = server('n1', [...extra, '-js', '-a', '127.0.0.1', '-p', String(await freePort()), '-sd', tempDir('buckley-nats'), '-n', 'n1']);
   await one.start();
   return one;
 }

@@ -31,6 +31,8 @@ describe('the command line', () => {
     expect(parsed.team).toEqual({ nats: ['nats://a:4222', 'nats://b:4222'], replica: 'r1', maxRunning: 0, roots: ['/srv/a', '/srv/b'], metrics: '127.0.0.1:9464' });
     expect(parseArgs(['coordinator', '--metrics', '[::1]:0']).team).toEqual({ metrics: '[::1]:0' });
     expect(parseArgs(['coordinator', '--nats', 'nats://a:4222', '--nats-wait', '30']).team).toEqual({ nats: ['nats://a:4222'], natsWaitS: 30 });
+    expect(parseArgs(['coordinator', '--nats', 'nats://team:pw@a:4222', '--nats-creds', '/etc/buckley/team.creds']).team).toEqual({ nats: ['nats://team:pw@a:4222'], natsCreds: '/etc/buckley/team.creds' });
+    expect(parseArgs(['--nats-creds', 'x.creds']).error).toBe('--nats-creds is for `buckley-lsp coordinator`');
     expect(parseArgs(['coordinator', '--nats-wait', '0']).error).toBe('--nats-wait takes a whole number of at least 1, not 0');
     expect(parseArgs(['coordinator', '--metrics', '9464']).error).toBe('--metrics takes where to serve them, HOST:PORT (127.0.0.1:9464), not 9464');
     expect(parseArgs(['coordinator', '--roots', 'src']).error).toBe('--roots takes the folders whose workspaces it serves, absolute, comma-separated (/srv/checkouts), not src');

@@ -58,7 +58,7 @@ describe('known agents, however they are started', () => {
 
 describe("the agent's environment", () => {
   it('keeps back what looks like a secret: by its name, or a URL with a password; not a count of tokens or a working directory', () => {
-    for (const name of ['AWS_SECRET_ACCESS_KEY', 'GITHUB_TOKEN', 'DATABASE_PASSWORD', 'NPM_CONFIG__AUTH', 'AZURE_CLIENT_SECRET', 'GOOGLE_APPLICATION_CREDENTIALS', 'PGPASSWORD', 'MYSQL_PWD', 'SSH_AUTH_SOCK', 'SENTRY_DSN'])
+    for (const name of ['AWS_SECRET_ACCESS_KEY', 'GITHUB_TOKEN', 'DATABASE_PASSWORD', 'NPM_CONFIG__AUTH', 'AZURE_CLIENT_SECRET', 'GOOGLE_APPLICATION_CREDENTIALS', 'PGPASSWORD', 'MYSQL_PWD', 'SSH_AUTH_SOCK', 'SENTRY_DSN', 'NATS_PASSWORD', 'NATS_TOKEN', 'NATS_CREDS', 'NATS_KEY'])
       expect(looksSecret(name, 'x'), name).toBe(true);
     expect(looksSecret('DATABASE_URL', 'postgres://app:hunter2@db/app')).toBe(true);
     expect(looksSecret('SERVICE_URL', 'https://user:pw@api.example.com')).toBe(true);

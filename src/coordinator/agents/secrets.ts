@@ -14,7 +14,7 @@
  * Words in a variable's name that say it holds a secret (`*KEY*`, `*TOKEN*`, …) — but a count of
  * tokens (`MAX_THINKING_TOKENS`, an agent's setting) is not one.
  */
-const SECRET_WORDS = /KEY|SECRET|TOKEN(?!S)|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|PRIVATE|COOKIE|OAUTH|_AUTH|AUTH_|^AUTH$|_PWD$|^PGPASS/;
+const SECRET_WORDS = /KEY|SECRET|TOKEN(?!S)|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|CREDS|PRIVATE|COOKIE|OAUTH|_AUTH|AUTH_|^AUTH$|_PWD$|^PGPASS/;
 
 /**
  * Logins whose names say nothing of secrets: a database's URL (`postgres://user:password@…`),

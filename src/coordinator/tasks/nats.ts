@@ -10,20 +10,24 @@
  * - **buckley_tasks** (KV): each task's state at a glance.
  * - **buckley_blobs** (object store): a message too big for NATS (natsLog.ts), chunked.
  */
-import { connect, nanos, type NatsConnection } from '@nats-io/transport-node';
+import { readFileSync } from 'node:fs';
+import { connect, credsAuthenticator, nanos, type NatsConnection, type NodeConnectionOptions } from '@nats-io/transport-node';
 import { AckPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import { Objm } from '@nats-io/obj';
 import { checkTaskId, encode, NatsLog, subjectOf, TASKS, wrongLast, type Retry } from './natsLog.js';
 import { readJob, readState } from './natsRead.js';
+import type { NatsAuth } from './natsAccess.js';
 import { TaskFeed } from './natsFeed.js';
 import { natsHealth } from './natsHealth.js';
 import type { Logger } from '../../logger.js';
 import { Unreadable, type Job, type TaskEngine, type TaskState, type TaskStates, type WorkQueue } from './store.js';
 
 export interface NatsEngineOptions {
-  /** `nats://host:port` each (a cluster's servers). */
+  /** `nats://host:port` each (a cluster's servers), without credentials. */
   servers: string[];
+  /** How it logs in (natsAccess.ts); without: as NATS lets anyone. */
+  auth?: NatsAuth;
   /** Copies of each stream and bucket (3 on a 3-node cluster). */
   replicas?: number;
   /** How long a taken task is held without its lease renewed before another replica gets it. */
@@ -288,6 +292,8 @@ const NO_LIMITS: Limits = { where: 'NATS', stopBy: () => Infinity, away: () => f
 /** A request JetStream did not answer (not one it answered with an error). */
 const UNANSWERED = /timeout|no responders|503|not enabled|no suitable peers|disconnect|connection closed/i;
 const STOPPED = 'the coordinator is stopping: NATS is no longer asked';
+/** NATS's answers (or their causes) that asking again does not change: a message too big, a subject this replica's user may not use. */
+const CANNOT_MEND = new Set(['InvalidArgumentError', 'PermissionViolationError']);
 
 /** `work`, or the coordinator's stop while NATS is away (its listener forgotten either way: none piles up). */
 function interruptible<T>(work: Promise<T>, limits: Limits): Promise<T> {
@@ -328,16 +334,46 @@ async function untilReady<T>(work: () => Promise<T>, withinMs: number, limits: L
       if (Date.now() >= limits.stopBy()) throw new Error(STOPPED);
       // What asking again cannot mend (a message too big, an argument NATS refuses, what is read
       // not in buckley-lsp's form) is said at once.
-      if ((error as Error).name === 'InvalidArgumentError' || error instanceof Unreadable || error instanceof SyntaxError || wrongLast(error) !== undefined) throw error;
+      if (CANNOT_MEND.has((error as Error).name) || CANNOT_MEND.has(((error as Error).cause as Error | undefined)?.name ?? '') || error instanceof Unreadable || error instanceof SyntaxError || wrongLast(error) !== undefined) throw error;
       if (Date.now() + wait > until) throw new Error(`JetStream (${limits.where}) did not answer within ${withinMs / 1000} s: ${(error as Error).message}`);
       await new Promise((resolve) => setTimeout(resolve, wait));
     }
   }
 }
 
+/** The connection to the team's NATS servers, or why there is none in words: which servers, and what to do. */
+async function connectTo(options: NatsEngineOptions): Promise<NatsConnection> {
+  const where = `NATS at ${options.servers.join(', ')}`;
+  const { credsFile, ...login } = options.auth ?? {};
+  const connection: NodeConnectionOptions = { servers: options.servers, name: options.name ?? 'buckley-lsp coordinator', reconnect: true, maxReconnectAttempts: -1, reconnectTimeWait: 500, timeout: 10_000, ...login };
+  try {
+    if (credsFile) connection.authenticator = credsAuthenticator(readFileSync(credsFile));
+    return await connect(connection);
+  } catch (error) {
+    const said = (error as Error).message;
+    if ((error as Error).name === 'AuthorizationError' || /authoriz|authentic|user|creds|nkey|jwt/i.test(said)) {
+      const given = credsFile || login.user || login.token;
+      throw new Error(`${where} ${given ? 'did not accept' : 'asks for'} this replica's credentials (${said}): ${given ? 'check' : 'give'} them — nats://USER:PASSWORD@host:port in --nats, NATS_USER and NATS_PASSWORD, NATS_TOKEN, or --nats-creds FILE`);
+    }
+    if (/certificate|self.signed|verify/i.test(said)) throw new Error(`${where}: ${said} — its certificate is not one this replica trusts: give the CA that signed it with NATS_CA (a PEM file)`);
+    if (/tls|ssl/i.test(said)) throw new Error(`${where}: ${said} — a tls:// URL, NATS_CA, NATS_CERT and NATS_KEY must match how the server is set up`);
+    throw new Error(`could not connect to ${where}: ${said} — is nats-server running there, with JetStream (nats-server --jetstream)?`);
+  }
+}
+
+/** Why JetStream could not be set up for the team, in words a NATS operator acts on. */
+function notReady(error: Error, servers: string[]): Error {
+  const where = `NATS at ${servers.join(', ')}`;
+  if (error.name === 'PermissionViolationError' || /permissions violation/i.test(error.message)) {
+    return new Error(`${where} does not let this replica's user do what a replica does (${error.message}): allow it to publish and subscribe on buckley.>, $JS.API.>, $JS.ACK.>, $KV.buckley_tasks.>, $O.buckley_blobs.> and _INBOX.>`);
+  }
+  if (/jetstream is not enabled/i.test(error.message)) return new Error(`JetStream is not enabled on ${where}: start nats-server with --jetstream (or jetstream {} in its configuration)`);
+  return error;
+}
+
 /** Connects to the NATS servers and makes what is not there yet. */
 export async function natsEngine(options: NatsEngineOptions): Promise<TaskEngine> {
-  const nc: NatsConnection = await connect({ servers: options.servers, name: options.name ?? 'buckley-lsp coordinator', reconnect: true, maxReconnectAttempts: -1, reconnectTimeWait: 500, timeout: 10_000 });
+  const nc = await connectTo(options);
   try {
     const replicas = options.replicas ?? 1;
     const leaseMs = options.leaseMs ?? LEASE_MS;
@@ -348,7 +384,7 @@ export async function natsEngine(options: NatsEngineOptions): Promise<TaskEngine
       const kept = { replicas, ttl: KEPT_MS };
       const made = { jsm: manager, kv: await new Kvm(nc).create(BUCKET, { ...kept, history: 1 }), blobs: await new Objm(nc).create(BLOBS, { ...kept, ttl: nanos(KEPT_MS) }) };
       return { ...made, next: (await manager.streams.info(TASKS)).state.last_seq + 1 };
-    }, options.readyMs ?? READY_MS, { ...NO_LIMITS, where: `NATS at ${options.servers.join(', ')}` });
+    }, options.readyMs ?? READY_MS, { ...NO_LIMITS, where: `NATS at ${options.servers.join(', ')}` }).catch((error: unknown) => Promise.reject(notReady(error as Error, options.servers)));
     const js = jetstream(nc);
     const patienceMs = options.patienceMs ?? PATIENCE_MS;
     const health = natsHealth(nc, options.servers, patienceMs);

@@ -28,6 +28,7 @@ import { outsideRoots, turnOf, type TaskSpec } from './spec.js';
 import { Superseded, Unreadable, type Job, type StoredRecord, type TaskEngine } from './store.js';
 import { HEARTBEAT_MS, settleState, takeHold, type Hold } from './hold.js';
 import { CALLER_GRACE_MS, callerAbsence, callerGone } from './absence.js';
+import { Failure, taskSender, type FinalStatus, type Send } from './sender.js';
 
 /** How long the caller may take to answer a file_request before the disk is read instead. */
 export const FILE_REQUEST_TIMEOUT_MS = 10_000;
@@ -66,9 +67,7 @@ interface Running {
   resume?: string;
 }
 
-type FinalStatus = 'completed' | 'failed' | 'cancelled';
 /** Records an event of the task's for its callers; with `final`, its last (its final state). */
-type Send = (event: Record<string, unknown>, final?: FinalStatus) => Promise<boolean>;
 
 /** How long a terminal call may take in the client (output, kill, release, create); waiting for a command's exit, at most as long as a task. */
 const TERMINAL_CALL_MS = 30_000;
@@ -83,8 +82,6 @@ const TAKEN_UP = '(This task was interrupted: the coordinator running it stopped
 /** Why a coordinator that stops aborts its tasks' turns. */
 const SHUTDOWN = 'the coordinator running it stopped: run it again';
 
-/** Why a turn is aborted that ends the task failed, not cancelled: this coordinator stops, or cannot record it. */
-class Failure extends Error {}
 
 /** Why the tasks running here fail when the team's store was away too long. */
 const storeLost = (where: string, patienceMs: number) =>
@@ -200,24 +197,8 @@ export class TaskRunner {
     }
   }
 
-  /**
-   * How the run records the task's events. A record not stored ends the turn: where the store
-   * would not take it (every retry spent) the task's story has a hole, and it fails; where another
-   * run holds the task now, nothing more is recorded here. Resolves whether it was stored.
-   */
   private sender(taskId: string, hold: Hold | undefined, controller: AbortController): Send {
-    const { engine, logger } = this.options;
-    const run = hold ? { run: hold.run } : {};
-    return (event, final) =>
-      engine.log.append(taskId, final ? { ...run, event, final } : { ...run, event }).then(
-        () => true,
-        (error: unknown) => {
-          if (error instanceof Superseded) this.lose(taskId, hold, controller, error);
-          else logger.warn(`task ${taskId}: ${final ? `its end (${final})` : 'an event'} was not stored: ${(error as Error).message}`);
-          if (!final && !controller.signal.aborted) controller.abort(new Failure(`the team's store did not take this task's progress (${(error as Error).message}), so it was stopped: run it again`));
-          return false;
-        },
-      );
+    return taskSender(this.options.engine.log, this.options.logger, taskId, hold, controller, (why) => this.lose(taskId, hold, controller, why));
   }
 
   /** Another run holds the task now (this coordinator was cut off from NATS, or paused, past its lease): the turn here stops, said once. */
@@ -249,13 +230,13 @@ export class TaskRunner {
     heartbeat.unref();
     const span = tracer().start('buckley.task', created.spec.traceparent, { 'buckley.task_id': taskId, 'buckley.intent': created.spec.intent, 'buckley.replica': this.options.replica });
     // Its one final event ends its span, saying how it ended.
-    const traced: Send = (event, final) => {
+    const traced: Send = Object.assign((event: Record<string, unknown>, final?: FinalStatus) => {
       if (typeof event.status === 'string' && FINAL_STATUSES.has(event.status)) {
         span.set({ 'buckley.status': event.status });
         span.end(event.status === 'failed' ? String(event.message) : undefined);
       }
       return send(event, final);
-    };
+    }, { settled: send.settled });
     const work = this.turn({ taskId, spec: created.spec, owner: created.owner, hold, send: traced, requests, signal: controller.signal, traceparent: span.traceparent, ...(resume ? { resume } : {}) });
     this.running.set(controller, work);
     try {
@@ -300,8 +281,11 @@ export class TaskRunner {
 
   /** The task's one final state, with its event. */
   private async end(taskId: string, send: Send, status: FinalStatus, message: string, extra: Record<string, unknown> = {}): Promise<void> {
+    // An event the store refused while the turn ended (its last piece, sent in the background) is a hole in the task's story: it fails.
+    const failure = status === 'failed' ? undefined : await send.settled();
+    const ending = failure ? { status: 'failed' as const, message: failure.message, extra: {} } : { status, message, extra };
     // Stored, it is the task's end (no other run can store one now): its state says so, whoever holds it.
-    if (await send({ status, message, ...extra }, status)) await settleState(this.options.engine.states, taskId, status);
+    if (await send({ status: ending.status, message: ending.message, ...ending.extra }, ending.status)) await settleState(this.options.engine.states, taskId, ending.status);
   }
 
   /** The agent's turn, what it does recorded; its final state at the end, whatever happens. */

@@ -1,0 +1,113 @@
+/**
+ * A team's replica logging in to a NATS that asks who it is, as NATS's own tools do: a user and
+ * password in the URL or in NATS_USER and NATS_PASSWORD, TLS with the team's CA (NATS_CA). With
+ * exactly the permissions the docs name, a task runs end to end (a big answer through the object
+ * store too); the password is never in its log nor in its agent's environment. Refused — wrong
+ * password, none given, a user without the permissions, TLS it cannot verify — the replica
+ * stops at once saying which server and what to do.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { CoordinatorClient } from '../../src/wire/client.js';
+import { sessionSchema, taskEventSchema, type TaskEvent } from '../../src/wire/contract.js';
+import { makeCerts } from '../helpers/certs.js';
+import { startReplica, type CoordinatorProcess } from '../helpers/coordinators.js';
+import { requireNats, startNats, stopAllNats } from '../helpers/nats.js';
+import { tempDir } from '../helpers/temp.js';
+
+const nats = requireNats();
+afterAll(stopAllNats);
+
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** What a replica needs, as docs/team.md names it. */
+const REPLICA_SUBJECTS = '["buckley.>", "$JS.API.>", "$JS.ACK.>", "$KV.buckley_tasks.>", "$O.buckley_blobs.>", "_INBOX.>"]';
+const USERS = `authorization { users = [
+  { user: "team", password: "s3cret-pw", permissions: { publish: ${REPLICA_SUBJECTS}, subscribe: ${REPLICA_SUBJECTS} } },
+  { user: "meek", password: "meek-pw", permissions: { publish: ["buckley.>"], subscribe: ["_INBOX.>"] } },
+  { user: "noblobs", password: "nb-pw", permissions: { publish: ${REPLICA_SUBJECTS.replace(', "$O.buckley_blobs.>"', '')}, subscribe: ${REPLICA_SUBJECTS} } }
+] }`;
+
+async function replica(url: string, env: NodeJS.ProcessEnv = {}): Promise<CoordinatorProcess> {
+  const started = await startReplica(url, 'one', 4, { env });
+  cleanups.push(() => started.stop());
+  return started;
+}
+
+/** Why a replica would not start: its last words. */
+const refusal = (url: string, env: NodeJS.ProcessEnv = {}) => startReplica(url, 'one', 4, { env }).then(
+  (started) => (cleanups.push(() => started.stop()), 'started'),
+  (error: Error) => error.message,
+);
+
+async function task(address: string, query: string): Promise<TaskEvent[]> {
+  const alice = new CoordinatorClient({ address, agentId: 'alice' });
+  cleanups.push(() => alice.close());
+  const root = tempDir('buckley-team-login');
+  mkdirSync(root, { recursive: true });
+  writeFileSync(join(root, 'README.md'), '# read me\n');
+  const made = await alice.unary('CreateSession', { agent_id: 'alice', metadata: { workspace_root: root } }, sessionSchema, { timeoutMs: 5000 });
+  const events: TaskEvent[] = [];
+  for await (const event of alice.stream('StreamTask', { task_id: `login-${events.length}-${Date.now()}`, agent_id: 'alice', query }, taskEventSchema, { timeoutMs: 60_000, metadata: { 'x-buckley-session-id': made.session_id } })) events.push(event);
+  return events;
+}
+
+describe.runIf(nats)("a team's replica on a NATS that asks who it is", () => {
+  it('logs in as the user its URL or NATS_USER and NATS_PASSWORD name, with the permissions the docs give, and keeps the password out of its log and its agent', async () => {
+    const server = await startNats(USERS);
+    const port = server.url.split(':').at(-1);
+    const one = await replica(`nats://team:s3cret-pw@127.0.0.1:${port}`);
+    // One piece of 1 MB: a message too big for NATS, kept in the object store.
+    const big = await task(one.address, 'HUGE UPDATE 1');
+    expect(big.at(-1)).toMatchObject({ status: 'completed' });
+    expect(big.map((event) => event.answer_delta).join('').length).toBeGreaterThan(1_000_000);
+    expect(one.said()).toContain(`replica one of the team on NATS nats://127.0.0.1:${port} (as user team)`);
+    expect(one.said()).not.toContain('s3cret-pw');
+    await one.stop();
+
+    const two = await replica(server.url, { NATS_USER: 'team', NATS_PASSWORD: 's3cret-pw' });
+    const env = await task(two.address, 'ENV NATS_PASSWORD');
+    expect(env.at(-1)).toMatchObject({ status: 'completed' });
+    expect(env.map((event) => event.answer_delta).join('')).toContain('NATS_PASSWORD unset');
+    expect(two.said()).not.toContain('s3cret-pw');
+  });
+
+  it('fails a task, in words, whose piece NATS refused to store (a permission missing) — never completed with a hole in its story', async () => {
+    const server = await startNats(USERS);
+    const one = await replica(server.url, { NATS_USER: 'noblobs', NATS_PASSWORD: 'nb-pw' });
+    // Its last piece refused while the turn ended.
+    const events = await task(one.address, 'HUGE UPDATE 1');
+    expect(events.at(-1)).toMatchObject({ status: 'failed', message: expect.stringMatching(/^the team's store did not take this task's progress \(the task's record could not be stored: Permissions Violation for Publish to "\$O\.buckley_blobs\.C\.[^"]+"\), so it was stopped: run it again$/) });
+    expect(events.filter((event) => ['completed', 'failed', 'cancelled'].includes(event.status))).toHaveLength(1);
+  });
+
+  it('stops at once, saying which server and what to do, when NATS refuses it', async () => {
+    const server = await startNats(USERS);
+    const port = server.url.split(':').at(-1);
+    const hint = 'nats://USER:PASSWORD@host:port in --nats, NATS_USER and NATS_PASSWORD, NATS_TOKEN, or --nats-creds FILE';
+    expect(await refusal(`nats://team:wrong@127.0.0.1:${port}`)).toContain(`NATS at nats://127.0.0.1:${port} did not accept this replica's credentials (Authorization Violation): check them — ${hint}`);
+    expect(await refusal(server.url)).toContain(`NATS at nats://127.0.0.1:${port} asks for this replica's credentials (Authorization Violation): give them — ${hint}`);
+    const started = Date.now();
+    expect(await refusal(server.url, { NATS_USER: 'meek', NATS_PASSWORD: 'meek-pw' })).toContain(`NATS at nats://127.0.0.1:${port} does not let this replica's user do what a replica does (Permissions Violation for Publish to "$JS.API.INFO"): allow it to publish and subscribe on buckley.>, $JS.API.>`);
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(await refusal(server.url, { NATS_USER: 'team', NATS_CERT: '/nowhere/cert.pem' })).toContain('NATS_CERT and NATS_KEY go together');
+    expect(await refusal(server.url, { NATS_CREDS: '/nowhere/team.creds' })).toContain('the NATS credentials file /nowhere/team.creds cannot be read (ENOENT)');
+  });
+
+  it("speaks TLS where the server asks for it, trusting the team's CA (NATS_CA); without it, says the certificate is not trusted", async () => {
+    const certs = makeCerts();
+    const server = await startNats(`tls { cert_file: "${certs.serverCert}", key_file: "${certs.serverKey}" }`);
+    const tlsUrl = server.url.replace('nats://', 'tls://');
+    const one = await replica(tlsUrl, { NATS_CA: certs.ca });
+    expect((await task(one.address, 'INSTANT')).at(-1)).toMatchObject({ status: 'completed' });
+    expect(one.said()).toContain(`(without credentials, over TLS)`);
+    expect(await refusal(tlsUrl)).toMatch(/NATS at tls:\/\/127\.0\.0\.1:\d+: unable to verify the first certificate — its certificate is not one this replica trusts: give the CA that signed it with NATS_CA \(a PEM file\)/);
+    // Told TLS, a server without it is not spoken to in the clear.
+    const plain = await startNats();
+    expect(await refusal(plain.url.replace('nats://', 'tls://'), { NATS_USER: 'team', NATS_PASSWORD: 's3cret-pw' })).toMatch(/NATS at tls:\/\/127\.0\.0\.1:\d+: server does not support 'tls' — a tls:\/\/ URL, NATS_CA, NATS_CERT and NATS_KEY must match how the server is set up/);
+  });
+});
