@@ -11,6 +11,8 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { memoryEngine } from '../../src/coordinator/tasks/memory.js';
 import { natsEngine } from '../../src/coordinator/tasks/nats.js';
+import { connect } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { Superseded, type StoredRecord, type TaskEngine } from '../../src/coordinator/tasks/store.js';
 import { settleState, takeHold, type Hold } from '../../src/coordinator/tasks/hold.js';
 import { requireNats, startNats, startNatsCluster, stopAllNats, type NatsServer } from '../helpers/nats.js';
@@ -301,6 +303,30 @@ describe.runIf(nats)('the task engine on NATS JetStream, when things fail', () =
     const read = await engine.log.read(task);
     expect(read.map((record) => record.event?.message)).toEqual(Array.from({ length: 20 }, (_, i) => `step ${i}`));
     await engine.close();
+  }, 90_000);
+
+  it('keeps in 3 copies what a team made with one before it grew to a 3-node cluster, saying so — and never fewer than it has', async () => {
+    const cluster = await startNatsCluster(3);
+    const first = await natsEngine({ servers: [cluster[0]!.url], replicas: 1 });
+    const task = randomUUID();
+    await first.log.append(task, { event: { message: 'kept' } });
+    await first.close();
+    const said: string[] = [];
+    const logger = { info: (line: string) => said.push(line), warn: (line: string) => said.push(line), error: () => undefined, debug: () => undefined } as never;
+    const grown = await natsEngine({ servers: cluster.map((node) => node.url), replicas: 3, logger });
+    const streams = ['BUCKLEY_TASKS', 'BUCKLEY_WORK', 'KV_buckley_tasks', 'OBJ_buckley_blobs'];
+    expect(said).toEqual(streams.map((name) => `${name} was kept in 1 copy: now in 3`));
+    const connection = await connect({ servers: cluster[1]!.url });
+    const jsm = await jetstreamManager(connection);
+    // Copied to the other nodes (they catch up in the background).
+    for (const name of streams) await until(async () => (await jsm.streams.info(name)).cluster?.replicas?.filter((peer) => peer.current).length === 2, 30_000);
+    // A replica given one server of it, asking for one copy, takes none away.
+    const narrow = await natsEngine({ servers: [cluster[2]!.url], replicas: 1 });
+    for (const name of streams) expect((await jsm.streams.info(name)).config.num_replicas).toBe(3);
+    expect((await grown.log.read(task)).map((record) => record.event?.message)).toEqual(['kept']);
+    await connection.close();
+    await narrow.close();
+    await grown.close();
   }, 90_000);
 });
 

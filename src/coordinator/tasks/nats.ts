@@ -11,12 +11,12 @@
  * - **buckley_blobs** (object store): a message too big for NATS (natsLog.ts), chunked.
  */
 import { readFileSync } from 'node:fs';
-import { connect, credsAuthenticator, nanos, type NatsConnection, type NodeConnectionOptions } from '@nats-io/transport-node';
-import { AckPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
-import { Kvm, type KV } from '@nats-io/kv';
-import { Objm } from '@nats-io/obj';
+import { connect, credsAuthenticator, type NatsConnection, type NodeConnectionOptions } from '@nats-io/transport-node';
+import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
+import type { KV } from '@nats-io/kv';
 import { checkTaskId, encode, NatsLog, subjectOf, TASKS, wrongLast, type Retry } from './natsLog.js';
 import { readJob, readState } from './natsRead.js';
+import { provision, WORK, WORKERS } from './natsProvision.js';
 import type { NatsAuth } from './natsAccess.js';
 import { TaskFeed } from './natsFeed.js';
 import { natsHealth } from './natsHealth.js';
@@ -47,12 +47,6 @@ export interface NatsEngineOptions {
   maxWaitingBytes?: number;
 }
 
-const WORK = 'BUCKLEY_WORK';
-const BUCKET = 'buckley_tasks';
-const BLOBS = 'buckley_blobs';
-/** How long tasks are kept: their streams, states and blobs. */
-const KEPT_MS = 7 * 24 * 3600_000;
-const WORKERS = 'workers';
 /** How long a pull from the work queue waits for a task. */
 const PULL_MS = 2_000;
 const LEASE_MS = 10_000;
@@ -244,29 +238,6 @@ class NatsQueue implements WorkQueue {
   }
 }
 
-/** Makes the streams, the consumer and the bucket where they are not there yet (as any replica may be first). */
-async function provision(jsm: JetStreamManager, replicas: number, leaseMs: number): Promise<void> {
-  const ensure = async (name: string, config: Parameters<JetStreamManager['streams']['add']>[0]) => {
-    const info = await jsm.streams.info(name).catch(() => undefined);
-    if (!info) {
-      await jsm.streams.add(config).catch(async (error: unknown) => {
-        // Another replica made it meanwhile.
-        await jsm.streams.info(name).catch(() => Promise.reject(error));
-      });
-    } else if (config.allow_direct && !info.config.allow_direct) {
-      // Made by an earlier version: its records are read with direct gets now.
-      await jsm.streams.update(name, { ...info.config, allow_direct: true });
-    }
-  };
-  await ensure(TASKS, { name: TASKS, subjects: ['buckley.tasks.*'], storage: StorageType.File, num_replicas: replicas, max_age: nanos(KEPT_MS), duplicate_window: nanos(5 * 60_000), allow_direct: true });
-  await ensure(WORK, { name: WORK, subjects: ['buckley.work'], storage: StorageType.File, num_replicas: replicas, retention: RetentionPolicy.Workqueue });
-  try {
-    await jsm.consumers.info(WORK, WORKERS);
-  } catch {
-    await jsm.consumers.add(WORK, { durable_name: WORKERS, ack_policy: AckPolicy.Explicit, ack_wait: nanos(leaseMs), max_deliver: -1 }).catch(() => undefined);
-  }
-}
-
 const READY_MS = 30_000;
 
 
@@ -380,9 +351,7 @@ export async function natsEngine(options: NatsEngineOptions): Promise<TaskEngine
     // A cluster just started elects its JetStream leader first: its replicas may come up before.
     const { jsm, kv, blobs, next } = await untilReady(async () => {
       const manager = await jetstreamManager(nc);
-      await provision(manager, replicas, leaseMs);
-      const kept = { replicas, ttl: KEPT_MS };
-      const made = { jsm: manager, kv: await new Kvm(nc).create(BUCKET, { ...kept, history: 1 }), blobs: await new Objm(nc).create(BLOBS, { ...kept, ttl: nanos(KEPT_MS) }) };
+      const made = { jsm: manager, ...(await provision(nc, manager, replicas, leaseMs, options.logger)) };
       return { ...made, next: (await manager.streams.info(TASKS)).state.last_seq + 1 };
     }, options.readyMs ?? READY_MS, { ...NO_LIMITS, where: `NATS at ${options.servers.join(', ')}` }).catch((error: unknown) => Promise.reject(notReady(error as Error, options.servers)));
     const js = jetstream(nc);
