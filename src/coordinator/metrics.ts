@@ -98,7 +98,9 @@ function gauges(source: MetricsSource, registry: Registry): { scrape(): void } {
 /** Serves /metrics on `address` (host:port); the engine to use, its appends counted. */
 export async function serveMetrics(address: string, engine: TaskEngine, logger: Logger): Promise<{ engine: TaskEngine; address: string; start(source: MetricsSource): void; close(): Promise<void> }> {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'buckley_process_' });
+  // Under their standard names (process_cpu_seconds_total, nodejs_heap_size_used_bytes): the
+  // dashboards and alerts people have for any Node.js process work as they are.
+  collectDefaultMetrics({ register: registry });
   const counted = countedEngine(engine, registry);
   let store: { scrape(): void } | undefined;
   const server = createServer((request, response) => {

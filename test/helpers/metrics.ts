@@ -13,7 +13,7 @@ export async function scrape(address: string): Promise<Map<string, number>> {
   expect(response.headers.get('content-type')).toContain('text/plain');
   const samples = new Map<string, number>();
   for (const line of (await response.text()).split('\n')) {
-    const match = /^(buckley_[a-z_]+(?:\{[^}]*\})?) (\S+)$/.exec(line);
+    const match = /^((?:buckley|process|nodejs)_[a-z_]+(?:\{[^}]*\})?) (\S+)$/.exec(line);
     if (match) samples.set(match[1]!.replace(/,?replica="[^"]*"/, '').replace('{}', ''), Number(match[2]));
   }
   return samples;

@@ -148,6 +148,9 @@ describe('metrics', () => {
     const idle = await scrape(address);
     expect(idle.get('buckley_tasks{state="completed"}')).toBe(0);
     expect(idle.get('buckley_agents_running')).toBe(0);
+    // The process's own under their standard names, as any Node.js dashboard reads them.
+    expect(idle.get('process_resident_memory_bytes')).toBeGreaterThan(0);
+    expect(idle.get('nodejs_heap_size_used_bytes')).toBeGreaterThan(0);
     let waiting: Map<string, number> | undefined;
     const client = await start({
       client: 'neovim-0.10.4',
