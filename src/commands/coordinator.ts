@@ -61,7 +61,7 @@ async function teamEngine(team: NonNullable<Parameters<typeof runCoordinator>[0]
   const access = natsAccessOf(team.nats, env, team.natsCreds);
   if ('problem' in access) throw new Error(access.problem);
   const { natsEngine } = await import('../coordinator/tasks/nats.js');
-  const engine = await natsEngine({ servers: access.servers, auth: access.auth, replicas: team.replicas ?? (access.servers.length >= 3 ? 3 : 1), name: `buckley-lsp coordinator ${replica}`, logger: logger.child('nats'), ...(team.natsWaitS ? { patienceMs: team.natsWaitS * 1000 } : {}) });
+  const engine = await natsEngine({ servers: access.servers, auth: access.auth, replicas: team.replicas ?? (access.servers.length >= 3 ? 3 : 1), name: `buckley-lsp coordinator ${replica}`, replica, logger: logger.child('nats'), ...(team.natsWaitS ? { patienceMs: team.natsWaitS * 1000 } : {}) });
   logger.info(`replica ${replica} of the team on NATS ${access.servers.join(', ')} (${access.how})`);
   return engine;
 }

@@ -13,6 +13,7 @@ import { memoryEngine } from '../../src/coordinator/tasks/memory.js';
 import { natsEngine } from '../../src/coordinator/tasks/nats.js';
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
 import { Superseded, type StoredRecord, type TaskEngine } from '../../src/coordinator/tasks/store.js';
 import { settleState, takeHold, type Hold } from '../../src/coordinator/tasks/hold.js';
 import { requireNats, startNats, startNatsCluster, stopAllNats, type NatsServer } from '../helpers/nats.js';
@@ -305,6 +306,25 @@ describe.runIf(nats)('the task engine on NATS JetStream, when things fail', () =
     await engine.close();
   }, 90_000);
 
+  it('lets one running replica have a name: another of that name is refused in words; freed when it stops; taken from one that died once it is silent', async () => {
+    const nats = await startNats();
+    const first = await natsEngine({ servers: [nats.url], replica: 'r1' });
+    await expect(natsEngine({ servers: [nats.url], replica: 'r1' })).rejects.toThrow(new RegExp(`^the replica name r1 is in use by a coordinator that is running \\(process ${process.pid} on [^)]+\\): give each replica its own --replica$`));
+    await first.close();
+    const again = await natsEngine({ servers: [nats.url], replica: 'r1' });
+    await again.close();
+    // Held by a run that died without letting it go (SIGKILL): it never beats again.
+    const connection = await connect({ servers: nats.url });
+    const names = await new Kvm(connection).open('buckley_replicas');
+    await names.put(Buffer.from('r1').toString('base64url'), JSON.stringify({ instance: 'dead', host: 'elsewhere', pid: 4242 }));
+    const said: string[] = [];
+    const logger = { info: (line: string) => said.push(line), warn: (line: string) => said.push(line), error: () => undefined, debug: () => undefined } as never;
+    const after = await natsEngine({ servers: [nats.url], replica: 'r1', logger });
+    expect(said).toContain('replica name r1 was held by process 4242 on elsewhere: taken once it has been silent for 6 s');
+    await after.close();
+    await connection.close();
+  }, 60_000);
+
   it('keeps in 3 copies what a team made with one before it grew to a 3-node cluster, saying so — and never fewer than it has', async () => {
     const cluster = await startNatsCluster(3);
     const first = await natsEngine({ servers: [cluster[0]!.url], replicas: 1 });
@@ -314,7 +334,7 @@ describe.runIf(nats)('the task engine on NATS JetStream, when things fail', () =
     const said: string[] = [];
     const logger = { info: (line: string) => said.push(line), warn: (line: string) => said.push(line), error: () => undefined, debug: () => undefined } as never;
     const grown = await natsEngine({ servers: cluster.map((node) => node.url), replicas: 3, logger });
-    const streams = ['BUCKLEY_TASKS', 'BUCKLEY_WORK', 'KV_buckley_tasks', 'OBJ_buckley_blobs'];
+    const streams = ['BUCKLEY_TASKS', 'BUCKLEY_WORK', 'KV_buckley_tasks', 'OBJ_buckley_blobs', 'KV_buckley_replicas'];
     expect(said).toEqual(streams.map((name) => `${name} was kept in 1 copy: now in 3`));
     const connection = await connect({ servers: cluster[1]!.url });
     const jsm = await jetstreamManager(connection);

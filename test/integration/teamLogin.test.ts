@@ -25,7 +25,7 @@ afterEach(async () => {
 });
 
 /** What a replica needs, as docs/team.md names it. */
-const REPLICA_SUBJECTS = '["buckley.>", "$JS.API.>", "$JS.ACK.>", "$KV.buckley_tasks.>", "$O.buckley_blobs.>", "_INBOX.>"]';
+const REPLICA_SUBJECTS = '["buckley.>", "$JS.API.>", "$JS.ACK.>", "$KV.buckley_tasks.>", "$KV.buckley_replicas.>", "$O.buckley_blobs.>", "_INBOX.>"]';
 const USERS = `authorization { users = [
   { user: "team", password: "s3cret-pw", permissions: { publish: ${REPLICA_SUBJECTS}, subscribe: ${REPLICA_SUBJECTS} } },
   { user: "meek", password: "meek-pw", permissions: { publish: ["buckley.>"], subscribe: ["_INBOX.>"] } },

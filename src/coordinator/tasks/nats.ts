@@ -17,6 +17,7 @@ import type { KV } from '@nats-io/kv';
 import { checkTaskId, encode, NatsLog, subjectOf, TASKS, wrongLast, type Retry } from './natsLog.js';
 import { readJob, readState } from './natsRead.js';
 import { provision, WORK, WORKERS } from './natsProvision.js';
+import { holdName } from './natsPresence.js';
 import type { NatsAuth } from './natsAccess.js';
 import { TaskFeed } from './natsFeed.js';
 import { natsHealth } from './natsHealth.js';
@@ -39,6 +40,8 @@ export interface NatsEngineOptions {
   patienceMs?: number;
   /** How this connection is named in NATS (its monitoring, its logs). */
   name?: string;
+  /** The replica's name, held while it runs: one running replica of a name (natsPresence.ts). */
+  replica?: string;
   /** How long JetStream may take to be ready (a cluster electing its leader). */
   readyMs?: number;
   /** Where what goes wrong on the way is said (the tasks' feed starting again). */
@@ -336,7 +339,7 @@ async function connectTo(options: NatsEngineOptions): Promise<NatsConnection> {
 function notReady(error: Error, servers: string[]): Error {
   const where = `NATS at ${servers.join(', ')}`;
   if (error.name === 'PermissionViolationError' || /permissions violation/i.test(error.message)) {
-    return new Error(`${where} does not let this replica's user do what a replica does (${error.message}): allow it to publish and subscribe on buckley.>, $JS.API.>, $JS.ACK.>, $KV.buckley_tasks.>, $O.buckley_blobs.> and _INBOX.>`);
+    return new Error(`${where} does not let this replica's user do what a replica does (${error.message}): allow it to publish and subscribe on buckley.>, $JS.API.>, $JS.ACK.>, $KV.buckley_tasks.>, $KV.buckley_replicas.>, $O.buckley_blobs.> and _INBOX.>`);
   }
   if (/jetstream is not enabled/i.test(error.message)) return new Error(`JetStream is not enabled on ${where}: start nats-server with --jetstream (or jetstream {} in its configuration)`);
   return error;
@@ -349,11 +352,12 @@ export async function natsEngine(options: NatsEngineOptions): Promise<TaskEngine
     const replicas = options.replicas ?? 1;
     const leaseMs = options.leaseMs ?? LEASE_MS;
     // A cluster just started elects its JetStream leader first: its replicas may come up before.
-    const { jsm, kv, blobs, next } = await untilReady(async () => {
+    const { jsm, kv, blobs, names, next } = await untilReady(async () => {
       const manager = await jetstreamManager(nc);
       const made = { jsm: manager, ...(await provision(nc, manager, replicas, leaseMs, options.logger)) };
       return { ...made, next: (await manager.streams.info(TASKS)).state.last_seq + 1 };
     }, options.readyMs ?? READY_MS, { ...NO_LIMITS, where: `NATS at ${options.servers.join(', ')}` }).catch((error: unknown) => Promise.reject(notReady(error as Error, options.servers)));
+    const presence = options.replica === undefined ? undefined : await holdName(names, options.replica, options.logger);
     const js = jetstream(nc);
     const patienceMs = options.patienceMs ?? PATIENCE_MS;
     const health = natsHealth(nc, options.servers, patienceMs);
@@ -392,6 +396,7 @@ export async function natsEngine(options: NatsEngineOptions): Promise<TaskEngine
         interrupt();
         health.close();
         await feed.close();
+        await presence?.release();
         // What it still has to send goes, unless NATS is away: then it is closed at once.
         const drained = nc.drain().catch(() => undefined);
         await Promise.race([drained, new Promise((resolve) => setTimeout(resolve, health.awaySince() === undefined ? DRAIN_MS : 0).unref())]);

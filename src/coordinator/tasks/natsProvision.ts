@@ -17,13 +17,15 @@ export const WORK = 'BUCKLEY_WORK';
 export const WORKERS = 'workers';
 const BUCKET = 'buckley_tasks';
 const BLOBS = 'buckley_blobs';
+/** The names of the replicas running (natsPresence.ts). */
+const NAMES = 'buckley_replicas';
 /** How long tasks are kept: their streams, states and blobs. */
 const KEPT_MS = 7 * 24 * 3600_000;
 
 type StreamConfig = Parameters<JetStreamManager['streams']['add']>[0];
 
 /** Makes what is not there yet, with `replicas` copies (more where fewer were made); the bucket and the object store. */
-export async function provision(nc: NatsConnection, jsm: JetStreamManager, replicas: number, leaseMs: number, logger?: Logger): Promise<{ kv: KV; blobs: ObjectStore }> {
+export async function provision(nc: NatsConnection, jsm: JetStreamManager, replicas: number, leaseMs: number, logger?: Logger): Promise<{ kv: KV; blobs: ObjectStore; names: KV }> {
   await ensure(jsm, { name: TASKS, subjects: ['buckley.tasks.*'], storage: StorageType.File, num_replicas: replicas, max_age: nanos(KEPT_MS), duplicate_window: nanos(5 * 60_000), allow_direct: true });
   await ensure(jsm, { name: WORK, subjects: ['buckley.work'], storage: StorageType.File, num_replicas: replicas, retention: RetentionPolicy.Workqueue });
   try {
@@ -34,8 +36,9 @@ export async function provision(nc: NatsConnection, jsm: JetStreamManager, repli
   const kept = { replicas, ttl: KEPT_MS };
   const kv = await new Kvm(nc).create(BUCKET, { ...kept, history: 1 });
   const blobs = await new Objm(nc).create(BLOBS, { ...kept, ttl: nanos(KEPT_MS) });
-  for (const name of [TASKS, WORK, `KV_${BUCKET}`, `OBJ_${BLOBS}`]) await keepCopies(jsm, name, replicas, logger);
-  return { kv, blobs };
+  const names = await new Kvm(nc).create(NAMES, { replicas, history: 1, ttl: 3600_000 });
+  for (const name of [TASKS, WORK, `KV_${BUCKET}`, `OBJ_${BLOBS}`, `KV_${NAMES}`]) await keepCopies(jsm, name, replicas, logger);
+  return { kv, blobs, names };
 }
 
 /** The stream, made where it is not there yet (another replica may make it meanwhile), or brought to what this version reads. */
