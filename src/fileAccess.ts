@@ -22,6 +22,8 @@ export const NAME_MAX_BYTES = 255;
 const MAX_LINKS = 40;
 /** A read of lines looks this far into a file at most. */
 export const MAX_SCAN_BYTES = 256 * 1024 * 1024;
+/** Far more than a certificate, a key or a credentials file holds: a file past it is not one. */
+export const PEM_MAX_BYTES = 1024 * 1024;
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY, O_DIRECTORY } = constants;
 
@@ -318,18 +320,52 @@ async function openDirectory(path: string, create: boolean): Promise<FileHandle>
 /**
  * The bytes of the regular file at `path`, up to `maxBytes`, synchronously and without blocking
  * (a pipe put in a file's place is refused); undefined when it is not there, not a regular file,
- * or bigger.
+ * or bigger. A link at its end is not followed (an agent's file).
  */
 export function readBytesSync(path: string, maxBytes: number): Buffer | undefined {
-  let fd: number;
   try {
-    fd = openSync(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+    return boundedRead(path, maxBytes, O_NOFOLLOW);
   } catch {
     return undefined;
   }
+}
+
+/**
+ * A file the user named (settings, a certificate or key, credentials) or one of the workspace's
+ * that the server reads itself: its bytes, at most `maxBytes`, links followed — never waiting on
+ * a named pipe put in its place, never reading a device without end. Throws, in words, what
+ * stands there instead (or the system's error, with its code).
+ */
+export function readFileBounded(path: string, maxBytes: number): Buffer {
+  return boundedRead(path, maxBytes, 0);
+}
+
+/** What stands where a file was read, said of the path (`message`) or of "it" (`reason`). */
+export class NotReadable extends Error {
+  constructor(
+    path: string,
+    readonly reason: string,
+  ) {
+    super(`${shortened(path)} ${reason}`);
+  }
+}
+
+/** Why a file could not be read, in a few words of "it" (its path said before them). */
+export function unreadableWhy(error: unknown): string {
+  if (error instanceof NotReadable) return `it ${error.reason}`;
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'ENOENT') return 'no such file';
+  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
+  if (code === 'EISDIR') return 'it is a directory';
+  return (error as Error).message;
+}
+
+function boundedRead(path: string, maxBytes: number, flags: number): Buffer {
+  const fd = openSync(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | flags);
   try {
     const stats = fstatSync(fd);
-    if (!stats.isFile() || stats.size > maxBytes) return undefined;
+    if (!stats.isFile()) throw new NotReadable(path, `is ${kindOf(stats)}, not a file`);
+    if (stats.size > maxBytes) throw new NotReadable(path, `is ${megabytes(stats.size)}, over the ${megabytes(maxBytes)} read of it`);
     // Room for what it says it holds, and one byte more to see it grew.
     const bytes = Buffer.allocUnsafe(stats.size + 1);
     let length = 0;
@@ -337,11 +373,9 @@ export function readBytesSync(path: string, maxBytes: number): Buffer | undefine
       const read = readSync(fd, bytes, length, bytes.length - length, null);
       if (read === 0) break;
       length += read;
-      if (length === bytes.length) return undefined; // it grew past what it said
+      if (length === bytes.length) throw new NotReadable(path, 'grew while it was read');
     }
     return bytes.subarray(0, length);
-  } catch {
-    return undefined;
   } finally {
     closeSync(fd);
   }

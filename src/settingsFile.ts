@@ -3,16 +3,20 @@
  * `"buckley"` section. `doctor --settings FILE` checks one; `buckley-lsp acp` reads one, since ACP
  * has no settings channel.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { readFileBounded, unreadableWhy } from './fileAccess.js';
+
+/** Far more than any settings file: a file past it is not one. */
+const SETTINGS_MAX_BYTES = 1024 * 1024;
 
 export function readSettingsFile(path: string): { values: unknown } | { problem: string } {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readFileBounded(path, SETTINGS_MAX_BYTES).toString('utf8');
   } catch (error) {
-    return { problem: `cannot read the settings file ${path}: ${(error as Error).message}` };
+    return { problem: `cannot read the settings file ${path}: ${unreadableWhy(error)}` };
   }
   let values: unknown;
   try {

@@ -5,7 +5,7 @@
  */
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { lookup } from 'node:dns/promises';
-import { readFileSync } from 'node:fs';
+import { PEM_MAX_BYTES, readFileBounded, unreadableWhy } from '../fileAccess.js';
 import { acpSettingsFile, readSettingsFile } from '../settingsFile.js';
 import { authWaysOf } from './acpAuth.js';
 import { configFromEnv, resolveConfigLeniently, splitCommandLine, type Config, type ConfigInput, type ConfigSource } from '../config.js';
@@ -165,11 +165,9 @@ function checkTls(tls: NonNullable<Config['coordinator']['tls']>, report: Report
     if (!path) return undefined;
     let text: string;
     try {
-      text = readFileSync(path, 'utf8');
+      text = readFileBounded(path, PEM_MAX_BYTES).toString('utf8');
     } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'it is a directory' : (error as Error).message;
-      report.fail(`buckley.coordinator.tls.${key}: cannot read ${path}: ${why}`);
+      report.fail(`buckley.coordinator.tls.${key}: cannot read ${path}: ${unreadableWhy(error)}`);
       return undefined;
     }
     const wanted = key === 'key' ? /-----BEGIN [A-Z ]*PRIVATE KEY-----/ : /-----BEGIN CERTIFICATE-----/;

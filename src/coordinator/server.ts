@@ -6,7 +6,7 @@
  */
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { hostname } from 'node:os';
-import { readFileSync } from 'node:fs';
+import { PEM_MAX_BYTES, readFileBounded } from '../fileAccess.js';
 import * as grpc from '@grpc/grpc-js';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Logger } from '../logger.js';
@@ -320,8 +320,8 @@ export async function startCoordinator(listen: string, options: CoordinatorOptio
   }
   const credentials = options.tls
     ? grpc.ServerCredentials.createSsl(
-        options.tls.clientCa ? readFileSync(options.tls.clientCa) : null,
-        [{ cert_chain: readFileSync(options.tls.cert), private_key: readFileSync(options.tls.key) }],
+        options.tls.clientCa ? readFileBounded(options.tls.clientCa, PEM_MAX_BYTES) : null,
+        [{ cert_chain: readFileBounded(options.tls.cert, PEM_MAX_BYTES), private_key: readFileBounded(options.tls.key, PEM_MAX_BYTES) }],
         options.tls.clientCa !== undefined,
       )
     : grpc.ServerCredentials.createInsecure();

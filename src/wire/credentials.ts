@@ -3,7 +3,7 @@
  * TLS with a client certificate) otherwise. A non-loopback address without TLS settings is
  * refused before any connection is attempted.
  */
-import { readFileSync } from 'node:fs';
+import { PEM_MAX_BYTES, readFileBounded, unreadableWhy } from '../fileAccess.js';
 import * as grpc from '@grpc/grpc-js';
 import type { Config } from '../config.js';
 import { isLoopbackHost } from '../net.js';
@@ -34,11 +34,11 @@ export function channelFor(address: string, tls: NonNullable<Config['coordinator
     const path = tls[key];
     if (!path) return null;
     try {
-      return readFileSync(path);
+      return readFileBounded(path, PEM_MAX_BYTES);
     } catch (error) {
       const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
       throw new FailedError(
-        `cannot read buckley.coordinator.tls.${key} (${path}): ${missing ? 'no such file' : (error as Error).message}; give the path of a PEM file`,
+        `cannot read buckley.coordinator.tls.${key} (${path}): ${unreadableWhy(error)}; give the path of a PEM file`,
         `buckley.coordinator.tls.${key}: ${missing ? 'no such file' : 'cannot read it'}`,
       );
     }

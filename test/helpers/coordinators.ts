@@ -217,8 +217,10 @@ export async function startFakeBuckley(options: FakeBuckleyOptions = {}): Promis
       const document = call.request.context?.document;
       if (!document?.uri || !document.selection) return [null, { edits: [], summary: 'nothing selected' }];
       const at = { line: document.selection.start.line, character: 0 };
-      const edit = { uri: document.uri, range: { start: at, end: at }, new_text: `// ${call.request.instruction}\n` };
-      return [null, { plan_id: 'plan-edit', edits: [{ uri: document.uri, edits: [edit], summary: 'adds a comment', title: 'Say what it does', rank: 1 }], summary: 'one edit' }];
+      // "… in file:///…": the edit is proposed for that file instead (one the editor may not have open).
+      const uri = / in (file:\/\/\S+)$/.exec(call.request.instruction)?.[1] ?? document.uri;
+      const edit = { uri, range: { start: at, end: at }, new_text: `// ${call.request.instruction}\n` };
+      return [null, { plan_id: 'plan-edit', edits: [{ uri, edits: [edit], summary: 'adds a comment', title: 'Say what it does', rank: 1 }], summary: 'one edit' }];
     }),
     SendMessage: (call: any, callback: grpc.sendUnaryData<unknown>) => (options.silentAnswers ? record('SendMessage', call) : answerMessage(call, callback)),
   });

@@ -3,7 +3,7 @@
  * a check that cannot pass says why in its own words (a host that does not resolve, a file that
  * is not PEM, an agent's own error line) — not the advice for another problem.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -156,6 +156,13 @@ describe('doctor', () => {
     expect((await doctor(['--settings', file])).failures).toEqual([expect.stringMatching(new RegExp(`^the settings file ${file} is not JSON: `))]);
   });
 
+  it('says a settings file that is a named pipe or a device is not a file, at once — never waiting on it, nor reading without end', async () => {
+    const pipe = join(tempDir('buckley-doctor-pipe'), 'settings.json');
+    execFileSync('mkfifo', [pipe]);
+    expect((await doctor(['--settings', pipe])).failures).toEqual([`cannot read the settings file ${pipe}: it is a named pipe (FIFO), not a file`]);
+    expect((await doctor(['--settings', '/dev/zero'])).failures).toEqual(['cannot read the settings file /dev/zero: it is a device, not a file']);
+  });
+
   it('says the host of the coordinator address does not resolve, and nothing about TLS', async () => {
     const run = await doctor(['--coordinator', 'buckley.invalid:50051']);
     expect(run.failures).toEqual(["the coordinator's host buckley.invalid does not resolve: fix buckley.coordinator.address (or BUCKLEY_COORDINATOR)"]);
@@ -206,6 +213,13 @@ describe('doctor', () => {
     it('says a missing file is missing', async () => {
       const missing = join(dir, 'no-such-ca.pem');
       expect((await tlsRun({ ca: missing })).failures[0]).toBe(`buckley.coordinator.tls.ca: cannot read ${missing}: no such file`);
+    });
+
+    it('says a certificate that is a named pipe or a device is not a file, at once', async () => {
+      const pipe = join(tempDir('buckley-doctor-pipe'), 'ca.pem');
+      execFileSync('mkfifo', [pipe]);
+      const { failures } = await tlsRun({ ca: pipe, cert: '/dev/zero', key: certs.clientKey });
+      expect(failures).toEqual(expect.arrayContaining([`buckley.coordinator.tls.ca: cannot read ${pipe}: it is a named pipe (FIFO), not a file`, 'buckley.coordinator.tls.cert: cannot read /dev/zero: it is a device, not a file']));
     });
 
     it('says a file that is not PEM is not', async () => {

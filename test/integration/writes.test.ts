@@ -5,7 +5,8 @@
  * clash with the user's edits reaches the agent as an error it reads. Over real stdio, with the
  * embedded coordinator and our scripted agent's REPLACE (read, replace, write back).
  */
-import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -353,6 +354,45 @@ describe('what the agent writes', () => {
       expect(approval).toMatchObject({ tool: 'Apply the proposed edit to retry.ts', title: 'Say what it does', risk: 'medium', change: { linesAdded: 1, linesRemoved: 0 } });
       expect(session.buffers.get(uri)!.getText()).toBe(original.replace('export function backoff', '// say what it waits\nexport function backoff'));
       expect(readFileSync(file, 'utf8')).toBe(original);
+    });
+
+    /** buckley.edit on `file`, not open in the editor, with Buckley's coordinator; `approve` decides (and may change the disk meanwhile). */
+    async function proposeOnDisk(file: string, root: string, approve: () => boolean) {
+      const buckley = await startFakeBuckley();
+      stops.push(() => buckley.stop());
+      const session = await editor(root, approve, undefined, { coordinator: { address: buckley.address } });
+      // Asked from another file, open; proposed for `file` (Buckley proposes edits to any file of the workspace).
+      const asked = join(root, 'asked.ts');
+      writeFileSync(asked, 'one\ntwo\nthree\nfour\n');
+      const uri = await openIn(session, asked, 'one\ntwo\nthree\nfour\n');
+      const range = { start: { line: 2, character: 0 }, end: { line: 4, character: 0 } };
+      const result = await session.client.request('workspace/executeCommand', { command: 'buckley.edit', arguments: [{ instruction: `say what it waits in ${pathToFileURL(file).href}`, uri, range }] });
+      return { session, result };
+    }
+
+    it('applies an approved proposal to a file not open in the editor on disk — not where the file changed on disk while the user reviewed it', async () => {
+      const { root, file, original } = workspace();
+      const lines = original.split('\n');
+      const applied = await proposeOnDisk(file, root, () => true);
+      expect(applied.result).toMatchObject({ proposed: 1, applied: [pathToFileURL(file).href] });
+      expect(readFileSync(file, 'utf8')).toBe([...lines.slice(0, 2), `// say what it waits in ${pathToFileURL(file).href}`, ...lines.slice(2)].join('\n'));
+      // The user (or a formatter) saved the file while the diff was in view: what was approved is not what it would do.
+      const again = workspace();
+      const changed = await proposeOnDisk(again.file, again.root, () => (writeFileSync(again.file, `// saved meanwhile\n${again.original}`), true));
+      expect(changed.result).toMatchObject({ proposed: 1, applied: [] });
+      expect(readFileSync(again.file, 'utf8')).toBe(`// saved meanwhile\n${again.original}`);
+      await changed.session.client.waitFor('window/showMessage', (p) => p.message === 'retry.ts changed on disk during your review: not applied');
+    });
+
+    it('does not wait on a named pipe put where the proposal is (nor read a device without end): said, nothing written, the server goes on', async () => {
+      const { root } = workspace();
+      const pipe = join(root, 'pipe.ts');
+      execFileSync('mkfifo', [pipe]);
+      const { session, result } = await proposeOnDisk(pipe, root, () => true);
+      expect(result).toMatchObject({ proposed: 1, applied: [] });
+      await session.client.waitFor('window/showMessage', (p) => p.message === 'pipe.ts is a named pipe (FIFO), not a file: edit not shown');
+      expect(session.client.all('buckley/approveTool')).toEqual([]);
+      expect(await session.client.request('buckley/status', {})).toBeTruthy();
     });
   });
 

@@ -7,7 +7,7 @@
  * carried over what they changed since, and refused where they changed the same lines. The marks
  * follow the user's edits; a change the user made the same as before it is no longer marked.
  */
-import { readFileSync } from 'node:fs';
+import { readFileBounded } from '../../fileAccess.js';
 import { pathToFileURL } from 'node:url';
 import { DiagnosticSeverity, type Command, type Diagnostic, type Range } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
@@ -193,8 +193,7 @@ export class HunkReview {
     const document = this.deps.documentAt(path);
     if (document) return document.getText();
     try {
-      const text = readFileSync(path, 'utf8');
-      return text.length * 3 > MAX_READ_BYTES ? undefined : text;
+      return readFileBounded(path, MAX_READ_BYTES).toString('utf8');
     } catch {
       return undefined;
     }

@@ -5,7 +5,8 @@
  * applied by the user's choice — in the buffer as an undoable edit, or on disk for a file not open.
  */
 import { randomUUID } from 'node:crypto';
-import { readFile, writeFile } from 'node:fs/promises';
+import { NotReadable, readFileBounded, realPath, unreadableWhy, writeText } from '../../fileAccess.js';
+import { MAX_READ_BYTES } from '../../wire/contract.js';
 import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Range } from 'vscode-languageserver';
@@ -66,7 +67,12 @@ export class Proposals {
     const uri = canonicalUri(proposal.uri);
     const path = fileURLToPath(uri);
     const open = deps.documentAt(uri);
-    const before = open ? open.getText() : await readFile(path, 'utf8').catch(() => '');
+    const before = open ? open.getText() : readBefore(path);
+    // There, but not a file the server reads (too big, a pipe, not allowed): an edit of it is not made from nothing.
+    if (typeof before !== 'string') {
+      messages.warn(deps.editor, messages.fit('', basename(path), ` ${before.problem}: edit not shown`));
+      return false;
+    }
     const after = TextDocument.applyEdits(open ?? TextDocument.create(uri, '', 0, before), proposal.edits.map((edit) => ({ range: edit.range, newText: edit.new_text })));
     const change = changeSummary(before, after);
     const name = basename(path);
@@ -99,8 +105,19 @@ export class Proposals {
         return outcome.applied;
       }
     }
-    await writeFile(path, after, 'utf8');
-    return true;
+    // Changed on disk while the user looked at the diff: what they approved is not what it would do.
+    const now = readBefore(path);
+    if (now !== before) {
+      messages.warn(deps.editor, messages.fit('', name, ' changed on disk during your review: not applied'));
+      return false;
+    }
+    try {
+      await writeText(realPath(path) ?? path, after);
+      return true;
+    } catch (error) {
+      messages.warn(deps.editor, messages.fit('not applied to ', name, `: ${(error as Error).message}`));
+      return false;
+    }
   }
 }
 
@@ -114,4 +131,14 @@ function bestPerFile(response: ProposeEditsResponse): ProposeEditsResponse['edit
     if (!known || order(proposal.rank) < order(known.rank)) best.set(proposal.uri, proposal);
   }
   return [...best.values()];
+}
+
+/** A proposal's file as it is on disk (not open in the editor): empty where there is none; what stands there instead of a file the server reads, said. */
+function readBefore(path: string): string | { problem: string } {
+  try {
+    return readFileBounded(path, MAX_READ_BYTES).toString('utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return '';
+    return { problem: error instanceof NotReadable ? error.reason : `cannot be read (${unreadableWhy(error)})` };
+  }
 }

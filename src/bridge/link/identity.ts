@@ -5,7 +5,7 @@
  * there is one; else the certificate's name; else an id of this server process's own.
  */
 import { randomBytes, X509Certificate } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { PEM_MAX_BYTES, readFileBounded } from '../../fileAccess.js';
 import type { Config } from '../../config.js';
 import { CoordinatorError, Status } from '../../wire/errors.js';
 import { FailedError } from '../../errors.js';
@@ -32,7 +32,7 @@ export function identityFor(config: Config): Identity {
 /** The CN of a PEM certificate, or undefined (unreadable files are reported where they are read). */
 export function nameInCertificate(path: string): string | undefined {
   try {
-    const subject = new X509Certificate(readFileSync(path)).subject;
+    const subject = new X509Certificate(readFileBounded(path, PEM_MAX_BYTES)).subject;
     return /(?:^|\n)CN=([^\n]*)/.exec(subject)?.[1] || undefined;
   } catch {
     return undefined;

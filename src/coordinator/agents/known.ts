@@ -7,7 +7,8 @@
  * Every other agent gets the general rules: modes by what they are called (modes.ts), no state
  * but `buckley.agent.sandbox.writable`, the hosts `buckley.agent.sandbox.network.allow` names.
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { readFileBounded } from '../../fileAccess.js';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 
@@ -70,8 +71,8 @@ export const PROVIDER_HOSTS: Readonly<Record<string, readonly string[]>> = {
 function settingsUrls(path: string, key: string): string[] {
   let text: string;
   try {
-    if (!existsSync(path) || statSync(path).size > 1024 * 1024) return [];
-    text = readFileSync(path, 'utf8');
+    if (!existsSync(path)) return [];
+    text = readFileBounded(path, 1024 * 1024).toString('utf8');
   } catch {
     return [];
   }

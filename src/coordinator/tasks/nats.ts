@@ -10,7 +10,7 @@
  * - **buckley_tasks** (KV): each task's state at a glance.
  * - **buckley_blobs** (object store): a message too big for NATS (natsLog.ts), chunked.
  */
-import { readFileSync } from 'node:fs';
+import { PEM_MAX_BYTES, readFileBounded } from '../../fileAccess.js';
 import { connect, credsAuthenticator, type NatsConnection, type NodeConnectionOptions } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
@@ -321,7 +321,7 @@ async function connectTo(options: NatsEngineOptions): Promise<NatsConnection> {
   const { credsFile, ...login } = options.auth ?? {};
   const connection: NodeConnectionOptions = { servers: options.servers, name: options.name ?? 'buckley-lsp coordinator', reconnect: true, maxReconnectAttempts: -1, reconnectTimeWait: 500, timeout: 10_000, ...login };
   try {
-    if (credsFile) connection.authenticator = credsAuthenticator(readFileSync(credsFile));
+    if (credsFile) connection.authenticator = credsAuthenticator(readFileBounded(credsFile, PEM_MAX_BYTES));
     return await connect(connection);
   } catch (error) {
     const said = (error as Error).message;
