@@ -4,7 +4,8 @@
  * exactly the permissions the docs name, a task runs end to end (a big answer through the object
  * store too); the password is never in its log nor in its agent's environment. Refused — wrong
  * password, none given, a user without the permissions, TLS it cannot verify — the replica
- * stops at once saying which server and what to do.
+ * stops at once saying which server and what to do. A piece of a task NATS refuses to store (a
+ * permission missing, its store full) fails the task at once, in words.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -81,8 +82,23 @@ describe.runIf(nats)("a team's replica on a NATS that asks who it is", () => {
     const one = await replica(server.url, { NATS_USER: 'noblobs', NATS_PASSWORD: 'nb-pw' });
     // Its last piece refused while the turn ended.
     const events = await task(one.address, 'HUGE UPDATE 1');
-    expect(events.at(-1)).toMatchObject({ status: 'failed', message: expect.stringMatching(/^the team's store did not take this task's progress \(the task's record could not be stored: Permissions Violation for Publish to "\$O\.buckley_blobs\.C\.[^"]+"\), so it was stopped: run it again$/) });
+    expect(events.at(-1)).toMatchObject({ status: 'failed', message: expect.stringMatching(/^the team's store did not take this task's progress \(Permissions Violation for Publish to "\$O\.buckley_blobs\.C\.[^"]+"\), so it was stopped: run it again$/) });
     expect(events.filter((event) => ['completed', 'failed', 'cancelled'].includes(event.status))).toHaveLength(1);
+  });
+
+  it('fails a task whose piece a full store refused at once, saying the store is full and what to do — not after waiting minutes as if NATS were away', async () => {
+    const server = await startNats('jetstream { max_file_store: 3MB }');
+    const one = await replica(server.url);
+    expect((await task(one.address, 'HUGE UPDATE 2')).at(-1)).toMatchObject({ status: 'completed' });
+    const started = Date.now();
+    const full = await task(one.address, 'HUGE UPDATE 2');
+    expect(full.at(-1)).toMatchObject({
+      status: 'failed',
+      message: `the team's store (NATS at ${server.url}) is full (insufficient resources): make room on the NATS servers (JetStream's max_file_store, the account's limits); so this task was stopped: run it again`,
+    });
+    expect(Date.now() - started).toBeLessThan(30_000);
+    // What fits still goes.
+    expect((await task(one.address, 'INSTANT')).at(-1)).toMatchObject({ status: 'completed' });
   });
 
   it('stops at once, saying which server and what to do, when NATS refuses it', async () => {

@@ -266,6 +266,8 @@ const NO_LIMITS: Limits = { where: 'NATS', stopBy: () => Infinity, away: () => f
 /** A request JetStream did not answer (not one it answered with an error). */
 const UNANSWERED = /timeout|no responders|503|not enabled|no suitable peers|disconnect|connection closed/i;
 const STOPPED = 'the coordinator is stopping: NATS is no longer asked';
+/** JetStream's answers that its store is full (its files, an account's limits): asking again for minutes does not make room. */
+const FULL = /insufficient (storage )?resources|maximum (bytes|messages) exceeded|resource limits exceeded/i;
 /** NATS's answers (or their causes) that asking again does not change: a message too big, a subject this replica's user may not use. */
 const CANNOT_MEND = new Set(['InvalidArgumentError', 'PermissionViolationError']);
 
@@ -308,6 +310,8 @@ async function untilReady<T>(work: () => Promise<T>, withinMs: number, limits: L
       if (Date.now() >= limits.stopBy()) throw new Error(STOPPED);
       // What asking again cannot mend (a message too big, an argument NATS refuses, what is read
       // not in buckley-lsp's form) is said at once.
+      // (A task's end waits for room: without it, its watchers would wait forever.)
+      if (FULL.test((error as Error).message) && Number.isFinite(withinMs)) throw new Error(`the team's store (${limits.where}) is full (${(error as Error).message}): make room on the NATS servers (JetStream's max_file_store, the account's limits)`);
       if (CANNOT_MEND.has((error as Error).name) || CANNOT_MEND.has(((error as Error).cause as Error | undefined)?.name ?? '') || error instanceof Unreadable || error instanceof SyntaxError || wrongLast(error) !== undefined) throw error;
       if (Date.now() + wait > until) throw new Error(`JetStream (${limits.where}) did not answer within ${withinMs / 1000} s: ${(error as Error).message}`);
       await new Promise((resolve) => setTimeout(resolve, wait));

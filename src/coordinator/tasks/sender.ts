@@ -30,7 +30,7 @@ export function taskSender(log: TaskLog, logger: Logger, taskId: string, hold: H
       (error: unknown) => {
         if (error instanceof Superseded) lose(error);
         else logger.warn(`task ${taskId}: ${final ? `its end (${final})` : 'an event'} was not stored: ${(error as Error).message}`);
-        if (!final && !controller.signal.aborted) controller.abort(new Failure(`the team's store did not take this task's progress (${(error as Error).message}), so it was stopped: run it again`));
+        if (!final && !controller.signal.aborted) controller.abort(new Failure(progressLost((error as Error).message)));
         return false;
       },
     );
@@ -43,4 +43,10 @@ export function taskSender(log: TaskLog, logger: Logger, taskId: string, hold: H
     return controller.signal.reason instanceof Failure ? controller.signal.reason : undefined;
   };
   return Object.assign(send, { settled });
+}
+
+/** Why a task whose progress the store refused was stopped: what the store said, once. */
+function progressLost(said: string): string {
+  const why = said.replace(/^the task's record could not be stored: /, '');
+  return why.startsWith("the team's store") ? `${why}; so this task was stopped: run it again` : `the team's store did not take this task's progress (${why}), so it was stopped: run it again`;
 }
