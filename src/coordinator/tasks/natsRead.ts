@@ -37,19 +37,44 @@ const specSchema = z.looseObject({
   traceparent: maybe(text),
 });
 
-const recordSchema = z.looseObject({
-  at: z.number(),
-  created: maybe(z.looseObject({ owner: text, spec: specSchema })),
-  queued: maybe(z.looseObject({ ticket: z.number() })),
-  started: maybe(z.looseObject({ replica: text, agent: maybe(text), agentSession: maybe(text), resumable: maybe(z.boolean()) })),
-  event: maybe(z.record(text, z.unknown())),
-  caller: maybe(z.union([z.looseObject({ attached: text }), z.looseObject({ detached: text })])),
-  reply: maybe(z.looseObject({ id: text, by: text, answer: z.unknown() })),
-  final: maybe(z.enum(['completed', 'failed', 'cancelled'])),
-  run: maybe(text),
-});
+/** The parts of a record that steer a coordinator (its request, its runs, the replies, its end), each with its form. */
+const PARTS: [keyof TaskRecord, z.ZodMiniType][] = [
+  ['created', z.looseObject({ owner: text, spec: specSchema })],
+  ['queued', z.looseObject({ ticket: z.number() })],
+  ['started', z.looseObject({ replica: text, agent: maybe(text), agentSession: maybe(text), resumable: maybe(z.boolean()) })],
+  ['caller', z.union([z.looseObject({ attached: text }), z.looseObject({ detached: text })])],
+  ['reply', z.looseObject({ id: text, by: text, answer: z.unknown() })],
+];
+const FINALS = new Set(['completed', 'failed', 'cancelled']);
 
-const recordsSchema = z.array(recordSchema);
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const typeName = (value: unknown) => (value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value);
+
+/**
+ * A message's records, checked where they stand (not copied): a task's events are most of what a
+ * replica reads — thousands a second, for each watcher — and a schema's parse of each copies it
+ * (it took more than half of what a replica follows a second, `npm run bench`). So an event is
+ * checked to be an object, and the parts that steer a coordinator are checked whole.
+ */
+function checkRecords(value: unknown[], where: string): Dated[] {
+  const expected = (at: string, what: string, got: unknown) => notInForm(where, `${at}: invalid input: expected ${what}, received ${typeName(got)}`);
+  value.forEach((record, i) => {
+    if (!isObject(record)) throw expected(`${i}`, 'a record', record);
+    if (typeof record.at !== 'number') throw expected(`${i}.at`, 'number', record.at);
+    if (record.event !== undefined && !isObject(record.event)) throw expected(`${i}.event`, 'an object', record.event);
+    if (record.run !== undefined && typeof record.run !== 'string') throw expected(`${i}.run`, 'string', record.run);
+    if (record.final !== undefined && !FINALS.has(record.final as string)) throw notInForm(where, `${i}.final: invalid option: expected one of "completed"|"failed"|"cancelled"`);
+    for (const [part, schema] of PARTS) {
+      if (record[part] === undefined) continue;
+      const parsed = z.safeParse(schema, record[part]);
+      if (!parsed.success) throw notInForm(where, wrongIn(parsed.error.issues.map((issue) => ({ ...issue, path: [i, part, ...issue.path] }))));
+    }
+  });
+  return value as Dated[];
+}
+
+const notInForm = (what: string, wrong: string) => new Unreadable(`${what} in NATS is not in the form buckley-lsp writes (${wrong})`);
+
 const blobSchema = z.looseObject({ blob: text });
 export type Dated = TaskRecord & { at: number };
 export type Body = Dated[] | { blob: string };
@@ -68,7 +93,7 @@ function jsonOf(bytes: Uint8Array, what: string): unknown {
 /** `value` as `schema` has it, or Unreadable naming `what` and why. */
 function readAs<T>(schema: z.ZodMiniType<T>, value: unknown, what: string): T {
   const parsed = z.safeParse(schema, value);
-  if (!parsed.success) throw new Unreadable(`${what} in NATS is not in the form buckley-lsp writes (${wrongIn(parsed.error.issues)})`);
+  if (!parsed.success) throw notInForm(what, wrongIn(parsed.error.issues));
   return parsed.data;
 }
 
@@ -86,10 +111,14 @@ export const readState = (bytes: Uint8Array, taskId: string): TaskState => {
 /** A stream message's body: its records, or the name of the blob that holds them. */
 export function readBody(bytes: Uint8Array, where: string): Body {
   const value = jsonOf(bytes, where);
-  return Array.isArray(value) ? (readAs(recordsSchema, value, where) as Dated[]) : readAs(blobSchema, value, where);
+  return Array.isArray(value) ? checkRecords(value, where) : readAs(blobSchema, value, where);
 }
 
-export const readRecords = (bytes: Uint8Array, where: string): Dated[] => readAs(recordsSchema, jsonOf(bytes, where), where) as Dated[];
+export function readRecords(bytes: Uint8Array, where: string): Dated[] {
+  const value = jsonOf(bytes, where);
+  if (!Array.isArray(value)) throw notInForm(where, `the whole: invalid input: expected an array of records, received ${typeName(value)}`);
+  return checkRecords(value, where);
+}
 
 export const readJob = (bytes: Uint8Array): { taskId: string } => {
   const what = 'a job of the work queue (BUCKLEY_WORK)';
