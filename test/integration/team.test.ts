@@ -10,16 +10,15 @@
  * middle of a task loses nothing, its caller told while it is away; NATS away past the replica's
  * patience fails its tasks in words; tasks beyond what a replica runs at once wait, and say so.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { CoordinatorClient } from '../../src/wire/client.js';
 import * as z from '../../src/schema.js';
-import { sessionSchema, taskEventSchema, taskListSchema, type TaskEvent } from '../../src/wire/contract.js';
+import { taskEventSchema, taskListSchema, type TaskEvent } from '../../src/wire/contract.js';
 import { startReplica, type CoordinatorProcess } from '../helpers/coordinators.js';
 import { requireNats, startNats, startNatsCluster, stopAllNats, type NatsServer } from '../helpers/nats.js';
 import { tempDir } from '../helpers/temp.js';
+import { collect, session } from '../helpers/team.js';
 import { metricsAddress, scrape } from '../helpers/metrics.js';
 import { natsEngine } from '../../src/coordinator/tasks/nats.js';
 
@@ -43,25 +42,6 @@ function client(address: string, agentId: string): CoordinatorClient {
   const made = new CoordinatorClient({ address, agentId, channelOptions: { 'grpc.use_local_subchannel_pool': 1 } });
   cleanups.push(() => made.close());
   return made;
-}
-
-/** A workspace for a task, and a session on `caller`'s replica there. */
-async function session(caller: CoordinatorClient, agentId: string): Promise<Record<string, string>> {
-  const root = tempDir('buckley-team-ws');
-  mkdirSync(root, { recursive: true });
-  writeFileSync(join(root, 'README.md'), '# read me\n');
-  const made = await caller.unary('CreateSession', { agent_id: agentId, metadata: { workspace_root: root } }, sessionSchema, { timeoutMs: 5000 });
-  return { 'x-buckley-session-id': made.session_id };
-}
-
-/** Every event of a stream, to its end. */
-async function collect(stream: AsyncIterable<TaskEvent>, onEvent: (event: TaskEvent) => unknown = () => undefined): Promise<TaskEvent[]> {
-  const events: TaskEvent[] = [];
-  for await (const event of stream) {
-    events.push(event);
-    await onEvent(event);
-  }
-  return events;
 }
 
 const watch = (watcher: CoordinatorClient, taskId: string, fromSequence = 0) => watcher.stream('SubscribeTaskEvents', { plan_id: '', task_ids: [taskId], from_sequence: fromSequence }, taskEventSchema, { timeoutMs: 60_000 });

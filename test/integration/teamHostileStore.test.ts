@@ -7,8 +7,6 @@
  * about that very task is answered DATA_LOSS in words. The store away is said as away, not as
  * "no task".
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream } from '@nats-io/jetstream';
@@ -16,11 +14,11 @@ import { Kvm } from '@nats-io/kv';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import * as z from '../../src/schema.js';
 import { CoordinatorClient } from '../../src/wire/client.js';
-import { sessionSchema, taskEventSchema, taskListSchema, type TaskEvent } from '../../src/wire/contract.js';
+import { taskEventSchema, taskListSchema, type TaskEvent } from '../../src/wire/contract.js';
 import { startReplica, type CoordinatorProcess } from '../helpers/coordinators.js';
 import { metricsAddress, scrape } from '../helpers/metrics.js';
 import { requireNats, startNats, stopAllNats, type NatsServer } from '../helpers/nats.js';
-import { tempDir } from '../helpers/temp.js';
+import { collect, session } from '../helpers/team.js';
 
 const nats = requireNats();
 afterAll(stopAllNats);
@@ -49,23 +47,6 @@ async function outsider(server: NatsServer): Promise<NatsConnection> {
   return connection;
 }
 
-async function sessionOf(caller: CoordinatorClient): Promise<Record<string, string>> {
-  const root = tempDir('buckley-team-hostile');
-  mkdirSync(root, { recursive: true });
-  writeFileSync(join(root, 'README.md'), '# read me\n');
-  const made = await caller.unary('CreateSession', { agent_id: 'alice', metadata: { workspace_root: root } }, sessionSchema, { timeoutMs: 5000 });
-  return { 'x-buckley-session-id': made.session_id };
-}
-
-async function collect(stream: AsyncIterable<TaskEvent>, onEvent: (event: TaskEvent) => unknown = () => undefined): Promise<TaskEvent[]> {
-  const events: TaskEvent[] = [];
-  for await (const event of stream) {
-    events.push(event);
-    await onEvent(event);
-  }
-  return events;
-}
-
 async function until(check: () => boolean): Promise<void> {
   while (!check()) await new Promise((resolve) => setTimeout(resolve, 50));
 }
@@ -78,7 +59,7 @@ describe.runIf(nats)("a team's coordinator, reading from NATS what buckley-lsp d
     const server = await startNats();
     const one = await replica(server, 'one', ['--metrics', '127.0.0.1:0']);
     const alice = client(one.address, 'alice');
-    const metadata = await sessionOf(alice);
+    const metadata = await session(alice, 'alice');
     const js = jetstream(await outsider(server));
     // Jobs no coordinator queued: not JSON, and naming no task.
     await js.publish('buckley.work', bytes('not json'));
@@ -136,7 +117,7 @@ describe.runIf(nats)("a team's coordinator, reading from NATS what buckley-lsp d
     const server = await startNats();
     const one = await replica(server, 'one');
     const alice = client(one.address, 'alice');
-    const metadata = await sessionOf(alice);
+    const metadata = await session(alice, 'alice');
     const done = collect(alice.stream('StreamTask', { task_id: 'hostile-away', agent_id: 'alice', query: 'INSTANT' }, taskEventSchema, { timeoutMs: 60_000, metadata }));
     expect((await done).at(-1)).toMatchObject({ status: 'completed' });
     await server.stop();

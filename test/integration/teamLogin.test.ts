@@ -7,15 +7,13 @@
  * stops at once saying which server and what to do. A piece of a task NATS refuses to store (a
  * permission missing, its store full) fails the task at once, in words.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { CoordinatorClient } from '../../src/wire/client.js';
-import { sessionSchema, taskEventSchema, type TaskEvent } from '../../src/wire/contract.js';
+import { taskEventSchema, type TaskEvent } from '../../src/wire/contract.js';
 import { makeCerts } from '../helpers/certs.js';
 import { startReplica, type CoordinatorProcess } from '../helpers/coordinators.js';
 import { requireNats, startNats, stopAllNats } from '../helpers/nats.js';
-import { tempDir } from '../helpers/temp.js';
+import { collect, session } from '../helpers/team.js';
 
 const nats = requireNats();
 afterAll(stopAllNats);
@@ -48,13 +46,8 @@ const refusal = (url: string, env: NodeJS.ProcessEnv = {}) => startReplica(url, 
 async function task(address: string, query: string): Promise<TaskEvent[]> {
   const alice = new CoordinatorClient({ address, agentId: 'alice' });
   cleanups.push(() => alice.close());
-  const root = tempDir('buckley-team-login');
-  mkdirSync(root, { recursive: true });
-  writeFileSync(join(root, 'README.md'), '# read me\n');
-  const made = await alice.unary('CreateSession', { agent_id: 'alice', metadata: { workspace_root: root } }, sessionSchema, { timeoutMs: 5000 });
-  const events: TaskEvent[] = [];
-  for await (const event of alice.stream('StreamTask', { task_id: `login-${events.length}-${Date.now()}`, agent_id: 'alice', query }, taskEventSchema, { timeoutMs: 60_000, metadata: { 'x-buckley-session-id': made.session_id } })) events.push(event);
-  return events;
+  const metadata = await session(alice, 'alice');
+  return collect(alice.stream('StreamTask', { task_id: `login-${Date.now()}-${Math.random().toString(36).slice(2)}`, agent_id: 'alice', query }, taskEventSchema, { timeoutMs: 60_000, metadata }));
 }
 
 describe.runIf(nats)("a team's replica on a NATS that asks who it is", () => {

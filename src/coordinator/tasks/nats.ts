@@ -10,7 +10,6 @@
  * - **buckley_tasks** (KV): each task's state at a glance.
  * - **buckley_blobs** (object store): a message too big for NATS (natsLog.ts), chunked.
  */
-import { PEM_MAX_BYTES, readFileBounded } from '../../fileAccess.js';
 import { connect, credsAuthenticator, type NatsConnection, type NodeConnectionOptions } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
@@ -22,6 +21,7 @@ import type { NatsAuth } from './natsAccess.js';
 import { TaskFeed } from './natsFeed.js';
 import { natsHealth } from './natsHealth.js';
 import type { Logger } from '../../logger.js';
+import { PEM_MAX_BYTES, readFileBounded } from '../../fileAccess.js';
 import { Unreadable, type Job, type TaskEngine, type TaskState, type TaskStates, type WorkQueue } from './store.js';
 
 export interface NatsEngineOptions {
@@ -101,13 +101,13 @@ class NatsStates implements TaskStates {
     }
   }
 
+  /** The unreadable states said in the log already. */
+  private said = new Set<string>();
+
   /**
    * One ordered read of the bucket, which keeps one value per task (history 1) — not a request per
    * task (ListTasks and every metrics scrape took seconds at 10,000 tasks).
    */
-  /** The unreadable states said in the log already. */
-  private said = new Set<string>();
-
   list(): Promise<Map<string, TaskState>> {
     return this.retry(async () => {
       const states = new Map<string, TaskState>();
