@@ -28,6 +28,7 @@ const REPLICA_SUBJECTS = '["buckley.>", "$JS.API.>", "$JS.ACK.>", "$KV.buckley_t
 const USERS = `authorization { users = [
   { user: "team", password: "s3cret-pw", permissions: { publish: ${REPLICA_SUBJECTS}, subscribe: ${REPLICA_SUBJECTS} } },
   { user: "meek", password: "meek-pw", permissions: { publish: ["buckley.>"], subscribe: ["_INBOX.>"] } },
+  { user: "nonames", password: "nn-pw", permissions: { publish: ${REPLICA_SUBJECTS.replace(', "$KV.buckley_replicas.>"', '')}, subscribe: ${REPLICA_SUBJECTS} } },
   { user: "noblobs", password: "nb-pw", permissions: { publish: ${REPLICA_SUBJECTS.replace(', "$O.buckley_blobs.>"', '')}, subscribe: ${REPLICA_SUBJECTS} } }
 ] }`;
 
@@ -102,6 +103,8 @@ describe.runIf(nats)("a team's replica on a NATS that asks who it is", () => {
     expect(await refusal(server.url)).toContain(`NATS at nats://127.0.0.1:${port} asks for this replica's credentials (Authorization Violation): give them — ${hint}`);
     const started = Date.now();
     expect(await refusal(server.url, { NATS_USER: 'meek', NATS_PASSWORD: 'meek-pw' })).toContain(`NATS at nats://127.0.0.1:${port} does not let this replica's user do what a replica does (Permissions Violation for Publish to "$JS.API.INFO"): allow it to publish and subscribe on buckley.>, $JS.API.>`);
+    // Allowed all but to hold its name: said as well, not asked again for ever.
+    expect(await refusal(server.url, { NATS_USER: 'nonames', NATS_PASSWORD: 'nn-pw' })).toMatch(/does not let this replica's user do what a replica does \(Permissions Violation for Publish to "\$KV\.buckley_replicas\.[^"]+"\): allow it to publish and subscribe on .*\$KV\.buckley_replicas\.>/);
     expect(Date.now() - started).toBeLessThan(15_000);
     expect(await refusal(server.url, { NATS_USER: 'team', NATS_CERT: '/nowhere/cert.pem' })).toContain('NATS_CERT and NATS_KEY go together');
     expect(await refusal(server.url, { NATS_CREDS: '/nowhere/team.creds' })).toContain('the NATS credentials file /nowhere/team.creds cannot be read (ENOENT)');

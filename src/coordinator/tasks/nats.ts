@@ -361,7 +361,7 @@ export async function natsEngine(options: NatsEngineOptions): Promise<TaskEngine
       const made = { jsm: manager, ...(await provision(nc, manager, replicas, leaseMs, options.logger)) };
       return { ...made, next: (await manager.streams.info(TASKS)).state.last_seq + 1 };
     }, options.readyMs ?? READY_MS, { ...NO_LIMITS, where: `NATS at ${options.servers.join(', ')}` }).catch((error: unknown) => Promise.reject(notReady(error as Error, options.servers)));
-    const presence = options.replica === undefined ? undefined : await holdName(names, options.replica, options.logger);
+    const presence = options.replica === undefined ? undefined : await holdName(names, options.replica, options.logger).catch((error: unknown) => Promise.reject(notReady(error as Error, options.servers)));
     const js = jetstream(nc);
     const patienceMs = options.patienceMs ?? PATIENCE_MS;
     const health = natsHealth(nc, options.servers, patienceMs);

@@ -69,7 +69,8 @@ async function take(kv: KV, key: string, name: string, value: string, beatMs: nu
   for (;;) {
     const entry = await kv.get(key);
     if (!entry || entry.operation !== 'PUT') {
-      const made = await kv.create(key, value).catch(() => undefined);
+      // Made by another meanwhile: looked at again. Refused otherwise: said, not asked again at once for ever.
+      const made = await kv.create(key, value).catch((error: Error) => (/wrong last sequence|exists/i.test(error.message) ? undefined : Promise.reject(error)));
       if (made !== undefined) return made;
       continue;
     }

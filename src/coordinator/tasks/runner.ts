@@ -67,8 +67,6 @@ interface Running {
   resume?: string;
 }
 
-/** Records an event of the task's for its callers; with `final`, its last (its final state). */
-
 /** How long a terminal call may take in the client (output, kill, release, create); waiting for a command's exit, at most as long as a task. */
 const TERMINAL_CALL_MS = 30_000;
 const TERMINAL_WAIT_MS = 60 * 60_000;
@@ -81,7 +79,6 @@ const TAKEN_UP = '(This task was interrupted: the coordinator running it stopped
 
 /** Why a coordinator that stops aborts its tasks' turns. */
 const SHUTDOWN = 'the coordinator running it stopped: run it again';
-
 
 /** Why the tasks running here fail when the team's store was away too long. */
 const storeLost = (where: string, patienceMs: number) =>
