@@ -57,11 +57,46 @@ describe('known agents, however they are started', () => {
 });
 
 describe("the agent's environment", () => {
-  it('keeps back what looks like a secret: by its name, or a URL with a password; not a count of tokens or a working directory', () => {
+  it('keeps back what looks like a secret by its name (or a URL with a password); not a count of tokens or a working directory', () => {
     for (const name of ['AWS_SECRET_ACCESS_KEY', 'GITHUB_TOKEN', 'DATABASE_PASSWORD', 'NPM_CONFIG__AUTH', 'AZURE_CLIENT_SECRET', 'GOOGLE_APPLICATION_CREDENTIALS', 'PGPASSWORD', 'MYSQL_PWD', 'SSH_AUTH_SOCK', 'SENTRY_DSN', 'NATS_PASSWORD', 'NATS_TOKEN', 'NATS_CREDS', 'NATS_KEY'])
       expect(looksSecret(name, 'x'), name).toBe(true);
     expect(looksSecret('DATABASE_URL', 'postgres://app:hunter2@db/app')).toBe(true);
     expect(looksSecret('SERVICE_URL', 'https://user:pw@api.example.com')).toBe(true);
+    for (const name of ['DB_PASS', 'SMTP_PASS', 'GH_PAT', 'AZURE_DEVOPS_EXT_PAT', 'BW_SESSION', 'OP_SESSION_my_team']) expect(looksSecret(name, 'x'), name).toBe(true);
+  });
+
+  it('keeps back a secret by its value whatever the variable is called: keys in the forms services give them, signed tokens, private keys, webhooks, URLs with a secret in their query', () => {
+    const secrets = {
+      MY_GH: `ghp_${'a1B2'.repeat(9)}`,
+      CI_THING: `github_pat_${'11AB'.repeat(10)}`,
+      LAB: `glpat-${'x'.repeat(20)}`,
+      MODEL: `sk-proj-${'Ab3_'.repeat(10)}`,
+      PAY: `sk_live_${'9'.repeat(24)}`,
+      SLACKBOT: `xoxb-${'1234567890'}-abcdefghij`,
+      PUBLISH: `npm_${'Q'.repeat(36)}`,
+      HUB: `hf_${'abcdefghij'.repeat(3)}kl`,
+      MAPS: `AIza${'S'.repeat(35)}`,
+      AWS_ID: 'AKIAIOSFODNN7EXAMPLE',
+      SESSION_JWT: 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U',
+      DEPLOY: '-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----',
+      NOTIFY: 'https://hooks.slack.com/services/T000/B000/XXXXXXXXXXXXXXXX',
+      BUCKET: 'https://acct.blob.core.windows.net/c?sv=2022-11-02&sig=abcdEFGH1234%2Bxyz',
+      FEED: 'https://example.com/feed.xml?access_token=0123456789abcdef',
+    };
+    for (const [name, value] of Object.entries(secrets)) expect(looksSecret(name, value), name).toBe(true);
+    const plain = {
+      PATH: '/usr/local/bin:/usr/bin:/bin',
+      HOME: '/home/someone',
+      EDITOR: 'nvim',
+      LS_COLORS: 'rs=0:di=01;34:ln=01;36:mh=00:pi=40;33',
+      npm_config_registry: 'https://registry.npmjs.org/',
+      SEARCH: 'https://example.com/search?q=keyboard+shortcuts',
+      GIT_SHA: '0123456789abcdef0123456789abcdef01234567',
+      SKETCH: 'sk-short',
+      DBUS_SESSION_BUS_ADDRESS: 'unix:path=/run/user/1000/bus',
+      XDG_SESSION_ID: '3',
+    };
+    for (const [name, value] of Object.entries(plain)) expect(looksSecret(name, value), name).toBe(false);
     for (const name of ['PATH', 'HOME', 'PWD', 'LANG', 'MAX_THINKING_TOKENS', 'TERM', 'NODE_OPTIONS', 'KEYTIMEOUT']) expect(looksSecret(name, 'x'), name).toBe(false);
   });
 

@@ -14,7 +14,7 @@
  * Words in a variable's name that say it holds a secret (`*KEY*`, `*TOKEN*`, …) — but a count of
  * tokens (`MAX_THINKING_TOKENS`, an agent's setting) is not one.
  */
-const SECRET_WORDS = /KEY|SECRET|TOKEN(?!S)|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|CREDS|PRIVATE|COOKIE|OAUTH|_AUTH|AUTH_|^AUTH$|_PWD$|^PGPASS/;
+const SECRET_WORDS = /KEY|SECRET|TOKEN(?!S)|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|CREDS|PRIVATE|COOKIE|OAUTH|_AUTH|AUTH_|^AUTH$|_PWD$|^PGPASS|(^|_)PASS($|_)|_PAT$|^PAT$|^BW_SESSION$|^OP_SESSION_/;
 
 /**
  * Logins whose names say nothing of secrets: a database's URL (`postgres://user:password@…`),
@@ -25,15 +25,28 @@ const LOGINS = new Set(['DATABASE_URL', 'SSH_AUTH_SOCK', 'GPG_AGENT_INFO', 'NETR
 /** Names that only look like secrets: a shell's key-binding settings. */
 const NOT_SECRETS = new Set(['KEYTIMEOUT', 'KEYMAP', 'XKB_DEFAULT_KEYMAP']);
 
-/** A URL with a password in it (`scheme://user:password@host`): a secret whatever the variable is called. */
-const URL_WITH_PASSWORD = /^[a-z][a-z0-9+.-]*:\/\/[^/\s:@]+:[^/\s@]+@/i;
+/**
+ * Values that are a secret whatever the variable holding them is called (`MY_GH=ghp_…`,
+ * `NOTIFY=https://hooks.slack.com/services/…`): a URL with a password or a secret in its query, a
+ * private key, a signed token, and the prefixed formats services give their keys (the ones secret
+ * scanners look for).
+ */
+const SECRET_VALUES = [
+  /^[a-z][a-z0-9+.-]*:\/\/[^/\s:@]+:[^/\s@]+@/i,
+  /^[a-z][a-z0-9+.-]*:\/\/[^?\s]*\?(.*&)?(access_?token|token|api_?key|key|secret|password|sig|signature|auth)=[^&\s]{8,}/i,
+  /-----BEGIN [A-Z ]*PRIVATE KEY-----/,
+  /^eyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]{16,}$/,
+  /^(gh[pousr]_[A-Za-z0-9]{30,}|github_pat_\w{30,}|glpat-[\w-]{20,}|npm_[A-Za-z0-9]{30,}|hf_[A-Za-z]{30,}|xox[abposr]-[\w-]{10,}|(sk|rk)_(live|test)_\w{16,}|sk-[\w-]{20,}|AIza[\w-]{35}|(AKIA|ASIA)[A-Z0-9]{16}|SG\.[\w-]{16,}\.[\w-]{16,})$/,
+  /^https:\/\/(hooks\.slack\.com\/services|discord(app)?\.com\/api\/webhooks|[\w.-]+\.webhook\.office\.com)\//i,
+];
 
-/** Whether a variable (by its name, or a value that carries a password) holds a secret. */
+/** Whether a variable (by its name, or by a value that is a secret in a known form) holds a secret. */
 export function looksSecret(name: string, value: string | undefined): boolean {
   const upper = name.toUpperCase();
   if (NOT_SECRETS.has(upper)) return false;
   if (SECRET_WORDS.test(upper) || LOGINS.has(upper) || /_DSN$/.test(upper)) return true;
-  return value !== undefined && URL_WITH_PASSWORD.test(value.trim());
+  const text = value?.trim();
+  return text !== undefined && text.length >= 16 && SECRET_VALUES.some((pattern) => pattern.test(text));
 }
 
 /** `AWS_*` → a matcher of names; a name without `*` matches itself. */
