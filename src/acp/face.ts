@@ -23,6 +23,8 @@ import { INVALID_REQUEST, MAX_CLIENT_MESSAGE_BYTES, OVERSIZED_METHOD, oversizedP
 import * as z from '../schema.js';
 import type { SessionHistory } from './history.js';
 
+const cancelParams = z.object({ sessionId: z.string() });
+
 export interface FaceOptions {
   config(): Config;
   logger: Logger;
@@ -84,6 +86,11 @@ export class AcpFace {
       .onRequest('session/set_mode', ({ params, client }) => this.setMode(params, this.panelOf(client)))
       .onRequest('session/prompt', ({ params, client }) => this.prompt(params, this.panelOf(client)))
       .onNotification('session/cancel', ({ params }) => this.cancel(params.sessionId))
+      // ACP's cancel is a notification; a client that sends it as a request still means it.
+      .onRequest('session/cancel', (params) => z.parse(cancelParams, params), ({ params }) => {
+        this.cancel(params.sessionId);
+        return null;
+      })
       .onRequest(OVERSIZED_METHOD, (params) => z.parse(oversizedParams, params), ({ params }) => {
         throw new RequestError(INVALID_REQUEST, tooLarge(params));
       })

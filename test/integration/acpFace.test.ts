@@ -337,13 +337,18 @@ describe('buckley-lsp acp', () => {
     expect(processesWithHome(client.home)).toEqual([]);
   });
 
-  it('cancels a turn mid-answer (session/cancel): it ends cancelled', async () => {
+  it('cancels a turn mid-answer (session/cancel, as ACP sends it or as a request): it ends cancelled', async () => {
     const client = await face({ files: false });
     const session = await client.context.request('session/new', { cwd: workspace(), mcpServers: [] });
-    const turn = client.context.request('session/prompt', { sessionId: session.sessionId, prompt: [{ type: 'text', text: 'HANG' }] });
-    while (!answerOf(client).includes('Thinking')) await new Promise((resolve) => setImmediate(resolve));
-    await client.context.notify('session/cancel', { sessionId: session.sessionId });
-    expect((await turn).stopReason).toBe('cancelled');
+    const hang = async (cancel: () => Promise<unknown>) => {
+      const before = answerOf(client).split('Thinking').length;
+      const turn = client.context.request('session/prompt', { sessionId: session.sessionId, prompt: [{ type: 'text', text: 'HANG' }] });
+      while (answerOf(client).split('Thinking').length === before) await new Promise((resolve) => setImmediate(resolve));
+      await cancel();
+      return (await turn).stopReason;
+    };
+    expect(await hang(() => client.context.notify('session/cancel', { sessionId: session.sessionId }))).toBe('cancelled');
+    expect(await hang(() => (client.context.request as (method: string, params: unknown) => Promise<unknown>)('session/cancel', { sessionId: session.sessionId }))).toBe('cancelled');
   });
 
   it("passes the agent's questions on: a choice as the client's form, answered with the option chosen", async () => {
