@@ -90,17 +90,17 @@ function server(name: string, args: string[]): NatsServer {
 }
 
 /**
- * One server with JetStream, started; `config`: more of its configuration, in nats-server's own
- * format (its users and their permissions, TLS), beside the flags.
+ * One server with JetStream (without, where `jetstream` is false), started; `config`: more of its
+ * configuration, in nats-server's own format (its users and their permissions, TLS), beside the flags.
  */
-export async function startNats(config?: string): Promise<NatsServer> {
+export async function startNats(config?: string, jetstream = true): Promise<NatsServer> {
   const extra: string[] = [];
   if (config) {
     const file = join(tempDir('buckley-nats-conf'), 'nats.conf');
     writeFileSync(file, config);
     extra.push('-c', file);
   }
-  const one = server('n1', [...extra, '-js', '-a', '127.0.0.1', '-p', String(await freePort()), '-sd', tempDir('buckley-nats'), '-n', 'n1']);
+  const one = server('n1', [...extra, ...(jetstream ? ['-js'] : []), '-a', '127.0.0.1', '-p', String(await freePort()), '-sd', tempDir('buckley-nats'), '-n', 'n1']);
   await one.start();
   return one;
 }

@@ -4,8 +4,9 @@
  * exactly the permissions the docs name, a task runs end to end (a big answer through the object
  * store too); the password is never in its log nor in its agent's environment. Refused — wrong
  * password, none given, a user without the permissions, TLS it cannot verify — the replica
- * stops at once saying which server and what to do. A piece of a task NATS refuses to store (a
- * permission missing, its store full) fails the task at once, in words.
+ * stops at once saying which server and what to do; a NATS without JetStream is said within
+ * seconds. A piece of a task NATS refuses to store (a permission missing, its store full) fails
+ * the task at once, in words.
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { CoordinatorClient } from '../../src/wire/client.js';
@@ -108,6 +109,13 @@ describe.runIf(nats)("a team's replica on a NATS that asks who it is", () => {
     expect(Date.now() - started).toBeLessThan(15_000);
     expect(await refusal(server.url, { NATS_USER: 'team', NATS_CERT: '/nowhere/cert.pem' })).toContain('NATS_CERT and NATS_KEY go together');
     expect(await refusal(server.url, { NATS_CREDS: '/nowhere/team.creds' })).toContain('the NATS credentials file /nowhere/team.creds cannot be read (ENOENT)');
+  });
+
+  it('stops within seconds, saying so, on a NATS without JetStream — not after the half minute a cluster electing its leader is given', async () => {
+    const server = await startNats(undefined, false);
+    const started = Date.now();
+    expect(await refusal(server.url)).toContain(`JetStream is not enabled on NATS at ${server.url}: start nats-server with --jetstream (or jetstream {} in its configuration)`);
+    expect(Date.now() - started).toBeLessThan(15_000);
   });
 
   it("speaks TLS where the server asks for it, trusting the team's CA (NATS_CA); without it, says the certificate is not trusted", async () => {

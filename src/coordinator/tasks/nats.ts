@@ -269,7 +269,18 @@ const STOPPED = 'the coordinator is stopping: NATS is no longer asked';
 /** JetStream's answers that its store is full (its files, an account's limits): asking again for minutes does not make room. */
 const FULL = /insufficient (storage )?resources|maximum (bytes|messages) exceeded|resource limits exceeded/i;
 /** NATS's answers (or their causes) that asking again does not change: a message too big, a subject this replica's user may not use. */
-const CANNOT_MEND = new Set(['InvalidArgumentError', 'PermissionViolationError']);
+const CANNOT_MEND = new Set(['InvalidArgumentError', 'PermissionViolationError', 'SetUpError']);
+/**
+ * How long a replica starting waits for JetStream to answer at all. A server without JetStream has
+ * nobody on its API (a cluster electing its leader answers "temporarily unavailable" instead, and is
+ * waited for READY_MS): a few seconds tell, not half a minute.
+ */
+const NO_JETSTREAM_MS = 3_000;
+
+/** What a replica starting found that waiting does not change. */
+class SetUpError extends Error {
+  override name = 'SetUpError';
+}
 
 /** `work`, or the coordinator's stop while NATS is away (its listener forgotten either way: none piles up). */
 function interruptible<T>(work: Promise<T>, limits: Limits): Promise<T> {
@@ -356,10 +367,17 @@ export async function natsEngine(options: NatsEngineOptions): Promise<TaskEngine
     const replicas = options.replicas ?? 1;
     const leaseMs = options.leaseMs ?? LEASE_MS;
     // A cluster just started elects its JetStream leader first: its replicas may come up before.
+    let unanswered: number | undefined;
     const { jsm, kv, blobs, names, next } = await untilReady(async () => {
-      const manager = await jetstreamManager(nc);
-      const made = { jsm: manager, ...(await provision(nc, manager, replicas, leaseMs, options.logger)) };
-      return { ...made, next: (await manager.streams.info(TASKS)).state.last_seq + 1 };
+      try {
+        const manager = await jetstreamManager(nc);
+        const made = { jsm: manager, ...(await provision(nc, manager, replicas, leaseMs, options.logger)) };
+        return { ...made, next: (await manager.streams.info(TASKS)).state.last_seq + 1 };
+      } catch (error) {
+        if ((error as Error).name !== 'JetStreamNotEnabled') throw error;
+        unanswered ??= Date.now();
+        throw Date.now() - unanswered >= NO_JETSTREAM_MS ? new SetUpError((error as Error).message) : error;
+      }
     }, options.readyMs ?? READY_MS, { ...NO_LIMITS, where: `NATS at ${options.servers.join(', ')}` }).catch((error: unknown) => Promise.reject(notReady(error as Error, options.servers)));
     const presence = options.replica === undefined ? undefined : await holdName(names, options.replica, options.logger).catch((error: unknown) => Promise.reject(notReady(error as Error, options.servers)));
     const js = jetstream(nc);
