@@ -133,6 +133,13 @@ describe("the agent's network", () => {
     expect(mayReach([ruleOf('models.internal:8000')!], { host: 'models.internal', port: 8000 }, '10.1.2.3')).toBe(true);
   });
 
+  it("judges the machine's addresses however IPv6 writes them: a name resolving to ::ffff:7f00:1, ::1, fd00::, fe80:: or a multicast group reaches nothing under `*`", () => {
+    const any = [ruleOf('*')!];
+    for (const address of ['::ffff:7f00:1', '::ffff:127.0.0.1', '::ffff:a01:203', '::1', '::', '::7f00:1', 'fd12::1', 'fe80::1', 'ff02::1', '64:ff9b::7f00:1', '2002:7f00:1::1', '0.0.0.0', '100.100.1.1', '224.0.0.251', '255.255.255.255', '198.18.0.1'])
+      expect(mayReach(any, { host: 'rebound.example', port: 5432 }, address), address).toBe(false);
+    for (const address of ['93.184.216.34', '::ffff:93.184.216.34', '2606:2800:220:1::1']) expect(mayReach(any, { host: 'example.com', port: 443 }, address), address).toBe(true);
+  });
+
   it("reaches the known agent's hosts, those of the providers it has a key for, its configured endpoints, its MCP servers and the editor's", () => {
     const codexHome = tempDir('buckley-codex');
     writeFileSync(join(codexHome, 'config.toml'), '[model_providers.local]\nbase_url = "http://127.0.0.1:4000/v1"\n');

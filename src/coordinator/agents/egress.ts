@@ -7,7 +7,7 @@
  * or `*` (any public host: never the machine's own or its network's private addresses, which
  * must be named).
  */
-import { isIP } from 'node:net';
+import { BlockList, isIP } from 'node:net';
 
 export interface EgressRule {
   /** Lower case; may hold `*`. */
@@ -67,15 +67,25 @@ export function allows(rules: readonly EgressRule[], destination: Destination): 
   return rules.some((rule) => (rule.port === undefined || rule.port === destination.port) && hostMatches(rule.host, host));
 }
 
-/** The machine's own addresses, its network's, and those that are no address at all. */
+/**
+ * The machine's own addresses, its network's, and those that are no public host's: loopback,
+ * private and link-local ranges, shared address space, multicast and reserved ones, in IPv4 and
+ * IPv6 alike — and IPv6's ways of carrying an IPv4 address (mapped `::ffff:7f00:1`, compatible,
+ * NAT64, 6to4, Teredo), so that a name resolving to `::ffff:7f00:1` is judged as 127.0.0.1 is.
+ */
+const NOT_PUBLIC = (() => {
+  const list = new BlockList();
+  const v4: [string, number][] = [['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4]];
+  const v6: [string, number][] = [['::', 96], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 32], ['2001:db8::', 32], ['2002::', 16], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8]];
+  for (const [net, prefix] of v4) list.addSubnet(net, prefix, 'ipv4');
+  for (const [net, prefix] of v6) list.addSubnet(net, prefix, 'ipv6');
+  return list;
+})();
+
 export function isPrivateAddress(address: string): boolean {
-  const v4 = address.startsWith('::ffff:') ? address.slice(7) : address;
-  if (isIP(v4) === 4) {
-    const [a, b] = v4.split('.').map(Number) as [number, number];
-    return a === 0 || a === 10 || a === 127 || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127);
-  }
-  const v6 = address.toLowerCase();
-  return v6 === '::' || v6 === '::1' || v6.startsWith('fe80:') || v6.startsWith('fc') || v6.startsWith('fd');
+  const family = isIP(address);
+  // What is not an address at all is no public host's either.
+  return family === 0 || NOT_PUBLIC.check(address, family === 4 ? 'ipv4' : 'ipv6');
 }
 
 /** Names that are the machine itself (RFC 6761: `localhost` and everything under it). */
