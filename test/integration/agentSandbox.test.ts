@@ -6,7 +6,7 @@
  * refusal said in our words, with the setting; allowed, it lands on disk) — with a home under /tmp
  * as CI machines and containers have. And what the agent must not get: the user's secrets in the
  * environment (its terminals' too), a TCP service on the user's 127.0.0.1, an abstract Unix socket,
- * a host nobody allowed; what it may reach (an allowed host, through the proxy), it reaches.
+ * a Unix socket at a path it sees (in the home, in the workspace), a host nobody allowed; what it may reach (an allowed host, through the proxy), it reaches.
  */
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer, type Server } from 'node:net';
@@ -201,6 +201,26 @@ describe.runIf(probe.ok && socat)("the sandbox and the agents it does not know",
   });
 });
 
+describe.runIf(probe.ok && socat)("the machine's Unix sockets at paths the sandbox shows", () => {
+  it('reaches none: not one in the home (a Docker daemon, an SSH agent), not one in the workspace (a database), not one made after the agent started — in an ask and a task; its network not confined, it keeps them', async () => {
+    const homeFolder = home(false);
+    const inHome = await listenAt(join(homeFolder, '.docker-desktop.sock'), 'docker\n');
+    const { client, workspace } = await server([process.execPath, SCRIPTED_AGENT], { home: homeFolder });
+    const inWorkspace = await listenAt(join(workspace, '.s.PGSQL.5432'), 'postgres\n');
+    expect(await ask(client, `UNIX ${inHome}`)).toBe(`unix ${inHome}: EACCES`);
+    expect(await ask(client, `UNIX ${inWorkspace}`)).toBe(`unix ${inWorkspace}: EACCES`);
+    // One made while the agent runs: its next turn's sandbox hides it too.
+    const later = await listenAt(join(homeFolder, 'later.sock'), 'later\n');
+    expect(await ask(client, `UNIX ${later}`)).toBe(`unix ${later}: EACCES`);
+    const query = `UNIX ${inWorkspace}`;
+    await client.request('buckley/executeTask', { task: query });
+    expect((await client.waitFor('window/logMessage', (params) => params.message.startsWith(`Buckley's answer to "${query}"`))).message).toContain(`unix ${inWorkspace}: EACCES`);
+    // The same agent, its network not confined: the sockets answer (what the test would miss).
+    const open = await server([process.execPath, SCRIPTED_AGENT], { home: homeFolder, agent: { sandbox: { network: { confine: false } } } });
+    expect(await ask(open.client, `UNIX ${inHome}`)).toBe(`unix ${inHome}: connected`);
+  });
+});
+
 describe.runIf(probe.ok && socat)('the sandbox and an endpoint on a low port', () => {
   it('says an allowed 127.0.0.1 endpoint under port 1024 cannot be reached from the sandbox (its relay could never listen there), and starts the agent without waiting for it', async () => {
     const allowed = await listen(createServer((socket) => socket.on('error', () => undefined).end('ok\n')));
@@ -230,6 +250,14 @@ describe.runIf(probe.ok && socat)('the sandbox behind the proxy buckley-lsp itse
     expect(seen).toEqual(['GET http://models.corp.example/v1']);
   });
 });
+
+/** A Unix socket listening at `path`, answering `greeting`. */
+async function listenAt(path: string, greeting: string): Promise<string> {
+  const unix = createServer((socket) => socket.on('error', () => undefined).end(greeting));
+  await new Promise<void>((resolve) => unix.listen(path, resolve));
+  cleanups.push(() => new Promise<void>((resolve) => unix.close(() => resolve())));
+  return path;
+}
 
 async function listen(server: Server | HttpServer): Promise<number> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -23,13 +23,14 @@ import { isAbsolute, join } from 'node:path';
 import type { Logger } from '../../logger.js';
 import type { McpServerSetting } from '../../config.js';
 import { CredentialScan } from '../credentialScan.js';
+import { boundSockets } from './sandboxSockets.js';
 import { workspaceOf } from '../files.js';
 import type { AcpDriver, Launch } from './acp.js';
 import { AgentError, type AgentDriver, type AgentTurn, type TurnResult, type TurnSink } from './driver.js';
 import type { StartGate } from './acp.js';
 import type { KnownAgent } from './known.js';
 import { knownByAcpName, knownByCommand, knownByScript, pathsInScript } from './recognize.js';
-import { probeNetworkNamespace, probeSandbox, sandboxArgs, type SandboxPlan } from './sandbox.js';
+import { hiddenPaths, probeNetworkNamespace, probeSandbox, sandboxArgs, type SandboxPlan } from './sandbox.js';
 import { agentEnvironmentFor, egressRules, statePlaces, visibleFolders, type EgressSettings, type EnvironmentSettings } from './sandboxPlans.js';
 import { findSocat, NetworkGate, userProxyEnvironment } from './sandboxNetwork.js';
 import { findOnPath } from './which.js';
@@ -246,7 +247,7 @@ export class AgentPool implements AgentDriver {
     this.launching.set(key, (this.launching.get(key) ?? 0) + 1);
     try {
       const launch = await this.launch(intent, workspace, credentials.paths);
-      return this.entries.entry(key, credentials.paths.join('\0'), () =>
+      return this.entries.entry(key, hiddenPaths(launch.plan).join('\0'), () =>
         this.options.driver({ ...launch, relaunch: (acpName) => this.relaunch(acpName, intent, workspace, credentials.paths) }, launch.plan.cwd, this.startGate),
       );
     } finally {
@@ -300,6 +301,7 @@ export class AgentPool implements AgentDriver {
       // No workspace named: an empty folder of its own, not the coordinator's (nothing of it to read or write).
       cwd: workspace ?? this.noWorkspace(),
       visible: visibleFolders(env),
+      sockets: boundSockets(),
       ...(gate ? { network: gate.plan } : {}),
     };
   }

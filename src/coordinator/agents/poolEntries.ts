@@ -60,7 +60,7 @@ export class PoolEntries {
     const current = this.entries.get(key);
     if (current && current.hidden === hidden) return current;
     if (current) {
-      this.options.logger.info(`credential files in the workspace changed: the agent gets a new sandbox that hides them (${this.latest.description})`);
+      this.options.logger.info(`what the sandbox hides changed (credential files, the machine's Unix sockets): the agent gets a new sandbox that hides them (${this.latest.description})`);
       this.retire(current);
     }
     const entry: Entry = { key, driver: make(), hidden, running: 0, lastUsed: Date.now(), retired: false };

@@ -21,13 +21,13 @@
  *   no other process's environment), and it dies with its parent.
  * - A network namespace of its own where socat runs (sandboxNetwork.ts): the agent reaches the
  *   hosts it may through our proxy, and neither the machine's loopback services nor its abstract
- *   Unix sockets.
+ *   Unix sockets; those bound at a path it would see are hidden (sandboxSockets.ts).
  *
  * Where bubblewrap cannot run (another OS, no user namespaces), `probeSandbox` says why: the user
  * is told once, `doctor` says so, and `buckley.ask.requireReadOnly` refuses asks.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, openSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, openSync, realpathSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { credentialPlaces } from '../../risk/paths.js';
 import { launcherArgs, proxyEnvironment, type NetworkPlan } from './sandboxNetwork.js';
@@ -53,6 +53,8 @@ export interface SandboxPlan {
   visible?: string[];
   /** The confined network; none: the agent keeps the host's. */
   network?: NetworkPlan;
+  /** The Unix sockets bound on this machine (sandboxSockets.ts): hidden where the sandbox would show them. */
+  sockets?: string[];
 }
 
 export type SandboxProbe = { ok: true; bwrap: string } | { ok: false; reason: string };
@@ -118,6 +120,14 @@ const EMPTY_FD = 3;
 /** The stdio of a process started with `sandboxArgs`: the three given, and /dev/null as descriptor 3. Close the last once spawned. */
 export function sandboxStdio<T>(stdio: T[]): (T | number)[] {
   return [...stdio, openSync('/dev/null', 'r')];
+}
+
+function isSocket(path: string): boolean {
+  try {
+    return lstatSync(path).isSocket();
+  } catch {
+    return false;
+  }
 }
 
 function isDirectory(path: string): boolean | undefined {
@@ -194,13 +204,33 @@ export function writableIn(plan: SandboxPlan, path: string): boolean {
   return PRIVATE_ROOTS.some((root) => under(resolved, root)) && !shown.some((place) => under(resolved, resolve(place)));
 }
 
-/** The credentials to hide: the user's and the system's that exist, and the workspace's. */
-export function hiddenPaths(plan: Pick<SandboxPlan, 'home' | 'workspaceCredentials' | 'stateDirs' | 'workspace'>): string[] {
+/**
+ * What to hide: the user's and the system's credentials that exist, the workspace's, and — where
+ * the network is confined — the machine's Unix sockets the sandbox would show (not those in its
+ * private `/tmp` and `/run`, nor our own relays').
+ */
+export function hiddenPaths(plan: Pick<SandboxPlan, 'home' | 'workspaceCredentials' | 'stateDirs' | 'workspace' | 'sockets' | 'network' | 'cwd' | 'visible' | 'programPaths'>): string[] {
   const places = credentialPlaces(plan.home)
     .map((place) => place.path)
     // `/root` is a credential as someone else's home; as the agent's own (root's) home, its state lives there.
     .filter((path) => !under(real(plan.home), real(path)) && !(plan.workspace && under(real(plan.workspace), real(path))));
-  return [...new Set([...places, ...plan.workspaceCredentials].filter((path) => existsSync(path)).map(real))];
+  const credentials = [...new Set([...places, ...plan.workspaceCredentials].filter((path) => existsSync(path)).map(real))];
+  // A socket in a folder hidden whole (`~/.gnupg`'s agent) is gone with it.
+  const folders = credentials.filter((path) => isDirectory(path));
+  // The machine's services are the network's: an agent whose network is not confined keeps them.
+  const network = plan.network;
+  const sockets = (network ? (plan.sockets ?? []) : [])
+    .map(real)
+    // Gone since it was listed: a mount on it would stop the sandbox from starting.
+    .filter((path) => shownIn(plan, path) && !under(path, real(network!.socketDir)) && !folders.some((folder) => under(path, folder)) && isSocket(path));
+  return [...new Set([...credentials, ...sockets])];
+}
+
+/** Whether the sandbox shows `path` (resolved): anything outside its private roots, and what it puts back there. */
+function shownIn(plan: Pick<SandboxPlan, 'workspace' | 'cwd' | 'visible' | 'programPaths' | 'stateDirs'>, path: string): boolean {
+  if (!PRIVATE_ROOTS.some((root) => under(path, root))) return true;
+  const shown = [...(plan.workspace ? [plan.workspace] : []), plan.cwd, ...(plan.visible ?? []), ...plan.programPaths.flatMap(topFolders), ...plan.stateDirs];
+  return shown.some((place) => under(path, real(place)));
 }
 
 /**
