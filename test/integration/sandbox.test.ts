@@ -3,7 +3,8 @@
  * the agent runs tries to write and read what it should not. In an ask nothing of the user's can be
  * written; in a task the workspace can, but not its git hooks, nor anything outside it; the
  * agent's own state can always be written; credentials — the workspace's `.env`, a key, the
- * user's ~/.ssh — cannot be read; /tmp is the sandbox's own; no process of the machine is seen.
+ * user's ~/.ssh — cannot be read; /tmp is the sandbox's own; no process of the machine is seen; the
+ * terminal it was started from is not its own.
  */
 import { spawnSync } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -101,5 +102,15 @@ describe.runIf(probe.ok)('the sandbox an agent runs in', () => {
     const { output } = run(plan(true), `ls ${marker}; cat /proc/${process.pid}/environ; echo end`);
     expect(output).toContain(`ls: cannot access '${marker}': No such file or directory`);
     expect(output).toContain(`/proc/${process.pid}/environ: No such file or directory`);
+  });
+
+  it('leaves the terminal it was started from: nothing in it can open it to type into the user\'s shell (as an ACP client runs our terminals)', () => {
+    const { plan } = machine();
+    const quote = (text: string) => `'${text.replace(/'/g, "'\\''")}'`;
+    const probe = "( : < /dev/tty ) 2>/dev/null && echo terminal-open || echo no-terminal";
+    // `script` gives the command a terminal of its own to start from, as a shell in an editor has.
+    const inTerminal = (command: string[]) => spawnSync('script', ['-q', '-e', '-c', command.map(quote).join(' '), '/dev/null'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).stdout;
+    expect(inTerminal(['/bin/sh', '-c', probe])).toContain('terminal-open');
+    expect(inTerminal(['bwrap', ...sandboxArgs(plan(true), ['/bin/sh', '-c', probe], { env: { PATH: process.env.PATH! } })])).toContain('no-terminal');
   });
 });

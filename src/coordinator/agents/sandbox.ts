@@ -72,6 +72,14 @@ const PERSISTENT_IN_WORKSPACE = ['.git/hooks', '.git/config'];
  */
 const ISOLATION = ['--unshare-user', ...(process.getuid?.() === 0 ? ['--uid', '1000', '--gid', '1000'] : []), '--unshare-pid', '--die-with-parent', '--cap-drop', 'ALL'];
 
+/**
+ * For a sandbox another process starts (an ACP client's terminal): a session of its own, so that
+ * nothing in it can type into the terminal it was started from (the TIOCSTI ioctl) — a terminal
+ * editor's plugin may run it in the user's. Ours start in a session of their own already
+ * (processes.ts), where the agent's process group still gets our stop's SIGTERM.
+ */
+const CLIENT_ISOLATION = ['--new-session'];
+
 let probed: Promise<SandboxProbe> | undefined;
 let probedNetwork: Promise<string | undefined> | undefined;
 
@@ -187,7 +195,7 @@ export function sandboxArgs(plan: SandboxPlan, command: readonly string[], clien
     for (const name of proxy.unset) args.push('--unsetenv', name);
     for (const [name, value] of Object.entries(proxy.set)) args.push('--setenv', name, value);
   }
-  args.push(...ISOLATION, '--chdir', plan.cwd, '--', ...(plan.network ? launcherArgs(plan.network, command) : command));
+  args.push(...ISOLATION, ...(client ? CLIENT_ISOLATION : []), '--chdir', plan.cwd, '--', ...(plan.network ? launcherArgs(plan.network, command) : command));
   return args;
 }
 
