@@ -10,7 +10,7 @@
  */
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer, type Server } from 'node:net';
-import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -198,6 +198,31 @@ describe.runIf(probe.ok && socat)("the sandbox and the agents it does not know",
     // The same agent, its network not confined: the service answers (what the test would miss).
     const open = await server([process.execPath, SCRIPTED_AGENT], { home: home(false), agent: { sandbox: { network: { confine: false } } } });
     expect(await ask(open.client, `TCP 127.0.0.1 ${service}`)).toBe(`tcp 127.0.0.1:${service}: connected`);
+  });
+});
+
+describe.runIf(probe.ok)("an agent's settings that run code later", () => {
+  it('cannot be changed from its sandbox (its settings file read-only), and one it makes there (an extension) is moved aside after the turn, said in the log; its other state is written; writable names one to allow it', async () => {
+    const userHome = home(false);
+    const gemini = join(userHome, '.gemini');
+    mkdirSync(gemini, { recursive: true });
+    writeFileSync(join(gemini, 'settings.json'), '{"theme": "the user\'s"}\n');
+    const bin = program('gemini', ['--acp']);
+    const { client } = await server(['gemini', '--acp'], { home: userHome, bin });
+    expect(await ask(client, `PUT ${join(gemini, 'settings.json')}`)).toBe(`put ${join(gemini, 'settings.json')}: EROFS`);
+    expect(readFileSync(join(gemini, 'settings.json'), 'utf8')).toBe('{"theme": "the user\'s"}\n');
+    const extension = join(gemini, 'extensions', 'helper', 'gemini-extension.json');
+    expect(await ask(client, `PUT ${extension}`)).toBe(`put ${extension}: written`);
+    const said = (await logged(client, 'moved aside')).message;
+    expect(said).toMatch(new RegExp(`Gemini CLI made ${join(gemini, 'extensions').replace(/[.]/g, '\\.')} in its sandbox, where what it names runs outside any sandbox when you next start Gemini CLI: moved aside to .*extensions\\.buckley-moved-.*\\. To let Gemini CLI keep it, set buckley\\.agent\\.sandbox\\.writable: \\["${join(gemini, 'extensions').replace(/[.]/g, '\\.')}"\\]$`));
+    expect(existsSync(extension)).toBe(false);
+    expect(readdirSync(gemini).filter((name) => name.startsWith('extensions.buckley-moved-'))).toHaveLength(1);
+    // The rest of its state is its own to write.
+    expect(await ask(client, `PUT ${join(gemini, 'tmp', 'chat.json')}`)).toBe(`put ${join(gemini, 'tmp', 'chat.json')}: written`);
+    expect(existsSync(join(gemini, 'tmp', 'chat.json'))).toBe(true);
+    // Named in buckley.agent.sandbox.writable, the settings are the agent's to write.
+    const allowed = await server(['gemini', '--acp'], { home: userHome, bin, agent: { sandbox: { writable: ['~/.gemini/settings.json'] } } });
+    expect(await ask(allowed.client, `PUT ${join(gemini, 'settings.json')}`)).toBe(`put ${join(gemini, 'settings.json')}: written`);
   });
 });
 

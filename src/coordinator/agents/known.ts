@@ -25,6 +25,12 @@ export interface KnownAgent {
   modes?: { ask: string; task: string };
   /** Where it keeps its state (sessions, settings, caches, logs), in its environment. */
   stateDirs(env: NodeJS.ProcessEnv): string[];
+  /**
+   * Where in its state a write runs code later, outside any sandbox when the user next starts it
+   * in a terminal: its settings (hooks, MCP servers' commands, a notify program), its plugins and
+   * extensions — from its documentation. Read-only in the sandbox; one made in a turn is moved aside.
+   */
+  runsCode?(env: NodeJS.ProcessEnv): string[];
   /** State files of its own, and what a new one holds (it must exist to be written in the sandbox); `command` names some (a `--log` file). */
   stateFiles?(env: NodeJS.ProcessEnv, command: readonly string[]): { path: string; initial: string }[];
   /** The variables that hold its API key, the first the one to suggest. */
@@ -46,6 +52,8 @@ const xdg = (env: NodeJS.ProcessEnv, variable: 'XDG_CONFIG_HOME' | 'XDG_DATA_HOM
   env[variable] || join(home(env), { XDG_CONFIG_HOME: '.config', XDG_DATA_HOME: '.local/share', XDG_STATE_HOME: '.local/state', XDG_CACHE_HOME: '.cache' }[variable]);
 /** The four XDG folders of an application named `name`. */
 const xdgDirs = (env: NodeJS.ProcessEnv, name: string) => (['XDG_CONFIG_HOME', 'XDG_DATA_HOME', 'XDG_STATE_HOME', 'XDG_CACHE_HOME'] as const).map((variable) => join(xdg(env, variable), name));
+/** opencode's (and Kilo's, its fork's) configuration files and the plugins it loads, in its config folder. */
+const opencodeCode = (env: NodeJS.ProcessEnv, name: string) => ['opencode.json', 'opencode.jsonc', 'config.json', 'plugin', 'plugins'].map((file) => join(xdg(env, 'XDG_CONFIG_HOME'), name, file));
 /** The values of those of `names` that are set. */
 const variables = (env: NodeJS.ProcessEnv, ...names: string[]) => names.flatMap((name) => (env[name] ? [env[name]!] : []));
 
@@ -105,6 +113,7 @@ export const KNOWN_AGENTS: readonly KnownAgent[] = [
     // `plan` is its read-only mode; `default` asks before edits and commands it does not judge safe.
     modes: { ask: 'plan', task: 'default' },
     stateDirs: (env) => [claudeHome(env)],
+    runsCode: (env) => [join(claudeHome(env), 'settings.json'), join(claudeHome(env), 'settings.local.json')],
     // Its settings file beside the folder: without it, Claude Code's CLI stops before answering.
     stateFiles: (env) => [{ path: join(env.CLAUDE_CONFIG_DIR || home(env), '.claude.json'), initial: '{}\n' }],
     keys: ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'CLAUDE_CODE_OAUTH_TOKEN'],
@@ -124,6 +133,7 @@ export const KNOWN_AGENTS: readonly KnownAgent[] = [
     // every command that leaves its own sandbox, for asks and tasks alike.
     modes: { ask: 'read-only', task: 'read-only' },
     stateDirs: (env) => [codexHome(env)],
+    runsCode: (env) => [join(codexHome(env), 'config.toml'), join(codexHome(env), 'rules')],
     keys: ['OPENAI_API_KEY', 'CODEX_API_KEY'],
     hosts: ['api.openai.com', 'chatgpt.com', 'auth.openai.com'],
     // A model provider of its config.toml (`base_url = "…"`).
@@ -137,6 +147,7 @@ export const KNOWN_AGENTS: readonly KnownAgent[] = [
     acpNames: /gemini-cli/,
     modes: { ask: 'plan', task: 'default' },
     stateDirs: (env) => [join(env.GEMINI_CLI_HOME || home(env), '.gemini')],
+    runsCode: (env) => ['settings.json', 'extensions', 'policies'].map((name) => join(env.GEMINI_CLI_HOME || home(env), '.gemini', name)),
     keys: ['GEMINI_API_KEY', 'GOOGLE_API_KEY', 'GOOGLE_APPLICATION_CREDENTIALS'],
     hosts: ['generativelanguage.googleapis.com', 'cloudcode-pa.googleapis.com', 'oauth2.googleapis.com', 'aiplatform.googleapis.com', '*-aiplatform.googleapis.com'],
     endpoints: (env) => variables(env, 'GOOGLE_GEMINI_BASE_URL', 'GOOGLE_VERTEX_BASE_URL'),
@@ -150,6 +161,7 @@ export const KNOWN_AGENTS: readonly KnownAgent[] = [
     // Qwen starts in `auto`, where its own classifier lets tools run unasked.
     modes: { ask: 'plan', task: 'default' },
     stateDirs: (env) => [join(home(env), '.qwen')],
+    runsCode: (env) => ['settings.json', 'extensions'].map((name) => join(home(env), '.qwen', name)),
     keys: ['OPENAI_API_KEY', 'DASHSCOPE_API_KEY'],
     hosts: ['dashscope.aliyuncs.com', 'dashscope-intl.aliyuncs.com', 'chat.qwen.ai', 'portal.qwen.ai'],
     endpoints: (env) => variables(env, 'OPENAI_BASE_URL'),
@@ -164,6 +176,7 @@ export const KNOWN_AGENTS: readonly KnownAgent[] = [
     // default is unasked: the permissions it is given below make it ask first.
     modes: { ask: 'plan', task: 'build' },
     stateDirs: (env) => xdgDirs(env, 'opencode'),
+    runsCode: (env) => opencodeCode(env, 'opencode'),
     keys: ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'OPENROUTER_API_KEY', 'GEMINI_API_KEY', 'OPENCODE_API_KEY'],
     // OpenCode Zen (its own models) and the models list it reads at start.
     hosts: ['opencode.ai', '*.opencode.ai', 'models.dev'],
@@ -183,6 +196,7 @@ export const KNOWN_AGENTS: readonly KnownAgent[] = [
     modes: { ask: 'ask', task: 'code' },
     // Its XDG folders, and the policies of its own sandbox.
     stateDirs: (env) => [...xdgDirs(env, 'kilo'), join(xdg(env, 'XDG_STATE_HOME'), 'kilo-sandbox-policy')],
+    runsCode: (env) => opencodeCode(env, 'kilo'),
     keys: ['KILO_API_KEY', 'ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'OPENROUTER_API_KEY', 'GEMINI_API_KEY'],
     // Its gateway (its own models), its login, and the models list it reads at start.
     hosts: ['kilo.ai', '*.kilo.ai', 'models.dev'],
@@ -198,6 +212,7 @@ export const KNOWN_AGENTS: readonly KnownAgent[] = [
     // Its ACP modes are URIs; `plan` plans without changing anything, `agent` asks before its tools (`autopilot` does not).
     modes: { ask: 'https://agentclientprotocol.com/protocol/session-modes#plan', task: 'https://agentclientprotocol.com/protocol/session-modes#agent' },
     // Its home, the code it unpacks at start (its cache), and the device id of Microsoft's tools.
+    runsCode: (env) => [join(env.COPILOT_HOME || join(home(env), '.copilot'), 'mcp-config.json')],
     stateDirs: (env) => [env.COPILOT_HOME || join(home(env), '.copilot'), env.COPILOT_CACHE_HOME || join(xdg(env, 'XDG_CACHE_HOME'), 'copilot'), join(xdg(env, 'XDG_CACHE_HOME'), 'Microsoft', 'DeveloperTools')],
     keys: ['COPILOT_GITHUB_TOKEN', 'GH_TOKEN', 'GITHUB_TOKEN', 'COPILOT_PROVIDER_API_KEY'],
     hosts: ['api.githubcopilot.com', '*.githubcopilot.com', 'api.github.com', 'github.com'],
@@ -228,6 +243,7 @@ export const KNOWN_AGENTS: readonly KnownAgent[] = [
     packages: [],
     acpNames: /^goose$/i,
     stateDirs: (env) => xdgDirs(env, 'goose'),
+    runsCode: (env) => [join(xdg(env, 'XDG_CONFIG_HOME'), 'goose', 'config.yaml')],
     keys: ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'GOOGLE_API_KEY', 'OPENROUTER_API_KEY'],
     hosts: [],
     endpoints: (env) => variables(env, 'OPENAI_HOST', 'ANTHROPIC_HOST', 'OLLAMA_HOST', 'DATABRICKS_HOST'),

@@ -31,7 +31,7 @@ import type { StartGate } from './acp.js';
 import type { KnownAgent } from './known.js';
 import { knownByAcpName, knownByCommand, knownByScript, pathsInScript } from './recognize.js';
 import { hiddenPaths, probeNetworkNamespace, probeSandbox, sandboxArgs, type SandboxPlan } from './sandbox.js';
-import { agentEnvironmentFor, egressRules, statePlaces, visibleFolders, type EgressSettings, type EnvironmentSettings } from './sandboxPlans.js';
+import { agentEnvironmentFor, egressRules, guardedPlaces, statePlaces, visibleFolders, watchGuarded, type EgressSettings, type EnvironmentSettings } from './sandboxPlans.js';
 import { findSocat, NetworkGate, userProxyEnvironment } from './sandboxNetwork.js';
 import { findOnPath } from './which.js';
 import { withheldNames, type AgentEnvironment } from './secrets.js';
@@ -142,7 +142,12 @@ export class AgentPool implements AgentDriver {
 
   async run(turn: AgentTurn, sink: TurnSink, signal: AbortSignal): Promise<TurnResult> {
     const entry = await this.entryFor(turn);
-    return this.entries.use(entry, () => entry.driver.run(turn, sink, signal));
+    const guard = this.sandboxProblem ? undefined : watchGuarded(guardedPlaces(this.known(), this.environment().env, this.options.sandbox.writable), this.known()?.title ?? 'the agent', this.options.logger);
+    try {
+      return await this.entries.use(entry, () => entry.driver.run(turn, sink, signal));
+    } finally {
+      guard?.();
+    }
   }
 
   /** Starts the agent in the ask's sandbox and in the task's, opening a session in each, as `doctor` asks. */
@@ -287,7 +292,7 @@ export class AgentPool implements AgentDriver {
   private async plan(intent: 'ask' | 'task', workspace: string | undefined, credentials: string[], env: NodeJS.ProcessEnv): Promise<SandboxPlan> {
     const { command } = this.options;
     const known = this.known();
-    const places = statePlaces(known, env, command, this.options.sandbox.writable, this.options.logger);
+    const places = { ...statePlaces(known, env, command, this.options.sandbox.writable, this.options.logger), guarded: guardedPlaces(known, env, this.options.sandbox.writable) };
     const gate = await this.gateFor(`${intent}\0${workspace ?? ''}\0${known?.title ?? ''}`, intent, env);
     return {
       workspace,
