@@ -202,7 +202,7 @@ describe.runIf(probe.ok && socat)("the sandbox and the agents it does not know",
 });
 
 describe.runIf(probe.ok)("an agent's settings that run code later", () => {
-  it('cannot be changed from its sandbox (its settings file read-only), and one it makes there (an extension) is moved aside after the turn, said in the log; its other state is written; writable names one to allow it', async () => {
+  it('cannot be changed from its sandbox (its settings file read-only), and an extension it makes is moved aside after the turn, said in the log; its other state is written; writable names one to allow it', async () => {
     const userHome = home(false);
     const gemini = join(userHome, '.gemini');
     mkdirSync(gemini, { recursive: true });
@@ -214,15 +214,30 @@ describe.runIf(probe.ok)("an agent's settings that run code later", () => {
     const extension = join(gemini, 'extensions', 'helper', 'gemini-extension.json');
     expect(await ask(client, `PUT ${extension}`)).toBe(`put ${extension}: written`);
     const said = (await logged(client, 'moved aside')).message;
-    expect(said).toMatch(new RegExp(`Gemini CLI made ${join(gemini, 'extensions').replace(/[.]/g, '\\.')} in its sandbox, where what it names runs outside any sandbox when you next start Gemini CLI: moved aside to .*extensions\\.buckley-moved-.*\\. To let Gemini CLI keep it, set buckley\\.agent\\.sandbox\\.writable: \\["${join(gemini, 'extensions').replace(/[.]/g, '\\.')}"\\]$`));
+    const made = join(gemini, 'extensions', 'helper').replace(/[.]/g, '\\.');
+    expect(said).toMatch(new RegExp(`Gemini CLI made ${made} in its sandbox, where what it names runs outside any sandbox when you next start Gemini CLI: moved aside to ${made}\\.buckley-moved-.*\\. To let Gemini CLI keep it, set buckley\\.agent\\.sandbox\\.writable: \\["${made}"\\]$`));
     expect(existsSync(extension)).toBe(false);
-    expect(readdirSync(gemini).filter((name) => name.startsWith('extensions.buckley-moved-'))).toHaveLength(1);
+    expect(readdirSync(join(gemini, 'extensions')).filter((name) => name.startsWith('helper.buckley-moved-'))).toHaveLength(1);
     // The rest of its state is its own to write.
     expect(await ask(client, `PUT ${join(gemini, 'tmp', 'chat.json')}`)).toBe(`put ${join(gemini, 'tmp', 'chat.json')}: written`);
     expect(existsSync(join(gemini, 'tmp', 'chat.json'))).toBe(true);
     // Named in buckley.agent.sandbox.writable, the settings are the agent's to write.
     const allowed = await server(['gemini', '--acp'], { home: userHome, bin, agent: { sandbox: { writable: ['~/.gemini/settings.json'] } } });
     expect(await ask(allowed.client, `PUT ${join(gemini, 'settings.json')}`)).toBe(`put ${join(gemini, 'settings.json')}: written`);
+  });
+});
+
+describe.runIf(probe.ok)("an agent's state file that holds what runs code later (Claude Code's ~/.claude.json)", () => {
+  it('keeps what the agent writes there but for its MCP servers, put back after the turn, said in the log', async () => {
+    const userHome = home(false);
+    const settings = join(userHome, '.claude.json');
+    writeFileSync(settings, JSON.stringify({ numStartups: 3, mcpServers: { mine: { command: 'my-server' } } }));
+    const { client } = await server(['claude-agent-acp'], { home: userHome, bin: program('claude-agent-acp', []) });
+    expect(await ask(client, `ADD MCP ${settings} evil`)).toBe('add mcp evil: added');
+    const said = (await logged(client, 'put back as they were')).message;
+    expect(said).toContain(`Claude Code changed mcpServers.evil in ${settings} in its sandbox, what runs outside any sandbox when you next start Claude Code`);
+    // Its own state stays; the server it added does not.
+    expect(JSON.parse(readFileSync(settings, 'utf8'))).toEqual({ numStartups: 4, mcpServers: { mine: { command: 'my-server' } } });
   });
 });
 

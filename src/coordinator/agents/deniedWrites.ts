@@ -11,6 +11,7 @@ import { dirname, join, relative, sep } from 'node:path';
 import type { Logger } from '../../logger.js';
 import { oneLine } from '../../text.js';
 import { AgentError } from './driver.js';
+import { guardedNow } from './guardedState.js';
 import { hiddenPaths, writableIn, type SandboxPlan } from './sandbox.js';
 
 export interface DeniedWrite {
@@ -39,7 +40,9 @@ export function deniedWrite(lines: readonly string[], plan: SandboxPlan): Denied
       const path = match[1]!.startsWith('~') ? join(plan.home, match[1]!.slice(1)) : match[1]!;
       if (path === '/' || path.startsWith('/dev/') || path.startsWith('/proc/')) continue;
       if (writableIn(plan, path) || hidden.some((secret) => path === secret || path.startsWith(`${secret}${sep}`))) continue;
-      return { path, folder: folderFor(path, plan.home) };
+      // What runs code later is allowed by its own name, not its folder's (sandboxPlans.ts guardedPlaces).
+      const guarded = guardedNow(plan.guarded ?? []).find((place) => path === place || path.startsWith(`${place}${sep}`));
+      return { path, folder: guarded ?? folderFor(path, plan.home) };
     }
   }
   return undefined;

@@ -7,6 +7,7 @@
  * Every other agent gets the general rules: modes by what they are called (modes.ts), no state
  * but `buckley.agent.sandbox.writable`, the hosts `buckley.agent.sandbox.network.allow` names.
  */
+import type { GuardedKeys } from './guardedState.js';
 import { existsSync } from 'node:fs';
 import { readFileBounded } from '../../fileAccess.js';
 import { homedir } from 'node:os';
@@ -28,9 +29,12 @@ export interface KnownAgent {
   /**
    * Where in its state a write runs code later, outside any sandbox when the user next starts it
    * in a terminal: its settings (hooks, MCP servers' commands, a notify program), its plugins and
-   * extensions — from its documentation. Read-only in the sandbox; one made in a turn is moved aside.
+   * extensions — from its documentation. Read-only in the sandbox; one made in a turn is moved
+   * aside. `folder/*`: each folder in it (an extension), the folder itself the agent's to write.
    */
   runsCode?(env: NodeJS.ProcessEnv): string[];
+  /** Keys of a state file it must write that run code later as well (Claude Code's MCP servers in `~/.claude.json`): put back after a turn that changed them. */
+  runsCodeIn?(env: NodeJS.ProcessEnv): GuardedKeys[];
   /** State files of its own, and what a new one holds (it must exist to be written in the sandbox); `command` names some (a `--log` file). */
   stateFiles?(env: NodeJS.ProcessEnv, command: readonly string[]): { path: string; initial: string }[];
   /** The variables that hold its API key, the first the one to suggest. */
@@ -52,8 +56,14 @@ const xdg = (env: NodeJS.ProcessEnv, variable: 'XDG_CONFIG_HOME' | 'XDG_DATA_HOM
   env[variable] || join(home(env), { XDG_CONFIG_HOME: '.config', XDG_DATA_HOME: '.local/share', XDG_STATE_HOME: '.local/state', XDG_CACHE_HOME: '.cache' }[variable]);
 /** The four XDG folders of an application named `name`. */
 const xdgDirs = (env: NodeJS.ProcessEnv, name: string) => (['XDG_CONFIG_HOME', 'XDG_DATA_HOME', 'XDG_STATE_HOME', 'XDG_CACHE_HOME'] as const).map((variable) => join(xdg(env, variable), name));
-/** opencode's (and Kilo's, its fork's) configuration files and the plugins it loads, in its config folder. */
-const opencodeCode = (env: NodeJS.ProcessEnv, name: string) => ['opencode.json', 'opencode.jsonc', 'config.json', 'plugin', 'plugins'].map((file) => join(xdg(env, 'XDG_CONFIG_HOME'), name, file));
+/** The plugins opencode (and Kilo, its fork) loads from its config folder. */
+const opencodePlugins = (env: NodeJS.ProcessEnv, name: string) => ['plugin', 'plugins'].map((folder) => join(xdg(env, 'XDG_CONFIG_HOME'), name, folder));
+/**
+ * What in opencode's (and Kilo's) config runs commands: MCP servers, plugins, formatters, language
+ * servers. Keys, not the file: it writes its config itself at its first start (`$schema`; Kilo
+ * migrates its permissions there).
+ */
+const OPENCODE_COMMANDS = ['mcp', 'plugin', 'formatter', 'lsp'];
 /** The values of those of `names` that are set. */
 const variables = (env: NodeJS.ProcessEnv, ...names: string[]) => names.flatMap((name) => (env[name] ? [env[name]!] : []));
 
@@ -114,6 +124,8 @@ export const KNOWN_AGENTS: readonly KnownAgent[] = [
     modes: { ask: 'plan', task: 'default' },
     stateDirs: (env) => [claudeHome(env)],
     runsCode: (env) => [join(claudeHome(env), 'settings.json'), join(claudeHome(env), 'settings.local.json')],
+    // Its MCP servers (`claude mcp add`), the tools it may use unasked, the workspace's .mcp.json servers it runs.
+    runsCodeIn: (env) => [{ file: join(env.CLAUDE_CONFIG_DIR || home(env), '.claude.json'), keys: ['mcpServers', 'projects.*.mcpServers', 'projects.*.allowedTools', 'projects.*.enabledMcpjsonServers'] }],
     // Its settings file beside the folder: without it, Claude Code's CLI stops before answering.
     stateFiles: (env) => [{ path: join(env.CLAUDE_CONFIG_DIR || home(env), '.claude.json'), initial: '{}\n' }],
     keys: ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'CLAUDE_CODE_OAUTH_TOKEN'],
@@ -147,7 +159,7 @@ export const KNOWN_AGENTS: readonly KnownAgent[] = [
     acpNames: /gemini-cli/,
     modes: { ask: 'plan', task: 'default' },
     stateDirs: (env) => [join(env.GEMINI_CLI_HOME || home(env), '.gemini')],
-    runsCode: (env) => ['settings.json', 'extensions', 'policies'].map((name) => join(env.GEMINI_CLI_HOME || home(env), '.gemini', name)),
+    runsCode: (env) => ['settings.json', 'extensions/*', 'policies'].map((name) => join(env.GEMINI_CLI_HOME || home(env), '.gemini', name)),
     keys: ['GEMINI_API_KEY', 'GOOGLE_API_KEY', 'GOOGLE_APPLICATION_CREDENTIALS'],
     hosts: ['generativelanguage.googleapis.com', 'cloudcode-pa.googleapis.com', 'oauth2.googleapis.com', 'aiplatform.googleapis.com', '*-aiplatform.googleapis.com'],
     endpoints: (env) => variables(env, 'GOOGLE_GEMINI_BASE_URL', 'GOOGLE_VERTEX_BASE_URL'),
@@ -161,7 +173,8 @@ export const KNOWN_AGENTS: readonly KnownAgent[] = [
     // Qwen starts in `auto`, where its own classifier lets tools run unasked.
     modes: { ask: 'plan', task: 'default' },
     stateDirs: (env) => [join(home(env), '.qwen')],
-    runsCode: (env) => ['settings.json', 'extensions'].map((name) => join(home(env), '.qwen', name)),
+    // Its extensions folder it makes at start (its enablement file): each extension in it is guarded.
+    runsCode: (env) => ['settings.json', 'extensions/*'].map((name) => join(home(env), '.qwen', name)),
     keys: ['OPENAI_API_KEY', 'DASHSCOPE_API_KEY'],
     hosts: ['dashscope.aliyuncs.com', 'dashscope-intl.aliyuncs.com', 'chat.qwen.ai', 'portal.qwen.ai'],
     endpoints: (env) => variables(env, 'OPENAI_BASE_URL'),
@@ -176,7 +189,8 @@ export const KNOWN_AGENTS: readonly KnownAgent[] = [
     // default is unasked: the permissions it is given below make it ask first.
     modes: { ask: 'plan', task: 'build' },
     stateDirs: (env) => xdgDirs(env, 'opencode'),
-    runsCode: (env) => opencodeCode(env, 'opencode'),
+    runsCode: (env) => opencodePlugins(env, 'opencode'),
+    runsCodeIn: (env) => ['opencode.json', 'opencode.jsonc', 'config.json'].map((name) => ({ file: join(xdg(env, 'XDG_CONFIG_HOME'), 'opencode', name), keys: OPENCODE_COMMANDS })),
     keys: ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'OPENROUTER_API_KEY', 'GEMINI_API_KEY', 'OPENCODE_API_KEY'],
     // OpenCode Zen (its own models) and the models list it reads at start.
     hosts: ['opencode.ai', '*.opencode.ai', 'models.dev'],
@@ -196,7 +210,8 @@ export const KNOWN_AGENTS: readonly KnownAgent[] = [
     modes: { ask: 'ask', task: 'code' },
     // Its XDG folders, and the policies of its own sandbox.
     stateDirs: (env) => [...xdgDirs(env, 'kilo'), join(xdg(env, 'XDG_STATE_HOME'), 'kilo-sandbox-policy')],
-    runsCode: (env) => opencodeCode(env, 'kilo'),
+    runsCode: (env) => opencodePlugins(env, 'kilo'),
+    runsCodeIn: (env) => kiloConfigs(env).map((file) => ({ file, keys: OPENCODE_COMMANDS })),
     keys: ['KILO_API_KEY', 'ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'OPENROUTER_API_KEY', 'GEMINI_API_KEY'],
     // Its gateway (its own models), its login, and the models list it reads at start.
     hosts: ['kilo.ai', '*.kilo.ai', 'models.dev'],
@@ -212,7 +227,7 @@ export const KNOWN_AGENTS: readonly KnownAgent[] = [
     // Its ACP modes are URIs; `plan` plans without changing anything, `agent` asks before its tools (`autopilot` does not).
     modes: { ask: 'https://agentclientprotocol.com/protocol/session-modes#plan', task: 'https://agentclientprotocol.com/protocol/session-modes#agent' },
     // Its home, the code it unpacks at start (its cache), and the device id of Microsoft's tools.
-    runsCode: (env) => [join(env.COPILOT_HOME || join(home(env), '.copilot'), 'mcp-config.json')],
+    runsCode: (env) => ['mcp-config.json', 'installed-plugins/*'].map((name) => join(env.COPILOT_HOME || join(home(env), '.copilot'), name)),
     stateDirs: (env) => [env.COPILOT_HOME || join(home(env), '.copilot'), env.COPILOT_CACHE_HOME || join(xdg(env, 'XDG_CACHE_HOME'), 'copilot'), join(xdg(env, 'XDG_CACHE_HOME'), 'Microsoft', 'DeveloperTools')],
     keys: ['COPILOT_GITHUB_TOKEN', 'GH_TOKEN', 'GITHUB_TOKEN', 'COPILOT_PROVIDER_API_KEY'],
     hosts: ['api.githubcopilot.com', '*.githubcopilot.com', 'api.github.com', 'github.com'],

@@ -31,7 +31,8 @@ import type { StartGate } from './acp.js';
 import type { KnownAgent } from './known.js';
 import { knownByAcpName, knownByCommand, knownByScript, pathsInScript } from './recognize.js';
 import { hiddenPaths, probeNetworkNamespace, probeSandbox, sandboxArgs, type SandboxPlan } from './sandbox.js';
-import { agentEnvironmentFor, egressRules, guardedPlaces, statePlaces, visibleFolders, watchGuarded, type EgressSettings, type EnvironmentSettings } from './sandboxPlans.js';
+import { agentEnvironmentFor, egressRules, guardedKeys, guardedPlaces, statePlaces, visibleFolders, type EgressSettings, type EnvironmentSettings } from './sandboxPlans.js';
+import { watchGuarded, type GuardCheck } from './guardedState.js';
 import { findSocat, NetworkGate, userProxyEnvironment } from './sandboxNetwork.js';
 import { findOnPath } from './which.js';
 import { withheldNames, type AgentEnvironment } from './secrets.js';
@@ -142,12 +143,19 @@ export class AgentPool implements AgentDriver {
 
   async run(turn: AgentTurn, sink: TurnSink, signal: AbortSignal): Promise<TurnResult> {
     const entry = await this.entryFor(turn);
-    const guard = this.sandboxProblem ? undefined : watchGuarded(guardedPlaces(this.known(), this.environment().env, this.options.sandbox.writable), this.known()?.title ?? 'the agent', this.options.logger);
+    const guard = this.sandboxProblem ? undefined : this.watchGuarded();
     try {
       return await this.entries.use(entry, () => entry.driver.run(turn, sink, signal));
     } finally {
       guard?.();
     }
+  }
+
+  /** What in the agent's state runs code later, watched through a turn (guardedState.ts). */
+  private watchGuarded(): GuardCheck {
+    const { env } = this.environment();
+    const { writable } = this.options.sandbox;
+    return watchGuarded(guardedPlaces(this.known(), env, writable), guardedKeys(this.known(), env, writable), this.known()?.title ?? 'the agent', this.options.logger);
   }
 
   /** Starts the agent in the ask's sandbox and in the task's, opening a session in each, as `doctor` asks. */

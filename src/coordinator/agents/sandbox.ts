@@ -30,6 +30,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, lstatSync, openSync, realpathSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { credentialPlaces } from '../../risk/paths.js';
+import { guardedNow } from './guardedState.js';
 import { launcherArgs, proxyEnvironment, type NetworkPlan } from './sandboxNetwork.js';
 
 export interface SandboxPlan {
@@ -41,7 +42,7 @@ export interface SandboxPlan {
   stateDirs: string[];
   /** State files of the agent's own (written in place when they exist). */
   stateFiles: string[];
-  /** Where in its state a write runs code later (its settings' hooks, its plugins): read-only where they exist. */
+  /** Where in its state a write runs code later (its settings' hooks, its plugins; `folder/*`: each folder in it): read-only where they exist. */
   guarded?: string[];
   /** Credential files and folders found in the workspace (credentialScan.ts). */
   workspaceCredentials: string[];
@@ -182,8 +183,8 @@ export function sandboxArgs(plan: SandboxPlan, command: readonly string[], clien
     for (const path of PERSISTENT_IN_WORKSPACE.map((relative) => join(plan.workspace!, relative))) if (existsSync(path)) args.push('--ro-bind', real(path), real(path));
   }
   for (const path of [...plan.stateDirs, ...plan.stateFiles]) if (existsSync(path)) args.push('--bind', real(path), real(path));
-  // Its settings' hooks, its plugins: code the user runs later, outside any sandbox (pool.ts moves aside one made in a turn).
-  for (const path of plan.guarded ?? []) if (existsSync(path)) args.push('--ro-bind', real(path), real(path));
+  // Its settings' hooks, its plugins: code the user runs later, outside any sandbox (guardedState.ts moves aside one made in a turn).
+  for (const path of guardedNow(plan.guarded ?? [])) args.push('--ro-bind', real(path), real(path));
   // Credentials last: on top of everything, writable places included.
   for (const path of hiddenPaths(plan)) {
     const directory = isDirectory(path);
@@ -210,7 +211,7 @@ export function sandboxArgs(plan: SandboxPlan, command: readonly string[], clien
  */
 export function writableIn(plan: SandboxPlan, path: string): boolean {
   const resolved = resolve(path);
-  if ((plan.guarded ?? []).some((place) => under(resolved, resolve(place)) || under(real(resolved), real(place)))) return false;
+  if (guardedNow(plan.guarded ?? []).some((place) => under(resolved, resolve(place)) || under(real(resolved), real(place)))) return false;
   if ([...plan.stateDirs, ...plan.stateFiles].some((place) => under(resolved, resolve(place)) || under(real(resolved), real(place)))) return true;
   if (plan.workspace && plan.writesWorkspace && under(resolved, resolve(plan.workspace))) return !PERSISTENT_IN_WORKSPACE.some((relative) => under(resolved, join(plan.workspace!, relative)));
   const shown = [...(plan.workspace ? [plan.workspace] : []), plan.cwd, ...(plan.visible ?? []), ...plan.programPaths.flatMap(topFolders)].filter((place): place is string => Boolean(place));

@@ -4,11 +4,12 @@
  * state (made first, so they can be bound), the home and XDG folders kept visible under `/tmp`
  * and `/run`, and the hosts its network may reach (egress.ts).
  */
-import { existsSync, lstatSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, resolve } from 'node:path';
 import { OUR_ENVIRONMENT, type McpServerSetting } from '../../config.js';
 import type { Logger } from '../../logger.js';
+import type { GuardedKeys } from './guardedState.js';
 import { endpointOf, ruleOf, type EgressRule } from './egress.js';
 import { PROVIDER_HOSTS, type KnownAgent } from './known.js';
 import { nameMatcher, withoutSecrets, type AgentEnvironment } from './secrets.js';
@@ -79,36 +80,16 @@ export function statePlaces(known: KnownAgent | undefined, env: NodeJS.ProcessEn
  */
 export function guardedPlaces(known: KnownAgent | undefined, env: NodeJS.ProcessEnv, writable: readonly string[]): string[] {
   const allowed = writable.map((path) => expandHome(path, env));
-  return (known?.runsCode?.(env) ?? []).filter((path) => !allowed.some((place) => place === path || place.startsWith(`${path}/`)));
+  return (known?.runsCode?.(env) ?? []).filter((guarded) => {
+    const path = guarded.replace(/\/\*$/, '');
+    return !allowed.some((place) => place === path || place.startsWith(`${path}/`));
+  });
 }
 
-/**
- * Of `guarded`, those not there now; the function returned, called once a turn is over, moves aside
- * any the turn made (a bind cannot keep a file from being made in a writable folder) and says so.
- */
-export function watchGuarded(guarded: readonly string[], agent: string, logger: Logger): () => void {
-  const absent = guarded.filter((path) => !present(path));
-  return () => {
-    for (const path of absent.filter(present)) {
-      const aside = `${path}.buckley-moved-${new Date().toISOString().replace(/[:.]/g, '-')}`;
-      try {
-        renameSync(path, aside);
-        logger.warn(`${agent} made ${path} in its sandbox, where what it names runs outside any sandbox when you next start ${agent}: moved aside to ${aside}. To let ${agent} keep it, set buckley.agent.sandbox.writable: ["${path}"]`);
-      } catch (error) {
-        logger.warn(`${agent} made ${path} in its sandbox, where what it names runs outside any sandbox when you next start ${agent}, and it could not be moved aside (${(error as Error).message}): look at it before you start ${agent} again`);
-      }
-    }
-  };
-}
-
-/** There, even as a link to nothing. */
-function present(path: string): boolean {
-  try {
-    lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
+/** The keys of its state files that run code later (known.ts `runsCodeIn`), but for a file `writable` names itself. */
+export function guardedKeys(known: KnownAgent | undefined, env: NodeJS.ProcessEnv, writable: readonly string[]): GuardedKeys[] {
+  const allowed = new Set(writable.map((path) => expandHome(path, env)));
+  return (known?.runsCodeIn?.(env) ?? []).filter((guard) => !allowed.has(guard.file));
 }
 
 const PRIVATE_ROOTS = ['/tmp', '/run'];

@@ -1,0 +1,159 @@
+/**
+ * What in an agent's state runs code later, outside any sandbox, when the user next starts the
+ * agent in a terminal (known.ts `runsCode`, `runsCodeIn`): the sandbox binds what exists read-only
+ * (sandbox.ts), but a bind cannot keep a file from being made in a writable folder, nor guard part
+ * of a file the agent must write (Claude Code's `~/.claude.json`, its state and its MCP servers in
+ * one). So around each turn: a guarded place the turn made is moved aside, and guarded keys of a
+ * state file the turn changed are put back — each said in the log, with the setting that allows it.
+ */
+import { lstatSync, readdirSync, renameSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from '../../logger.js';
+import { parseJson, readStateFileSync, writeFileAtomicSync } from '../../state.js';
+
+/** Keys of a JSON state file that run code (`mcpServers`, `projects.*.mcpServers`: `*` is any key of an object). */
+export interface GuardedKeys {
+  file: string;
+  keys: readonly string[];
+}
+
+/** Called once a turn is over: puts back what the turn changed of what it guards. */
+export type GuardCheck = () => void;
+
+/** `folder/*` → the folders in it now; a path → itself, where it is there. */
+export function guardedNow(places: readonly string[]): string[] {
+  return places.flatMap((place) => (place.endsWith('/*') ? foldersIn(place.slice(0, -2)) : present(place) ? [place] : []));
+}
+
+/** Watches `places` (paths, `folder/*`) and `keyed` (keys of state files) through a turn; the function returned checks them after it. */
+export function watchGuarded(places: readonly string[], keyed: readonly GuardedKeys[], agent: string, logger: Logger): GuardCheck {
+  const there = new Set(guardedNow(places));
+  const absent = places.filter((place) => !place.endsWith('/*') && !there.has(place));
+  const folders = places.filter((place) => place.endsWith('/*'));
+  const before = keyed.map((guard) => ({ guard, values: valuesOf(guard) }));
+  return () => {
+    const made = [...absent.filter(present), ...guardedNow(folders).filter((path) => !there.has(path))];
+    for (const path of made) moveAside(path, agent, logger);
+    for (const { guard, values } of before) if (values) putBack(guard, values, agent, logger);
+  };
+}
+
+function foldersIn(folder: string): string[] {
+  try {
+    return readdirSync(folder, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory() && !entry.name.includes('.buckley-moved-'))
+      .map((entry) => join(folder, entry.name));
+  } catch {
+    return [];
+  }
+}
+
+function moveAside(path: string, agent: string, logger: Logger): void {
+  const aside = `${path}.buckley-moved-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+  const what = `${agent} made ${path} in its sandbox, where what it names runs outside any sandbox when you next start ${agent}`;
+  try {
+    renameSync(path, aside);
+    logger.warn(`${what}: moved aside to ${aside}. To let ${agent} keep it, set buckley.agent.sandbox.writable: ["${path}"]`);
+  } catch (error) {
+    logger.warn(`${what}, and it could not be moved aside (${(error as Error).message}): look at it before you start ${agent} again`);
+  }
+}
+
+/** The guarded keys' values, by their path in the file (as JSON): none where there is no file; undefined where it is not JSON of an object. */
+function valuesOf(guard: GuardedKeys): Map<string, string> | undefined {
+  if (!present(guard.file)) return new Map();
+  const document = readObject(guard.file);
+  if (!document) return undefined;
+  const values = new Map<string, string>();
+  for (const pattern of guard.keys) {
+    for (const [path, value] of matches(document, pattern.split('.'), [])) if (!isEmpty(value)) values.set(JSON.stringify(path), JSON.stringify(value));
+  }
+  return values;
+}
+
+/** Nothing to run: as good as not there (Claude Code writes a new project's `mcpServers: {}`, `allowedTools: []`). */
+function isEmpty(value: unknown): boolean {
+  return value === null || value === undefined || (Array.isArray(value) && value.length === 0) || (isObject(value) && Object.keys(value).length === 0);
+}
+
+function putBack(guard: GuardedKeys, before: Map<string, string>, agent: string, logger: Logger): void {
+  const after = valuesOf(guard);
+  if (!after) return;
+  const changed = [...new Set([...before.keys(), ...after.keys()])].filter((key) => before.get(key) !== after.get(key));
+  if (changed.length === 0) return;
+  const names = changed.flatMap((key) => namesOf(JSON.parse(key) as string[], before.get(key), after.get(key)));
+  try {
+    const document = readObject(guard.file)!;
+    for (const key of changed) setAt(document, JSON.parse(key) as string[], before.get(key) ?? emptyLike(after.get(key)));
+    writeFileAtomicSync(guard.file, `${JSON.stringify(document, null, 2)}\n`);
+    logger.warn(`${agent} changed ${names.join(', ')} in ${guard.file} in its sandbox, what runs outside any sandbox when you next start ${agent} (its MCP servers, the tools it may use unasked): put back as they were. Change them yourself, outside ${agent}, where you mean it`);
+  } catch (error) {
+    logger.warn(`${agent} changed ${names.join(', ')} in ${guard.file} in its sandbox, and they could not be put back (${(error as Error).message}): look at them before you start ${agent} again`);
+  }
+}
+
+/** `mcpServers.evil`: the entries of a guarded object that changed, by name (the key itself where it is no object). */
+function namesOf(path: string[], before: string | undefined, after: string | undefined): string[] {
+  const [was, is] = [before === undefined ? {} : JSON.parse(before), after === undefined ? {} : JSON.parse(after)] as unknown[];
+  if (!isObject(was) || !isObject(is)) return [path.join('.')];
+  const entries = [...new Set([...Object.keys(was), ...Object.keys(is)])].filter((key) => JSON.stringify(was[key]) !== JSON.stringify(is[key]));
+  return entries.map((key) => [...path, key].join('.'));
+}
+
+function readObject(file: string): Record<string, unknown> | undefined {
+  let text: string | undefined;
+  try {
+    text = readStateFileSync(file);
+  } catch {
+    return undefined;
+  }
+  const value = text === undefined ? undefined : parseJson(text);
+  return isObject(value) ? value : undefined;
+}
+
+/** Every value at `pattern` in `value` (`*`: each key), with its path. */
+function* matches(value: unknown, pattern: string[], path: string[]): Generator<[string[], unknown]> {
+  if (pattern.length === 0) {
+    yield [path, value];
+    return;
+  }
+  if (!isObject(value)) return;
+  const [head, ...rest] = pattern as [string, ...string[]];
+  const keys = head === '*' ? Object.keys(value) : Object.hasOwn(value, head) ? [head] : [];
+  for (const key of keys) yield* matches(value[key], rest, [...path, key]);
+}
+
+/** What was not there, in the form the file gives it now (`{}` for an object, `[]` for a list), or undefined: removed. */
+function emptyLike(now: string | undefined): string | undefined {
+  const value = now === undefined ? undefined : (JSON.parse(now) as unknown);
+  return Array.isArray(value) ? '[]' : isObject(value) ? '{}' : undefined;
+}
+
+/** Sets `path` in `document` to the JSON `value`, or deletes it where `value` is undefined (it was not there). */
+function setAt(document: Record<string, unknown>, path: string[], value: string | undefined): void {
+  let target: Record<string, unknown> = document;
+  for (const key of path.slice(0, -1)) {
+    if (!isObject(target[key])) {
+      if (value === undefined) return;
+      target[key] = {};
+    }
+    target = target[key] as Record<string, unknown>;
+  }
+  const last = path.at(-1)!;
+  if (value === undefined) delete target[last];
+  else target[last] = JSON.parse(value);
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** There, even as a link to nothing. */
+function present(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}

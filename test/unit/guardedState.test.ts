@@ -1,0 +1,60 @@
+/**
+ * What runs code later in an agent's state, watched through a turn (src/coordinator/agents/guardedState.ts):
+ * a guarded file or folder made in the turn is moved aside; a new folder in a guarded folder (an
+ * extension) too, but not a file of the agent's own there; guarded keys of a JSON state file the
+ * turn changed are put back — also where the turn made the file — and the rest of what it wrote stays.
+ * A file that is not plain JSON (comments) is left as it is.
+ */
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { watchGuarded } from '../../src/coordinator/agents/guardedState.js';
+import type { Logger } from '../../src/logger.js';
+import { tempDir } from '../helpers/temp.js';
+
+function logger(): Logger & { said: string[] } {
+  const said: string[] = [];
+  const log = (message: string) => said.push(message);
+  return { said, error: log, warn: log, info: log, debug: log } as unknown as Logger & { said: string[] };
+}
+
+describe('what runs code later in an agent state', () => {
+  it('moves aside a guarded file and an extension folder the turn made; keeps its own file in the guarded folder', () => {
+    const state = tempDir('buckley-guarded');
+    mkdirSync(join(state, 'extensions', 'mine'), { recursive: true });
+    const log = logger();
+    const check = watchGuarded([join(state, 'settings.json'), join(state, 'extensions/*')], [], 'Agent', log);
+    writeFileSync(join(state, 'settings.json'), '{"hooks": {}}');
+    mkdirSync(join(state, 'extensions', 'new-one'));
+    writeFileSync(join(state, 'extensions', 'enablement.json'), '{}');
+    check();
+    expect(existsSync(join(state, 'settings.json'))).toBe(false);
+    expect(readdirSync(state).some((name) => name.startsWith('settings.json.buckley-moved-'))).toBe(true);
+    const extensions = readdirSync(join(state, 'extensions')).sort();
+    expect(extensions.slice(0, 2)).toEqual(['enablement.json', 'mine']);
+    expect(extensions.slice(2)).toEqual([expect.stringMatching(/^new-one\.buckley-moved-/)]);
+    expect(log.said).toHaveLength(2);
+    expect(log.said[0]).toContain(`Agent made ${join(state, 'settings.json')} in its sandbox`);
+  });
+
+  it("puts back the guarded keys a turn changed, in a file it made too, and keeps the rest it wrote; a file with comments is left alone", () => {
+    const state = tempDir('buckley-guarded');
+    const settings = join(state, 'settings.json');
+    const made = join(state, 'made.json');
+    const commented = join(state, 'commented.jsonc');
+    writeFileSync(settings, JSON.stringify({ starts: 1, mcp: { mine: { command: ['mine'] } }, projects: { '/w': { allowed: [] } } }));
+    writeFileSync(commented, '// mine\n{"mcp": {}}\n');
+    const log = logger();
+    const guards = [settings, made, commented].map((file) => ({ file, keys: ['mcp', 'projects.*.allowed'] }));
+    const check = watchGuarded([], guards, 'Agent', log);
+    writeFileSync(settings, JSON.stringify({ starts: 2, mcp: { mine: { command: ['mine'] }, evil: { command: ['sh'] } }, projects: { '/w': { allowed: ['Bash(*)'] }, '/new': { allowed: [] } } }));
+    writeFileSync(made, JSON.stringify({ $schema: 'x', mcp: { evil: { command: ['sh'] } } }));
+    writeFileSync(commented, '// mine\n{"mcp": {"evil": {}}}\n');
+    check();
+    expect(JSON.parse(readFileSync(settings, 'utf8'))).toEqual({ starts: 2, mcp: { mine: { command: ['mine'] } }, projects: { '/w': { allowed: [] }, '/new': { allowed: [] } } });
+    expect(JSON.parse(readFileSync(made, 'utf8'))).toEqual({ $schema: 'x', mcp: {} });
+    expect(readFileSync(commented, 'utf8')).toBe('// mine\n{"mcp": {"evil": {}}}\n');
+    expect(log.said.join('\n')).toContain(`Agent changed mcp.evil, projects./w.allowed in ${settings}`);
+    expect(log.said.join('\n')).toContain(`Agent changed mcp.evil in ${made}`);
+  });
+});
