@@ -30,7 +30,7 @@ import { AgentError, type AgentDriver, type AgentTurn, type TurnResult, type Tur
 import type { StartGate } from './acp.js';
 import type { KnownAgent } from './known.js';
 import { knownByAcpName, knownByCommand, knownByScript, pathsInScript } from './recognize.js';
-import { hiddenPaths, probeNetworkNamespace, probeSandbox, sandboxArgs, type SandboxPlan } from './sandbox.js';
+import { probeNetworkNamespace, probeSandbox, sandboxArgs, sandboxKey, type SandboxPlan } from './sandbox.js';
 import { agentEnvironmentFor, egressRules, guardedKeys, guardedPlaces, statePlaces, visibleFolders, type EgressSettings, type EnvironmentSettings } from './sandboxPlans.js';
 import { watchGuarded, type GuardCheck } from './guardedState.js';
 import { findSocat, NetworkGate, userProxyEnvironment } from './sandboxNetwork.js';
@@ -260,7 +260,7 @@ export class AgentPool implements AgentDriver {
     this.launching.set(key, (this.launching.get(key) ?? 0) + 1);
     try {
       const launch = await this.launch(intent, workspace, credentials.paths);
-      return this.entries.entry(key, hiddenPaths(launch.plan).join('\0'), () =>
+      return this.entries.entry(key, sandboxKey(launch.plan), () =>
         this.options.driver({ ...launch, relaunch: (acpName) => this.relaunch(acpName, intent, workspace, credentials.paths) }, launch.plan.cwd, this.startGate),
       );
     } finally {

@@ -240,6 +240,19 @@ export function hiddenPaths(plan: Pick<SandboxPlan, 'home' | 'workspaceCredentia
   return [...new Set([...credentials, ...sockets])];
 }
 
+/**
+ * What a running agent is given a new sandbox for, when it changes between turns: what the sandbox
+ * hides, but for the machine's sockets outside the home and the workspace — they come and go with
+ * other programs (another project's, another user's), and are hidden from the next sandbox made.
+ */
+export function sandboxKey(plan: Parameters<typeof hiddenPaths>[0]): string {
+  const sockets = new Set((plan.sockets ?? []).map(real));
+  const mine = [plan.home, ...(plan.workspace ? [plan.workspace] : [])].map(real);
+  return hiddenPaths(plan)
+    .filter((path) => !sockets.has(path) || mine.some((place) => under(path, place)))
+    .join('\0');
+}
+
 /** Whether the sandbox shows `path` (resolved): anything outside its private roots, and what it puts back there. */
 function shownIn(plan: Pick<SandboxPlan, 'workspace' | 'cwd' | 'visible' | 'programPaths' | 'stateDirs'>, path: string): boolean {
   if (!PRIVATE_ROOTS.some((root) => under(path, root))) return true;
