@@ -215,7 +215,7 @@ describe.runIf(probe.ok)("an agent's settings that run code later", () => {
     expect(await ask(client, `PUT ${extension}`)).toBe(`put ${extension}: written`);
     const said = (await logged(client, 'moved aside')).message;
     const made = join(gemini, 'extensions', 'helper').replace(/[.]/g, '\\.');
-    expect(said).toMatch(new RegExp(`Gemini CLI made ${made} in its sandbox, where what it names runs outside any sandbox when you next start Gemini CLI: moved aside to ${made}\\.buckley-moved-.*\\. To let Gemini CLI keep it, set buckley\\.agent\\.sandbox\\.writable: \\["${made}"\\]$`));
+    expect(said).toMatch(new RegExp(`${made} was made while Gemini CLI worked in its sandbox; what it names would run outside any sandbox when you next start Gemini CLI: moved aside to ${made}\\.buckley-moved-.*\\. If you made it, move it back; to let Gemini CLI make it, set buckley\\.agent\\.sandbox\\.writable: \\["${made}"\\]$`));
     expect(existsSync(extension)).toBe(false);
     expect(readdirSync(join(gemini, 'extensions')).filter((name) => name.startsWith('helper.buckley-moved-'))).toHaveLength(1);
     // The rest of its state is its own to write.
@@ -234,8 +234,8 @@ describe.runIf(probe.ok)("an agent's state file that holds what runs code later 
     writeFileSync(settings, JSON.stringify({ numStartups: 3, mcpServers: { mine: { command: 'my-server' } } }));
     const { client } = await server(['claude-agent-acp'], { home: userHome, bin: program('claude-agent-acp', []) });
     expect(await ask(client, `ADD MCP ${settings} evil`)).toBe('add mcp evil: added');
-    const said = (await logged(client, 'put back as they were')).message;
-    expect(said).toContain(`Claude Code changed mcpServers.evil in ${settings} in its sandbox, what runs outside any sandbox when you next start Claude Code`);
+    const said = (await logged(client, 'put back as it was')).message;
+    expect(said).toContain(`mcpServers.evil in ${settings} changed while Claude Code worked in its sandbox; what it names would run outside any sandbox when you next start Claude Code: put back as it was`);
     // Its own state stays; the server it added does not.
     expect(JSON.parse(readFileSync(settings, 'utf8'))).toEqual({ numStartups: 4, mcpServers: { mine: { command: 'my-server' } } });
   });

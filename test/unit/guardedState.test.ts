@@ -34,7 +34,7 @@ describe('what runs code later in an agent state', () => {
     expect(extensions.slice(0, 2)).toEqual(['enablement.json', 'mine']);
     expect(extensions.slice(2)).toEqual([expect.stringMatching(/^new-one\.buckley-moved-/)]);
     expect(log.said).toHaveLength(2);
-    expect(log.said[0]).toContain(`Agent made ${join(state, 'settings.json')} in its sandbox`);
+    expect(log.said[0]).toContain(`${join(state, 'settings.json')} was made while Agent worked in its sandbox; what it names would run outside any sandbox when you next start Agent: moved aside to`);
   });
 
   it("puts back the guarded keys a turn changed, in a file it made too, and keeps the rest it wrote; a file with comments is left alone", () => {
@@ -54,7 +54,7 @@ describe('what runs code later in an agent state', () => {
     expect(JSON.parse(readFileSync(settings, 'utf8'))).toEqual({ starts: 2, mcp: { mine: { command: ['mine'] } }, projects: { '/w': { allowed: [] }, '/new': { allowed: [] } } });
     expect(JSON.parse(readFileSync(made, 'utf8'))).toEqual({ $schema: 'x', mcp: {} });
     expect(readFileSync(commented, 'utf8')).toBe('// mine\n{"mcp": {"evil": {}}}\n');
-    expect(log.said.join('\n')).toContain(`Agent changed mcp.evil, projects./w.allowed in ${settings}`);
-    expect(log.said.join('\n')).toContain(`Agent changed mcp.evil in ${made}`);
+    expect(log.said.join('\n')).toContain(`mcp.evil, projects./w.allowed in ${settings} changed while Agent worked in its sandbox`);
+    expect(log.said.join('\n')).toContain(`mcp.evil in ${made} changed while Agent worked in its sandbox`);
   });
 });

@@ -50,10 +50,10 @@ function foldersIn(folder: string): string[] {
 
 function moveAside(path: string, agent: string, logger: Logger): void {
   const aside = `${path}.buckley-moved-${new Date().toISOString().replace(/[:.]/g, '-')}`;
-  const what = `${agent} made ${path} in its sandbox, where what it names runs outside any sandbox when you next start ${agent}`;
+  const what = `${path} was made while ${agent} worked in its sandbox; what it names would run outside any sandbox when you next start ${agent}`;
   try {
     renameSync(path, aside);
-    logger.warn(`${what}: moved aside to ${aside}. To let ${agent} keep it, set buckley.agent.sandbox.writable: ["${path}"]`);
+    logger.warn(`${what}: moved aside to ${aside}. If you made it, move it back; to let ${agent} make it, set buckley.agent.sandbox.writable: ["${path}"]`);
   } catch (error) {
     logger.warn(`${what}, and it could not be moved aside (${(error as Error).message}): look at it before you start ${agent} again`);
   }
@@ -86,9 +86,9 @@ function putBack(guard: GuardedKeys, before: Map<string, string>, agent: string,
     const document = readObject(guard.file)!;
     for (const key of changed) setAt(document, JSON.parse(key) as string[], before.get(key) ?? emptyLike(after.get(key)));
     writeFileAtomicSync(guard.file, `${JSON.stringify(document, null, 2)}\n`);
-    logger.warn(`${agent} changed ${names.join(', ')} in ${guard.file} in its sandbox, what runs outside any sandbox when you next start ${agent} (its MCP servers, the tools it may use unasked): put back as they were. Change them yourself, outside ${agent}, where you mean it`);
+    logger.warn(`${names.join(', ')} in ${guard.file} changed while ${agent} worked in its sandbox; what it names would run outside any sandbox when you next start ${agent}: put back as it was. If you changed it, do it again; to let ${agent} change it, set buckley.agent.sandbox.writable: ["${guard.file}"]`);
   } catch (error) {
-    logger.warn(`${agent} changed ${names.join(', ')} in ${guard.file} in its sandbox, and they could not be put back (${(error as Error).message}): look at them before you start ${agent} again`);
+    logger.warn(`${names.join(', ')} in ${guard.file} changed while ${agent} worked in its sandbox, and could not be put back (${(error as Error).message}): look at it before you start ${agent} again`);
   }
 }
 

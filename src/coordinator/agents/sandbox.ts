@@ -206,8 +206,8 @@ export function sandboxArgs(plan: SandboxPlan, command: readonly string[], clien
 
 /**
  * Whether the agent may write `path` in the sandbox: its state (but for what runs code later), the
- * workspace in a task (but for what git runs), what `buckley.agent.sandbox.writable` adds, and the sandbox's own `/tmp` and
- * `/run` outside what is shown there read-only.
+ * workspace in a task (but for what git runs), what `buckley.agent.sandbox.writable` adds, and
+ * the sandbox's own `/tmp` and `/run` outside what is shown there read-only.
  */
 export function writableIn(plan: SandboxPlan, path: string): boolean {
   const resolved = resolve(path);
