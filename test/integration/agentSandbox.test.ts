@@ -227,6 +227,21 @@ describe.runIf(probe.ok)("an agent's settings that run code later", () => {
   });
 });
 
+describe.runIf(probe.ok)("what runs code later, for an agent behind a wrapper (known by its agentInfo, started again)", () => {
+  it('is guarded from its first turn: the settings read-only, an extension made in that turn moved aside', async () => {
+    const userHome = home(false);
+    const gemini = join(userHome, '.gemini');
+    mkdirSync(gemini, { recursive: true });
+    writeFileSync(join(gemini, 'settings.json'), '{}\n');
+    const { client } = await server(['my-gemini'], { home: userHome, bin: program('my-gemini', ['--claims=gemini-cli']) });
+    const extension = join(gemini, 'extensions', 'helper', 'gemini-extension.json');
+    expect(await ask(client, `PUT ${extension}`)).toBe(`put ${extension}: written`);
+    expect((await logged(client, 'moved aside')).message).toContain(`${join(gemini, 'extensions', 'helper')} was made while Gemini CLI worked in its sandbox`);
+    expect(existsSync(extension)).toBe(false);
+    expect(await ask(client, `PUT ${join(gemini, 'settings.json')}`)).toBe(`put ${join(gemini, 'settings.json')}: EROFS`);
+  });
+});
+
 describe.runIf(probe.ok)("an agent's state file that holds what runs code later (Claude Code's ~/.claude.json)", () => {
   it('keeps what the agent writes there but for its MCP servers, put back after the turn, said in the log', async () => {
     const userHome = home(false);

@@ -23,7 +23,7 @@ describe('what runs code later in an agent state', () => {
     const state = tempDir('buckley-guarded');
     mkdirSync(join(state, 'extensions', 'mine'), { recursive: true });
     const log = logger();
-    const check = watchGuarded([join(state, 'settings.json'), join(state, 'extensions/*')], [], 'Agent', log);
+    const { check } = watchGuarded([join(state, 'settings.json'), join(state, 'extensions/*')], [], () => 'Agent', log);
     writeFileSync(join(state, 'settings.json'), '{"hooks": {}}');
     mkdirSync(join(state, 'extensions', 'new-one'));
     writeFileSync(join(state, 'extensions', 'enablement.json'), '{}');
@@ -46,7 +46,7 @@ describe('what runs code later in an agent state', () => {
     writeFileSync(commented, '// mine\n{"mcp": {}}\n');
     const log = logger();
     const guards = [settings, made, commented].map((file) => ({ file, keys: ['mcp', 'projects.*.allowed'] }));
-    const check = watchGuarded([], guards, 'Agent', log);
+    const { check } = watchGuarded([], guards, () => 'Agent', log);
     writeFileSync(settings, JSON.stringify({ starts: 2, mcp: { mine: { command: ['mine'] }, evil: { command: ['sh'] } }, projects: { '/w': { allowed: ['Bash(*)'] }, '/new': { allowed: [] } } }));
     writeFileSync(made, JSON.stringify({ $schema: 'x', mcp: { evil: { command: ['sh'] } } }));
     writeFileSync(commented, '// mine\n{"mcp": {"evil": {}}}\n');

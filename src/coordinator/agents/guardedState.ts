@@ -17,25 +17,34 @@ export interface GuardedKeys {
   keys: readonly string[];
 }
 
-/** Called once a turn is over: puts back what the turn changed of what it guards. */
-export type GuardCheck = () => void;
+/** What a turn is watched for: more may be added while it runs (an agent recognised by its agentInfo, started again); `check` once it is over. */
+export interface GuardWatch {
+  watch(places: readonly string[], keyed: readonly GuardedKeys[]): void;
+  /** Puts back what the turn changed of what it guards. */
+  check(): void;
+}
 
 /** `folder/*` → the folders in it now; a path → itself, where it is there. */
 export function guardedNow(places: readonly string[]): string[] {
   return places.flatMap((place) => (place.endsWith('/*') ? foldersIn(place.slice(0, -2)) : present(place) ? [place] : []));
 }
 
-/** Watches `places` (paths, `folder/*`) and `keyed` (keys of state files) through a turn; the function returned checks them after it. */
-export function watchGuarded(places: readonly string[], keyed: readonly GuardedKeys[], agent: string, logger: Logger): GuardCheck {
-  const there = new Set(guardedNow(places));
-  const absent = places.filter((place) => !place.endsWith('/*') && !there.has(place));
-  const folders = places.filter((place) => place.endsWith('/*'));
-  const before = keyed.map((guard) => ({ guard, values: valuesOf(guard) }));
-  return () => {
-    const made = [...absent.filter(present), ...guardedNow(folders).filter((path) => !there.has(path))];
-    for (const path of made) moveAside(path, agent, logger);
-    for (const { guard, values } of before) if (values) putBack(guard, values, agent, logger);
+/** Watches `places` (paths, `folder/*`) and `keyed` (keys of state files) through a turn, as `agent()` names the agent then. */
+export function watchGuarded(places: readonly string[], keyed: readonly GuardedKeys[], agent: () => string, logger: Logger): GuardWatch {
+  const checks: (() => void)[] = [];
+  const watch = (morePlaces: readonly string[], moreKeyed: readonly GuardedKeys[]) => {
+    const there = new Set(guardedNow(morePlaces));
+    const absent = morePlaces.filter((place) => !place.endsWith('/*') && !there.has(place));
+    const folders = morePlaces.filter((place) => place.endsWith('/*'));
+    const before = moreKeyed.map((guard) => ({ guard, values: valuesOf(guard) }));
+    checks.push(() => {
+      const made = [...absent.filter(present), ...guardedNow(folders).filter((path) => !there.has(path))];
+      for (const path of made) moveAside(path, agent(), logger);
+      for (const { guard, values } of before) if (values) putBack(guard, values, agent(), logger);
+    });
   };
+  watch(places, keyed);
+  return { watch, check: () => checks.splice(0).forEach((check) => check()) };
 }
 
 function foldersIn(folder: string): string[] {

@@ -32,7 +32,7 @@ import type { KnownAgent } from './known.js';
 import { knownByAcpName, knownByCommand, knownByScript, pathsInScript } from './recognize.js';
 import { probeNetworkNamespace, probeSandbox, sandboxArgs, sandboxKey, type SandboxPlan } from './sandbox.js';
 import { agentEnvironmentFor, egressRules, guardedKeys, guardedPlaces, statePlaces, visibleFolders, type EgressSettings, type EnvironmentSettings } from './sandboxPlans.js';
-import { watchGuarded, type GuardCheck } from './guardedState.js';
+import { watchGuarded, type GuardedKeys, type GuardWatch } from './guardedState.js';
 import { findSocat, NetworkGate, userProxyEnvironment } from './sandboxNetwork.js';
 import { findOnPath } from './which.js';
 import { withheldNames, type AgentEnvironment } from './secrets.js';
@@ -83,6 +83,8 @@ export class AgentPool implements AgentDriver {
   readonly writesFiles = true;
   private readonly entries: PoolEntries;
   private readonly scans = new Map<string, CredentialScan>();
+  /** The turns under way, each watching what in the agent's state runs code later. */
+  private readonly guards = new Set<GuardWatch>();
   /** Workspace folders said to be missing (said once each). */
   private readonly missing = new Set<string>();
   /** The network gates of the sandboxes, by sandbox and the agent they were made for. */
@@ -143,19 +145,21 @@ export class AgentPool implements AgentDriver {
 
   async run(turn: AgentTurn, sink: TurnSink, signal: AbortSignal): Promise<TurnResult> {
     const entry = await this.entryFor(turn);
-    const guard = this.sandboxProblem ? undefined : this.watchGuarded();
+    const guard = this.sandboxProblem ? undefined : watchGuarded(...this.guarded(), () => this.known()?.title ?? 'the agent', this.options.logger);
+    if (guard) this.guards.add(guard);
     try {
       return await this.entries.use(entry, () => entry.driver.run(turn, sink, signal));
     } finally {
-      guard?.();
+      if (guard) this.guards.delete(guard);
+      guard?.check();
     }
   }
 
-  /** What in the agent's state runs code later, watched through a turn (guardedState.ts). */
-  private watchGuarded(): GuardCheck {
+  /** What in the agent's state runs code later (guardedState.ts), as the agent is known now. */
+  private guarded(): [string[], GuardedKeys[]] {
     const { env } = this.environment();
     const { writable } = this.options.sandbox;
-    return watchGuarded(guardedPlaces(this.known(), env, writable), guardedKeys(this.known(), env, writable), this.known()?.title ?? 'the agent', this.options.logger);
+    return [guardedPlaces(this.known(), env, writable), guardedKeys(this.known(), env, writable)];
   }
 
   /** Starts the agent in the ask's sandbox and in the task's, opening a session in each, as `doctor` asks. */
@@ -276,6 +280,8 @@ export class AgentPool implements AgentDriver {
     const named = knownByAcpName(acpName);
     if (!named || named === this.known()) return undefined;
     this.identified = named;
+    // Before it starts again in its own sandbox: the turns under way watch what it may touch there.
+    for (const guard of this.guards) guard.watch(...this.guarded());
     const launch = await this.launch(intent, workspace, credentials);
     this.options.logger.info(
       `the agent \`${this.options.command.join(' ')}\` is ${named.title} (its ACP agentInfo says "${acpName}"): it starts again, once, in the sandbox ${named.title} needs (writable: ${launch.plan.stateDirs.join(', ') || 'nothing of its own'})`,
