@@ -201,12 +201,18 @@ describe.runIf(probe.ok && socat)("the sandbox and the agents it does not know",
   });
 });
 
+/** A home (outside /tmp) where Gemini CLI's settings are the user's: `settings`. */
+function geminiState(settings: string): { userHome: string; gemini: string } {
+  const userHome = home(false);
+  const gemini = join(userHome, '.gemini');
+  mkdirSync(gemini, { recursive: true });
+  writeFileSync(join(gemini, 'settings.json'), settings);
+  return { userHome, gemini };
+}
+
 describe.runIf(probe.ok)("an agent's settings that run code later", () => {
   it('cannot be changed from its sandbox (its settings file read-only), and an extension it makes is moved aside after the turn, said in the log; its other state is written; writable names one to allow it', async () => {
-    const userHome = home(false);
-    const gemini = join(userHome, '.gemini');
-    mkdirSync(gemini, { recursive: true });
-    writeFileSync(join(gemini, 'settings.json'), '{"theme": "the user\'s"}\n');
+    const { userHome, gemini } = geminiState('{"theme": "the user\'s"}\n');
     const bin = program('gemini', ['--acp']);
     const { client } = await server(['gemini', '--acp'], { home: userHome, bin });
     expect(await ask(client, `PUT ${join(gemini, 'settings.json')}`)).toBe(`put ${join(gemini, 'settings.json')}: EROFS`);
@@ -229,10 +235,7 @@ describe.runIf(probe.ok)("an agent's settings that run code later", () => {
 
 describe.runIf(probe.ok)("what runs code later, for an agent behind a wrapper (known by its agentInfo, started again)", () => {
   it('is guarded from its first turn: the settings read-only, an extension made in that turn moved aside', async () => {
-    const userHome = home(false);
-    const gemini = join(userHome, '.gemini');
-    mkdirSync(gemini, { recursive: true });
-    writeFileSync(join(gemini, 'settings.json'), '{}\n');
+    const { userHome, gemini } = geminiState('{}\n');
     const { client } = await server(['my-gemini'], { home: userHome, bin: program('my-gemini', ['--claims=gemini-cli']) });
     const extension = join(gemini, 'extensions', 'helper', 'gemini-extension.json');
     expect(await ask(client, `PUT ${extension}`)).toBe(`put ${extension}: written`);
