@@ -227,6 +227,26 @@ export function settings(): SettingKey[] {
   return (knownKeys ??= settingKeys(configSchema));
 }
 
+let objectKeys: Set<string> | undefined;
+
+/**
+ * An empty object as Lua encodes it is `[]`: Neovim sends `settings = {}` so, and `agent = {}`
+ * within them. Where the schema has an object — the top level, a section, a map such as
+ * `agent.env` — an empty list is taken for one; a list setting's `[]` stays a list.
+ */
+function emptyListsAsObjects(values: unknown, path = ''): unknown {
+  objectKeys ??= new Set(
+    settings().flatMap(({ key, type }) => {
+      const parts = key.split('.');
+      const sections = parts.slice(0, -1).map((_, i) => parts.slice(0, i + 1).join('.'));
+      return type === 'record' ? [...sections, key] : sections;
+    }),
+  );
+  if (Array.isArray(values) && values.length === 0 && (path === '' || objectKeys.has(path))) return {};
+  if (!isPlainObject(values)) return values;
+  return Object.fromEntries(Object.entries(values).map(([key, value]) => [key, emptyListsAsObjects(value, path ? `${path}.${key}` : key)]));
+}
+
 /** Top-level keys that are no section but look like one (`agnet`): the rest are the editor's own. */
 function misspeltSections(source: ConfigSource): ConfigProblem[] {
   if (!isPlainObject(source.values)) return [];
@@ -248,7 +268,8 @@ function problemsOf(source: string, values: unknown, issues: readonly z.core.$Zo
  * Merges the sources (later ones win, key by key) and validates the result. Each source is
  * also validated on its own, so a problem names the key and the source that set it.
  */
-export function resolveConfig(sources: ConfigSource[]): ConfigResult {
+export function resolveConfig(given: ConfigSource[]): ConfigResult {
+  const sources = given.map((source) => ({ ...source, values: emptyListsAsObjects(source.values) }));
   const problems: ConfigProblem[] = [];
   for (const source of sources) {
     if (source.values === undefined || source.values === null) continue;

@@ -70,3 +70,15 @@ function canonicalize(uri: string): string {
     })
   );
 }
+
+const LANGUAGES: Record<string, string> = {
+  '.ts': 'typescript', '.tsx': 'typescriptreact', '.js': 'javascript', '.jsx': 'javascriptreact', '.mjs': 'javascript', '.cjs': 'javascript',
+  '.py': 'python', '.rs': 'rust', '.go': 'go', '.java': 'java', '.kt': 'kotlin', '.c': 'c', '.h': 'c', '.cc': 'cpp', '.cpp': 'cpp', '.hpp': 'cpp',
+  '.rb': 'ruby', '.lua': 'lua', '.el': 'emacs-lisp', '.sh': 'shellscript', '.md': 'markdown', '.json': 'json', '.toml': 'toml', '.yaml': 'yaml', '.yml': 'yaml',
+};
+
+/** The LSP language id of a file by its extension, for a file no editor gave one for; '' when unknown. */
+export function languageOf(file: string): string {
+  const dot = file.lastIndexOf('.');
+  return dot > file.lastIndexOf('/') ? (LANGUAGES[file.slice(dot).toLowerCase()] ?? '') : '';
+}

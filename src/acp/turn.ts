@@ -6,7 +6,6 @@
  * in words.
  */
 import { randomUUID } from 'node:crypto';
-import { extname } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { RequestError, type ContentBlock, type PromptResponse } from '@agentclientprotocol/sdk';
 import type { Config } from '../config.js';
@@ -21,6 +20,7 @@ import { panelTerminals } from './terminals.js';
 import { agentModeOf, type FaceMode } from './modes.js';
 import { imageDocument, imageName, imagesOf, MAX_PROMPT_IMAGE_BYTES, withinImageBound, type PromptImage } from '../wire/images.js';
 import { FEATURE } from '../wire/features.js';
+import { languageOf } from '../uri.js';
 
 export interface FaceSession {
   id: string;
@@ -214,5 +214,3 @@ export function requestOf(prompt: ContentBlock[], cwd: string, takesImages = fal
   };
 }
 
-const LANGUAGES: Record<string, string> = { '.ts': 'typescript', '.tsx': 'typescriptreact', '.js': 'javascript', '.py': 'python', '.rs': 'rust', '.go': 'go', '.md': 'markdown', '.json': 'json' };
-const languageOf = (uri: string) => LANGUAGES[extname(uri)] ?? '';

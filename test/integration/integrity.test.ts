@@ -62,8 +62,20 @@ describe('URIs', () => {
 
     await client.notify('textDocument/didClose', { textDocument: { uri: spelled('%3A') } });
     await expect(client.request('buckley/ask', { question: 'Still there?', context: { activeFile: spelled('%3a') } })).rejects.toMatchObject({
-      message: expect.stringContaining('is not open in the editor'),
+      message: expect.stringContaining('is not open in the editor and cannot be read from disk (no such file)'),
     });
+  });
+
+  it('reads a file the editor has not opened (yet) from disk: a command run as the editor starts the server is answered', async () => {
+    const client = await start({ client: 'neovim-0.10.4' });
+    const uri = new URL('../../fixtures/workspace/retry.ts', import.meta.url).href;
+    const text = readFileSync(fileURLToPath(uri), 'utf8');
+    const selection = linesRange(text, 'export function backoff', 'return 2 ** attempt');
+
+    const result = await client.request('buckley/ask', { question: 'What does it wait?', context: { activeFile: uri, selection } });
+    expect(result.answer).toContain('starts with `export function backoff');
+    const hover = await client.request('textDocument/hover', { textDocument: { uri }, position: selection.start });
+    expect(hover.contents.value).toContain('What does it wait?');
   });
 });
 

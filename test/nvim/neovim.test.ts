@@ -209,6 +209,14 @@ describe.each(NEOVIMS.filter((editor) => editor.ok))('$name (real editor)', ({ b
     expect(result.answer_lines.join('\n')).toContain('elicitation: accept {"name":"Ada Lovelace"}');
   });
 
+  it('with the Lua module: :BuckleyAsk typed as Neovim starts the server is answered about the selected lines (the file read from disk, not yet opened)', async () => {
+    const result = await runNvim('module-early.lua');
+    expect(result.steps).toEqual([expect.stringMatching(/^selected lines \d+-\d+$/), 'asked while the server started', 'answered']);
+    expect(result.answer_lines.join('\n')).toContain('The selection has 2 line(s) and starts with `export function backoff');
+    // The module's default `settings = {}` reaches the server as `[]` (Lua's empty table): no warning about it.
+    expect(result.notifications.filter((shown: string) => /expected/.test(shown))).toEqual([]);
+  });
+
   it('with the Lua module: :BuckleyAsk shows the answer in a split; a task asks approval through vim.ui.select and completes', async () => {
     const result = await runNvim('module.lua');
     expect(result.steps).toEqual([

@@ -84,6 +84,16 @@ describe('config', () => {
     });
   });
 
+  it("takes an empty list for an empty object where the settings have one (Lua's `{}`, as Neovim sends it); a list setting's stays a list", () => {
+    const result = resolveConfig([
+      { name: 'initializationOptions', values: [] },
+      { name: 'workspace/configuration', values: { agent: { env: [], mcpServers: [], sandbox: { writable: [] } }, context: [] } },
+    ]);
+    expect(result).toMatchObject({ ok: true, config: { agent: { env: {}, mcpServers: {}, sandbox: { writable: [] } }, context: defaultConfig.context } });
+    const listed = resolveConfig([{ name: 'workspace/configuration', values: { agent: { command: [] } } }]);
+    expect(listed.ok).toBe(false);
+  });
+
   it('names the key and the source of a bad value', () => {
     const result = resolveConfig([
       { name: 'initializationOptions', values: { context: { maxBytes: 'lots' } } },

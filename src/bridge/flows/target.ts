@@ -6,10 +6,12 @@
 import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ErrorCodes, ResponseError, type Range, type TextDocuments } from 'vscode-languageserver';
-import type { TextDocument } from 'vscode-languageserver-textdocument';
+import { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Config } from '../../config.js';
 import type { Logger } from '../../logger.js';
-import { canonicalUri } from '../../uri.js';
+import { canonicalUri, languageOf, pathOfUri } from '../../uri.js';
+import { readFileBounded, unreadableWhy } from '../../fileAccess.js';
+import { MAX_READ_BYTES } from '../../wire/contract.js';
 import { buildContext, normalizeRange, type BuiltContext } from './context.js';
 import { utf8Length } from '../../text.js';
 import { OPEN_FILES_KEY, type OpenFile } from '../../wire/openFiles.js';
@@ -44,7 +46,11 @@ export class Targets {
     private readonly unsaved: (document: TextDocument) => boolean = () => false,
   ) {}
 
-  /** Resolves the input and builds its context; a URI that is not open is an InvalidParams error. */
+  /**
+   * Resolves the input and builds its context. A file the editor has not opened (or not yet: a
+   * command run as the editor starts the server) is read from disk; a URI that is neither open
+   * nor a readable file is an InvalidParams error.
+   */
   resolve(input: TargetInput, config: Config, what: string, otherBytes = 0): Target {
     const { document, range } = this.locate(input);
     const built = buildContext({
@@ -69,17 +75,29 @@ export class Targets {
   }
 
   private locate(input: TargetInput): { document?: TextDocument; range?: Range } {
-    const document = input.uri ? this.find(input.uri) : undefined;
-    if (input.uri && !document) {
-      throw new ResponseError(ErrorCodes.InvalidParams, `${input.uri} is not open in the editor; open it first or leave out the uri`);
-    }
-    if (!document) return {};
+    if (!input.uri) return {};
+    const document = this.find(input.uri) ?? this.fromDisk(input.uri);
     if (input.range) return { document, range: normalizeRange(document, input.range) };
     if (input.text) {
       const offset = document.getText().indexOf(input.text);
       if (offset !== -1) return { document, range: { start: document.positionAt(offset), end: document.positionAt(offset + input.text.length) } };
     }
     return { document };
+  }
+
+  /** The file at a URI or path the editor has not opened, as it is on disk; what stands in the way, said. */
+  private fromDisk(uriOrPath: string): TextDocument {
+    const hasScheme = /^[a-z][a-z0-9+.-]*:/i.test(uriOrPath) && !isAbsolute(uriOrPath);
+    const root = this.workspaceRoots()[0];
+    const path = hasScheme ? pathOfUri(uriOrPath) : isAbsolute(uriOrPath) ? uriOrPath : resolve(root ? fileURLToPath(root) : process.cwd(), uriOrPath);
+    if (path === undefined) throw new ResponseError(ErrorCodes.InvalidParams, `${uriOrPath} is not open in the editor; open it first or leave out the uri`);
+    let text: string;
+    try {
+      text = readFileBounded(path, MAX_READ_BYTES).toString('utf8');
+    } catch (error) {
+      throw new ResponseError(ErrorCodes.InvalidParams, `${uriOrPath} is not open in the editor and cannot be read from disk (${unreadableWhy(error)}); open it first or leave out the uri`);
+    }
+    return TextDocument.create(canonicalUri(pathToFileURL(path).href), languageOf(path), 0, text);
   }
 
   private find(uriOrPath: string): TextDocument | undefined {
