@@ -2,10 +2,12 @@
  * What runs code later in an agent's state, watched through a turn (src/coordinator/agents/guardedState.ts):
  * a guarded file or folder made in the turn is moved aside; a new folder in a guarded folder (an
  * extension) too, but not a file of the agent's own there; guarded keys of a JSON state file the
- * turn changed are put back — also where the turn made the file — and the rest of what it wrote stays.
- * A file that is not plain JSON (comments) is left as it is.
+ * turn changed are put back — also where the turn made the file — and the rest of what it wrote stays,
+ * read as the agents read them (comments, trailing commas, a key given twice: the last counts); a
+ * file the turn left unreadable is put back whole, what it left moved aside.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { watchGuarded } from '../../src/coordinator/agents/guardedState.js';
@@ -37,24 +39,48 @@ describe('what runs code later in an agent state', () => {
     expect(log.said[0]).toContain(`${join(state, 'settings.json')} was made while Agent worked in its sandbox; what it names would run outside any sandbox when you next start Agent: moved aside to`);
   });
 
-  it("puts back the guarded keys a turn changed, in a file it made too, and keeps the rest it wrote; a file with comments is left alone", () => {
+  it("puts back the guarded keys a turn changed, in a file it made too, and keeps the rest it wrote; read as the agents read them: with comments (kept), a key given twice", () => {
     const state = tempDir('buckley-guarded');
     const settings = join(state, 'settings.json');
     const made = join(state, 'made.json');
     const commented = join(state, 'commented.jsonc');
+    const twice = join(state, 'twice.json');
     writeFileSync(settings, JSON.stringify({ starts: 1, mcp: { mine: { command: ['mine'] } }, projects: { '/w': { allowed: [] } } }));
     writeFileSync(commented, '// mine\n{"mcp": {}}\n');
+    writeFileSync(twice, '{"mcp": {}}');
     const log = logger();
-    const guards = [settings, made, commented].map((file) => ({ file, keys: ['mcp', 'projects.*.allowed'] }));
+    const guards = [settings, made, commented, twice].map((file) => ({ file, keys: ['mcp', 'projects.*.allowed'] }));
     const { check } = watchGuarded([], guards, () => 'Agent', log);
     writeFileSync(settings, JSON.stringify({ starts: 2, mcp: { mine: { command: ['mine'] }, evil: { command: ['sh'] } }, projects: { '/w': { allowed: ['Bash(*)'] }, '/new': { allowed: [] } } }));
     writeFileSync(made, JSON.stringify({ $schema: 'x', mcp: { evil: { command: ['sh'] } } }));
-    writeFileSync(commented, '// mine\n{"mcp": {"evil": {}}}\n');
+    writeFileSync(commented, '// mine\n{"mcp": {"evil": {}}, /* the agent\'s */ "starts": 3,}\n');
+    writeFileSync(twice, '{"mcp": {}, "mcp": {"evil": {"command": ["sh"]}}}');
     check();
     expect(JSON.parse(readFileSync(settings, 'utf8'))).toEqual({ starts: 2, mcp: { mine: { command: ['mine'] } }, projects: { '/w': { allowed: [] }, '/new': { allowed: [] } } });
     expect(JSON.parse(readFileSync(made, 'utf8'))).toEqual({ $schema: 'x', mcp: {} });
-    expect(readFileSync(commented, 'utf8')).toBe('// mine\n{"mcp": {"evil": {}}}\n');
+    expect(readFileSync(commented, 'utf8')).toBe('// mine\n{"mcp": {}, /* the agent\'s */ "starts": 3,}\n');
+    expect(JSON.parse(readFileSync(twice, 'utf8'))).toEqual({ mcp: {} });
     expect(log.said.join('\n')).toContain(`mcp.evil, projects./w.allowed in ${settings} changed while Agent worked in its sandbox`);
     expect(log.said.join('\n')).toContain(`mcp.evil in ${made} changed while Agent worked in its sandbox`);
+    expect(log.said.join('\n')).toContain(`mcp.evil in ${commented} changed while Agent worked in its sandbox`);
+  });
+
+  it('puts back whole a keyed file the turn left unreadable (not JSON, too big, not a file), and moves what it left aside', () => {
+    const state = tempDir('buckley-guarded');
+    const files = ['broken.json', 'fifo.json', 'gone.json'].map((name) => join(state, name));
+    for (const file of files) writeFileSync(file, '{"mcp": {"mine": {}}, "starts": 1}');
+    const log = logger();
+    const { check } = watchGuarded([], files.map((file) => ({ file, keys: ['mcp'] })), () => 'Agent', log);
+    writeFileSync(files[0]!, '{"mcp": {"evil": {"command": ["sh"]}}, "starts": 2');
+    rmSync(files[1]!);
+    execFileSync('mkfifo', [files[1]!]);
+    rmSync(files[2]!);
+    check();
+    for (const file of files.slice(0, 2)) expect(readFileSync(file, 'utf8')).toBe('{"mcp": {"mine": {}}, "starts": 1}');
+    expect(readdirSync(state).filter((name) => name.includes('.buckley-moved-')).sort()).toEqual([expect.stringMatching(/^broken\.json\.buckley-moved-/), expect.stringMatching(/^fifo\.json\.buckley-moved-/)]);
+    expect(log.said.join('\n')).toContain(`${files[0]} changed while Agent worked in its sandbox into what buckley-lsp cannot read to check what in it would run outside any sandbox when you next start Agent: put back as it was; what the turn left is at ${files[0]}.buckley-moved-`);
+    // Removed: nothing in it runs, nothing to put back.
+    expect(existsSync(files[2]!)).toBe(false);
+    expect(log.said).toHaveLength(2);
   });
 });

@@ -6,10 +6,12 @@
  * one). So around each turn: a guarded place the turn made is moved aside, and guarded keys of a
  * state file the turn changed are put back — each said in the log, with the setting that allows it.
  */
-import { lstatSync, readdirSync, renameSync } from 'node:fs';
+import { lstatSync, readdirSync, renameSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../../logger.js';
-import { parseJson, readStateFileSync, writeFileAtomicSync } from '../../state.js';
+import { applyEdits, modify as modifyJsonc, parse as parseJsonc, type ParseError } from 'jsonc-parser';
+import { readFileBounded } from '../../fileAccess.js';
+import { writeFileAtomicSync } from '../../state.js';
 
 /** Keys of a JSON state file that run code (`mcpServers`, `projects.*.mcpServers`: `*` is any key of an object). */
 export interface GuardedKeys {
@@ -36,11 +38,11 @@ export function watchGuarded(places: readonly string[], keyed: readonly GuardedK
     const there = new Set(guardedNow(morePlaces));
     const absent = morePlaces.filter((place) => !place.endsWith('/*') && !there.has(place));
     const folders = morePlaces.filter((place) => place.endsWith('/*'));
-    const before = moreKeyed.map((guard) => ({ guard, values: valuesOf(guard) }));
+    const before = moreKeyed.map((guard) => ({ guard, was: stateOf(guard) }));
     checks.push(() => {
       const made = [...absent.filter(present), ...guardedNow(folders).filter((path) => !there.has(path))];
       for (const path of made) moveAside(path, agent(), logger);
-      for (const { guard, values } of before) if (values) putBack(guard, values, agent(), logger);
+      for (const { guard, was } of before) putBack(guard, was, agent(), logger);
     });
   };
   watch(places, keyed);
@@ -68,13 +70,69 @@ function moveAside(path: string, agent: string, logger: Logger): void {
   }
 }
 
-/** The guarded keys' values, by their path in the file (as JSON): none where there is no file; undefined where it is not JSON of an object. */
-function valuesOf(guard: GuardedKeys): Map<string, string> | undefined {
-  if (!present(guard.file)) return new Map();
-  const document = readObject(guard.file);
-  if (!document) return undefined;
+/** Bigger than any state file an agent keeps: one the turn made bigger is not left unchecked for its size. */
+const GUARDED_FILE_BYTES = 64 * 1024 * 1024;
+
+/**
+ * A keyed file as a turn found or left it: its text (undefined: no file; null: something there
+ * that is not a file read whole), and its guarded keys' values by their path (as JSON), where it
+ * reads as an object.
+ */
+interface KeyedState {
+  text: string | null | undefined;
+  values?: Map<string, string>;
+}
+
+/**
+ * The last state read of each keyed file, by the version its stat gives: concurrent turns of agents
+ * sharing a state file (~/.claude.json, megabytes) hold one copy and parse it once.
+ */
+const lastStates = new Map<string, { version: string; state: KeyedState }>();
+const LAST_STATES = 32;
+
+function stateOf(guard: GuardedKeys): KeyedState {
+  let version: string;
+  try {
+    if (!present(guard.file)) return { text: undefined, values: new Map() };
+    const stats = statSync(guard.file);
+    version = `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeMs}:${stats.ctimeMs}`;
+  } catch {
+    return { text: null };
+  }
+  const cacheKey = `${guard.file}\0${guard.keys.join('\0')}`;
+  const known = lastStates.get(cacheKey);
+  if (known?.version === version) return known.state;
+  const state = readState(guard);
+  lastStates.delete(cacheKey);
+  lastStates.set(cacheKey, { version, state });
+  if (lastStates.size > LAST_STATES) lastStates.delete(lastStates.keys().next().value!);
+  return state;
+}
+
+function readState(guard: GuardedKeys): KeyedState {
+  let text: string;
+  try {
+    text = readFileBounded(guard.file, GUARDED_FILE_BYTES).toString('utf8');
+  } catch {
+    return { text: null };
+  }
+  const document = parseObject(text);
+  return { text, ...(document ? { values: valuesIn(document, guard.keys) } : {}) };
+}
+
+/**
+ * JSON as the agents read their settings: with comments and trailing commas (Gemini CLI, Qwen
+ * Code, opencode) — a comment must not hide a key from the guard that the agent then runs.
+ */
+function parseObject(text: string): Record<string, unknown> | undefined {
+  const errors: ParseError[] = [];
+  const value: unknown = parseJsonc(text, errors, { allowTrailingComma: true, disallowComments: false });
+  return errors.length === 0 && isObject(value) ? value : undefined;
+}
+
+function valuesIn(document: Record<string, unknown>, keys: readonly string[]): Map<string, string> {
   const values = new Map<string, string>();
-  for (const pattern of guard.keys) {
+  for (const pattern of keys) {
     for (const [path, value] of matches(document, pattern.split('.'), [])) if (!isEmpty(value)) values.set(JSON.stringify(path), JSON.stringify(value));
   }
   return values;
@@ -85,19 +143,64 @@ function isEmpty(value: unknown): boolean {
   return value === null || value === undefined || (Array.isArray(value) && value.length === 0) || (isObject(value) && Object.keys(value).length === 0);
 }
 
-function putBack(guard: GuardedKeys, before: Map<string, string>, agent: string, logger: Logger): void {
-  const after = valuesOf(guard);
-  if (!after) return;
+function putBack(guard: GuardedKeys, was: KeyedState, agent: string, logger: Logger): void {
+  // What the turn found unreadable, nobody could run from: there is nothing known to keep.
+  if (!was.values) return;
+  const now = stateOf(guard);
+  // Removed: nothing in it runs.
+  if (now.text === undefined) return;
+  if (!now.values) {
+    if (now.text !== was.text) restoreWhole(guard, was.text as string | undefined, agent, logger);
+    return;
+  }
+  const before = was.values;
+  const after = now.values;
   const changed = [...new Set([...before.keys(), ...after.keys()])].filter((key) => before.get(key) !== after.get(key));
   if (changed.length === 0) return;
   const names = changed.flatMap((key) => namesOf(JSON.parse(key) as string[], before.get(key), after.get(key)));
   try {
-    const document = readObject(guard.file)!;
-    for (const key of changed) setAt(document, JSON.parse(key) as string[], before.get(key) ?? emptyLike(after.get(key)));
-    writeFileAtomicSync(guard.file, `${JSON.stringify(document, null, 2)}\n`);
+    writeFileAtomicSync(guard.file, withKeysPutBack(now.text as string, guard.keys, changed, before, after));
     logger.warn(`${names.join(', ')} in ${guard.file} changed while ${agent} worked in its sandbox; what it names would run outside any sandbox when you next start ${agent}: put back as it was. If you changed it, do it again; to let ${agent} change it, set buckley.agent.sandbox.writable: ["${guard.file}"]`);
   } catch (error) {
     logger.warn(`${names.join(', ')} in ${guard.file} changed while ${agent} worked in its sandbox, and could not be put back (${(error as Error).message}): look at it before you start ${agent} again`);
+  }
+}
+
+/**
+ * The file's text with the changed keys as they were: edited in place, its comments and layout
+ * kept — unless the edit does not give back what was there (a key given twice: the agent reads
+ * the last), then written anew from the object.
+ */
+function withKeysPutBack(text: string, keys: readonly string[], changed: string[], before: Map<string, string>, after: Map<string, string>): string {
+  let edited = text;
+  for (const key of changed) {
+    const value = before.get(key) ?? emptyLike(after.get(key));
+    edited = applyEdits(edited, modifyJsonc(edited, JSON.parse(key) as string[], value === undefined ? undefined : JSON.parse(value), { formattingOptions: { insertSpaces: true, tabSize: 2 } }));
+  }
+  const check = parseObject(edited);
+  if (check && sameValues(valuesIn(check, keys), before)) return edited;
+  const document = parseObject(text)!;
+  for (const key of changed) setAt(document, JSON.parse(key) as string[], before.get(key) ?? emptyLike(after.get(key)));
+  return `${JSON.stringify(document, null, 2)}\n`;
+}
+
+function sameValues(a: Map<string, string>, b: Map<string, string>): boolean {
+  return a.size === b.size && [...a].every(([key, value]) => b.get(key) === value);
+}
+
+/**
+ * A keyed file the turn left unreadable — not JSON any more, too big, not a file — cannot be
+ * checked key by key: what the turn left is moved aside and the file put back whole.
+ */
+function restoreWhole(guard: GuardedKeys, text: string | undefined, agent: string, logger: Logger): void {
+  const aside = `${guard.file}.buckley-moved-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+  const what = `${guard.file} changed while ${agent} worked in its sandbox into what buckley-lsp cannot read to check what in it would run outside any sandbox when you next start ${agent}`;
+  try {
+    if (present(guard.file)) renameSync(guard.file, aside);
+    if (text !== undefined) writeFileAtomicSync(guard.file, text);
+    logger.warn(`${what}: put back as it was; what the turn left is at ${aside}. To let ${agent} change it, set buckley.agent.sandbox.writable: ["${guard.file}"]`);
+  } catch (error) {
+    logger.warn(`${what}, and it could not be put back (${(error as Error).message}): look at it before you start ${agent} again`);
   }
 }
 
@@ -107,17 +210,6 @@ function namesOf(path: string[], before: string | undefined, after: string | und
   if (!isObject(was) || !isObject(is)) return [path.join('.')];
   const entries = [...new Set([...Object.keys(was), ...Object.keys(is)])].filter((key) => JSON.stringify(was[key]) !== JSON.stringify(is[key]));
   return entries.map((key) => [...path, key].join('.'));
-}
-
-function readObject(file: string): Record<string, unknown> | undefined {
-  let text: string | undefined;
-  try {
-    text = readStateFileSync(file);
-  } catch {
-    return undefined;
-  }
-  const value = text === undefined ? undefined : parseJson(text);
-  return isObject(value) ? value : undefined;
 }
 
 /** Every value at `pattern` in `value` (`*`: each key), with its path. */
