@@ -257,6 +257,19 @@ describe.runIf(probe.ok)("an agent's state file that holds what runs code later 
     // Its own state stays; the server it added does not.
     expect(JSON.parse(readFileSync(settings, 'utf8'))).toEqual({ numStartups: 4, mcpServers: { mine: { command: 'my-server' } } });
   });
+
+  it('puts them back when the editor goes away in the middle of the turn, before the server exits', async () => {
+    const userHome = home(false);
+    const settings = join(userHome, '.claude.json');
+    writeFileSync(settings, JSON.stringify({ numStartups: 3, mcpServers: { mine: { command: 'my-server' } } }));
+    const { client } = await server(['claude-agent-acp'], { home: userHome, bin: program('claude-agent-acp', []) });
+    await client.request('buckley/executeTask', { task: `ADD MCP ${settings} evil THEN HANG` });
+    // The agent added it and waits; then the editor goes.
+    while (!readFileSync(settings, 'utf8').includes('evil')) await new Promise((resolve) => setTimeout(resolve, 20));
+    client.closeInput();
+    await client.exit();
+    expect(JSON.parse(readFileSync(settings, 'utf8'))).toEqual({ numStartups: 4, mcpServers: { mine: { command: 'my-server' } } });
+  });
 });
 
 describe.runIf(probe.ok && socat)("the machine's Unix sockets at paths the sandbox shows", () => {
