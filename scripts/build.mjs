@@ -51,6 +51,9 @@ const common = {
     js: "import { createRequire as __buckleyCreateRequire } from 'node:module';\nconst require = __buckleyCreateRequire(import.meta.url);",
   },
   logLevel: 'warning',
+  // jsonc-parser's `main` is a UMD build that require()s its parts by computed names, which no
+  // bundle can follow: its ES modules are bundled instead.
+  alias: { 'jsonc-parser': 'jsonc-parser/lib/esm/main.js' },
 };
 const acpSdk = { '@agentclientprotocol/sdk': 'vendor-acp-sdk.js' };
 
