@@ -12,7 +12,7 @@ import { createServer as createHttpServer, type Server as HttpServer } from 'nod
 import { createServer, type Server } from 'node:net';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { probeSandbox } from '../../src/coordinator/agents/sandbox.js';
@@ -48,8 +48,8 @@ function home(underTmp: boolean): string {
   return made.home;
 }
 
-async function server(command: string[], options: { home: string; bin?: string; env?: Record<string, string>; agent?: Record<string, unknown>; approve?: boolean }): Promise<{ client: TestClient; workspace: string }> {
-  const workspace = tempDir('buckley-ws');
+async function server(command: string[], options: { home: string; bin?: string; env?: Record<string, string>; agent?: Record<string, unknown>; approve?: boolean; workspace?: string }): Promise<{ client: TestClient; workspace: string }> {
+  const workspace = options.workspace ?? tempDir('buckley-ws');
   const client = await start({
     ...(options.approve ? { handlers: { 'buckley/approveTool': () => ({ approved: true }) } } : {}),
     env: { BUCKLEY_AGENT: undefined, HOME: options.home, PATH: `${options.bin ? `${options.bin}:` : ''}${process.env.PATH}`, ...options.env },
@@ -269,6 +269,35 @@ describe.runIf(probe.ok)("an agent's state file that holds what runs code later 
     client.closeInput();
     await client.exit();
     expect(JSON.parse(readFileSync(settings, 'utf8'))).toEqual({ numStartups: 4, mcpServers: { mine: { command: 'my-server' } } });
+  });
+});
+
+describe.runIf(probe.ok)("a task that may write the home, or whose workspace holds it", () => {
+  const task = async (client: TestClient, question: string) => {
+    await client.request('buckley/executeTask', { task: question });
+    return (await logged(client, `Buckley's answer to "${question}"`)).message;
+  };
+
+  it("writes the home writable names, but not what the user's shells, login and editors run: ~/.bashrc read-only, a ~/.zshrc it makes moved aside", async () => {
+    const userHome = home(false);
+    writeFileSync(join(userHome, '.bashrc'), '# mine\n');
+    const { client } = await server(['scripted-agent'], { home: userHome, bin: program('scripted-agent', []), agent: { sandbox: { writable: ['~'] } } });
+    expect(await task(client, `PUT ${join(userHome, 'notes.md')}`)).toContain('written');
+    expect(await task(client, `PUT ${join(userHome, '.bashrc')}`)).toContain('EROFS');
+    expect(await task(client, `PUT ${join(userHome, '.zshrc')}`)).toContain('written');
+    expect((await logged(client, '.zshrc was made while')).message).toContain('moved aside');
+    expect(existsSync(join(userHome, '.zshrc'))).toBe(false);
+    expect(readFileSync(join(userHome, '.bashrc'), 'utf8')).toBe('# mine\n');
+  });
+
+  it('does not write a workspace that holds the home (the folder of every home), and says so', async () => {
+    const userHome = home(false);
+    const homes = dirname(userHome);
+    const { client } = await server(['scripted-agent'], { home: userHome, bin: program('scripted-agent', []), workspace: homes });
+    const target = join(homes, `${randomUUID()}.md`);
+    expect(await task(client, `PUT ${target}`)).toContain('EROFS');
+    expect((await logged(client, `a task does not write the workspace ${homes}`)).message).toContain(`it holds your home (${userHome}) and what is beside it`);
+    expect(existsSync(target)).toBe(false);
   });
 });
 

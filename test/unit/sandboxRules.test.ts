@@ -10,7 +10,7 @@ import { deniedWrite, deniedWriteLine } from '../../src/coordinator/agents/denie
 import { allows, mayReach, ruleOf } from '../../src/coordinator/agents/egress.js';
 import { knownByAcpName, knownByCommand, knownByScript } from '../../src/coordinator/agents/recognize.js';
 import type { SandboxPlan } from '../../src/coordinator/agents/sandbox.js';
-import { agentEnvironmentFor, egressRules } from '../../src/coordinator/agents/sandboxPlans.js';
+import { agentEnvironmentFor, egressRules, guardedPlaces, holdsTheSystem } from '../../src/coordinator/agents/sandboxPlans.js';
 import { looksSecret, withoutSecrets } from '../../src/coordinator/agents/secrets.js';
 import { upstreamProxy, userProxyEnvironment } from '../../src/coordinator/agents/sandboxNetwork.js';
 import { tempDir } from '../helpers/temp.js';
@@ -191,5 +191,27 @@ describe("the proxy the agent's connections go on through", () => {
     const agents = upstreamProxy(userProxyEnvironment(server, { https_proxy: 'http://u:p@agent-proxy:8080' }))!;
     expect([agents.host, agents.port, agents.authorization, agents.applies('wiki.intranet')]).toEqual(['agent-proxy', 8080, { 'proxy-authorization': `Basic ${Buffer.from('u:p').toString('base64')}` }, true]);
     expect(userProxyEnvironment(server, { https_proxy: 'http://agent-proxy:8080' }).PATH).toBe('/bin');
+  });
+});
+
+describe('where a task may not write', () => {
+  const env = { HOME: '/home/ada' };
+  it('not a workspace that holds the system or the home; a project at the top, or the home, it may', () => {
+    expect(holdsTheSystem('/', env)).toBe('it is the whole file system');
+    expect(holdsTheSystem('/home', env)).toBe('it holds your home (/home/ada) and what is beside it');
+    expect(holdsTheSystem('/usr', env)).toBe("/usr is one of the system's folders");
+    expect(holdsTheSystem('/etc', env)).toBe("/etc is one of the system's folders");
+    expect(holdsTheSystem('/app', env)).toBeUndefined();
+    expect(holdsTheSystem('/home/ada', env)).toBeUndefined();
+    expect(holdsTheSystem('/home/ada/project', env)).toBeUndefined();
+  });
+
+  it("guards the user's startup files only where the task's workspace or writable holds them, but one writable names itself", () => {
+    expect(guardedPlaces(undefined, env, [])).toEqual([]);
+    expect(guardedPlaces(undefined, env, [], '/home/ada/project')).toEqual([]);
+    const whole = guardedPlaces(undefined, env, ['~']);
+    expect(whole).toEqual(expect.arrayContaining(['/home/ada/.bashrc', '/home/ada/.zshrc', '/home/ada/.local/bin', '/home/ada/.config/autostart', '/home/ada/.config/nvim']));
+    expect(guardedPlaces(undefined, env, [], '/home')).toEqual(whole);
+    expect(guardedPlaces(undefined, env, ['~', '~/.local/bin'])).not.toContain('/home/ada/.local/bin');
   });
 });

@@ -31,7 +31,7 @@ import type { StartGate } from './acp.js';
 import type { KnownAgent } from './known.js';
 import { knownByAcpName, knownByCommand, knownByScript, pathsInScript } from './recognize.js';
 import { probeNetworkNamespace, probeSandbox, sandboxArgs, sandboxKey, type SandboxPlan } from './sandbox.js';
-import { agentEnvironmentFor, egressRules, guardedKeys, guardedPlaces, statePlaces, visibleFolders, type EgressSettings, type EnvironmentSettings } from './sandboxPlans.js';
+import { agentEnvironmentFor, egressRules, guardedKeys, guardedPlaces, holdsTheSystem, statePlaces, visibleFolders, type EgressSettings, type EnvironmentSettings } from './sandboxPlans.js';
 import { watchGuarded, type GuardedKeys, type GuardWatch } from './guardedState.js';
 import { findSocat, NetworkGate, userProxyEnvironment } from './sandboxNetwork.js';
 import { findOnPath } from './which.js';
@@ -145,7 +145,8 @@ export class AgentPool implements AgentDriver {
 
   async run(turn: AgentTurn, sink: TurnSink, signal: AbortSignal): Promise<TurnResult> {
     const entry = await this.entryFor(turn);
-    const guard = this.sandboxProblem ? undefined : watchGuarded(...this.guarded(), () => this.known()?.title ?? 'the agent', this.options.logger);
+    const writes = turn.readOnly ? undefined : workspaceOf(turn.cwd ?? this.options.cwd);
+    const guard = this.sandboxProblem ? undefined : watchGuarded(...this.guarded(writes), () => this.known()?.title ?? 'the agent', this.options.logger);
     if (guard) this.guards.add(guard);
     try {
       return await this.entries.use(entry, () => entry.driver.run(turn, sink, signal));
@@ -155,11 +156,15 @@ export class AgentPool implements AgentDriver {
     }
   }
 
-  /** What in the agent's state runs code later (guardedState.ts), as the agent is known now. */
-  private guarded(): [string[], GuardedKeys[]] {
+  /**
+   * What runs code later (guardedState.ts): in the agent's state, as the agent is known now, and
+   * the user's own where a task's workspace (`task`) or `writable` holds it.
+   */
+  private guarded(task?: string): [string[], GuardedKeys[]] {
     const { env } = this.environment();
     const { writable } = this.options.sandbox;
-    return [guardedPlaces(this.known(), env, writable), guardedKeys(this.known(), env, writable)];
+    const workspace = task && !holdsTheSystem(task, env) ? task : undefined;
+    return [guardedPlaces(this.known(), env, writable, workspace), guardedKeys(this.known(), env, writable)];
   }
 
   /** Starts the agent in the ask's sandbox and in the task's, opening a session in each, as `doctor` asks. */
@@ -281,7 +286,7 @@ export class AgentPool implements AgentDriver {
     if (!named || named === this.known()) return undefined;
     this.identified = named;
     // Before it starts again in its own sandbox: the turns under way watch what it may touch there.
-    for (const guard of this.guards) guard.watch(...this.guarded());
+    for (const guard of this.guards) guard.watch(...this.guarded(intent === 'task' ? workspace : undefined));
     const launch = await this.launch(intent, workspace, credentials);
     this.options.logger.info(
       `the agent \`${this.options.command.join(' ')}\` is ${named.title} (its ACP agentInfo says "${acpName}"): it starts again, once, in the sandbox ${named.title} needs (writable: ${launch.plan.stateDirs.join(', ') || 'nothing of its own'})`,
@@ -306,11 +311,11 @@ export class AgentPool implements AgentDriver {
   private async plan(intent: 'ask' | 'task', workspace: string | undefined, credentials: string[], env: NodeJS.ProcessEnv): Promise<SandboxPlan> {
     const { command } = this.options;
     const known = this.known();
-    const places = { ...statePlaces(known, env, command, this.options.sandbox.writable, this.options.logger), guarded: guardedPlaces(known, env, this.options.sandbox.writable) };
+    const places = { ...statePlaces(known, env, command, this.options.sandbox.writable, this.options.logger), guarded: this.guarded(intent === 'task' ? workspace : undefined)[0] };
     const gate = await this.gateFor(`${intent}\0${workspace ?? ''}\0${known?.title ?? ''}`, intent, env);
     return {
       workspace,
-      writesWorkspace: intent === 'task',
+      writesWorkspace: intent === 'task' && this.mayWrite(workspace, env),
       ...places,
       workspaceCredentials: credentials,
       home: env.HOME || homedir(),
@@ -324,6 +329,17 @@ export class AgentPool implements AgentDriver {
       ...(gate ? { network: gate.plan } : {}),
     };
   }
+
+  /** Whether a task may write the workspace: not one that holds the system (said once per workspace). */
+  private mayWrite(workspace: string | undefined, env: NodeJS.ProcessEnv): boolean {
+    const why = workspace === undefined ? undefined : holdsTheSystem(workspace, env);
+    if (why && !this.saidSystem.has(workspace!)) {
+      this.saidSystem.add(workspace!);
+      this.options.logger.warn(`a task does not write the workspace ${workspace}: ${why}. Open a project's folder as the workspace, or name the folders a task may write in buckley.agent.sandbox.writable`);
+    }
+    return !why;
+  }
+  private readonly saidSystem = new Set<string>();
 
   /** Closes the network gates of a sandbox whose processes are all stopped (but for one starting). */
   private closeGates(key: string): void {

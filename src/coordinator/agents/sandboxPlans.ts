@@ -4,9 +4,9 @@
  * state (made first, so they can be bound), the home and XDG folders kept visible under `/tmp`
  * and `/run`, and the hosts its network may reach (egress.ts).
  */
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { isAbsolute, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, resolve } from 'node:path';
 import { OUR_ENVIRONMENT, type McpServerSetting } from '../../config.js';
 import type { Logger } from '../../logger.js';
 import type { GuardedKeys } from './guardedState.js';
@@ -74,16 +74,65 @@ export function statePlaces(known: KnownAgent | undefined, env: NodeJS.ProcessEn
 }
 
 /**
- * Where in the agent's state a write runs code later (known.ts `runsCode`), but for what the
- * user's `buckley.agent.sandbox.writable` names itself (`~/.gemini/extensions`, or a folder in it):
- * the agent's whole state folder named there does not open these.
+ * Where a write runs code later: in the agent's state (known.ts `runsCode`), and the user's own
+ * startup files where a task's `workspace` or `writable` holds them — but for what the user's
+ * `buckley.agent.sandbox.writable` names itself (`~/.gemini/extensions`, or a folder in it): the
+ * agent's whole state folder, or the home, named there does not open these.
  */
-export function guardedPlaces(known: KnownAgent | undefined, env: NodeJS.ProcessEnv, writable: readonly string[]): string[] {
+export function guardedPlaces(known: KnownAgent | undefined, env: NodeJS.ProcessEnv, writable: readonly string[], workspace?: string): string[] {
   const allowed = writable.map((path) => expandHome(path, env));
-  return (known?.runsCode?.(env) ?? []).filter((guarded) => {
+  // The user's own only where the agent could write them: watched elsewhere, one the user makes meanwhile would be moved aside.
+  const roots = [...allowed, ...(workspace ? [workspace] : [])].map(realOrResolved);
+  const startup = userStartupPlaces(env).filter((place) => roots.some((root) => within(realOrResolved(dirname(place)) + '/' + basename(place), root)));
+  return [...(known?.runsCode?.(env) ?? []), ...startup].filter((guarded) => {
     const path = guarded.replace(/\/\*$/, '');
     return !allowed.some((place) => place === path || place.startsWith(`${path}/`));
   });
+}
+
+/** In the home: what the user's shells, login, desktop, git and editors run, and the folders on their PATH. */
+const STARTUP_IN_HOME = [
+  '.profile', '.bash_profile', '.bash_login', '.bashrc', '.bash_logout', '.bash_aliases', '.zshenv', '.zprofile', '.zshrc', '.zlogin', '.zlogout',
+  '.xprofile', '.xinitrc', '.xsession', '.xsessionrc', '.pam_environment', '.gitconfig', '.vimrc', '.vim', '.emacs', '.emacs.el', '.emacs.d', 'bin', '.local/bin',
+];
+/** In the XDG config folder: the same for fish, the desktop's autostart, systemd's user units, git, Neovim, Emacs. */
+const STARTUP_IN_CONFIG = ['fish', 'autostart', 'systemd', 'environment.d', 'git', 'nvim', 'emacs'];
+
+/**
+ * What runs code later for the user, whatever the agent: guarded as an agent's own settings are —
+ * it matters where a task may write the home (its workspace is the home or holds it, or `writable`
+ * names a folder that does): ~/.bashrc written there would run outside any sandbox.
+ */
+function userStartupPlaces(env: NodeJS.ProcessEnv): string[] {
+  const home = env.HOME || homedir();
+  const config = env.XDG_CONFIG_HOME && isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : `${home}/.config`;
+  return [...STARTUP_IN_HOME.map((name) => `${home}/${name}`), ...STARTUP_IN_CONFIG.map((name) => `${config}/${name}`)];
+}
+
+const within = (path: string, root: string) => path === root || path.startsWith(root === '/' ? '/' : `${root}/`);
+
+function realOrResolved(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return resolve(path);
+  }
+}
+
+/** The system's folders at the top of the file system (a project at the top, `/app`, `/workspace`, is not one). */
+const SYSTEM_FOLDERS = new Set(['/bin', '/boot', '/dev', '/etc', '/home', '/lib', '/lib32', '/lib64', '/libx32', '/media', '/mnt', '/opt', '/proc', '/root', '/run', '/sbin', '/snap', '/srv', '/sys', '/tmp', '/usr', '/var']);
+
+/**
+ * Why a task may not write its workspace, where it holds the system: `/`, one of the system's
+ * folders (`/usr`, `/etc`, `/home`), or a folder holding the user's home — but the home itself.
+ */
+export function holdsTheSystem(workspace: string, env: NodeJS.ProcessEnv): string | undefined {
+  const [path, home] = [workspace, env.HOME || homedir()].map(realOrResolved) as [string, string];
+  if (path === home) return undefined;
+  if (path === '/') return 'it is the whole file system';
+  if (home.startsWith(`${path}/`)) return `it holds your home (${home}) and what is beside it`;
+  if (SYSTEM_FOLDERS.has(path)) return `${path} is one of the system's folders`;
+  return undefined;
 }
 
 /** The keys of its state files that run code later (known.ts `runsCodeIn`), but for a file `writable` names itself. */
