@@ -73,6 +73,8 @@ describe.each(REAL_AGENTS)('$name, started in its sandbox', (agent) => {
         expect(existsSync(stateDir), `${stateDir} made in the real home`).toBe(true);
         // Known by the script's words, or else by its agentInfo (and started again).
         if (wrapped) await client.waitFor('window/logMessage', (params) => new RegExp(`(runs|is) ${known!.title} \\(its (script|ACP agentInfo)`).test(params.message));
+        // What keeps it from working there by its own rules (Codex's helpers under /tmp) is said.
+        if (!wrapped) for (const caveat of known!.caveats?.({ ...env, HOME: home }) ?? []) await client.waitFor('window/logMessage', (params) => params.message.includes(caveat));
       });
     }
   }

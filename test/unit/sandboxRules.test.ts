@@ -215,3 +215,13 @@ describe('where a task may not write', () => {
     expect(guardedPlaces(undefined, env, ['~', '~/.local/bin'])).not.toContain('/home/ada/.local/bin');
   });
 });
+
+describe("what keeps a known agent from working, by its own rules", () => {
+  it('Codex: its state under the temporary folder, where it makes no helpers (TMPDIR, else /tmp)', () => {
+    const codex = knownByCommand(['codex-acp'])!;
+    expect(codex.caveats!({ CODEX_HOME: '/tmp/ci/.codex' })).toEqual([expect.stringContaining('Set CODEX_HOME (or HOME) to a folder outside /tmp')]);
+    expect(codex.caveats!({ HOME: '/tmp/ci' })).toHaveLength(1);
+    expect(codex.caveats!({ HOME: '/tmp/ci', TMPDIR: '/var/tmp' })).toEqual([]);
+    expect(codex.caveats!({ HOME: '/home/ada' })).toEqual([]);
+  });
+});

@@ -45,6 +45,8 @@ export interface KnownAgent {
   endpoints?(env: NodeJS.ProcessEnv): string[];
   /** How its users log in otherwise, for "needs authentication". */
   login?: string;
+  /** What in this environment keeps it from working as it should, by its own rules, with what to do. */
+  caveats?(env: NodeJS.ProcessEnv): string[];
   /** Its environment unless the user's says otherwise. */
   defaultEnv?: Record<string, string>;
   /** It says it takes images in a prompt but drops them unsaid (so the user is told, as for an agent that takes none). */
@@ -101,6 +103,11 @@ function settingsUrls(path: string, key: string): string[] {
 const clineDir = (env: NodeJS.ProcessEnv) => env.CLINE_DIR || join(home(env), '.cline');
 const claudeHome = (env: NodeJS.ProcessEnv) => env.CLAUDE_CONFIG_DIR || join(home(env), '.claude');
 const codexHome = (env: NodeJS.ProcessEnv) => env.CODEX_HOME || join(home(env), '.codex');
+/** Under the temporary folder as Rust's `temp_dir()` finds it: TMPDIR, else /tmp. */
+const underTemp = (path: string, env: NodeJS.ProcessEnv) => {
+  const temp = (env.TMPDIR || '/tmp').replace(/\/+$/, '');
+  return path === temp || path.startsWith(`${temp}/`);
+};
 /** Kilo's config files (opencode's names too, as the fork of it that it is). */
 const kiloConfigs = (env: NodeJS.ProcessEnv) => [...['kilo.json', 'kilo.jsonc', 'opencode.json', 'opencode.jsonc'].map((name) => join(env.KILO_CONFIG_DIR || join(xdg(env, 'XDG_CONFIG_HOME'), 'kilo'), name)), ...variables(env, 'KILO_CONFIG')];
 const opencodeConfigs = (env: NodeJS.ProcessEnv) => [join(xdg(env, 'XDG_CONFIG_HOME'), 'opencode', 'opencode.json'), join(xdg(env, 'XDG_CONFIG_HOME'), 'opencode', 'opencode.jsonc'), ...variables(env, 'OPENCODE_CONFIG')];
@@ -151,6 +158,11 @@ export const KNOWN_AGENTS: readonly KnownAgent[] = [
     // A model provider of its config.toml (`base_url = "…"`).
     endpoints: (env) => [...variables(env, 'OPENAI_BASE_URL'), ...settingsUrls(join(codexHome(env), 'config.toml'), 'base_url')],
     login: 'run `codex login` in a terminal',
+    // Codex refuses to make its helpers (its sandbox for commands, apply_patch) under the temporary folder.
+    caveats: (env) =>
+      underTemp(codexHome(env), env)
+        ? [`Codex keeps its state in ${codexHome(env)}, under the temporary folder, where it refuses to make its helpers: its commands fail ("execvp codex-linux-sandbox"). Set CODEX_HOME (or HOME) to a folder outside ${env.TMPDIR || '/tmp'}`]
+        : [],
   },
   {
     title: 'Gemini CLI',

@@ -383,10 +383,12 @@ export class AgentPool implements AgentDriver {
     return all.length === 0 ? 'no host' : all.length === 1 ? all[0]! : `${all.slice(0, -1).join(', ')} and ${all.at(-1)}`;
   }
 
-  /** The secret-looking variables kept from the agent, said once (names only). */
+  /** The secret-looking variables kept from the agent, and what keeps it from working here by its own rules: said once. */
   private sayWithheld(environment: AgentEnvironment): void {
-    if (this.saidWithheld || environment.withheld.length === 0) return;
+    if (this.saidWithheld) return;
     this.saidWithheld = true;
+    for (const caveat of this.known()?.caveats?.(environment.env) ?? []) this.options.logger.warn(caveat);
+    if (environment.withheld.length === 0) return;
     this.options.logger.info(`the agent's environment keeps back what looks like secrets: ${withheldNames(environment.withheld, 20)} (buckley.agent.passEnv passes one on)`);
   }
 
