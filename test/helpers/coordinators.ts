@@ -28,7 +28,10 @@ export interface CoordinatorProcess {
   stop(): Promise<void>;
 }
 
-export function startCoordinatorProcess(args: string[], env: NodeJS.ProcessEnv = {}, listen = '127.0.0.1:0'): Promise<CoordinatorProcess> {
+/** How long a coordinator has to listen, or to stop saying why: its start is a call like any other. */
+const START_DEADLINE_MS = 60_000;
+
+export function startCoordinatorProcess(args: string[], env: NodeJS.ProcessEnv = {}, listen = '127.0.0.1:0', deadlineMs = START_DEADLINE_MS): Promise<CoordinatorProcess> {
   const child = spawn(process.execPath, [BIN, 'coordinator', '--listen', listen, ...args], {
     cwd: REPO,
     env: { PATH: process.env.PATH, ...env },
@@ -36,11 +39,17 @@ export function startCoordinatorProcess(args: string[], env: NodeJS.ProcessEnv =
   });
   return new Promise((resolve, reject) => {
     let stderr = '';
+    const deadline = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`coordinator neither listened nor stopped within ${deadlineMs / 1000} s: ${stderr}`));
+    }, deadlineMs);
+    child.once('exit', () => clearTimeout(deadline));
     child.stderr!.setEncoding('utf8');
     child.stderr!.on('data', (chunk: string) => {
       stderr += chunk;
       const match = /listening on (127\.0\.0\.1:\d+)/.exec(stderr);
       if (match) {
+        clearTimeout(deadline);
         resolve({
           address: match[1]!,
           process: child,
@@ -59,8 +68,8 @@ export function startCoordinatorProcess(args: string[], env: NodeJS.ProcessEnv =
 }
 
 /** A replica of a team's coordinator on the NATS server at `natsUrl`, with the scripted agent; `maxRunning` 0: it only serves callers. */
-export function startReplica(natsUrl: string, name: string, maxRunning = 4, extra: { args?: string[]; env?: NodeJS.ProcessEnv } = {}): Promise<CoordinatorProcess> {
-  return startCoordinatorProcess(['--nats', natsUrl, '--replica', name, '--max-running', String(maxRunning), ...(extra.args ?? []), '--agent', process.execPath, SCRIPTED_AGENT], extra.env);
+export function startReplica(natsUrl: string, name: string, maxRunning = 4, extra: { args?: string[]; env?: NodeJS.ProcessEnv; deadlineMs?: number } = {}): Promise<CoordinatorProcess> {
+  return startCoordinatorProcess(['--nats', natsUrl, '--replica', name, '--max-running', String(maxRunning), ...(extra.args ?? []), '--agent', process.execPath, SCRIPTED_AGENT], extra.env, undefined, extra.deadlineMs);
 }
 
 export interface RecordedCall {

@@ -44,7 +44,7 @@ function client(address: string, agentId: string): CoordinatorClient {
   return made;
 }
 
-const watch = (watcher: CoordinatorClient, taskId: string, fromSequence = 0) => watcher.stream('SubscribeTaskEvents', { plan_id: '', task_ids: [taskId], from_sequence: fromSequence }, taskEventSchema, { timeoutMs: 60_000 });
+const watch = (watcher: CoordinatorClient, taskId: string, fromSequence = 0, timeoutMs = 60_000) => watcher.stream('SubscribeTaskEvents', { plan_id: '', task_ids: [taskId], from_sequence: fromSequence }, taskEventSchema, { timeoutMs });
 
 describe.runIf(nats)("a team's coordinator on NATS JetStream", () => {
   it('lets a colleague watch a task from another replica, start to end; only its caller answers its approvals, through any replica', async () => {
@@ -89,12 +89,11 @@ describe.runIf(nats)("a team's coordinator on NATS JetStream", () => {
     let runner = '';
     while (!runner) runner = (await watcherOnTwo.unary('ListTasks', { running_only: true }, taskListSchema, { timeoutMs: 5000 })).tasks.find((listed) => listed.task_id === 'team-kill')?.replica ?? '';
     const survivor = client(runner === 'one' ? two.address : one.address, 'bob');
-    const watched = collect(watch(survivor, 'team-kill'));
-    const killedAt = Date.now();
+    // Within seconds of the kill: the watch's deadline is half the task call's.
+    const watched = collect(watch(survivor, 'team-kill', 0, 30_000));
     replicas[runner as 'one' | 'two'].process.kill('SIGKILL');
     const seen = await watched;
     expect(seen.at(-1)).toMatchObject({ status: 'failed', message: 'the coordinator running it stopped: run it again' });
-    expect(Date.now() - killedAt).toBeLessThan(30_000);
     // The survivor runs the next task.
     const again = client(runner === 'one' ? two.address : one.address, 'alice');
     const next = await collect(again.stream('StreamTask', { task_id: 'team-after', agent_id: 'alice', query: 'INSTANT' }, taskEventSchema, { timeoutMs: 60_000, metadata: await session(again, 'alice') }));
@@ -252,11 +251,9 @@ describe.runIf(nats)("a team's coordinator on NATS JetStream", () => {
     const alice = client(one.address, 'alice');
     const task = alice.stream('StreamTask', { task_id: 'team-away', agent_id: 'alice', query: 'HANG' }, taskEventSchema, { timeoutMs: 60_000, metadata: await session(alice, 'alice') });
     const { messages, ended } = readUntilEnd(task, () => server.kill());
-    const away = Date.now();
     expect(await ended).toMatchObject({ code: grpc.status.UNAVAILABLE, details: `this coordinator could not reach the team's store (NATS at ${server.url}) for 3 s: follow the task on another of the team (SubscribeTaskEvents), or run it again once NATS is back` });
-    // Told at once, ended at its patience — not at the call's deadline.
+    // Told at once, ended at its patience — UNAVAILABLE, not DEADLINE_EXCEEDED at the call's deadline.
     expect(messages).toContain(`The team's store (NATS at ${server.url}) cannot be reached: waiting up to 3 s for it to come back`);
-    expect(Date.now() - away).toBeLessThan(30_000);
     // Its metrics say how long NATS has been away, and that its figures are old.
     const during = await scrape(metricsAddress(one));
     expect(during.get('buckley_store_away_seconds')).toBeGreaterThanOrEqual(3);
