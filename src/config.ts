@@ -227,23 +227,26 @@ export function settings(): SettingKey[] {
   return (knownKeys ??= settingKeys(configSchema));
 }
 
-let objectKeys: Set<string> | undefined;
+let objectKeys: { sections: Set<string>; objects: Set<string> } | undefined;
+
+/** The schema's sections (`agent`, `agent.sandbox`), and they with its maps (`agent.env`): where settings are objects. */
+function schemaObjects(): { sections: Set<string>; objects: Set<string> } {
+  return (objectKeys ??= (() => {
+    const sections = new Set(settings().flatMap(({ key }) => key.split('.').slice(0, -1).map((_, i, parts) => parts.slice(0, i + 1).join('.'))));
+    return { sections, objects: new Set([...sections, ...settings().filter(({ type }) => type === 'record').map(({ key }) => key)]) };
+  })());
+}
 
 /**
  * An empty object as Lua encodes it is `[]`: Neovim sends `settings = {}` so, and `agent = {}`
  * within them. Where the schema has an object — the top level, a section, a map such as
- * `agent.env` — an empty list is taken for one; a list setting's `[]` stays a list.
+ * `agent.env` — an empty list is taken for one; a list setting's `[]` stays a list. Only the
+ * schema's sections are gone into: what else an editor sends is left as it is, however deep.
  */
 function emptyListsAsObjects(values: unknown, path = ''): unknown {
-  objectKeys ??= new Set(
-    settings().flatMap(({ key, type }) => {
-      const parts = key.split('.');
-      const sections = parts.slice(0, -1).map((_, i) => parts.slice(0, i + 1).join('.'));
-      return type === 'record' ? [...sections, key] : sections;
-    }),
-  );
-  if (Array.isArray(values) && values.length === 0 && (path === '' || objectKeys.has(path))) return {};
-  if (!isPlainObject(values)) return values;
+  const { sections, objects } = schemaObjects();
+  if (Array.isArray(values) && values.length === 0 && (path === '' || objects.has(path))) return {};
+  if (!isPlainObject(values) || (path !== '' && !sections.has(path))) return values;
   return Object.fromEntries(Object.entries(values).map(([key, value]) => [key, emptyListsAsObjects(value, path ? `${path}.${key}` : key)]));
 }
 
@@ -304,15 +307,22 @@ export function resolveConfigLeniently(sources: ConfigSource[]): { config: Confi
   return { config: defaultConfig, problems };
 }
 
-/** A copy of `values` without the given paths. */
+/** `values` without the given paths: copied only along them (the rest, however deep, is shared). */
 function withoutKeys(values: unknown, paths: PropertyKey[][]): unknown {
-  const copy = structuredClone(values);
+  let copy = values;
   for (const path of paths) {
     if (path.length === 0) return undefined;
-    let parent: unknown = copy;
-    for (const key of path.slice(0, -1)) parent = isPlainObject(parent) ? parent[key as string] : undefined;
-    if (isPlainObject(parent)) delete parent[path.at(-1) as string];
+    copy = without(copy, path);
   }
+  return copy;
+}
+
+function without(value: unknown, path: PropertyKey[]): unknown {
+  const [key, ...rest] = path as [string, ...PropertyKey[]];
+  if (!isPlainObject(value) || !Object.hasOwn(value, key)) return value;
+  const copy = { ...value };
+  if (rest.length === 0) delete copy[key];
+  else copy[key] = without(value[key], rest);
   return copy;
 }
 
@@ -326,10 +336,11 @@ export function configFromEnv(env: NodeJS.ProcessEnv): ConfigInput {
   return configValuesFromEnv(env) as ConfigInput;
 }
 
-function deepMerge(base: unknown, override: unknown): unknown {
+/** Key by key in the schema's sections and maps; anything else the later source gives, whole (however deep). */
+function deepMerge(base: unknown, override: unknown, path = ''): unknown {
   if (override === undefined || override === null) return base;
-  if (!isPlainObject(base) || !isPlainObject(override)) return override;
+  if (!isPlainObject(base) || !isPlainObject(override) || (path !== '' && !schemaObjects().objects.has(path))) return override;
   const result: Record<string, unknown> = { ...base };
-  for (const [key, value] of Object.entries(override)) result[key] = deepMerge(base[key], value);
+  for (const [key, value] of Object.entries(override)) result[key] = deepMerge(base[key], value, path ? `${path}.${key}` : key);
   return result;
 }

@@ -103,8 +103,14 @@ function valueAt(values: unknown, path: PropertyKey[]): unknown {
   return value;
 }
 
+/** A bad value, in at most 40 characters; one too deep to write out (an editor's, or a hostile one) by its kind. */
 function shown(value: unknown): string {
-  const text = JSON.stringify(value) ?? String(value);
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? String(value);
+  } catch {
+    text = kindOf(value);
+  }
   return text.length > 40 ? `${text.slice(0, 37)}…` : text;
 }
 

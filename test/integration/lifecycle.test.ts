@@ -39,6 +39,20 @@ describe('configuration', () => {
     await client.waitFor('window/showMessage', (p) => p.message === 'answered «Second?»: answer opened');
   });
 
+  it('takes settings nested past any stack (a hostile editor, or a broken one): the bad key named, the rest applied, the server answering', async () => {
+    const client = await start();
+    // Written by hand: no JSON.stringify could write it.
+    const deep = `${'{"x":'.repeat(200_000)}{}${'}'.repeat(200_000)}`;
+    const body = `{"jsonrpc":"2.0","method":"workspace/didChangeConfiguration","params":{"settings":{"buckley":{"answers":{"showMessage":false},"agent":{"env":{"DEEP":${deep}}},"editorThing":${deep}}}}}`;
+    await client.write(`Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    await client.waitFor('window/showMessage', (p) => p.message === 'buckley.agent.env.DEEP: expected a string');
+    await client.waitFor('window/logMessage', (p) => p.message.includes('buckley.agent.env.DEEP (from workspace/configuration): expected a string, not an object'));
+    const result = await client.request('buckley/ask', { question: 'Still there?' });
+    expect(result.answer).toContain('You asked: Still there?');
+    // showMessage: false applied all the same: no summary of the answer.
+    expect(client.all('window/showMessage').map((p) => p.message)).not.toContain(expect.stringMatching(/^answered «Still there\?»/));
+  });
+
   it('keeps the rest of initializationOptions when one key is bad (the agent command is not lost)', async () => {
     const client = await start({
       initialize: { initializationOptions: { agent: { command: `${process.execPath} ${SCRIPTED_AGENT} --as-configured` }, context: { maxBytes: 'lots' } } },
