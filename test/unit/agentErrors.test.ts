@@ -1,3 +1,4 @@
+import { describeValue, flattenParameters } from '../../src/coordinator/agents/acpMessages.js';
 import { describe, expect, it } from 'vitest';
 import { errorLine, errorText, inWords, remedy } from '../../src/coordinator/agents/acpErrors.js';
 
@@ -75,5 +76,15 @@ describe('a variable the agent misses', () => {
       'give Codex OPENAI_API_KEY with buckley.agent.env (e.g. {"OPENAI_API_KEY": "…"}) or in the environment buckley-lsp starts in',
     );
     expect(remedy('GEMINI_API_KEY is not set', { command: ['gemini'], title: 'Gemini CLI' })).toMatch(/^give Gemini CLI GEMINI_API_KEY with buckley.agent.env/);
+  });
+});
+
+describe("an agent's tool input or output nested past any stack (an agent that writes its JSON itself)", () => {
+  it('is said to be so, not thrown: its turn goes on', () => {
+    let deep: unknown = {};
+    for (let i = 0; i < 200_000; i++) deep = { x: deep };
+    expect(flattenParameters({ path: 'a.ts', options: deep })).toEqual({ path: 'a.ts', options: '(nested too deep to show)' });
+    expect(describeValue(deep)).toBe('(nested too deep to show)');
+    expect(describeValue({ command: ['ls'] })).toBe('{"command":["ls"]}');
   });
 });

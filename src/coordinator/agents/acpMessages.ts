@@ -163,8 +163,14 @@ export function mapStopReason(reason: acp.StopReason): TurnResult['stopReason'] 
   }
 }
 
+/** A tool's input or output as text: a string as it is, else as JSON — one nested past any stack (an agent that writes its JSON itself can send one) said so, never thrown. */
 export function describeValue(value: unknown): string {
-  return typeof value === 'string' ? value : (JSON.stringify(value) ?? '');
+  if (typeof value === 'string') return value;
+  try {
+    return JSON.stringify(value) ?? '';
+  } catch {
+    return '(nested too deep to show)';
+  }
 }
 
 /** Tool input as the flat string map the wire carries (`command`, `path`, …). */
