@@ -336,11 +336,14 @@ export function configFromEnv(env: NodeJS.ProcessEnv): ConfigInput {
   return configValuesFromEnv(env) as ConfigInput;
 }
 
-/** Key by key in the schema's sections and maps; anything else the later source gives, whole (however deep). */
-function deepMerge(base: unknown, override: unknown, path = ''): unknown {
+/** Settings objects are not deeper than this: past it, what the later source gives wins whole (an editor's own values may be any depth). */
+const MERGE_DEPTH = 16;
+
+/** Key by key, objects within objects; past MERGE_DEPTH the later source's value whole. */
+function deepMerge(base: unknown, override: unknown, depth = 0): unknown {
   if (override === undefined || override === null) return base;
-  if (!isPlainObject(base) || !isPlainObject(override) || (path !== '' && !schemaObjects().objects.has(path))) return override;
+  if (!isPlainObject(base) || !isPlainObject(override) || depth >= MERGE_DEPTH) return override;
   const result: Record<string, unknown> = { ...base };
-  for (const [key, value] of Object.entries(override)) result[key] = deepMerge(base[key], value, path ? `${path}.${key}` : key);
+  for (const [key, value] of Object.entries(override)) result[key] = deepMerge(base[key], value, depth + 1);
   return result;
 }
