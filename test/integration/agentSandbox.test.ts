@@ -270,6 +270,25 @@ describe.runIf(probe.ok)("an agent's state file that holds what runs code later 
     await client.exit();
     expect(JSON.parse(readFileSync(settings, 'utf8'))).toEqual({ numStartups: 4, mcpServers: { mine: { command: 'my-server' } } });
   });
+
+  it('puts them back when buckley-lsp was killed in the middle of the turn (its agent with it), as the next one starts', async () => {
+    const userHome = home(false);
+    const settings = join(userHome, '.claude.json');
+    writeFileSync(settings, JSON.stringify({ numStartups: 3, mcpServers: { mine: { command: 'my-server' } } }));
+    const bin = program('claude-agent-acp', []);
+    // Both share the user's state folder, as two runs of the same user's editor do.
+    const env = { XDG_STATE_HOME: join(userHome, '.local', 'state') };
+    const killed = await server(['claude-agent-acp'], { home: userHome, bin, env });
+    await killed.client.request('buckley/executeTask', { task: `ADD MCP ${settings} evil THEN HANG` });
+    while (!readFileSync(settings, 'utf8').includes('evil')) await new Promise((resolve) => setTimeout(resolve, 20));
+    killed.client.kill();
+    await killed.client.exit();
+    expect(JSON.parse(readFileSync(settings, 'utf8')).mcpServers.evil).toBeDefined();
+    const { client } = await server(['claude-agent-acp'], { home: userHome, bin, env });
+    expect((await logged(client, 'stopped while Claude Code worked in its sandbox')).message).toMatch(/buckley-lsp \(process \d+\) stopped while Claude Code worked in its sandbox: what that turn could have changed that runs code later is checked now/);
+    expect((await logged(client, 'put back as it was')).message).toContain(`mcpServers.evil in ${settings} changed while Claude Code worked in its sandbox`);
+    expect(JSON.parse(readFileSync(settings, 'utf8'))).toEqual({ numStartups: 4, mcpServers: { mine: { command: 'my-server' } } });
+  });
 });
 
 describe.runIf(probe.ok)("a task that may write the home, or whose workspace holds it", () => {
@@ -288,6 +307,11 @@ describe.runIf(probe.ok)("a task that may write the home, or whose workspace hol
     expect((await logged(client, '.zshrc was made while')).message).toContain('moved aside');
     expect(existsSync(join(userHome, '.zshrc'))).toBe(false);
     expect(readFileSync(join(userHome, '.bashrc'), 'utf8')).toBe('# mine\n');
+    // buckley-lsp's own settings, which say what an agent may do, are guarded the same way.
+    const ours = join(userHome, '.config', 'buckley-lsp');
+    expect(await task(client, `PUT ${join(ours, 'settings.json')}`)).toContain('written');
+    expect((await logged(client, `${ours} was made while`)).message).toContain('moved aside');
+    expect(existsSync(ours)).toBe(false);
   });
 
   it('does not write a workspace that holds the home (the folder of every home), and says so', async () => {

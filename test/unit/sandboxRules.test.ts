@@ -206,11 +206,11 @@ describe('where a task may not write', () => {
     expect(holdsTheSystem('/home/ada/project', env)).toBeUndefined();
   });
 
-  it("guards the user's startup files only where the task's workspace or writable holds them, but one writable names itself", () => {
+  it("guards the user's startup files, and buckley-lsp's own settings and state, only where the task's workspace or writable holds them, but one writable names itself", () => {
     expect(guardedPlaces(undefined, env, [])).toEqual([]);
     expect(guardedPlaces(undefined, env, [], '/home/ada/project')).toEqual([]);
     const whole = guardedPlaces(undefined, env, ['~']);
-    expect(whole).toEqual(expect.arrayContaining(['/home/ada/.bashrc', '/home/ada/.zshrc', '/home/ada/.local/bin', '/home/ada/.config/autostart', '/home/ada/.config/nvim']));
+    expect(whole).toEqual(expect.arrayContaining(['/home/ada/.bashrc', '/home/ada/.zshrc', '/home/ada/.local/bin', '/home/ada/.config/autostart', '/home/ada/.config/nvim', '/home/ada/.config/buckley-lsp', '/home/ada/.local/state/buckley-lsp']));
     expect(guardedPlaces(undefined, env, [], '/home')).toEqual(whole);
     expect(guardedPlaces(undefined, env, ['~', '~/.local/bin'])).not.toContain('/home/ada/.local/bin');
   });

@@ -62,6 +62,9 @@ export class CoordinatorLink {
       this.get().catch(() => undefined);
       return;
     }
+    // What a killed buckley-lsp's agent changed in its last turn is checked now, not when an agent
+    // next starts (off the startup path: loaded after it).
+    void import('../../coordinator/agents/guardJournal.js').then(({ guardJournalOf }) => guardJournalOf(options.env, options.logger.child('sandbox')).recover());
     const problem = await preflight(config, options.env);
     // A connection made meanwhile, or newer settings, say what is so now.
     if (this.pending || this.closed || this.startedWith !== key) return;

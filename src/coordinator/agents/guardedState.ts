@@ -26,27 +26,60 @@ export interface GuardWatch {
   check(): void;
 }
 
+/**
+ * What a turn found of what it guards, enough to check it after the turn: the places that were
+ * not there, the folders in each guarded `folder/*`, and each keyed file's guarded keys.
+ */
+export interface Watched {
+  absent: string[];
+  there: string[];
+  folders: string[];
+  keyed: { guard: GuardedKeys; was: KeyedState }[];
+}
+
+/** Where what a turn watches is kept while it runs (guardJournal.ts): for a process that dies before its check. */
+export interface WatchRecord {
+  save(agent: string, watched: readonly Watched[]): void;
+  remove(): void;
+}
+
 /** `folder/*` → the folders in it now; a path → itself, where it is there. */
 export function guardedNow(places: readonly string[]): string[] {
   return places.flatMap((place) => (place.endsWith('/*') ? foldersIn(place.slice(0, -2)) : present(place) ? [place] : []));
 }
 
 /** Watches `places` (paths, `folder/*`) and `keyed` (keys of state files) through a turn, as `agent()` names the agent then. */
-export function watchGuarded(places: readonly string[], keyed: readonly GuardedKeys[], agent: () => string, logger: Logger): GuardWatch {
-  const checks: (() => void)[] = [];
+export function watchGuarded(places: readonly string[], keyed: readonly GuardedKeys[], agent: () => string, logger: Logger, record?: WatchRecord): GuardWatch {
+  const watched: Watched[] = [];
   const watch = (morePlaces: readonly string[], moreKeyed: readonly GuardedKeys[]) => {
-    const there = new Set(guardedNow(morePlaces));
-    const absent = morePlaces.filter((place) => !place.endsWith('/*') && !there.has(place));
-    const folders = morePlaces.filter((place) => place.endsWith('/*'));
-    const before = moreKeyed.map((guard) => ({ guard, was: stateOf(guard) }));
-    checks.push(() => {
-      const made = [...absent.filter(present), ...guardedNow(folders).filter((path) => !there.has(path))];
-      for (const path of made) moveAside(path, agent(), logger);
-      for (const { guard, was } of before) putBack(guard, was, agent(), logger);
+    const there = guardedNow(morePlaces);
+    watched.push({
+      absent: morePlaces.filter((place) => !place.endsWith('/*') && !there.includes(place)),
+      there,
+      folders: morePlaces.filter((place) => place.endsWith('/*')),
+      keyed: moreKeyed.map((guard) => ({ guard, was: stateOf(guard) })),
     });
+    record?.save(agent(), watched);
   };
   watch(places, keyed);
-  return { watch, check: () => checks.splice(0).forEach((check) => check()) };
+  return {
+    watch,
+    check: () => {
+      try {
+        for (const each of watched.splice(0)) checkWatched(each, agent(), logger);
+      } finally {
+        record?.remove();
+      }
+    },
+  };
+}
+
+/** Moves aside what the turn made of the guarded places, and puts back the guarded keys it changed. */
+export function checkWatched(watched: Watched, agent: string, logger: Logger): void {
+  const there = new Set(watched.there);
+  const made = [...watched.absent.filter(present), ...guardedNow(watched.folders).filter((path) => !there.has(path))];
+  for (const path of made) moveAside(path, agent, logger);
+  for (const { guard, was } of watched.keyed) putBack(guard, was, agent, logger);
 }
 
 function foldersIn(folder: string): string[] {
@@ -75,10 +108,10 @@ const GUARDED_FILE_BYTES = 64 * 1024 * 1024;
 
 /**
  * A keyed file as a turn found or left it: its text (undefined: no file; null: something there
- * that is not a file read whole), and its guarded keys' values by their path (as JSON), where it
- * reads as an object.
+ * that is not a file read whole, or — kept in the journal, which holds no text — not known), and
+ * its guarded keys' values by their path (as JSON), where it reads as an object.
  */
-interface KeyedState {
+export interface KeyedState {
   text: string | null | undefined;
   values?: Map<string, string>;
 }
@@ -150,7 +183,8 @@ function putBack(guard: GuardedKeys, was: KeyedState, agent: string, logger: Log
   // Removed: nothing in it runs.
   if (now.text === undefined) return;
   if (!now.values) {
-    if (now.text !== was.text) restoreWhole(guard, was.text as string | undefined, agent, logger);
+    // A text not known (null, from the journal) is not known to be the same.
+    if (now.text !== was.text || was.text === null) restoreWhole(guard, was.text, agent, logger);
     return;
   }
   const before = was.values;
@@ -190,15 +224,17 @@ function sameValues(a: Map<string, string>, b: Map<string, string>): boolean {
 
 /**
  * A keyed file the turn left unreadable — not JSON any more, too big, not a file — cannot be
- * checked key by key: what the turn left is moved aside and the file put back whole.
+ * checked key by key: what the turn left is moved aside and the file put back whole, where its
+ * text is known (`null`: a turn of a process that was killed; the journal keeps no text).
  */
-function restoreWhole(guard: GuardedKeys, text: string | undefined, agent: string, logger: Logger): void {
+function restoreWhole(guard: GuardedKeys, text: string | null | undefined, agent: string, logger: Logger): void {
   const aside = `${guard.file}.buckley-moved-${new Date().toISOString().replace(/[:.]/g, '-')}`;
   const what = `${guard.file} changed while ${agent} worked in its sandbox into what buckley-lsp cannot read to check what in it would run outside any sandbox when you next start ${agent}`;
   try {
     if (present(guard.file)) renameSync(guard.file, aside);
-    if (text !== undefined) writeFileAtomicSync(guard.file, text);
-    logger.warn(`${what}: put back as it was; what the turn left is at ${aside}. To let ${agent} change it, set buckley.agent.sandbox.writable: ["${guard.file}"]`);
+    if (typeof text === 'string') writeFileAtomicSync(guard.file, text);
+    const restored = text === null ? `moved aside to ${aside} (buckley-lsp stopped during that turn, and kept no copy of the file as it was)` : `put back as it was; what the turn left is at ${aside}`;
+    logger.warn(`${what}: ${restored}. To let ${agent} change it, set buckley.agent.sandbox.writable: ["${guard.file}"]`);
   } catch (error) {
     logger.warn(`${what}, and it could not be put back (${(error as Error).message}): look at it before you start ${agent} again`);
   }

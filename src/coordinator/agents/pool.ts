@@ -33,6 +33,7 @@ import { knownByAcpName, knownByCommand, knownByScript, pathsInScript } from './
 import { probeNetworkNamespace, probeSandbox, sandboxArgs, sandboxKey, type SandboxPlan } from './sandbox.js';
 import { agentEnvironmentFor, egressRules, guardedKeys, guardedPlaces, holdsTheSystem, statePlaces, visibleFolders, type EgressSettings, type EnvironmentSettings } from './sandboxPlans.js';
 import { watchGuarded, type GuardedKeys, type GuardWatch } from './guardedState.js';
+import { guardJournalOf, type GuardJournal } from './guardJournal.js';
 import { findSocat, NetworkGate, userProxyEnvironment } from './sandboxNetwork.js';
 import { findOnPath } from './which.js';
 import { withheldNames, type AgentEnvironment } from './secrets.js';
@@ -85,6 +86,8 @@ export class AgentPool implements AgentDriver {
   private readonly scans = new Map<string, CredentialScan>();
   /** The turns under way, each watching what in the agent's state runs code later. */
   private readonly guards = new Set<GuardWatch>();
+  /** Each turn's watch, on disk until it is checked: for a coordinator killed mid-turn. */
+  private readonly journal: GuardJournal;
   /** Workspace folders said to be missing (said once each). */
   private readonly missing = new Set<string>();
   /** The network gates of the sandboxes, by sandbox and the agent they were made for. */
@@ -102,6 +105,7 @@ export class AgentPool implements AgentDriver {
 
   constructor(private readonly options: PoolOptions) {
     const environment = this.environment();
+    this.journal = guardJournalOf(options.env, options.logger);
     this.entries = new PoolEntries(options.driver({ program: options.command[0]!, args: options.command.slice(1), env: environment.env }, options.cwd, this.startGate), { ...options, unused: (key) => this.closeGates(key) });
   }
 
@@ -124,6 +128,9 @@ export class AgentPool implements AgentDriver {
   /** Finds out (once) whether agents can run sandboxed here, and with a network of their own. */
   whenProbed(): Promise<void> {
     this.probed ??= (async () => {
+      // Before any agent starts: what a killed coordinator's turns left, and the folder each sandbox keeps read-only.
+      this.journal.prepare();
+      this.journal.recover();
       if (!this.options.sandbox.enabled) {
         this.sandboxProblem = 'the sandbox is turned off (buckley.agent.sandbox.enabled: false)';
         return;
@@ -146,7 +153,7 @@ export class AgentPool implements AgentDriver {
   async run(turn: AgentTurn, sink: TurnSink, signal: AbortSignal): Promise<TurnResult> {
     const entry = await this.entryFor(turn);
     const writes = turn.readOnly ? undefined : workspaceOf(turn.cwd ?? this.options.cwd);
-    const guard = this.sandboxProblem ? undefined : watchGuarded(...this.guarded(writes), () => this.known()?.title ?? 'the agent', this.options.logger);
+    const guard = this.sandboxProblem ? undefined : watchGuarded(...this.guarded(writes), () => this.known()?.title ?? 'the agent', this.options.logger, this.journal.record());
     if (guard) this.guards.add(guard);
     try {
       return await this.entries.use(entry, () => entry.driver.run(turn, sink, signal));

@@ -9,6 +9,7 @@ import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, resolve } from 'node:path';
 import { OUR_ENVIRONMENT, type McpServerSetting } from '../../config.js';
 import type { Logger } from '../../logger.js';
+import { stateDirectory } from '../../state.js';
 import type { GuardedKeys } from './guardedState.js';
 import { endpointOf, ruleOf, type EgressRule } from './egress.js';
 import { PROVIDER_HOSTS, type KnownAgent } from './known.js';
@@ -95,18 +96,22 @@ const STARTUP_IN_HOME = [
   '.profile', '.bash_profile', '.bash_login', '.bashrc', '.bash_logout', '.bash_aliases', '.zshenv', '.zprofile', '.zshrc', '.zlogin', '.zlogout',
   '.xprofile', '.xinitrc', '.xsession', '.xsessionrc', '.pam_environment', '.gitconfig', '.vimrc', '.vim', '.emacs', '.emacs.el', '.emacs.d', 'bin', '.local/bin',
 ];
-/** In the XDG config folder: the same for fish, the desktop's autostart, systemd's user units, git, Neovim, Emacs. */
-const STARTUP_IN_CONFIG = ['fish', 'autostart', 'systemd', 'environment.d', 'git', 'nvim', 'emacs'];
+/**
+ * In the XDG config folder: the same for fish, the desktop's autostart, systemd's user units, git,
+ * Neovim, Emacs — and buckley-lsp's own settings, which say what an agent may do.
+ */
+const STARTUP_IN_CONFIG = ['fish', 'autostart', 'systemd', 'environment.d', 'git', 'nvim', 'emacs', 'buckley-lsp'];
 
 /**
- * What runs code later for the user, whatever the agent: guarded as an agent's own settings are —
- * it matters where a task may write the home (its workspace is the home or holds it, or `writable`
- * names a folder that does): ~/.bashrc written there would run outside any sandbox.
+ * What runs code later for the user, whatever the agent, and what buckley-lsp keeps to decide what
+ * agents may do (its state folder: the trust you gave, the guard's journal) — guarded as an agent's
+ * own settings are. It matters where a task may write the home (its workspace is the home or holds
+ * it, or `writable` names a folder that does): ~/.bashrc written there would run outside any sandbox.
  */
 function userStartupPlaces(env: NodeJS.ProcessEnv): string[] {
   const home = env.HOME || homedir();
   const config = env.XDG_CONFIG_HOME && isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : `${home}/.config`;
-  return [...STARTUP_IN_HOME.map((name) => `${home}/${name}`), ...STARTUP_IN_CONFIG.map((name) => `${config}/${name}`)];
+  return [...STARTUP_IN_HOME.map((name) => `${home}/${name}`), ...STARTUP_IN_CONFIG.map((name) => `${config}/${name}`), stateDirectory(env)];
 }
 
 const within = (path: string, root: string) => path === root || path.startsWith(root === '/' ? '/' : `${root}/`);
