@@ -10,7 +10,7 @@
  */
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer, type Server } from 'node:net';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -230,6 +230,22 @@ describe.runIf(probe.ok)("an agent's settings that run code later", () => {
     // Named in buckley.agent.sandbox.writable, the settings are the agent's to write.
     const allowed = await server(['gemini', '--acp'], { home: userHome, bin, agent: { sandbox: { writable: ['~/.gemini/settings.json'] } } });
     expect(await ask(allowed.client, `PUT ${join(gemini, 'settings.json')}`)).toBe(`put ${join(gemini, 'settings.json')}: written`);
+  });
+
+  it('linked from a dotfiles folder (as home-manager and stow make them): the link the agent replaces is put back after the turn, its file moved aside, said in the log', async () => {
+    const { userHome, gemini } = geminiState('{}\n');
+    const dotfiles = join(userHome, 'dotfiles');
+    mkdirSync(dotfiles);
+    writeFileSync(join(dotfiles, 'gemini-settings.json'), '{"theme": "the user\'s"}\n');
+    rmSync(join(gemini, 'settings.json'));
+    symlinkSync(join(dotfiles, 'gemini-settings.json'), join(gemini, 'settings.json'));
+    const { client } = await server(['gemini', '--acp'], { home: userHome, bin: program('gemini', ['--acp']) });
+    // The file it links to is bound read-only; the link's name, in the agent's own folder, is not.
+    expect(await ask(client, `PUT ${join(gemini, 'settings.json')}`)).toBe(`put ${join(gemini, 'settings.json')}: EROFS`);
+    expect(await ask(client, `SWAP ${join(gemini, 'settings.json')}`)).toBe(`swap ${join(gemini, 'settings.json')}: written`);
+    expect((await logged(client, 'was replaced while')).message).toContain(`${join(gemini, 'settings.json')} was replaced while Gemini CLI worked in its sandbox (it was a link to ${join(dotfiles, 'gemini-settings.json')})`);
+    expect(readlinkSync(join(gemini, 'settings.json'))).toBe(join(dotfiles, 'gemini-settings.json'));
+    expect(readFileSync(join(gemini, 'settings.json'), 'utf8')).toBe('{"theme": "the user\'s"}\n');
   });
 });
 

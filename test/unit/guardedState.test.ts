@@ -7,7 +7,7 @@
  * file the turn left unreadable is put back whole, what it left moved aside.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { watchGuarded } from '../../src/coordinator/agents/guardedState.js';
@@ -82,5 +82,34 @@ describe('what runs code later in an agent state', () => {
     // Removed: nothing in it runs, nothing to put back.
     expect(existsSync(files[2]!)).toBe(false);
     expect(log.said).toHaveLength(2);
+  });
+
+  it('puts back a guarded link the turn replaced or removed (a bind keeps its target, not the link), and moves aside a link it made in a guarded folder or the target of a link to nothing', () => {
+    const [state, dotfiles] = [tempDir('buckley-guarded'), tempDir('buckley-dotfiles')];
+    writeFileSync(join(dotfiles, 'settings.json'), '{}');
+    symlinkSync(join(dotfiles, 'settings.json'), join(state, 'settings.json'));
+    symlinkSync(join(dotfiles, 'keybindings.json'), join(state, 'keybindings.json'));
+    symlinkSync(join(dotfiles, 'hooks'), join(state, 'hooks'));
+    writeFileSync(join(dotfiles, 'hooks'), '# mine');
+    mkdirSync(join(state, 'extensions'));
+    const log = logger();
+    const places = ['settings.json', 'keybindings.json', 'hooks', 'extensions/*'].map((place) => join(state, place));
+    const { check } = watchGuarded(places, [], () => 'Agent', log);
+    // As an atomic write does: a file renamed over the link.
+    writeFileSync(join(state, 'new.json'), '{"hooks": "a command the user runs later"}');
+    renameSync(join(state, 'new.json'), join(state, 'settings.json'));
+    rmSync(join(state, 'hooks'));
+    writeFileSync(join(dotfiles, 'keybindings.json'), '{"run": "a command"}');
+    symlinkSync(join(state, 'elsewhere'), join(state, 'extensions', 'linked'));
+    check();
+    expect(readlinkSync(join(state, 'settings.json'))).toBe(join(dotfiles, 'settings.json'));
+    expect(readFileSync(join(state, 'settings.json'), 'utf8')).toBe('{}');
+    expect(readlinkSync(join(state, 'hooks'))).toBe(join(dotfiles, 'hooks'));
+    expect(existsSync(join(dotfiles, 'keybindings.json'))).toBe(false);
+    expect(readdirSync(join(state, 'extensions'))).toEqual([expect.stringMatching(/^linked\.buckley-moved-/)]);
+    const said = log.said.join('\n');
+    expect(said).toContain(`${join(state, 'settings.json')} was replaced while Agent worked in its sandbox (it was a link to ${join(dotfiles, 'settings.json')}); what it names would run outside any sandbox when you next start Agent: what the turn left is at ${join(state, 'settings.json.buckley-moved-')}`);
+    expect(said).toContain(`${join(state, 'hooks')} was removed while Agent worked in its sandbox (it was a link to ${join(dotfiles, 'hooks')}); what it names would run outside any sandbox when you next start Agent: the link is put back`);
+    expect(said).toContain(`${join(dotfiles, 'keybindings.json')} was made while Agent worked in its sandbox`);
   });
 });

@@ -21,7 +21,7 @@ const RecordSchema = z.object({
   watched: z.array(
     z.object({
       absent: z.array(z.string()),
-      there: z.array(z.string()),
+      there: z.array(z.object({ path: z.string(), id: z.string(), link: z.optional(z.string()) })),
       folders: z.array(z.string()),
       keyed: z.array(z.object({ file: z.string(), keys: z.array(z.string()), existed: z.boolean(), values: z.nullable(z.array(z.tuple([z.string(), z.string()]))) })),
     }),

@@ -6,8 +6,8 @@
  * one). So around each turn: a guarded place the turn made is moved aside, and guarded keys of a
  * state file the turn changed are put back — each said in the log, with the setting that allows it.
  */
-import { lstatSync, readdirSync, renameSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, lstatSync, readdirSync, readlinkSync, renameSync, statSync, symlinkSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import type { Logger } from '../../logger.js';
 import { applyEdits, modify as modifyJsonc, parse as parseJsonc, type ParseError } from 'jsonc-parser';
 import { readFileBounded } from '../../fileAccess.js';
@@ -32,9 +32,20 @@ export interface GuardWatch {
  */
 export interface Watched {
   absent: string[];
-  there: string[];
+  there: Presence[];
   folders: string[];
   keyed: { guard: GuardedKeys; was: KeyedState }[];
+}
+
+/**
+ * A guarded place as it was: which file it was (a bind keeps that one from being written, not a
+ * link to it from being replaced — a settings file linked from a dotfiles folder, as home-manager
+ * and stow make them), and where it linked to.
+ */
+export interface Presence {
+  path: string;
+  id: string;
+  link?: string;
 }
 
 /** Where what a turn watches is kept while it runs (guardJournal.ts): for a process that dies before its check. */
@@ -52,9 +63,12 @@ export function guardedNow(places: readonly string[]): string[] {
 export function watchGuarded(places: readonly string[], keyed: readonly GuardedKeys[], agent: () => string, logger: Logger, record?: WatchRecord): GuardWatch {
   const watched: Watched[] = [];
   const watch = (morePlaces: readonly string[], moreKeyed: readonly GuardedKeys[]) => {
-    const there = guardedNow(morePlaces);
+    const there = guardedNow(morePlaces).flatMap((path) => presenceOf(path) ?? []);
+    const paths = new Set(there.map((place) => place.path));
+    // A link to nothing (yet): what it links to, made in the turn, is what the agent would run.
+    const dangling = there.flatMap((place) => (place.link !== undefined && !existsSync(place.path) ? [resolve(dirname(place.path), place.link)] : []));
     watched.push({
-      absent: morePlaces.filter((place) => !place.endsWith('/*') && !there.includes(place)),
+      absent: [...morePlaces.filter((place) => !place.endsWith('/*') && !paths.has(place)), ...dangling],
       there,
       folders: morePlaces.filter((place) => place.endsWith('/*')),
       keyed: moreKeyed.map((guard) => ({ guard, was: stateOf(guard) })),
@@ -76,16 +90,42 @@ export function watchGuarded(places: readonly string[], keyed: readonly GuardedK
 
 /** Moves aside what the turn made of the guarded places, and puts back the guarded keys it changed. */
 export function checkWatched(watched: Watched, agent: string, logger: Logger): void {
-  const there = new Set(watched.there);
+  const there = new Set(watched.there.map((place) => place.path));
   const made = [...watched.absent.filter(present), ...guardedNow(watched.folders).filter((path) => !there.has(path))];
   for (const path of made) moveAside(path, agent, logger);
+  for (const was of watched.there) if (presenceOf(was.path)?.id !== was.id) putBackPlace(was, agent, logger);
   for (const { guard, was } of watched.keyed) putBack(guard, was, agent, logger);
+}
+
+function presenceOf(path: string): Presence | undefined {
+  try {
+    const stats = lstatSync(path);
+    return { path, id: `${stats.dev}:${stats.ino}`, ...(stats.isSymbolicLink() ? { link: readlinkSync(path) } : {}) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** A guarded link the turn replaced or removed (what a bind cannot stop): the turn's moved aside, the link put back. */
+function putBackPlace(was: Presence, agent: string, logger: Logger): void {
+  const replaced = present(was.path);
+  const what = `${was.path} was ${replaced ? 'replaced' : 'removed'} while ${agent} worked in its sandbox${was.link === undefined ? '' : ` (it was a link to ${was.link})`}`;
+  const aside = `${was.path}.buckley-moved-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+  try {
+    if (replaced) renameSync(was.path, aside);
+    if (was.link !== undefined) symlinkSync(was.link, was.path);
+    const done = [...(replaced ? [`what the turn left is at ${aside}`] : []), ...(was.link === undefined ? [] : ['the link is put back'])].join('; ');
+    logger.warn(`${what}; what it names would run outside any sandbox when you next start ${agent}: ${done}. To let ${agent} change it, set buckley.agent.sandbox.writable: ["${was.path}"]`);
+  } catch (error) {
+    logger.warn(`${what}, and it could not be put back (${(error as Error).message}): look at it before you start ${agent} again`);
+  }
 }
 
 function foldersIn(folder: string): string[] {
   try {
     return readdirSync(folder, { withFileTypes: true })
-      .filter((entry) => entry.isDirectory() && !entry.name.includes('.buckley-moved-'))
+      // A link in it is a folder as the agent reads it (an extension linked to one made elsewhere).
+      .filter((entry) => (entry.isDirectory() || entry.isSymbolicLink()) && !entry.name.includes('.buckley-moved-'))
       .map((entry) => join(folder, entry.name));
   } catch {
     return [];

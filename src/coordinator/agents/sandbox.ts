@@ -184,7 +184,8 @@ export function sandboxArgs(plan: SandboxPlan, command: readonly string[], clien
   }
   for (const path of [...plan.stateDirs, ...plan.stateFiles]) if (existsSync(path)) args.push('--bind', real(path), real(path));
   // Its settings' hooks, its plugins: code the user runs later, outside any sandbox (guardedState.ts moves aside one made in a turn).
-  for (const path of guardedNow(plan.guarded ?? [])) args.push('--ro-bind', real(path), real(path));
+  // (A link to nothing binds nothing: the link's target, made in a turn, is moved aside after it.)
+  for (const path of guardedNow(plan.guarded ?? [])) if (existsSync(path)) args.push('--ro-bind', real(path), real(path));
   // Credentials last: on top of everything, writable places included.
   for (const path of hiddenPaths(plan)) {
     const directory = isDirectory(path);
