@@ -247,6 +247,17 @@ describe.runIf(probe.ok)("an agent's settings that run code later", () => {
     expect(readlinkSync(join(gemini, 'settings.json'))).toBe(join(dotfiles, 'gemini-settings.json'));
     expect(readFileSync(join(gemini, 'settings.json'), 'utf8')).toBe('{"theme": "the user\'s"}\n');
   });
+
+  it('linked to a file not made yet: the agent starts, and what it makes there in a turn is moved aside after it', async () => {
+    const { userHome, gemini } = geminiState('{}\n');
+    const target = join(gemini, 'settings.mine.json');
+    rmSync(join(gemini, 'settings.json'));
+    symlinkSync(target, join(gemini, 'settings.json'));
+    const { client } = await server(['gemini', '--acp'], { home: userHome, bin: program('gemini', ['--acp']) });
+    expect(await ask(client, `PUT ${target}`)).toBe(`put ${target}: written`);
+    expect((await logged(client, `${target} was made while`)).message).toContain('moved aside');
+    expect(existsSync(target)).toBe(false);
+  });
 });
 
 describe.runIf(probe.ok)("what runs code later, for an agent behind a wrapper (known by its agentInfo, started again)", () => {
