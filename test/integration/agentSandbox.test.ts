@@ -10,7 +10,7 @@
  */
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer, type Server } from 'node:net';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -273,7 +273,7 @@ describe.runIf(probe.ok)("what runs code later, for an agent behind a wrapper (k
 });
 
 describe.runIf(probe.ok)("an agent's state file that holds what runs code later (Claude Code's ~/.claude.json)", () => {
-  it('keeps what the agent writes there but for its MCP servers, put back after the turn, said in the log', async () => {
+  it('keeps what the agent writes there but for its MCP servers and the folders it trusts, put back after the turn, said in the log', async () => {
     const userHome = home(false);
     const settings = join(userHome, '.claude.json');
     writeFileSync(settings, JSON.stringify({ numStartups: 3, mcpServers: { mine: { command: 'my-server' } } }));
@@ -283,6 +283,10 @@ describe.runIf(probe.ok)("an agent's state file that holds what runs code later 
     expect(said).toContain(`mcpServers.evil in ${settings} changed while Claude Code worked in its sandbox; what it names would run outside any sandbox when you next start Claude Code: put back as it was`);
     // Its own state stays; the server it added does not.
     expect(JSON.parse(readFileSync(settings, 'utf8'))).toEqual({ numStartups: 4, mcpServers: { mine: { command: 'my-server' } } });
+    // Nor a folder it trusted: you would start Claude Code there without being asked, its hooks run.
+    expect(await ask(client, `TRUST ${settings} /work/cloned`)).toBe('trust /work/cloned: trusted');
+    expect((await logged(client, 'projects./work/cloned.hasTrustDialogAccepted in')).message).toContain('put back as it was');
+    expect(JSON.parse(readFileSync(settings, 'utf8')).projects).toEqual({ '/work/cloned': { hasTrustDialogAccepted: false } });
   });
 
   it('puts them back when the editor goes away in the middle of the turn, before the server exits', async () => {
@@ -315,6 +319,32 @@ describe.runIf(probe.ok)("an agent's state file that holds what runs code later 
     expect((await logged(client, 'stopped while Claude Code worked in its sandbox')).message).toMatch(/buckley-lsp \(process \d+\) stopped while Claude Code worked in its sandbox: what that turn could have changed that runs code later is checked now/);
     expect((await logged(client, 'put back as it was')).message).toContain(`mcpServers.evil in ${settings} changed while Claude Code worked in its sandbox`);
     expect(JSON.parse(readFileSync(settings, 'utf8'))).toEqual({ numStartups: 4, mcpServers: { mine: { command: 'my-server' } } });
+  });
+});
+
+describe.runIf(probe.ok)('a file the sandbox binds alone, replaced on disk while its agent runs (an editor saving by renaming a new file over it, git rewriting its config)', () => {
+  it('stays hidden, or read-only, at the next turn: the agent gets a new sandbox, said in the log', async () => {
+    const userHome = home(false);
+    const workspace = tempDir('buckley-ws');
+    mkdirSync(join(workspace, '.git'));
+    writeFileSync(join(workspace, '.env'), 'TOKEN=first\n');
+    writeFileSync(join(workspace, '.git', 'config'), '[core]\n');
+    const { client } = await server(['scripted-agent'], { home: userHome, bin: program('scripted-agent', []), workspace });
+    const task = async (question: string) => {
+      await client.request('buckley/executeTask', { task: question });
+      return (await logged(client, `Buckley's answer to "${question}"`)).message as string;
+    };
+    expect(await task(`CAT ${join(workspace, '.env')}`)).toContain('EACCES');
+    const replace = (path: string, text: string) => {
+      writeFileSync(`${path}.new`, text);
+      renameSync(`${path}.new`, path);
+    };
+    replace(join(workspace, '.env'), 'TOKEN=second\n');
+    replace(join(workspace, '.git', 'config'), '[core]\n\tbare = false\n');
+    expect(await task(`CAT ${join(workspace, '.env')}`)).toContain('EACCES');
+    expect((await logged(client, 'gets a new sandbox made for them')).message).toContain(`what the sandbox hides or binds changed since it started (${join(workspace, '.env')}, ${join(workspace, '.git', 'config')}`);
+    expect(await task(`PUT ${join(workspace, '.git', 'config')}`)).toContain('EROFS');
+    expect(readFileSync(join(workspace, '.git', 'config'), 'utf8')).toBe('[core]\n\tbare = false\n');
   });
 });
 

@@ -65,6 +65,17 @@ describe('what runs code later in an agent state', () => {
     expect(log.said.join('\n')).toContain(`mcp.evil in ${commented} changed while Agent worked in its sandbox`);
   });
 
+  it('puts back a flag the turn set (a folder trusted), and says nothing of one it wrote unset (a new project)', () => {
+    const settings = join(tempDir('buckley-guarded'), 'settings.json');
+    writeFileSync(settings, JSON.stringify({ projects: { '/w': { trusted: false }, '/mine': { trusted: true } } }));
+    const log = logger();
+    const { check } = watchGuarded([], [{ file: settings, keys: ['projects.*.trusted'] }], () => 'Agent', log);
+    writeFileSync(settings, JSON.stringify({ projects: { '/w': { trusted: true }, '/mine': { trusted: true }, '/new': { trusted: false }, '/other': { trusted: true } } }));
+    check();
+    expect(JSON.parse(readFileSync(settings, 'utf8'))).toEqual({ projects: { '/w': { trusted: false }, '/mine': { trusted: true }, '/new': { trusted: false }, '/other': { trusted: false } } });
+    expect(log.said).toEqual([expect.stringMatching(/^projects\.\/w\.trusted, projects\.\/other\.trusted in .* changed while Agent/)]);
+  });
+
   it('puts back whole a keyed file the turn left unreadable (not JSON, too big, not a file), and moves what it left aside', () => {
     const state = tempDir('buckley-guarded');
     const files = ['broken.json', 'fifo.json', 'gone.json'].map((name) => join(state, name));

@@ -6,7 +6,7 @@
  * one). So around each turn: a guarded place the turn made is moved aside, and guarded keys of a
  * state file the turn changed are put back — each said in the log, with the setting that allows it.
  */
-import { existsSync, lstatSync, readdirSync, readlinkSync, renameSync, statSync, symlinkSync } from 'node:fs';
+import { copyFileSync, existsSync, lstatSync, readdirSync, readlinkSync, renameSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Logger } from '../../logger.js';
 import { applyEdits, modify as modifyJsonc, parse as parseJsonc, type ParseError } from 'jsonc-parser';
@@ -211,9 +211,9 @@ function valuesIn(document: Record<string, unknown>, keys: readonly string[]): M
   return values;
 }
 
-/** Nothing to run: as good as not there (Claude Code writes a new project's `mcpServers: {}`, `allowedTools: []`). */
+/** Nothing to run: as good as not there (Claude Code writes a new project's `mcpServers: {}`, `allowedTools: []`, `hasTrustDialogAccepted: false`). */
 function isEmpty(value: unknown): boolean {
-  return value === null || value === undefined || (Array.isArray(value) && value.length === 0) || (isObject(value) && Object.keys(value).length === 0);
+  return value === null || value === undefined || value === false || (Array.isArray(value) && value.length === 0) || (isObject(value) && Object.keys(value).length === 0);
 }
 
 function putBack(guard: GuardedKeys, was: KeyedState, agent: string, logger: Logger): void {
@@ -233,7 +233,7 @@ function putBack(guard: GuardedKeys, was: KeyedState, agent: string, logger: Log
   if (changed.length === 0) return;
   const names = changed.flatMap((key) => namesOf(JSON.parse(key) as string[], before.get(key), after.get(key)));
   try {
-    writeFileAtomicSync(guard.file, withKeysPutBack(now.text as string, guard.keys, changed, before, after));
+    writeInPlace(guard.file, withKeysPutBack(now.text as string, guard.keys, changed, before, after));
     logger.warn(`${names.join(', ')} in ${guard.file} changed while ${agent} worked in its sandbox; what it names would run outside any sandbox when you next start ${agent}: put back as it was. If you changed it, do it again; to let ${agent} change it, set buckley.agent.sandbox.writable: ["${guard.file}"]`);
   } catch (error) {
     logger.warn(`${names.join(', ')} in ${guard.file} changed while ${agent} worked in its sandbox, and could not be put back (${(error as Error).message}): look at it before you start ${agent} again`);
@@ -258,6 +258,23 @@ function withKeysPutBack(text: string, keys: readonly string[], changed: string[
   return `${JSON.stringify(document, null, 2)}\n`;
 }
 
+/**
+ * The file written where it is, not replaced: a running agent's sandbox binds its state file, and
+ * a file renamed over a bind's place takes the bind away there — the agent could not write its
+ * own state again (EROFS) for as long as it runs.
+ */
+function writeInPlace(file: string, text: string): void {
+  writeFileSync(file, text);
+}
+
+function isFile(path: string): boolean {
+  try {
+    return lstatSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
 function sameValues(a: Map<string, string>, b: Map<string, string>): boolean {
   return a.size === b.size && [...a].every(([key, value]) => b.get(key) === value);
 }
@@ -271,8 +288,13 @@ function restoreWhole(guard: GuardedKeys, text: string | null | undefined, agent
   const aside = `${guard.file}.buckley-moved-${new Date().toISOString().replace(/[:.]/g, '-')}`;
   const what = `${guard.file} changed while ${agent} worked in its sandbox into what buckley-lsp cannot read to check what in it would run outside any sandbox when you next start ${agent}`;
   try {
-    if (present(guard.file)) renameSync(guard.file, aside);
-    if (typeof text === 'string') writeFileAtomicSync(guard.file, text);
+    if (isFile(guard.file) && typeof text === 'string') {
+      copyFileSync(guard.file, aside);
+      writeInPlace(guard.file, text);
+    } else {
+      if (present(guard.file)) renameSync(guard.file, aside);
+      if (typeof text === 'string') writeFileAtomicSync(guard.file, text);
+    }
     const restored = text === null ? `moved aside to ${aside} (buckley-lsp stopped during that turn, and kept no copy of the file as it was)` : `put back as it was; what the turn left is at ${aside}`;
     logger.warn(`${what}: ${restored}. To let ${agent} change it, set buckley.agent.sandbox.writable: ["${guard.file}"]`);
   } catch (error) {
@@ -300,10 +322,10 @@ function* matches(value: unknown, pattern: string[], path: string[]): Generator<
   for (const key of keys) yield* matches(value[key], rest, [...path, key]);
 }
 
-/** What was not there, in the form the file gives it now (`{}` for an object, `[]` for a list), or undefined: removed. */
+/** What was not there, in the form the file gives it now (`{}` for an object, `[]` for a list, `false` for a flag), or undefined: removed. */
 function emptyLike(now: string | undefined): string | undefined {
   const value = now === undefined ? undefined : (JSON.parse(now) as unknown);
-  return Array.isArray(value) ? '[]' : isObject(value) ? '{}' : undefined;
+  return Array.isArray(value) ? '[]' : isObject(value) ? '{}' : typeof value === 'boolean' ? 'false' : undefined;
 }
 
 /** Sets `path` in `document` to the JSON `value`, or deletes it where `value` is undefined (it was not there). */

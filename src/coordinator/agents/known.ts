@@ -131,8 +131,10 @@ export const KNOWN_AGENTS: readonly KnownAgent[] = [
     modes: { ask: 'plan', task: 'default' },
     stateDirs: (env) => [claudeHome(env)],
     runsCode: (env) => [join(claudeHome(env), 'settings.json'), join(claudeHome(env), 'settings.local.json')],
-    // Its MCP servers (`claude mcp add`), the tools it may use unasked, the workspace's .mcp.json servers it runs.
-    runsCodeIn: (env) => [{ file: join(env.CLAUDE_CONFIG_DIR || home(env), '.claude.json'), keys: ['mcpServers', 'projects.*.mcpServers', 'projects.*.allowedTools', 'projects.*.enabledMcpjsonServers'] }],
+    // Its MCP servers (`claude mcp add`), the tools it may use unasked, the workspace's .mcp.json
+    // servers it runs, and the folders you trust (it then runs their `.claude/settings.json` hooks
+    // and `.mcp.json` servers without asking).
+    runsCodeIn: (env) => [{ file: join(env.CLAUDE_CONFIG_DIR || home(env), '.claude.json'), keys: ['mcpServers', 'projects.*.mcpServers', 'projects.*.allowedTools', 'projects.*.enabledMcpjsonServers', 'projects.*.hasTrustDialogAccepted'] }],
     // Its settings file beside the folder: without it, Claude Code's CLI stops before answering.
     stateFiles: (env) => [{ path: join(env.CLAUDE_CONFIG_DIR || home(env), '.claude.json'), initial: '{}\n' }],
     keys: ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'CLAUDE_CODE_OAUTH_TOKEN'],

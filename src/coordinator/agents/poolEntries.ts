@@ -6,6 +6,7 @@
  */
 import type { Logger } from '../../logger.js';
 import type { AcpDriver } from './acp.js';
+import { sandboxChanges } from './sandbox.js';
 
 export interface Entry {
   key: string;
@@ -60,7 +61,9 @@ export class PoolEntries {
     const current = this.entries.get(key);
     if (current && current.hidden === hidden) return current;
     if (current) {
-      this.options.logger.info(`what the sandbox hides changed (credential files, the machine's Unix sockets): the agent gets a new sandbox that hides them (${this.latest.description})`);
+      const changed = sandboxChanges(current.hidden, hidden);
+      const named = `${changed.slice(0, 3).join(', ')}${changed.length > 3 ? ` and ${changed.length - 3} more` : ''}`;
+      this.options.logger.info(`what the sandbox hides or binds changed since it started (${named}: a credential file or Unix socket come or gone, or a file replaced on disk): ${this.latest.description} gets a new sandbox made for them`);
       this.retire(current);
     }
     const entry: Entry = { key, driver: make(), hidden, running: 0, lastUsed: Date.now(), retired: false };

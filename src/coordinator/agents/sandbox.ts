@@ -244,14 +244,35 @@ export function hiddenPaths(plan: Pick<SandboxPlan, 'home' | 'workspaceCredentia
 /**
  * What a running agent is given a new sandbox for, when it changes between turns: what the sandbox
  * hides, but for the machine's sockets outside the home and the workspace — they come and go with
- * other programs (another project's, another user's), and are hidden from the next sandbox made.
+ * other programs (another project's, another user's), and are hidden from the next sandbox made —
+ * and which file each of its binds of a single file holds. A file replaced on the host (an editor
+ * saving `.env` by renaming a new one over it, git rewriting `.git/config`, a service making its
+ * socket again) takes that bind away in the sandbox: what it hid is shown, what it kept read-only
+ * is the agent's to write (its folder's bind is what remains), its own state file read-only.
  */
-export function sandboxKey(plan: Parameters<typeof hiddenPaths>[0]): string {
+export function sandboxKey(plan: Parameters<typeof hiddenPaths>[0] & Pick<SandboxPlan, 'stateFiles' | 'guarded' | 'writesWorkspace'>): string {
   const sockets = new Set((plan.sockets ?? []).map(real));
   const mine = [plan.home, ...(plan.workspace ? [plan.workspace] : [])].map(real);
-  return hiddenPaths(plan)
-    .filter((path) => !sockets.has(path) || mine.some((place) => under(path, place)))
-    .join('\0');
+  const hidden = hiddenPaths(plan).filter((path) => !sockets.has(path) || mine.some((place) => under(path, place)));
+  const bound = [...hidden, ...plan.stateFiles, ...guardedNow(plan.guarded ?? []), ...(plan.workspace && plan.writesWorkspace ? PERSISTENT_IN_WORKSPACE.map((relative) => join(plan.workspace!, relative)) : [])];
+  return [...hidden, ...[...new Set(bound.map(real))].flatMap((path) => fileIdentity(path) ?? [])].join('\0');
+}
+
+/** `path@dev:ino` of a file (not a folder: a folder's bind holds whatever it holds), or undefined. */
+function fileIdentity(path: string): string | undefined {
+  try {
+    const stats = statSync(path);
+    return stats.isDirectory() ? undefined : `${path}@${stats.dev}:${stats.ino}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What differs between two sandboxes' keys, by path: what was hidden or bound, and is not, or is another file now. */
+export function sandboxChanges(before: string, after: string): string[] {
+  const [was, is] = [new Set(before.split('\0')), new Set(after.split('\0'))];
+  const changed = [...[...was].filter((entry) => !is.has(entry)), ...[...is].filter((entry) => !was.has(entry))];
+  return [...new Set(changed.filter(Boolean).map((entry) => entry.replace(/@\d+:\d+$/, '')))];
 }
 
 /** Whether the sandbox shows `path` (resolved): anything outside its private roots, and what it puts back there. */
