@@ -346,6 +346,23 @@ describe.runIf(probe.ok)('a file the sandbox binds alone, replaced on disk while
     expect(await task(`PUT ${join(workspace, '.git', 'config')}`)).toContain('EROFS');
     expect(readFileSync(join(workspace, '.git', 'config'), 'utf8')).toBe('[core]\n\tbare = false\n');
   });
+
+  it('stops the turn under way when it happens, in words; the next turn covers the new file', async () => {
+    const userHome = home(false);
+    const workspace = tempDir('buckley-ws');
+    writeFileSync(join(workspace, '.env'), 'TOKEN=first\n');
+    const { client } = await server(['scripted-agent'], { home: userHome, bin: program('scripted-agent', []), workspace });
+    const marker = join(workspace, 'working.md');
+    await client.request('buckley/executeTask', { task: `PUT ${marker} THEN HANG` });
+    while (!existsSync(marker)) await new Promise((resolve) => setTimeout(resolve, 20));
+    writeFileSync(join(workspace, '.env.new'), 'TOKEN=second\n');
+    renameSync(join(workspace, '.env.new'), join(workspace, '.env'));
+    const said = (await logged(client, 'was replaced on disk while')).message;
+    expect(said).toContain(`${join(workspace, '.env')} was replaced on disk while the agent worked, and its sandbox no longer hid it (a file bound alone goes with the file replaced): the turn was stopped. Run it again`);
+    const question = `CAT ${join(workspace, '.env')}`;
+    await client.request('buckley/executeTask', { task: question });
+    expect((await logged(client, `Buckley's answer to "${question}"`)).message).toContain('EACCES');
+  });
 });
 
 describe.runIf(probe.ok)("a task that may write the home, or whose workspace holds it", () => {

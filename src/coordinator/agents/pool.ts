@@ -30,7 +30,8 @@ import { AgentError, type AgentDriver, type AgentTurn, type TurnResult, type Tur
 import type { StartGate } from './acp.js';
 import type { KnownAgent } from './known.js';
 import { knownByAcpName, knownByCommand, knownByScript, pathsInScript } from './recognize.js';
-import { probeNetworkNamespace, probeSandbox, sandboxArgs, sandboxKey, type SandboxPlan } from './sandbox.js';
+import { coveredFiles, probeNetworkNamespace, probeSandbox, sandboxArgs, sandboxKey, type CoveredFile, type SandboxPlan } from './sandbox.js';
+import { watchCovers } from './coverWatch.js';
 import { agentEnvironmentFor, egressRules, guardedKeys, guardedPlaces, holdsTheSystem, statePlaces, visibleFolders, type EgressSettings, type EnvironmentSettings } from './sandboxPlans.js';
 import { watchGuarded, type GuardedKeys, type GuardWatch } from './guardedState.js';
 import { guardJournalOf, type GuardJournal } from './guardJournal.js';
@@ -86,6 +87,8 @@ export class AgentPool implements AgentDriver {
   private readonly scans = new Map<string, CredentialScan>();
   /** The turns under way, each watching what in the agent's state runs code later. */
   private readonly guards = new Set<GuardWatch>();
+  /** The files each process's sandbox binds alone, watched through its turns (coverWatch.ts). */
+  private readonly covers = new WeakMap<Entry, CoveredFile[]>();
   /** Each turn's watch, on disk until it is checked: for a coordinator killed mid-turn. */
   private readonly journal: GuardJournal;
   /** Workspace folders said to be missing (said once each). */
@@ -153,11 +156,26 @@ export class AgentPool implements AgentDriver {
   async run(turn: AgentTurn, sink: TurnSink, signal: AbortSignal): Promise<TurnResult> {
     const entry = await this.entryFor(turn);
     const writes = turn.readOnly ? undefined : workspaceOf(turn.cwd ?? this.options.cwd);
-    const guard = this.sandboxProblem ? undefined : watchGuarded(...this.guarded(writes), () => this.known()?.title ?? 'the agent', this.options.logger, this.journal.record());
+    const agent = () => this.known()?.title ?? 'the agent';
+    const guard = this.sandboxProblem ? undefined : watchGuarded(...this.guarded(writes), agent, this.options.logger, this.journal.record());
     if (guard) this.guards.add(guard);
+    const stop = new AbortController();
+    const relay = () => stop.abort(signal.reason);
+    if (signal.aborted) relay();
+    signal.addEventListener('abort', relay, { once: true });
+    let uncovered: CoveredFile | undefined;
+    const unwatch = watchCovers(this.covers.get(entry) ?? [], (file) => {
+      uncovered = file;
+      this.options.logger.warn(uncoveredWords(file, agent()));
+      stop.abort();
+    }, this.options.logger);
     try {
-      return await this.entries.use(entry, () => entry.driver.run(turn, sink, signal));
+      const result = await this.entries.use(entry, () => entry.driver.run(turn, sink, stop.signal));
+      if (uncovered) throw new AgentError(uncoveredWords(uncovered, agent()));
+      return result;
     } finally {
+      unwatch();
+      signal.removeEventListener('abort', relay);
       if (guard) this.guards.delete(guard);
       guard?.check();
     }
@@ -276,9 +294,12 @@ export class AgentPool implements AgentDriver {
     this.launching.set(key, (this.launching.get(key) ?? 0) + 1);
     try {
       const launch = await this.launch(intent, workspace, credentials.paths);
-      return this.entries.entry(key, sandboxKey(launch.plan), () =>
+      const entry = this.entries.entry(key, sandboxKey(launch.plan), () =>
         this.options.driver({ ...launch, relaunch: (acpName) => this.relaunch(acpName, intent, workspace, credentials.paths) }, launch.plan.cwd, this.startGate),
       );
+      // The same files as when its sandbox was made (else the key differs, and the entry is new).
+      this.covers.set(entry, coveredFiles(launch.plan));
+      return entry;
     } finally {
       this.launching.set(key, this.launching.get(key)! - 1);
     }
@@ -417,4 +438,10 @@ function isDirectory(path: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** A turn stopped because a file its sandbox covered alone was replaced on disk. */
+function uncoveredWords(file: CoveredFile, agent: string): string {
+  const lost = file.covers === 'hidden' ? 'hid it' : 'kept it read-only';
+  return `${file.path} was replaced on disk while ${agent} worked, and its sandbox no longer ${lost} (a file bound alone goes with the file replaced): the turn was stopped. Run it again: it gets a new sandbox that covers the new file`;
 }

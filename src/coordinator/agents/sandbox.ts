@@ -250,19 +250,45 @@ export function hiddenPaths(plan: Pick<SandboxPlan, 'home' | 'workspaceCredentia
  * socket again) takes that bind away in the sandbox: what it hid is shown, what it kept read-only
  * is the agent's to write (its folder's bind is what remains), its own state file read-only.
  */
-export function sandboxKey(plan: Parameters<typeof hiddenPaths>[0] & Pick<SandboxPlan, 'stateFiles' | 'guarded' | 'writesWorkspace'>): string {
-  const sockets = new Set((plan.sockets ?? []).map(real));
-  const mine = [plan.home, ...(plan.workspace ? [plan.workspace] : [])].map(real);
-  const hidden = hiddenPaths(plan).filter((path) => !sockets.has(path) || mine.some((place) => under(path, place)));
-  const bound = [...hidden, ...plan.stateFiles, ...guardedNow(plan.guarded ?? []), ...(plan.workspace && plan.writesWorkspace ? PERSISTENT_IN_WORKSPACE.map((relative) => join(plan.workspace!, relative)) : [])];
-  return [...hidden, ...[...new Set(bound.map(real))].flatMap((path) => fileIdentity(path) ?? [])].join('\0');
+export function sandboxKey(plan: CoverPlan): string {
+  return [...keptHidden(plan), ...coveredFiles(plan).map((file) => `${file.path}@${file.id}`)].join('\0');
 }
 
-/** `path@dev:ino` of a file (not a folder: a folder's bind holds whatever it holds), or undefined. */
-function fileIdentity(path: string): string | undefined {
+type CoverPlan = Parameters<typeof hiddenPaths>[0] & Pick<SandboxPlan, 'stateFiles' | 'guarded' | 'writesWorkspace'>;
+
+/** A file the sandbox binds alone, what the bind does, and which file it holds (`dev:ino`). */
+export interface CoveredFile {
+  path: string;
+  id: string;
+  covers: 'hidden' | 'read-only' | 'state';
+}
+
+/** What the sandbox hides, but for the machine's sockets outside the home and the workspace (see sandboxKey). */
+function keptHidden(plan: CoverPlan): string[] {
+  const sockets = new Set((plan.sockets ?? []).map(real));
+  const mine = [plan.home, ...(plan.workspace ? [plan.workspace] : [])].map(real);
+  return hiddenPaths(plan).filter((path) => !sockets.has(path) || mine.some((place) => under(path, place)));
+}
+
+/** The files (not folders: a folder's bind holds whatever it holds) the sandbox binds alone. */
+export function coveredFiles(plan: CoverPlan): CoveredFile[] {
+  const readOnly = [...guardedNow(plan.guarded ?? []), ...(plan.workspace && plan.writesWorkspace ? PERSISTENT_IN_WORKSPACE.map((relative) => join(plan.workspace!, relative)) : [])];
+  const binds: (readonly [string, CoveredFile['covers']])[] = [...keptHidden(plan).map((path) => [path, 'hidden'] as const), ...readOnly.map((path) => [path, 'read-only'] as const), ...plan.stateFiles.map((path) => [path, 'state'] as const)];
+  const seen = new Set<string>();
+  return binds.flatMap(([path, covers]) => {
+    const resolved = real(path);
+    const id = fileId(resolved);
+    if (id === undefined || seen.has(resolved)) return [];
+    seen.add(resolved);
+    return [{ path: resolved, id, covers }];
+  });
+}
+
+/** `dev:ino` of a file that is not a folder, or undefined. */
+export function fileId(path: string): string | undefined {
   try {
     const stats = statSync(path);
-    return stats.isDirectory() ? undefined : `${path}@${stats.dev}:${stats.ino}`;
+    return stats.isDirectory() ? undefined : `${stats.dev}:${stats.ino}`;
   } catch {
     return undefined;
   }
