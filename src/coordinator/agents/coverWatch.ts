@@ -3,7 +3,7 @@
  * is writable (`.git/config` in a task, an agent's guarded settings) — that is replaced on the host
  * while a turn runs loses its cover in that sandbox at once: Linux takes a mount away with the file
  * it was on (an editor saving `.env` by renaming a new file over it, git rewriting its config).
- * The next turn gets a new sandbox (sandbox.ts `sandboxKey`); the turn under way is stopped as soon
+ * The next turn gets a new sandbox (sandbox.ts `sandboxCover`); the turn under way is stopped as soon
  * as it happens, in words — it could read or write what it must not until it ended.
  */
 import { watch, type FSWatcher } from 'node:fs';

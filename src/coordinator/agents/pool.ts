@@ -30,7 +30,7 @@ import { AgentError, type AgentDriver, type AgentTurn, type TurnResult, type Tur
 import type { StartGate } from './acp.js';
 import type { KnownAgent } from './known.js';
 import { knownByAcpName, knownByCommand, knownByScript, pathsInScript } from './recognize.js';
-import { coveredFiles, probeNetworkNamespace, probeSandbox, sandboxArgs, sandboxKey, type CoveredFile, type SandboxPlan } from './sandbox.js';
+import { probeNetworkNamespace, probeSandbox, sandboxArgs, sandboxCover, type CoveredFile, type SandboxPlan } from './sandbox.js';
 import { watchCovers } from './coverWatch.js';
 import { agentEnvironmentFor, egressRules, guardedKeys, guardedPlaces, holdsTheSystem, statePlaces, visibleFolders, type EgressSettings, type EnvironmentSettings } from './sandboxPlans.js';
 import { watchGuarded, type GuardedKeys, type GuardWatch } from './guardedState.js';
@@ -294,11 +294,12 @@ export class AgentPool implements AgentDriver {
     this.launching.set(key, (this.launching.get(key) ?? 0) + 1);
     try {
       const launch = await this.launch(intent, workspace, credentials.paths);
-      const entry = this.entries.entry(key, sandboxKey(launch.plan), () =>
+      const cover = sandboxCover(launch.plan);
+      const entry = this.entries.entry(key, cover.key, () =>
         this.options.driver({ ...launch, relaunch: (acpName) => this.relaunch(acpName, intent, workspace, credentials.paths) }, launch.plan.cwd, this.startGate),
       );
       // The same files as when its sandbox was made (else the key differs, and the entry is new).
-      this.covers.set(entry, coveredFiles(launch.plan));
+      this.covers.set(entry, cover.files);
       return entry;
     } finally {
       this.launching.set(key, this.launching.get(key)! - 1);

@@ -249,9 +249,12 @@ export function hiddenPaths(plan: Pick<SandboxPlan, 'home' | 'workspaceCredentia
  * saving `.env` by renaming a new one over it, git rewriting `.git/config`, a service making its
  * socket again) takes that bind away in the sandbox: what it hid is shown, what it kept read-only
  * is the agent's to write (its folder's bind is what remains), its own state file read-only.
+ * With the key, those files (what is hidden is looked for once).
  */
-export function sandboxKey(plan: CoverPlan): string {
-  return [...keptHidden(plan), ...coveredFiles(plan).map((file) => `${file.path}@${file.id}`)].join('\0');
+export function sandboxCover(plan: CoverPlan): { key: string; files: CoveredFile[] } {
+  const hidden = keptHidden(plan);
+  const files = coveredFiles(plan, hidden);
+  return { key: [...hidden, ...files.map((file) => `${file.path}@${file.id}`)].join('\0'), files };
 }
 
 type CoverPlan = Parameters<typeof hiddenPaths>[0] & Pick<SandboxPlan, 'stateFiles' | 'guarded' | 'writesWorkspace'>;
@@ -263,7 +266,7 @@ export interface CoveredFile {
   covers: 'hidden' | 'read-only' | 'state';
 }
 
-/** What the sandbox hides, but for the machine's sockets outside the home and the workspace (see sandboxKey). */
+/** What the sandbox hides, but for the machine's sockets outside the home and the workspace (see sandboxCover). */
 function keptHidden(plan: CoverPlan): string[] {
   const sockets = new Set((plan.sockets ?? []).map(real));
   const mine = [plan.home, ...(plan.workspace ? [plan.workspace] : [])].map(real);
@@ -271,9 +274,9 @@ function keptHidden(plan: CoverPlan): string[] {
 }
 
 /** The files (not folders: a folder's bind holds whatever it holds) the sandbox binds alone. */
-export function coveredFiles(plan: CoverPlan): CoveredFile[] {
+function coveredFiles(plan: CoverPlan, hidden: readonly string[]): CoveredFile[] {
   const readOnly = [...guardedNow(plan.guarded ?? []), ...(plan.workspace && plan.writesWorkspace ? PERSISTENT_IN_WORKSPACE.map((relative) => join(plan.workspace!, relative)) : [])];
-  const binds: (readonly [string, CoveredFile['covers']])[] = [...keptHidden(plan).map((path) => [path, 'hidden'] as const), ...readOnly.map((path) => [path, 'read-only'] as const), ...plan.stateFiles.map((path) => [path, 'state'] as const)];
+  const binds: (readonly [string, CoveredFile['covers']])[] = [...hidden.map((path) => [path, 'hidden'] as const), ...readOnly.map((path) => [path, 'read-only'] as const), ...plan.stateFiles.map((path) => [path, 'state'] as const)];
   const seen = new Set<string>();
   return binds.flatMap(([path, covers]) => {
     const resolved = real(path);
