@@ -159,7 +159,8 @@ function opencodeFamily({ app, config, variables }: { app: string; config: strin
     setup: (model, home) => {
       mkdirSync(join(home, '.config', app), { recursive: true });
       const provider = { npm: '@ai-sdk/openai-compatible', name: 'Stand-in', options: { baseURL: `${model.url}/v1`, apiKey: '{env:OPENAI_API_KEY}' }, models: { 'qwen3-coder': { name: 'Stand-in coder', tool_call: true, attachment: true, modalities: { input: ['text', 'image'], output: ['text'] } } } };
-      writeFileSync(join(home, '.config', app, config), JSON.stringify({ provider: { standin: provider }, model: 'standin/qwen3-coder', autoupdate: false, share: 'disabled' }));
+      // The stand-in alone: no call goes to the app's own models (its Zen, on the internet this machine has not).
+      writeFileSync(join(home, '.config', app, config), JSON.stringify({ provider: { standin: provider }, enabled_providers: ['standin'], model: 'standin/qwen3-coder', autoupdate: false, share: 'disabled' }));
       return { HOME: home, OPENAI_API_KEY: 'sk-test', [`${variables}_DISABLE_MODELS_FETCH`]: '1' };
     },
   };

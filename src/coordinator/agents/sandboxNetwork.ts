@@ -134,12 +134,12 @@ export class NetworkGate {
   private async tunnel(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     this.track(socket);
     const destination = parseAuthority(request.url ?? '');
-    const address = destination && (await this.judge(destination));
-    if (!address) {
-      socket.end(`HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\nconnection: close\r\n\r\n${refusal(destination)}\n`);
+    const judged = await this.judge(destination);
+    if (!('address' in judged)) {
+      socket.end(`HTTP/1.1 ${judged.status}\r\ncontent-type: text/plain\r\nconnection: close\r\n\r\n${judged.says}\n`);
       return;
     }
-    this.pipe(socket, { host: address, port: destination.port }, head, true);
+    this.pipe(socket, { host: judged.address, port: destination!.port }, head, true);
   }
 
   /** A websocket over plain HTTP (`GET ws://host/… Upgrade: websocket`): the request sent on, then the two joined. */
@@ -147,11 +147,13 @@ export class NetworkGate {
     this.track(socket);
     const url = absoluteUrl(request.url);
     const destination = url && { host: url.hostname.replace(/^\[|\]$/g, ''), port: Number(url.port || 80) };
-    const address = destination && (await this.judge(destination));
-    if (!url || !address) {
-      socket.end(`HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\nconnection: close\r\n\r\n${refusal(destination)}\n`);
+    const judged = url ? await this.judge(destination) : NOT_ABSOLUTE;
+    if (!('address' in judged) || !url) {
+      const { status, says } = 'address' in judged ? NOT_ABSOLUTE : judged;
+      socket.end(`HTTP/1.1 ${status}\r\ncontent-type: text/plain\r\nconnection: close\r\n\r\n${says}\n`);
       return;
     }
+    const address = judged.address;
     const lines = [`${request.method} ${url.pathname}${url.search} HTTP/1.1`];
     for (let i = 0; i < request.rawHeaders.length; i += 2) if (!/^proxy-/i.test(request.rawHeaders[i]!)) lines.push(`${request.rawHeaders[i]}: ${request.rawHeaders[i + 1]}`);
     this.pipe(socket, { host: address, port: destination!.port }, Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`), head]));
@@ -161,11 +163,13 @@ export class NetworkGate {
   private async forward(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const url = absoluteUrl(request.url);
     const destination = url && { host: url.hostname.replace(/^\[|\]$/g, ''), port: Number(url.port || 80) };
-    const address = destination && (await this.judge(destination));
-    if (!url || !address) {
-      response.writeHead(destination ? 403 : 400, { 'content-type': 'text/plain', connection: 'close' }).end(`${destination ? refusal(destination) : 'buckley-lsp\'s proxy takes CONNECT and absolute http:// URLs only'}\n`);
+    const judged = url ? await this.judge(destination) : NOT_ABSOLUTE;
+    if (!('address' in judged) || !url) {
+      const { status, says } = 'address' in judged ? NOT_ABSOLUTE : judged;
+      response.writeHead(Number(status.slice(0, 3)), { 'content-type': 'text/plain', connection: 'close' }).end(`${says}\n`);
       return;
     }
+    const address = judged.address;
     const headers = Object.fromEntries(Object.entries(request.headers).filter(([name]) => !/^proxy-/i.test(name)));
     const via = this.upstream?.applies(destination!.host) ? this.upstream : undefined;
     const outgoing = via
@@ -183,31 +187,44 @@ export class NetworkGate {
   }
 
   /** The address to connect to for `destination`, or undefined (said once per host) where the rules refuse it. */
-  private async judge(destination: Destination): Promise<string | undefined> {
+  /**
+   * Where a connection to `destination` goes, or what the agent is answered: 403 where the rules
+   * do not allow it, 502 where its name does not resolve (it is allowed: the network failed, and
+   * an agent may try again) — each in the words the log has.
+   */
+  private async judge(destination: Destination | undefined): Promise<{ address: string } | { status: string; says: string }> {
+    if (!destination) return { status: '400 Bad Request', says: 'buckley-lsp\'s proxy needs host:port' };
     if (!allows(this.rules, destination)) return this.refuse(destination, 'not among the hosts it may reach');
     // Through the user's proxy the name is its to resolve: an address written out is judged as it is.
     if (this.upstream?.applies(destination.host)) {
       if (isIP(destination.host) && !mayReach(this.rules, destination, destination.host)) return this.refuse(destination, 'an address of this machine or its network that no rule names');
-      return destination.host;
+      return { address: destination.host };
     }
     let address: string;
     try {
       address = isLocalhostName(destination.host) ? '127.0.0.1' : (await lookup(destination.host)).address;
     } catch (error) {
-      return this.refuse(destination, `its name does not resolve (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+      const why = `its name does not resolve (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`;
+      this.say(destination, `the agent's sandbox could not connect to ${destination.host}:${destination.port}: ${why}`);
+      return { status: '502 Bad Gateway', says: `buckley-lsp's proxy cannot reach ${destination.host}:${destination.port}: ${why}` };
     }
     if (!mayReach(this.rules, destination, address)) return this.refuse(destination, `it resolves to ${address}, an address of this machine or its network that no rule names`);
-    return address;
+    return { address };
   }
 
-  private refuse(destination: Destination, why: string): undefined {
-    const key = `${destination.host}:${destination.port}`;
-    if (!this.refused.has(key)) {
-      this.refused.add(key);
-      this.logger.warn(`the agent's sandbox refused a connection to ${key}: ${why} (buckley.agent.sandbox.network.allow lets it through)`);
-    }
-    return undefined;
+  private refuse(destination: Destination, why: string): { status: string; says: string } {
+    this.say(destination, `the agent's sandbox refused a connection to ${destination.host}:${destination.port}: ${why} (buckley.agent.sandbox.network.allow lets it through)`);
+    return { status: '403 Forbidden', says: `buckley-lsp's sandbox does not let the agent reach ${destination.host}:${destination.port}: ${why} (buckley.agent.sandbox.network.allow)` };
   }
+
+  /** Said once for each destination. */
+  private say(destination: Destination, words: string): void {
+    const key = `${destination.host}:${destination.port}`;
+    if (this.refused.has(key)) return;
+    this.refused.add(key);
+    this.logger.warn(words);
+  }
+
 
   /** `client` joined to a new connection to `target` (after a tunnel's "200" when `established`). */
   private pipe(client: Duplex, target: { host: string; port: number }, head: Buffer, established = false): void {
@@ -299,6 +316,9 @@ export function userProxyEnvironment(serverEnv: NodeJS.ProcessEnv, agentEnv: Rec
   return { ...Object.fromEntries(Object.entries(serverEnv).filter(([name]) => !PROXY_VARIABLE.test(name))), ...Object.fromEntries(own) };
 }
 
+/** What a request the proxy cannot take is answered. */
+const NOT_ABSOLUTE = { status: '400 Bad Request', says: 'buckley-lsp\'s proxy takes CONNECT and absolute http:// (or ws://) URLs only' };
+
 /** The user's own proxy, from the environment buckley-lsp runs in (HTTPS_PROXY and its kin, NO_PROXY). */
 export function upstreamProxy(env: NodeJS.ProcessEnv): UpstreamProxy | undefined {
   const value = env.HTTPS_PROXY || env.https_proxy || env.HTTP_PROXY || env.http_proxy || env.ALL_PROXY || env.all_proxy;
@@ -338,10 +358,6 @@ function parseAuthority(authority: string): Destination | undefined {
   const match = /^\[([0-9a-fA-F:.]+)\]:(\d{1,5})$/.exec(authority) ?? /^([^:\s/]+):(\d{1,5})$/.exec(authority);
   const port = match ? Number(match[2]) : 0;
   return match && port > 0 && port < 65536 ? { host: match[1]!.toLowerCase(), port } : undefined;
-}
-
-function refusal(destination: Destination | undefined): string {
-  return destination ? `buckley-lsp's sandbox does not let the agent reach ${destination.host}:${destination.port} (buckley.agent.sandbox.network.allow)` : 'buckley-lsp\'s proxy needs host:port';
 }
 
 /** The rules that name a loopback endpoint (host and port): listened for inside the sandbox too. */
