@@ -361,6 +361,8 @@ describe.runIf(probe.ok)('a file the sandbox binds alone, replaced on disk while
     renameSync(join(workspace, '.env.new'), join(workspace, '.env'));
     const said = (await logged(client, 'was replaced on disk while')).message;
     expect(said).toContain(`${join(workspace, '.env')} was replaced on disk while the agent worked, and its sandbox no longer hid it (a file bound alone goes with the file replaced): the turn was stopped. Run it again`);
+    // The task ends failed, in those words.
+    expect((await logged(client, 'THEN HANG") failed:')).message).toContain(`failed: ${join(workspace, '.env')} was replaced on disk while the agent worked`);
     const question = `CAT ${join(workspace, '.env')}`;
     await client.request('buckley/executeTask', { task: question });
     expect((await logged(client, `Buckley's answer to "${question}"`)).message).toContain('EACCES');

@@ -95,7 +95,7 @@ describe('what runs code later in an agent state', () => {
     expect(log.said).toHaveLength(2);
   });
 
-  it('puts back a guarded link the turn replaced or removed (a bind keeps its target, not the link), and moves aside a link it made in a guarded folder or the target of a link to nothing', () => {
+  it('puts back a guarded link the turn replaced or removed (a bind keeps its target, not the link) — not a file the user replaced — and moves aside a link it made in a guarded folder or the target of a link to nothing', () => {
     const [state, dotfiles] = [tempDir('buckley-guarded'), tempDir('buckley-dotfiles')];
     writeFileSync(join(dotfiles, 'settings.json'), '{}');
     symlinkSync(join(dotfiles, 'settings.json'), join(state, 'settings.json'));
@@ -104,7 +104,8 @@ describe('what runs code later in an agent state', () => {
     writeFileSync(join(dotfiles, 'hooks'), '# mine');
     mkdirSync(join(state, 'extensions'));
     const log = logger();
-    const places = ['settings.json', 'keybindings.json', 'hooks', 'extensions/*'].map((place) => join(state, place));
+    writeFileSync(join(state, 'policies.json'), '{}');
+    const places = ['settings.json', 'keybindings.json', 'hooks', 'extensions/*', 'policies.json'].map((place) => join(state, place));
     const { check } = watchGuarded(places, [], () => 'Agent', log);
     // As an atomic write does: a file renamed over the link.
     writeFileSync(join(state, 'new.json'), '{"hooks": "a command the user runs later"}');
@@ -112,7 +113,11 @@ describe('what runs code later in an agent state', () => {
     rmSync(join(state, 'hooks'));
     writeFileSync(join(dotfiles, 'keybindings.json'), '{"run": "a command"}');
     symlinkSync(join(state, 'elsewhere'), join(state, 'extensions', 'linked'));
+    // A file itself is bound read-only: replaced, it was the user's doing on the host, and stays.
+    writeFileSync(join(state, 'new-policies.json'), '{"mine": true}');
+    renameSync(join(state, 'new-policies.json'), join(state, 'policies.json'));
     check();
+    expect(readFileSync(join(state, 'policies.json'), 'utf8')).toBe('{"mine": true}');
     expect(readlinkSync(join(state, 'settings.json'))).toBe(join(dotfiles, 'settings.json'));
     expect(readFileSync(join(state, 'settings.json'), 'utf8')).toBe('{}');
     expect(readlinkSync(join(state, 'hooks'))).toBe(join(dotfiles, 'hooks'));

@@ -93,7 +93,9 @@ export function checkWatched(watched: Watched, agent: string, logger: Logger): v
   const there = new Set(watched.there.map((place) => place.path));
   const made = [...watched.absent.filter(present), ...guardedNow(watched.folders).filter((path) => !there.has(path))];
   for (const path of made) moveAside(path, agent, logger);
-  for (const was of watched.there) if (presenceOf(was.path)?.id !== was.id) putBackPlace(was, agent, logger);
+  // A link only: a file or folder itself is bound read-only, and the agent cannot replace it (one
+  // replaced on the host is the user's doing — and stops the turn: coverWatch.ts).
+  for (const was of watched.there) if (was.link !== undefined && presenceOf(was.path)?.id !== was.id) putBackPlace(was, was.link, agent, logger);
   for (const { guard, was } of watched.keyed) putBack(guard, was, agent, logger);
 }
 
@@ -106,16 +108,16 @@ function presenceOf(path: string): Presence | undefined {
   }
 }
 
-/** A guarded link the turn replaced or removed (what a bind cannot stop): the turn's moved aside, the link put back. */
-function putBackPlace(was: Presence, agent: string, logger: Logger): void {
+/** A guarded link the turn replaced or removed (what a bind cannot stop): what it left moved aside, the link put back. */
+function putBackPlace(was: Presence, link: string, agent: string, logger: Logger): void {
   const replaced = present(was.path);
-  const what = `${was.path} was ${replaced ? 'replaced' : 'removed'} while ${agent} worked in its sandbox${was.link === undefined ? '' : ` (it was a link to ${was.link})`}`;
+  const what = `${was.path} was ${replaced ? 'replaced' : 'removed'} while ${agent} worked in its sandbox (it was a link to ${link})`;
   const aside = `${was.path}.buckley-moved-${new Date().toISOString().replace(/[:.]/g, '-')}`;
   try {
     if (replaced) renameSync(was.path, aside);
-    if (was.link !== undefined) symlinkSync(was.link, was.path);
-    const done = [...(replaced ? [`what the turn left is at ${aside}`] : []), ...(was.link === undefined ? [] : ['the link is put back'])].join('; ');
-    logger.warn(`${what}; what it names would run outside any sandbox when you next start ${agent}: ${done}. To let ${agent} change it, set buckley.agent.sandbox.writable: ["${was.path}"]`);
+    symlinkSync(link, was.path);
+    const left = replaced ? `what the turn left is at ${aside}, ` : '';
+    logger.warn(`${what}; what it names would run outside any sandbox when you next start ${agent}: ${left}the link is put back. If you changed it, do it again; to let ${agent} change it, set buckley.agent.sandbox.writable: ["${was.path}"]`);
   } catch (error) {
     logger.warn(`${what}, and it could not be put back (${(error as Error).message}): look at it before you start ${agent} again`);
   }

@@ -170,7 +170,11 @@ export class AgentPool implements AgentDriver {
       stop.abort();
     }, this.options.logger);
     try {
-      const result = await this.entries.use(entry, () => entry.driver.run(turn, sink, stop.signal));
+      // Stopped for a file uncovered, the turn ends in those words, whether the agent ended it or failed.
+      const result = await this.entries.use(entry, () => entry.driver.run(turn, sink, stop.signal)).catch((error: unknown) => {
+        if (uncovered) throw new AgentError(uncoveredWords(uncovered, agent()));
+        throw error;
+      });
       if (uncovered) throw new AgentError(uncoveredWords(uncovered, agent()));
       return result;
     } finally {
