@@ -213,7 +213,7 @@ function geminiState(settings: string): { userHome: string; gemini: string } {
 }
 
 describe.runIf(probe.ok)("an agent's settings that run code later", () => {
-  it('cannot be changed from its sandbox (its settings file read-only), and an extension it makes is moved aside after the turn, said in the log; its other state is written; writable names one to allow it', async () => {
+  it('cannot be changed from its sandbox (its settings file read-only), and an extension or a trusted folders file it makes is moved aside after the turn, said in the log; its other state is written; writable names one to allow it', async () => {
     const { userHome, gemini } = geminiState('{"theme": "the user\'s"}\n');
     const bin = program('gemini', ['--acp']);
     const { client } = await server(['gemini', '--acp'], { home: userHome, bin });
@@ -226,6 +226,11 @@ describe.runIf(probe.ok)("an agent's settings that run code later", () => {
     expect(said).toMatch(new RegExp(`${made} was made while Gemini CLI worked in its sandbox; what it names would run outside any sandbox when you next start Gemini CLI: moved aside to ${made}\\.buckley-moved-.*\\. If you made it, move it back; to let Gemini CLI make it, set buckley\\.agent\\.sandbox\\.writable: \\["${made}"\\]$`));
     expect(existsSync(extension)).toBe(false);
     expect(readdirSync(join(gemini, 'extensions')).filter((name) => name.startsWith('helper.buckley-moved-'))).toHaveLength(1);
+    // Nor the folders you trust (it would load a trusted folder's own settings, hooks and all).
+    const trusted = join(gemini, 'trustedFolders.json');
+    expect(await ask(client, `PUT ${trusted}`)).toBe(`put ${trusted}: written`);
+    expect((await logged(client, `${trusted} was made while`)).message).toContain('moved aside');
+    expect(existsSync(trusted)).toBe(false);
     // The rest of its state is its own to write.
     expect(await ask(client, `PUT ${join(gemini, 'tmp', 'chat.json')}`)).toBe(`put ${join(gemini, 'tmp', 'chat.json')}: written`);
     expect(existsSync(join(gemini, 'tmp', 'chat.json'))).toBe(true);

@@ -173,7 +173,8 @@ export const KNOWN_AGENTS: readonly KnownAgent[] = [
     acpNames: /gemini-cli/,
     modes: { ask: 'plan', task: 'default' },
     stateDirs: (env) => [join(env.GEMINI_CLI_HOME || home(env), '.gemini')],
-    runsCode: (env) => ['settings.json', 'extensions/*', 'policies'].map((name) => join(env.GEMINI_CLI_HOME || home(env), '.gemini', name)),
+    // And the folders you trust: it then loads their own `.gemini/settings.json` (hooks, MCP servers).
+    runsCode: (env) => [...['settings.json', 'extensions/*', 'policies', 'trustedFolders.json'].map((name) => join(env.GEMINI_CLI_HOME || home(env), '.gemini', name)), ...variables(env, 'GEMINI_CLI_TRUSTED_FOLDERS_PATH')],
     keys: ['GEMINI_API_KEY', 'GOOGLE_API_KEY', 'GOOGLE_APPLICATION_CREDENTIALS'],
     hosts: ['generativelanguage.googleapis.com', 'cloudcode-pa.googleapis.com', 'oauth2.googleapis.com', 'aiplatform.googleapis.com', '*-aiplatform.googleapis.com'],
     endpoints: (env) => variables(env, 'GOOGLE_GEMINI_BASE_URL', 'GOOGLE_VERTEX_BASE_URL'),
@@ -188,7 +189,7 @@ export const KNOWN_AGENTS: readonly KnownAgent[] = [
     modes: { ask: 'plan', task: 'default' },
     stateDirs: (env) => [join(home(env), '.qwen')],
     // Its extensions folder it makes at start (its enablement file): each extension in it is guarded.
-    runsCode: (env) => ['settings.json', 'extensions/*'].map((name) => join(home(env), '.qwen', name)),
+    runsCode: (env) => [...['settings.json', 'extensions/*', 'trustedFolders.json'].map((name) => join(home(env), '.qwen', name)), ...variables(env, 'QWEN_CODE_TRUSTED_FOLDERS_PATH')],
     keys: ['OPENAI_API_KEY', 'DASHSCOPE_API_KEY'],
     hosts: ['dashscope.aliyuncs.com', 'dashscope-intl.aliyuncs.com', 'chat.qwen.ai', 'portal.qwen.ai'],
     endpoints: (env) => variables(env, 'OPENAI_BASE_URL'),
