@@ -243,6 +243,8 @@ export const KNOWN_AGENTS: readonly KnownAgent[] = [
     modes: { ask: 'https://agentclientprotocol.com/protocol/session-modes#plan', task: 'https://agentclientprotocol.com/protocol/session-modes#agent' },
     // Its home, the code it unpacks at start (its cache), and the device id of Microsoft's tools.
     runsCode: (env) => ['mcp-config.json', 'installed-plugins/*'].map((name) => join(env.COPILOT_HOME || join(home(env), '.copilot'), name)),
+    // The folders you trust (in the config it writes itself): it works there, its tools and all, unasked.
+    runsCodeIn: (env) => [{ file: join(env.COPILOT_HOME || join(home(env), '.copilot'), 'config.json'), keys: ['trusted_folders', 'trustedFolders'] }],
     stateDirs: (env) => [env.COPILOT_HOME || join(home(env), '.copilot'), env.COPILOT_CACHE_HOME || join(xdg(env, 'XDG_CACHE_HOME'), 'copilot'), join(xdg(env, 'XDG_CACHE_HOME'), 'Microsoft', 'DeveloperTools')],
     keys: ['COPILOT_GITHUB_TOKEN', 'GH_TOKEN', 'GITHUB_TOKEN', 'COPILOT_PROVIDER_API_KEY'],
     hosts: ['api.githubcopilot.com', '*.githubcopilot.com', 'api.github.com', 'github.com'],
