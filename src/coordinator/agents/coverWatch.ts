@@ -13,12 +13,17 @@ import { fileId, type CoveredFile } from './sandbox.js';
 
 /** Folders watched in one turn at most: each is an inotify watch of the user's (a few hundred by default per process on some systems). */
 const MAX_FOLDERS = 64;
+/** That more are not watched is said once. */
+let saidTooMany = false;
 
 /** Watches the folders of `files` through a turn: `replaced` is called once, with the first found replaced. Returns what stops watching. */
 export function watchCovers(files: readonly CoveredFile[], replaced: (file: CoveredFile) => void, logger: Logger): () => void {
   const byFolder = new Map<string, CoveredFile[]>();
   for (const file of files) if (file.covers !== 'state') byFolder.set(dirname(file.path), [...(byFolder.get(dirname(file.path)) ?? []), file]);
-  if (byFolder.size > MAX_FOLDERS) logger.info(`${byFolder.size} folders hold files the sandbox covers alone; ${MAX_FOLDERS} are watched during a turn for a file replaced (each is looked at again before the next turn)`);
+  if (byFolder.size > MAX_FOLDERS && !saidTooMany) {
+    saidTooMany = true;
+    logger.info(`${byFolder.size} folders hold files the sandbox covers alone; ${MAX_FOLDERS} are watched during a turn for a file replaced (each is looked at again before the next turn)`);
+  }
   const watchers: FSWatcher[] = [];
   let done = false;
   const look = (inFolder: CoveredFile[], name: string | null) => {

@@ -99,7 +99,7 @@ export class AgentPool implements AgentDriver {
   private readonly launching = new Map<string, number>();
   /** The agent its ACP agentInfo named, where its command did not say. */
   private identified: KnownAgent | undefined;
-  private saidWithheld = false;
+  private saidAtLaunch = false;
   /** Why agents run without a sandbox, once known; undefined while they run in one. */
   sandboxProblem: string | undefined;
   /** Why the agent's network is not confined, once known. */
@@ -170,13 +170,15 @@ export class AgentPool implements AgentDriver {
       stop.abort();
     }, this.options.logger);
     try {
+      let result: TurnResult | undefined;
+      try {
+        result = await this.entries.use(entry, () => entry.driver.run(turn, sink, stop.signal));
+      } catch (error) {
+        if (!uncovered) throw error;
+      }
       // Stopped for a file uncovered, the turn ends in those words, whether the agent ended it or failed.
-      const result = await this.entries.use(entry, () => entry.driver.run(turn, sink, stop.signal)).catch((error: unknown) => {
-        if (uncovered) throw new AgentError(uncoveredWords(uncovered, agent()));
-        throw error;
-      });
       if (uncovered) throw new AgentError(uncoveredWords(uncovered, agent()));
-      return result;
+      return result!;
     } finally {
       unwatch();
       signal.removeEventListener('abort', relay);
@@ -330,7 +332,7 @@ export class AgentPool implements AgentDriver {
   /** How a process of this sandbox starts: bubblewrap with the agent, its environment, its plan. */
   private async launch(intent: 'ask' | 'task', workspace: string | undefined, credentials: string[]): Promise<Launch & { plan: SandboxPlan }> {
     const environment = this.environment();
-    this.sayWithheld(environment);
+    this.sayAtFirstLaunch(environment);
     const plan = await this.plan(intent, workspace, credentials, environment.env);
     const wrap = (command: string[], cwd: string, client?: { env: Record<string, string> }) => ({
       // A client finds bwrap where we do (its PATH may not).
@@ -417,9 +419,9 @@ export class AgentPool implements AgentDriver {
   }
 
   /** The secret-looking variables kept from the agent, and what keeps it from working here by its own rules: said once. */
-  private sayWithheld(environment: AgentEnvironment): void {
-    if (this.saidWithheld) return;
-    this.saidWithheld = true;
+  private sayAtFirstLaunch(environment: AgentEnvironment): void {
+    if (this.saidAtLaunch) return;
+    this.saidAtLaunch = true;
     for (const caveat of this.known()?.caveats?.(environment.env) ?? []) this.options.logger.warn(caveat);
     if (environment.withheld.length === 0) return;
     this.options.logger.info(`the agent's environment keeps back what looks like secrets: ${withheldNames(environment.withheld, 20)} (buckley.agent.passEnv passes one on)`);
