@@ -9,6 +9,7 @@
  * asks about is judged and, past `approvals.autoApprove`, put to the user.
  */
 import { randomUUID } from 'node:crypto';
+import { statSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import { PROTOCOL_VERSION, RequestError, type AgentApp, type AuthMethod, type AgentContext, type InitializeRequest, type InitializeResponse, type NewSessionRequest, type NewSessionResponse, type PromptRequest, type PromptResponse, type LoadSessionRequest, type LoadSessionResponse, type ResumeSessionRequest, type SetSessionConfigOptionRequest, type SetSessionConfigOptionResponse, type SetSessionModeRequest } from '@agentclientprotocol/sdk';
 import type { Config } from '../config.js';
@@ -62,6 +63,23 @@ const MODES_WAIT_MS = 10_000;
 /** A message of the client's too large to read (`../jsonLines.ts`), in words: what to send instead. */
 export function tooLarge(message: { method: string; bytes: number }): string {
   return `${oversizedWords(message, MAX_CLIENT_MESSAGE_BYTES, 'buckley-lsp acp')} (a prompt carries at most 20 MB of images; attach large files by link)`;
+}
+
+/**
+ * A session's workspace as the client names it (session/new, load, resume): an absolute path to a
+ * folder of this machine, where the client runs us. Anything else would be resolved against our
+ * own folder, or leave the agent nothing to work in.
+ */
+function workspaceOf(cwd: string): string {
+  if (!isAbsolute(cwd)) throw RequestError.invalidParams(undefined, `cwd must be an absolute path, not ${cwd}`);
+  let folder = false;
+  try {
+    folder = statSync(cwd).isDirectory();
+  } catch {
+    // Not there: said below.
+  }
+  if (!folder) throw RequestError.invalidParams(undefined, `cwd ${cwd} is not a folder on this machine: open the session in a project's folder`);
+  return cwd;
 }
 
 export class AcpFace {
@@ -136,8 +154,7 @@ export class AcpFace {
   }
 
   private async newSession(params: NewSessionRequest, panel: Panel): Promise<NewSessionResponse> {
-    if (!isAbsolute(params.cwd)) throw RequestError.invalidParams(undefined, `cwd must be an absolute path, not ${params.cwd}`);
-    const session: FaceSession = { id: `buckley-${randomUUID()}`, cwd: params.cwd, mode: 'task' };
+    const session: FaceSession = { id: `buckley-${randomUUID()}`, cwd: workspaceOf(params.cwd), mode: 'task' };
     if (this.sessions.size === 0) {
       this.options.workspaceChosen?.(params.cwd);
       if (params.mcpServers.length) this.options.mcpServersGiven?.(params.mcpServers);
@@ -194,9 +211,10 @@ export class AcpFace {
    * with `replay` (session/load), its turns told to the client first, as ACP asks.
    */
   private async reopen(params: LoadSessionRequest | ResumeSessionRequest, panel: Panel, replay: boolean): Promise<LoadSessionResponse> {
+    const cwd = workspaceOf(params.cwd);
     const stored = this.options.history.get(params.sessionId);
     if (!stored) throw RequestError.resourceNotFound(params.sessionId);
-    const session: FaceSession = this.sessions.get(stored.sessionId) ?? { id: stored.sessionId, cwd: params.cwd, mode: faceModeOf(stored.mode, this.offered) ?? 'task', reopened: true };
+    const session: FaceSession = this.sessions.get(stored.sessionId) ?? { id: stored.sessionId, cwd, mode: faceModeOf(stored.mode, this.offered) ?? 'task', reopened: true };
     this.sessions.set(session.id, session);
     if (replay) {
       for (const turn of stored.turns) {

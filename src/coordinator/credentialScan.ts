@@ -4,14 +4,21 @@
  * ones created since the last turn. Directories whose modification time has not changed since the
  * last look are not read again, so a look at an unchanged workspace is one `stat` per directory.
  * Bounded: at most `maxDirectories` directories are looked at; dependency folders and version
- * control are skipped (what agents read there is not the user's secret). The calls are synchronous:
+ * control are skipped (SKIPPED). The calls are synchronous:
  * a thousand `stat`s take a millisecond or two that way, and a hundred awaited one by one.
  */
 import { readdirSync, statSync, type Dirent } from 'node:fs';
 import { join } from 'node:path';
 import { credentialByName } from '../risk/paths.js';
 
-const SKIPPED = new Set(['node_modules', '.git', '.hg', '.svn', '.jj']);
+/**
+ * Version control and the folders other people's packages are installed in — npm's, Python's
+ * (a virtualenv's `site-packages`), Go's, PHP's and Ruby's `vendor`, CocoaPods', Gradle's: their
+ * test keys and CA bundles (certifi's `cacert.pem`) are not the user's secrets, and hiding them
+ * breaks what the agent runs (Python's TLS without its CA bundle).
+ */
+const SKIPPED = new Set(['node_modules', '.git', '.hg', '.svn', '.jj', 'site-packages', 'dist-packages', '__pypackages__', '.tox', '.nox', 'vendor', 'bower_components', 'Pods', '.gradle']);
+
 
 interface Seen {
   mtimeMs: number;

@@ -5,6 +5,7 @@
  * error in words; the process lives on and answers the next request.
  */
 import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BIN, SCRIPTED_AGENT } from '../helpers/paths.js';
@@ -70,6 +71,25 @@ describe('buckley-lsp acp, fed hostile input', () => {
     await face.send(request(7, 'session/load', { sessionId: '../../etc/passwd', cwd: '/tmp', mcpServers: [] }));
     expect((await face.answerTo(7))[0]!.error).toMatchObject({ code: -32002 });
     expect(face.alive()).toBe(true);
+  });
+
+  it('takes a workspace only as an absolute path to a folder here, in session/new, load and resume alike', async () => {
+    const face = rawFace();
+    await face.send(request(1, 'initialize', { protocolVersion: 1, clientCapabilities: {} }));
+    await face.answerTo(1);
+    const workspace = tempDir('buckley-acp-hostile-ws');
+    await face.send(request(2, 'session/new', { cwd: join(workspace, 'not-made'), mcpServers: [] }));
+    expect((await face.answerTo(2))[0]!.error).toEqual({ code: -32602, message: `Invalid params: cwd ${join(workspace, 'not-made')} is not a folder on this machine: open the session in a project's folder` });
+    await face.send(request(3, 'session/new', { cwd: workspace, mcpServers: [] }));
+    const { sessionId } = (await face.answerTo(3))[0]!.result as { sessionId: string };
+    await face.send(request(4, 'session/prompt', { sessionId, prompt: [{ type: 'text', text: 'INSTANT' }] }));
+    await face.answerTo(4);
+    for (const [id, method] of [[5, 'session/load'], [6, 'session/resume']] as const) {
+      await face.send(request(id, method, { sessionId, cwd: 'relative/path', mcpServers: [] }));
+      expect((await face.answerTo(id))[0]!.error).toEqual({ code: -32602, message: 'Invalid params: cwd must be an absolute path, not relative/path' });
+    }
+    await face.send(request(7, 'session/resume', { sessionId, cwd: workspace, mcpServers: [] }));
+    expect((await face.answerTo(7))[0]!.result).toMatchObject({ modes: { currentModeId: 'task' } });
   });
 
   it('answers a message larger than it reads (60 MB) with an error naming it and the bound, and goes on with the session', async () => {

@@ -329,6 +329,36 @@ describe.runIf(probe.ok)("an agent's state file that holds what runs code later 
   });
 });
 
+describe.runIf(probe.ok)("the workspace's credential files", () => {
+  it("are hidden by what they hold, not by a word in their name: the user's code named secrets and a virtualenv's CA bundle are read, secrets.yaml and .env are not", async () => {
+    const workspace = tempDir('buckley-ws');
+    const files: Record<string, string> = {
+      '.env': 'TOKEN=hidden\n',
+      'config/secrets.yaml': 'password: hidden\n',
+      'deploy/credentials': '[default]\n',
+      'src/secrets.ts': 'export const readSecret = () => 1;\n',
+      'app/credentials.py': 'def load(): pass\n',
+      '.venv/lib/python3.12/site-packages/certifi/cacert.pem': '-----BEGIN CERTIFICATE-----\n',
+      'vendor/github.com/x/y/testdata/server.key': 'test key\n',
+    };
+    for (const [name, text] of Object.entries(files)) {
+      mkdirSync(dirname(join(workspace, name)), { recursive: true });
+      writeFileSync(join(workspace, name), text);
+    }
+    const { client } = await server(['scripted-agent'], { home: home(false), bin: program('scripted-agent', []), workspace });
+    const read = async (name: string) => {
+      const question = `CAT ${join(workspace, name)}`;
+      await client.request('buckley/executeTask', { task: question });
+      return (await logged(client, `Buckley's answer to "${question}"`)).message as string;
+    };
+    for (const name of ['.env', 'config/secrets.yaml', 'deploy/credentials']) expect(await read(name)).toContain('EACCES');
+    expect(await read('src/secrets.ts')).toContain('export const readSecret');
+    expect(await read('app/credentials.py')).toContain('def load()');
+    expect(await read('.venv/lib/python3.12/site-packages/certifi/cacert.pem')).toContain('BEGIN CERTIFICATE');
+    expect(await read('vendor/github.com/x/y/testdata/server.key')).toContain('test key');
+  });
+});
+
 describe.runIf(probe.ok)('a file the sandbox binds alone, replaced on disk while its agent runs (an editor saving by renaming a new file over it, git rewriting its config)', () => {
   it('stays hidden, or read-only, at the next turn: the agent gets a new sandbox, said in the log', async () => {
     const userHome = home(false);

@@ -293,7 +293,9 @@ export class AgentPool implements AgentDriver {
     }
     // The sandbox would say a missing program in its own words, after starting: said here, at once.
     if (!this.program()) throw new AgentError(agentNotFound(this.options.command));
-    const credentials = workspace ? this.scanOf(workspace).find() : { paths: [], complete: true };
+    // A workspace that holds the system (`/`, `/home`) is no project: its credential files are
+    // not looked for (a walk of the whole disk, each turn); yours and the system's stay hidden.
+    const credentials = workspace && !holdsTheSystem(workspace, this.environment().env) ? this.scanOf(workspace).find() : { paths: [], complete: true };
     if (!credentials.complete) this.options.logger.warn(`the workspace ${workspace} is too big to look for all its credential files: those in folders not looked at are not hidden from the agent`);
     const key = `${intent}\0${workspace ?? ''}`;
     // Made before the entry (a network gate listens first), and again for an agent its agentInfo names.
