@@ -174,6 +174,43 @@ describe.runIf(probe.ok && socat)("the sandbox and the agents it does not know",
     expect(JSON.stringify(client.received.filter((message) => message.method === 'window/logMessage' && !message.params.message.startsWith('Buckley\'s answer')))).not.toMatch(/aws-secret-value|ghp_value|db-value|passed-value/);
   });
 
+  it("passes on the secret-looking variables the agent's own settings name (an MCP server's token), never those a workspace's settings name; the log says which file named each", async () => {
+    const userHome = home(false);
+    mkdirSync(join(userHome, '.gemini'), { recursive: true });
+    writeFileSync(join(userHome, '.gemini', 'settings.json'), JSON.stringify({ mcpServers: { github: { command: 'github-mcp', env: { GITHUB_PERSONAL_ACCESS_TOKEN: '$GITHUB_TOKEN' } } } }));
+    const workspace = tempDir('buckley-ws');
+    // A repository cloned, naming a secret to have it handed over.
+    mkdirSync(join(workspace, '.gemini'));
+    writeFileSync(join(workspace, '.gemini', 'settings.json'), JSON.stringify({ mcpServers: { x: { command: 'x', env: { K: '${AWS_SECRET_ACCESS_KEY}' } } } }));
+    const { client } = await server(['gemini'], {
+      home: userHome,
+      // Named as Gemini CLI is: its settings are ~/.gemini/settings.json.
+      bin: program('gemini', []),
+      env: { GITHUB_TOKEN: 'ghp_value', AWS_SECRET_ACCESS_KEY: 'aws-secret-value' },
+      workspace,
+    });
+    expect(await ask(client, 'SECRETS')).toBe('secrets: GITHUB_TOKEN');
+    expect((await logged(client, 'but its own settings name')).message).toContain(`GITHUB_TOKEN (named in ${join(userHome, '.gemini', 'settings.json')})`);
+    expect((await logged(client, 'keeps back what looks like secrets')).message).toContain('AWS_SECRET_ACCESS_KEY');
+  });
+
+  it("gives Claude Code on Amazon Bedrock (CLAUDE_CODE_USE_BEDROCK) its AWS login — ~/.aws read-only, AWS_* passed on — and keeps both from it otherwise", async () => {
+    const userHome = home(false);
+    mkdirSync(join(userHome, '.aws'));
+    writeFileSync(join(userHome, '.aws', 'credentials'), '[default]\naws_access_key_id = AKIAEXAMPLE\n');
+    const credentials = join(userHome, '.aws', 'credentials');
+    const env = { AWS_ACCESS_KEY_ID: 'AKIAIOSFODNN7EXAMPLE', AWS_SECRET_ACCESS_KEY: 'aws-secret-value', AWS_REGION: 'us-east-1' };
+    const bin = program('claude-agent-acp', []);
+    const on = await server(['claude-agent-acp'], { home: userHome, bin, env: { ...env, CLAUDE_CODE_USE_BEDROCK: '1' } });
+    expect(await ask(on.client, 'SECRETS')).toBe('secrets: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY');
+    expect(await ask(on.client, `CAT ${credentials}`)).toBe(`cat ${credentials}: [default]`);
+    expect(await ask(on.client, `PUT ${credentials}`)).toBe(`put ${credentials}: EROFS`);
+    expect((await logged(on.client, 'reaches its model through Amazon Bedrock (CLAUDE_CODE_USE_BEDROCK)')).message).toContain(`its login is shown to it (${join(userHome, '.aws')}`);
+    const off = await server(['claude-agent-acp'], { home: userHome, bin, env });
+    expect(await ask(off.client, 'SECRETS')).toBe('secrets: none');
+    expect(await ask(off.client, `CAT ${credentials}`)).toBe(`cat ${credentials}: EACCES`);
+  });
+
   it("reaches neither the user's 127.0.0.1 services nor the host's abstract Unix sockets; an allowed host through the proxy, a host not allowed refused", async () => {
     const service = await listen(createServer((socket) => socket.on('error', () => undefined).end('database\n')));
     const abstract = `buckley-test-${randomUUID()}`;

@@ -108,6 +108,26 @@ describe("the agent's environment", () => {
     expect(withheld).toEqual(['AWS_SECRET_ACCESS_KEY', 'OPENAI_API_KEY']);
     expect(withoutSecrets({ A_KEY: '1' }, () => false, { A_KEY: '2' })).toEqual({ env: { A_KEY: '2' }, withheld: [] });
   });
+
+  it("gives an agent whose model is reached through a cloud (Claude Code on Bedrock or Vertex, Gemini CLI on Vertex) that cloud's login and hosts, and no other agent", () => {
+    const server = { PATH: '/bin', HOME: '/home/dev', AWS_ACCESS_KEY_ID: 'a', AWS_SECRET_ACCESS_KEY: 's', GOOGLE_APPLICATION_CREDENTIALS: '/home/dev/sa.json' };
+    const claude = knownByCommand(['claude-agent-acp']);
+    const gemini = knownByCommand(['gemini', '--acp']);
+    expect(agentEnvironmentFor(server, { env: { CLAUDE_CODE_USE_BEDROCK: '1' } }, claude).withheld).toEqual(['GOOGLE_APPLICATION_CREDENTIALS']);
+    expect(agentEnvironmentFor(server, {}, claude).withheld).toEqual(['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'GOOGLE_APPLICATION_CREDENTIALS']);
+    expect(agentEnvironmentFor({ ...server, CLAUDE_CODE_USE_VERTEX: 'true' }, {}, claude).withheld).toEqual(['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY']);
+    const hosts = (known: typeof claude, env: NodeJS.ProcessEnv) => egressRules({ known, env, given: {}, mcpServers: {}, editorMcp: undefined, settings: { allow: [], allowInTasks: [] }, task: false }).map((rule) => rule.host);
+    expect(hosts(claude, { ...server, CLAUDE_CODE_USE_BEDROCK: '1' })).toEqual(expect.arrayContaining(['bedrock-runtime.*.amazonaws.com', 'sts.*.amazonaws.com']));
+    expect(hosts(claude, server)).not.toContain('bedrock-runtime.*.amazonaws.com');
+    expect(hosts(gemini, { ...server, GOOGLE_GENAI_USE_VERTEXAI: 'true' })).toEqual(expect.arrayContaining(['*-aiplatform.googleapis.com', 'iamcredentials.googleapis.com']));
+    expect(hosts(gemini, server)).not.toContain('iamcredentials.googleapis.com');
+  });
+
+  it('passes an agent that uses whichever provider it has a key for (opencode) every provider’s key; one agent of one provider, its own only', () => {
+    const server = { PATH: '/bin', GROQ_API_KEY: 'g', DEEPSEEK_API_KEY: 'd', GITHUB_TOKEN: 't' };
+    expect(agentEnvironmentFor(server, {}, knownByCommand(['opencode', 'acp'])).withheld).toEqual(['GITHUB_TOKEN']);
+    expect(agentEnvironmentFor(server, {}, knownByCommand(['claude-agent-acp'])).withheld).toEqual(['DEEPSEEK_API_KEY', 'GITHUB_TOKEN', 'GROQ_API_KEY']);
+  });
 });
 
 describe("the agent's network", () => {
@@ -140,9 +160,9 @@ describe("the agent's network", () => {
     for (const address of ['93.184.216.34', '::ffff:93.184.216.34', '2606:2800:220:1::1']) expect(mayReach(any, { host: 'example.com', port: 443 }, address), address).toBe(true);
   });
 
-  it("reaches the known agent's hosts, those of the providers it has a key for, its configured endpoints, its MCP servers and the editor's", () => {
+  it("reaches the known agent's hosts, those of the providers it has a key for, its configured endpoints, its MCP servers (ours and its own settings') and the editor's", () => {
     const codexHome = tempDir('buckley-codex');
-    writeFileSync(join(codexHome, 'config.toml'), '[model_providers.local]\nbase_url = "http://127.0.0.1:4000/v1"\n');
+    writeFileSync(join(codexHome, 'config.toml'), '[model_providers.local]\nbase_url = "http://127.0.0.1:4000/v1"\n[mcp_servers.linear]\nurl = "https://mcp.linear.app/mcp"\n');
     const entries = egressRules({
       known: knownByCommand(['codex-acp']),
       env: { CODEX_HOME: codexHome, OPENROUTER_API_KEY: 'k' },
@@ -152,7 +172,7 @@ describe("the agent's network", () => {
       settings: { allow: ['registry.example.com'], allowInTasks: ['registry.npmjs.org'] },
       task: false,
     }).map((rule) => (rule.port === undefined ? rule.host : `${rule.host}:${rule.port}`));
-    expect(entries).toEqual(['api.openai.com', 'chatgpt.com', 'auth.openai.com', 'openrouter.ai', '127.0.0.1:4000', 'models.example.com:443', 'mcp.example.com:443', '127.0.0.1:39999', 'registry.example.com']);
+    expect(entries).toEqual(['api.openai.com', 'chatgpt.com', 'auth.openai.com', 'openrouter.ai', '127.0.0.1:4000', 'mcp.linear.app:443', 'models.example.com:443', 'mcp.example.com:443', '127.0.0.1:39999', 'registry.example.com']);
   });
 });
 

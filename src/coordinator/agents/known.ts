@@ -51,7 +51,47 @@ export interface KnownAgent {
   defaultEnv?: Record<string, string>;
   /** It says it takes images in a prompt but drops them unsaid (so the user is told, as for an agent that takes none). */
   dropsImages?: true;
+  /** The cloud its model is reached through, where its environment chooses one (Amazon Bedrock, Google Vertex AI). */
+  cloudLogins?(env: NodeJS.ProcessEnv): CloudLogin[];
 }
+
+/**
+ * A cloud's login the agent's model is reached through: its variables (which look secret), its
+ * credential folder (hidden from every other agent), where it refreshes a token, and the hosts of
+ * its API and its token services.
+ */
+export interface CloudLogin {
+  /** "Amazon Bedrock (CLAUDE_CODE_USE_BEDROCK)". */
+  what: string;
+  /** Names and patterns (`AWS_*`) of its variables, passed on. */
+  keys: readonly string[];
+  /** Its credential places, shown read-only. */
+  shown: string[];
+  /** Where it writes a refreshed token (an SSO cache), where it exists. */
+  writable: string[];
+  hosts: readonly string[];
+}
+
+/** A variable set to something that means yes (`1`, `true`). */
+const chosen = (env: NodeJS.ProcessEnv, name: string) => /^(1|true|yes|on)$/i.test(env[name]?.trim() ?? '');
+
+/** The AWS SDK's login: its variables, `~/.aws` (or where AWS_CONFIG_FILE and AWS_SHARED_CREDENTIALS_FILE put it), its SSO and CLI caches. */
+export const awsLogin = (env: NodeJS.ProcessEnv, why: string): CloudLogin => ({
+  what: `Amazon Bedrock (${why})`,
+  keys: ['AWS_*'],
+  shown: [join(home(env), '.aws'), ...variables(env, 'AWS_CONFIG_FILE', 'AWS_SHARED_CREDENTIALS_FILE')],
+  writable: ['sso/cache', 'cli/cache'].map((folder) => join(home(env), '.aws', folder)),
+  hosts: ['bedrock-runtime.*.amazonaws.com', 'bedrock.*.amazonaws.com', 'sts.amazonaws.com', 'sts.*.amazonaws.com', 'portal.sso.*.amazonaws.com', 'oidc.*.amazonaws.com'],
+});
+
+/** Google's application default credentials: gcloud's folder (or CLOUDSDK_CONFIG), the key file GOOGLE_APPLICATION_CREDENTIALS names. */
+export const googleCloudLogin = (env: NodeJS.ProcessEnv, why: string): CloudLogin => ({
+  what: `Google Vertex AI (${why})`,
+  keys: ['GOOGLE_APPLICATION_CREDENTIALS', 'GOOGLE_CLOUD_*', 'CLOUDSDK_*'],
+  shown: [env.CLOUDSDK_CONFIG || join(xdg(env, 'XDG_CONFIG_HOME'), 'gcloud'), ...variables(env, 'GOOGLE_APPLICATION_CREDENTIALS')],
+  writable: [],
+  hosts: ['*-aiplatform.googleapis.com', 'aiplatform.googleapis.com', 'oauth2.googleapis.com', 'sts.googleapis.com', 'iamcredentials.googleapis.com'],
+});
 
 export const home = (env: NodeJS.ProcessEnv) => env.HOME || homedir();
 const xdg = (env: NodeJS.ProcessEnv, variable: 'XDG_CONFIG_HOME' | 'XDG_DATA_HOME' | 'XDG_STATE_HOME' | 'XDG_CACHE_HOME') =>
@@ -86,6 +126,12 @@ export const PROVIDER_HOSTS: Readonly<Record<string, readonly string[]>> = {
   XAI_API_KEY: ['api.x.ai'],
   DASHSCOPE_API_KEY: ['dashscope.aliyuncs.com', 'dashscope-intl.aliyuncs.com'],
 };
+
+/**
+ * An agent that uses whichever provider it has a key for (opencode, Kilo, goose, Buckley): its
+ * own key variables first (the one to suggest), then every provider's.
+ */
+const anyProvider = (...own: string[]): string[] => [...new Set([...own, ...Object.keys(PROVIDER_HOSTS)])];
 
 /** Values of `key = "…"` (TOML) or `"key": "…"` (JSON) in a settings file: where it points a model. */
 function settingsUrls(path: string, key: string): string[] {
@@ -141,6 +187,7 @@ export const KNOWN_AGENTS: readonly KnownAgent[] = [
     hosts: ['api.anthropic.com', 'console.anthropic.com', 'platform.claude.com', 'claude.ai'],
     endpoints: (env) => variables(env, 'ANTHROPIC_BASE_URL', 'ANTHROPIC_BEDROCK_BASE_URL', 'ANTHROPIC_VERTEX_BASE_URL'),
     login: 'run `claude /login` in a terminal',
+    cloudLogins: (env) => [...(chosen(env, 'CLAUDE_CODE_USE_BEDROCK') ? [awsLogin(env, 'CLAUDE_CODE_USE_BEDROCK')] : []), ...(chosen(env, 'CLAUDE_CODE_USE_VERTEX') ? [googleCloudLogin(env, 'CLAUDE_CODE_USE_VERTEX')] : [])],
     // It retries a failed request (a refused key too) for minutes without a word over ACP: two
     // retries get past a passing failure and bring a lasting one to the editor in seconds.
     defaultEnv: { CLAUDE_CODE_MAX_RETRIES: '2' },
@@ -179,6 +226,7 @@ export const KNOWN_AGENTS: readonly KnownAgent[] = [
     hosts: ['generativelanguage.googleapis.com', 'cloudcode-pa.googleapis.com', 'oauth2.googleapis.com', 'aiplatform.googleapis.com', '*-aiplatform.googleapis.com'],
     endpoints: (env) => variables(env, 'GOOGLE_GEMINI_BASE_URL', 'GOOGLE_VERTEX_BASE_URL'),
     login: 'run `gemini` in a terminal and log in',
+    cloudLogins: (env) => (chosen(env, 'GOOGLE_GENAI_USE_VERTEXAI') ? [googleCloudLogin(env, 'GOOGLE_GENAI_USE_VERTEXAI')] : []),
   },
   {
     title: 'Qwen Code',
@@ -206,7 +254,7 @@ export const KNOWN_AGENTS: readonly KnownAgent[] = [
     stateDirs: (env) => xdgDirs(env, 'opencode'),
     runsCode: (env) => opencodePlugins(env, 'opencode'),
     runsCodeIn: (env) => ['opencode.json', 'opencode.jsonc', 'config.json'].map((name) => ({ file: join(xdg(env, 'XDG_CONFIG_HOME'), 'opencode', name), keys: OPENCODE_COMMANDS })),
-    keys: ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'OPENROUTER_API_KEY', 'GEMINI_API_KEY', 'OPENCODE_API_KEY'],
+    keys: anyProvider('ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'OPENROUTER_API_KEY', 'GEMINI_API_KEY', 'OPENCODE_API_KEY'),
     // OpenCode Zen (its own models) and the models list it reads at start.
     hosts: ['opencode.ai', '*.opencode.ai', 'models.dev'],
     endpoints: (env) => opencodeConfigs(env).flatMap((path) => settingsUrls(path, 'baseURL')),
@@ -227,7 +275,7 @@ export const KNOWN_AGENTS: readonly KnownAgent[] = [
     stateDirs: (env) => [...xdgDirs(env, 'kilo'), join(xdg(env, 'XDG_STATE_HOME'), 'kilo-sandbox-policy')],
     runsCode: (env) => opencodePlugins(env, 'kilo'),
     runsCodeIn: (env) => kiloConfigs(env).map((file) => ({ file, keys: OPENCODE_COMMANDS })),
-    keys: ['KILO_API_KEY', 'ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'OPENROUTER_API_KEY', 'GEMINI_API_KEY'],
+    keys: anyProvider('KILO_API_KEY', 'ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'OPENROUTER_API_KEY', 'GEMINI_API_KEY'),
     // Its gateway (its own models), its login, and the models list it reads at start.
     hosts: ['kilo.ai', '*.kilo.ai', 'models.dev'],
     endpoints: (env) => kiloConfigs(env).flatMap((path) => settingsUrls(path, 'baseURL')),
@@ -264,7 +312,7 @@ export const KNOWN_AGENTS: readonly KnownAgent[] = [
       const log = flagValue(command, '--log');
       return log ? [{ path: log, initial: '' }] : [];
     },
-    keys: ['OPENROUTER_API_KEY', 'OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'GOOGLE_API_KEY'],
+    keys: anyProvider('OPENROUTER_API_KEY', 'OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'GOOGLE_API_KEY'),
     hosts: ['openrouter.ai'],
     endpoints: (env) => variables(env, 'BUCKLEY_OLLAMA_BASE_URL', 'BUCKLEY_OPENAI_COMPATIBLE_BASE_URL', 'BUCKLEY_LITELLM_BASE_URL', 'LITELLM_BASE_URL'),
     login: 'set OPENROUTER_API_KEY (or another provider\'s key) in ~/.buckley/config.env',
@@ -276,7 +324,7 @@ export const KNOWN_AGENTS: readonly KnownAgent[] = [
     acpNames: /^goose$/i,
     stateDirs: (env) => xdgDirs(env, 'goose'),
     runsCode: (env) => [join(xdg(env, 'XDG_CONFIG_HOME'), 'goose', 'config.yaml')],
-    keys: ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'GOOGLE_API_KEY', 'OPENROUTER_API_KEY'],
+    keys: anyProvider('OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'GOOGLE_API_KEY', 'OPENROUTER_API_KEY'),
     hosts: [],
     endpoints: (env) => variables(env, 'OPENAI_HOST', 'ANTHROPIC_HOST', 'OLLAMA_HOST', 'DATABRICKS_HOST'),
     login: 'run `goose configure` in a terminal',

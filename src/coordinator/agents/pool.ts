@@ -209,8 +209,11 @@ export class AgentPool implements AgentDriver {
   }
 
   sandboxNotes(): string[] {
-    const { withheld } = this.environment();
+    const environment = this.environment();
+    const { withheld } = environment;
     const notes = [withheld.length ? `the agent's environment keeps back ${withheld.length} variable(s) that look like secrets: ${withheldNames(withheld, 20)} (buckley.agent.passEnv passes one on)` : "the agent's environment holds no variable that looks like a secret"];
+    const named = namedWords(environment);
+    if (named) notes.push(named);
     if (this.sandboxProblem) return notes;
     const tasks = this.options.sandbox.network.allowInTasks.join(', ') || 'nothing';
     notes.push(this.networkProblem ? `the agent keeps the whole network, the machine's own services included: ${this.networkProblem}` : `the agent's network is confined: it reaches ${this.reachable()}, nothing else (tasks add: ${tasks})`);
@@ -355,6 +358,7 @@ export class AgentPool implements AgentDriver {
       writesWorkspace: intent === 'task' && this.mayWrite(workspace, env),
       ...places,
       workspaceCredentials: credentials,
+      shown: (known?.cloudLogins?.(env) ?? []).flatMap((cloud) => cloud.shown),
       home: env.HOME || homedir(),
       // The program as PATH finds it, the files the command names (`node /x/agent.js`), and those a
       // wrapper script it is names (`exec node /tmp/x/agent.js`).
@@ -425,6 +429,11 @@ export class AgentPool implements AgentDriver {
     if (this.saidAtLaunch) return;
     this.saidAtLaunch = true;
     for (const caveat of this.known()?.caveats?.(environment.env) ?? []) this.options.logger.warn(caveat);
+    const named = namedWords(environment);
+    if (named) this.options.logger.info(named);
+    for (const cloud of this.known()?.cloudLogins?.(environment.env) ?? []) {
+      this.options.logger.info(`${this.known()!.title} reaches its model through ${cloud.what}: its login is shown to it (${cloud.shown.join(', ')}, read-only; ${cloud.keys.join(', ')} passed on), and its network reaches ${cloud.hosts.join(', ')}`);
+    }
     if (environment.withheld.length === 0) return;
     this.options.logger.info(`the agent's environment keeps back what looks like secrets: ${withheldNames(environment.withheld, 20)} (buckley.agent.passEnv passes one on)`);
   }
@@ -453,4 +462,13 @@ function isDirectory(path: string): boolean {
 function uncoveredWords(file: CoveredFile, agent: string): string {
   const lost = file.covers === 'hidden' ? 'hid it' : 'kept it read-only';
   return `${file.path} was replaced on disk while ${agent} worked, and its sandbox no longer ${lost} (a file bound alone goes with the file replaced): the turn was stopped. Run it again: it gets a new sandbox that covers the new file`;
+}
+
+/** The secret-looking variables passed on because the agent's settings name them, by file: "GITHUB_TOKEN (named in ~/.gemini/settings.json)". */
+function namedWords(environment: AgentEnvironment): string | undefined {
+  if (!environment.named?.length) return undefined;
+  const byFile = new Map<string, string[]>();
+  for (const { name, file } of environment.named) byFile.set(file, [...(byFile.get(file) ?? []), name]);
+  const words = [...byFile].map(([file, names]) => `${names.join(', ')} (named in ${file})`);
+  return `the agent's environment keeps what looks like secrets but its own settings name: ${words.join('; ')}`;
 }

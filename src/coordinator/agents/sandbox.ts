@@ -46,6 +46,8 @@ export interface SandboxPlan {
   guarded?: string[];
   /** Credential files and folders found in the workspace (credentialScan.ts). */
   workspaceCredentials: string[];
+  /** Credential places the agent's cloud login needs (`~/.aws` for Amazon Bedrock): not hidden, read-only. */
+  shown?: string[];
   /** The user's home, for its credential folders. */
   home: string;
   /** The agent's program and the files its command names: their top folder is put back when it is under `/tmp` or `/run`. */
@@ -224,12 +226,13 @@ export function writableIn(plan: SandboxPlan, path: string): boolean {
  * the network is confined — the machine's Unix sockets the sandbox would show (not those in its
  * private `/tmp` and `/run`, nor our own relays').
  */
-export function hiddenPaths(plan: Pick<SandboxPlan, 'home' | 'workspaceCredentials' | 'stateDirs' | 'workspace' | 'sockets' | 'network' | 'cwd' | 'visible' | 'programPaths'>): string[] {
+export function hiddenPaths(plan: Pick<SandboxPlan, 'home' | 'workspaceCredentials' | 'shown' | 'stateDirs' | 'workspace' | 'sockets' | 'network' | 'cwd' | 'visible' | 'programPaths'>): string[] {
   const places = credentialPlaces(plan.home)
     .map((place) => place.path)
     // `/root` is a credential as someone else's home; as the agent's own (root's) home, its state lives there.
     .filter((path) => !under(real(plan.home), real(path)) && !(plan.workspace && under(real(plan.workspace), real(path))));
-  const credentials = [...new Set([...places, ...plan.workspaceCredentials].filter((path) => existsSync(path)).map(real))];
+  const shown = (plan.shown ?? []).filter((path) => existsSync(path)).map(real);
+  const credentials = [...new Set([...places, ...plan.workspaceCredentials].filter((path) => existsSync(path)).map(real))].filter((path) => !shown.some((place) => under(path, place)));
   // A socket in a folder hidden whole (`~/.gnupg`'s agent) is gone with it.
   const folders = credentials.filter((path) => isDirectory(path));
   // The machine's services are the network's: an agent whose network is not confined keeps them.

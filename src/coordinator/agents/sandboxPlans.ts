@@ -13,7 +13,8 @@ import { stateDirectory } from '../../state.js';
 import type { GuardedKeys } from './guardedState.js';
 import { endpointOf, ruleOf, type EgressRule } from './egress.js';
 import { PROVIDER_HOSTS, type KnownAgent } from './known.js';
-import { nameMatcher, withoutSecrets, type AgentEnvironment } from './secrets.js';
+import { looksSecret, nameMatcher, withoutSecrets, type AgentEnvironment } from './secrets.js';
+import { namedVariables, serverUrls, settingsFilesOf } from './agentSettings.js';
 
 /** Variables of the server's environment that are not the agent's business. */
 const NOT_PASSED = ['IS_SANDBOX'];
@@ -28,16 +29,21 @@ export interface EnvironmentSettings {
 /**
  * The agent's environment: the server's, without the variables buckley-lsp reads (they are ours:
  * `buckley acp` takes a BUCKLEY_AGENT of its own for its profile), IS_SANDBOX, and the secrets —
- * but for the agent's own key variables and `passEnv`; its defaults under, `buckley.agent.env` over.
+ * but for the agent's own key variables, those its own settings name (namedVariables.ts) and
+ * `passEnv`; its defaults under, `buckley.agent.env` over.
  */
 export function agentEnvironmentFor(serverEnv: NodeJS.ProcessEnv, settings: EnvironmentSettings, known: KnownAgent | undefined): AgentEnvironment {
   const base: NodeJS.ProcessEnv = { ...serverEnv };
   // A machine's claim to be a sandbox is not the agent's sandbox: IS_SANDBOX makes Claude Code
   // offer "bypass permissions" even to root. The user can still give it (buckley.agent.env).
   for (const name of [...OUR_ENVIRONMENT, ...NOT_PASSED]) delete base[name];
-  const passed = nameMatcher([...(known?.keys ?? []), ...(settings.passEnv ?? [])]);
-  const { env, withheld } = withoutSecrets(base, passed, settings.env ?? {});
-  return { env: { ...known?.defaultEnv, ...env }, withheld };
+  const clouds = known?.cloudLogins?.({ ...base, ...settings.env }) ?? [];
+  const passed = nameMatcher([...(known?.keys ?? []), ...clouds.flatMap((cloud) => cloud.keys), ...(settings.passEnv ?? [])]);
+  // What its own settings name (an MCP server's token, a provider's key): it needs them as much.
+  const named = namedVariables(settingsFilesOf(known, serverEnv)).filter(({ name }) => base[name] !== undefined && !passed(name) && looksSecret(name, base[name]));
+  const byName = new Set(named.map(({ name }) => name));
+  const { env, withheld } = withoutSecrets(base, (name) => passed(name) || byName.has(name), settings.env ?? {});
+  return { env: { ...known?.defaultEnv, ...env }, withheld, ...(named.length ? { named: named.filter(({ name }) => !settings.env?.[name]) } : {}) };
 }
 
 /** `~/x` → `/home/u/x`; a relative path against the working directory. */
@@ -50,7 +56,9 @@ export function expandHome(path: string, env: NodeJS.ProcessEnv): string {
  * what a new one holds): a bind needs something there. Those the sandbox then makes writable.
  */
 export function statePlaces(known: KnownAgent | undefined, env: NodeJS.ProcessEnv, command: readonly string[], writable: readonly string[], logger: Logger): { stateDirs: string[]; stateFiles: string[] } {
-  const stateDirs = [...(known?.stateDirs(env) ?? []), ...writable.map((path) => expandHome(path, env))];
+  // A cloud login's token cache is written where it is (an SSO token refreshed), never made.
+  const caches = (known?.cloudLogins?.(env) ?? []).flatMap((cloud) => cloud.writable).filter((path) => existsSync(path));
+  const stateDirs = [...(known?.stateDirs(env) ?? []), ...caches, ...writable.map((path) => expandHome(path, env))];
   const files = (known?.stateFiles?.(env, command) ?? []).map((file) => ({ ...file, path: expandHome(file.path, env) }));
   for (const path of stateDirs) {
     // A `writable` entry that is not there yet is a folder to be; one that is (a file too) is bound as it is.
@@ -164,7 +172,8 @@ export interface EgressSettings {
 /**
  * The hosts an agent's network reaches: its model's API and login (its known hosts; those of the
  * providers whose key it has), the endpoints its configuration names (its variables, its settings
- * files, every URL `buckley.agent.env` gives it), its MCP servers, our editor MCP server, and the
+ * files, every URL `buckley.agent.env` gives it), its MCP servers (ours to give it, and the remote
+ * ones its own settings configure), our editor MCP server, and the
  * user's additions — for a task, its own too.
  */
 export function egressRules(options: {
@@ -177,9 +186,12 @@ export function egressRules(options: {
   task: boolean;
 }): EgressRule[] {
   const { known, env } = options;
-  const hosts = [...(known?.hosts ?? []), ...Object.keys(PROVIDER_HOSTS).flatMap((key) => (env[key] ? PROVIDER_HOSTS[key]! : []))];
+  const clouds = known?.cloudLogins?.(env) ?? [];
+  const hosts = [...(known?.hosts ?? []), ...clouds.flatMap((cloud) => cloud.hosts), ...Object.keys(PROVIDER_HOSTS).flatMap((key) => (env[key] ? PROVIDER_HOSTS[key]! : []))];
   const urls = [
     ...(known?.endpoints?.(env) ?? []),
+    // The remote MCP servers its own settings configure.
+    ...serverUrls(settingsFilesOf(known, env)),
     ...Object.values(options.given ?? {}).filter((value) => /^(https?|wss?):\/\//i.test(value.trim())),
     ...Object.values(options.mcpServers ?? {}).flatMap((server) => ('url' in server ? [server.url] : Object.values(server.env).filter((value) => /^https?:\/\//i.test(value.trim())))),
     ...(options.editorMcp ? [options.editorMcp] : []),

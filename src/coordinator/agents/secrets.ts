@@ -64,6 +64,8 @@ export interface AgentEnvironment {
   env: NodeJS.ProcessEnv;
   /** The names of the variables kept back, sorted. */
   withheld: string[];
+  /** Secret-looking variables passed on because the agent's own settings name them, with the file that does. */
+  named?: { name: string; file: string }[];
 }
 
 /**

@@ -1,0 +1,94 @@
+/**
+ * What an agent's own settings need from its sandbox: the variables they name and the servers
+ * they point at.
+ *
+ * The variables: `${GITHUB_TOKEN}` in an MCP server's `env` (Claude Code's `~/.claude.json`,
+ * Gemini CLI's and Qwen Code's `settings.json`, Copilot CLI's `mcp-config.json`), `{env:NAME}` in
+ * opencode's and Kilo's config, `env_key`, `env_vars` and `bearer_token_env_var` in Codex's
+ * `config.toml`. The agent needs them in its environment, though their names say secret:
+ * withheld, its MCP server starts without its token, its model provider without its key.
+ * The servers: its remote MCP servers' URLs (`url`, `httpUrl`, `serverUrl`), which its confined
+ * network must reach as it reaches those `buckley.agent.mcpServers` names.
+ *
+ * Only the user's own settings count — those in the home, which the sandbox keeps read-only and
+ * puts back after a turn (guardedState.ts), so no turn adds a name — never a workspace's: a
+ * repository cloned could name any variable to have it handed over, or any host to reach.
+ */
+import { statSync } from 'node:fs';
+import { readFileBounded } from '../../fileAccess.js';
+import type { KnownAgent } from './known.js';
+
+/** Far more than any settings file holds: a file past it is not read for names. */
+const MAX_SETTINGS_BYTES = 1024 * 1024;
+
+const NAME = '[A-Za-z_][A-Za-z0-9_]*';
+/** How settings name a variable, each with the name as its first group. */
+const REFERENCES = [
+  // ${NAME}, ${NAME:-default} (Claude Code, Copilot CLI, Gemini CLI, Qwen Code)
+  new RegExp(`\\$\\{(${NAME})(?::?-[^}]*)?\\}`, 'g'),
+  // $NAME (Gemini CLI, Qwen Code)
+  new RegExp(`\\$(${NAME})`, 'g'),
+  // {env:NAME} (opencode, Kilo)
+  new RegExp(`\\{env:(${NAME})\\}`, 'g'),
+  // env_key = "NAME", bearer_token_env_var = "NAME" (Codex)
+  new RegExp(`\\b(?:env_key|bearer_token_env_var)\\s*=\\s*"(${NAME})"`, 'g'),
+];
+/** env_vars = ["A", "B"] (Codex's MCP servers: the variables passed on to them). */
+const NAME_LISTS = /\benv_vars\s*=\s*\[([^\]]*)\]/g;
+
+const SERVER_URLS = /"?\b(?:url|httpUrl|serverUrl)"?\s*[:=]\s*"(https?:\/\/[^"\s]+)"/g;
+
+/** A variable the agent's settings name, and the file that names it (for the log). */
+export interface NamedVariable {
+  name: string;
+  file: string;
+}
+
+/** The settings files of a known agent where its commands are configured: those whose keys run code. */
+export function settingsFilesOf(known: KnownAgent | undefined, env: NodeJS.ProcessEnv): string[] {
+  if (!known) return [];
+  const files = [...(known.runsCode?.(env) ?? []), ...(known.runsCodeIn?.(env) ?? []).map((guard) => guard.file)];
+  return [...new Set(files.filter((file) => !file.includes('*') && isFile(file)))];
+}
+
+/** The variables those files name, each once (the first file naming it). */
+export function namedVariables(files: readonly string[]): NamedVariable[] {
+  const found = new Map<string, string>();
+  for (const file of files) {
+    for (const name of namesIn(read(file))) if (!found.has(name)) found.set(name, file);
+  }
+  return [...found].map(([name, file]) => ({ name, file }));
+}
+
+/** The URLs of the remote MCP servers those files configure. */
+export function serverUrls(files: readonly string[]): string[] {
+  return [...new Set(files.flatMap((file) => urlsIn(read(file))))];
+}
+
+/** `"url": "https://…"` (JSON), `url = "https://…"` (TOML), and `httpUrl`, `serverUrl` alike. */
+export function urlsIn(text: string): string[] {
+  return [...text.matchAll(SERVER_URLS)].map((match) => match[1]!);
+}
+
+/** The names a settings text refers to. */
+export function namesIn(text: string): string[] {
+  const names = REFERENCES.flatMap((pattern) => [...text.matchAll(pattern)].map((match) => match[1]!));
+  for (const list of text.matchAll(NAME_LISTS)) names.push(...[...list[1]!.matchAll(new RegExp(`"(${NAME})"`, 'g'))].map((match) => match[1]!));
+  return [...new Set(names)];
+}
+
+function read(file: string): string {
+  try {
+    return readFileBounded(file, MAX_SETTINGS_BYTES).toString('utf8');
+  } catch {
+    return '';
+  }
+}
+
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}

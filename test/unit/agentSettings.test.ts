@@ -1,0 +1,41 @@
+/**
+ * The variables an agent's own settings name, in each agent's way of naming them: found in the
+ * settings as the agents write them, and only in the files of the agent known.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { namedVariables, namesIn, settingsFilesOf, urlsIn } from '../../src/coordinator/agents/agentSettings.js';
+import { knownByCommand } from '../../src/coordinator/agents/recognize.js';
+import { tempDir } from '../helpers/temp.js';
+
+describe('what an agent’s own settings need: the variables they name, the servers they point at', () => {
+  it.each([
+    ['Claude Code (~/.claude.json, ${VAR} and ${VAR:-default})', '{"mcpServers":{"gh":{"env":{"T":"${GITHUB_TOKEN}","U":"${SENTRY_AUTH_TOKEN:-none}"}}}}', ['GITHUB_TOKEN', 'SENTRY_AUTH_TOKEN']],
+    ['Gemini CLI and Qwen Code ($VAR inside a string)', '{"mcpServers":{"gh":{"headers":{"Authorization":"Bearer $GITLAB_TOKEN"}}}}', ['GITLAB_TOKEN']],
+    ['opencode and Kilo ({env:VAR})', '{"provider":{"deep":{"options":{"apiKey":"{env:DEEPSEEK_KEY}"}}}}', ['DEEPSEEK_KEY']],
+    ['Codex (env_key, bearer_token_env_var, env_vars)', '[model_providers.azure]\nenv_key = "AZURE_OPENAI_API_KEY"\n[mcp_servers.gh]\nbearer_token_env_var = "GH_PAT"\nenv_vars = ["LINEAR_API_KEY", "NOTION_TOKEN"]\n', ['AZURE_OPENAI_API_KEY', 'GH_PAT', 'LINEAR_API_KEY', 'NOTION_TOKEN']],
+  ])('%s', (_agent, text, names) => {
+    expect(namesIn(text).sort()).toEqual([...names].sort());
+  });
+
+  it("finds the remote MCP servers' URLs, in JSON and TOML", () => {
+    expect(urlsIn('{"mcpServers":{"a":{"httpUrl":"https://a.example/mcp"},"b":{"url":"https://b.example/sse"},"c":{"command":"c"}}}')).toEqual(['https://a.example/mcp', 'https://b.example/sse']);
+    expect(urlsIn('[mcp_servers.linear]\nurl = "https://mcp.linear.app/mcp"\n')).toEqual(['https://mcp.linear.app/mcp']);
+  });
+
+  it('names nothing where the settings give values, not names', () => {
+    expect(namesIn('{"mcpServers":{"x":{"command":"x","env":{"TOKEN":"literal-value"}}},"price":"5$"}')).toEqual([]);
+  });
+
+  it("reads the known agent's own settings files only, each name with the first file naming it", () => {
+    const home = tempDir('buckley-named');
+    mkdirSync(join(home, '.gemini'));
+    writeFileSync(join(home, '.gemini', 'settings.json'), '{"mcpServers":{"gh":{"env":{"T":"$GITHUB_TOKEN"}}}}');
+    const env = { HOME: home };
+    const gemini = knownByCommand(['gemini', '--acp']);
+    expect(settingsFilesOf(gemini, env)).toEqual([join(home, '.gemini', 'settings.json')]);
+    expect(namedVariables(settingsFilesOf(gemini, env))).toEqual([{ name: 'GITHUB_TOKEN', file: join(home, '.gemini', 'settings.json') }]);
+    expect(settingsFilesOf(undefined, env)).toEqual([]);
+  });
+});
