@@ -5,7 +5,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { namedVariables, namesIn, settingsFilesOf, urlsIn } from '../../src/coordinator/agents/agentSettings.js';
+import { namedVariables, namesIn, settingsOf, urlsIn } from '../../src/coordinator/agents/agentSettings.js';
 import { knownByCommand } from '../../src/coordinator/agents/recognize.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -28,14 +28,15 @@ describe('what an agent’s own settings need: the variables they name, the serv
     expect(namesIn('{"mcpServers":{"x":{"command":"x","env":{"TOKEN":"literal-value"}}},"price":"5$"}')).toEqual([]);
   });
 
-  it("reads the known agent's own settings files only, each name with the first file naming it", () => {
+  it("reads the known agent's settings the sandbox keeps as the user wrote them: a read-only file whole, a file it writes itself at its guarded keys only", () => {
     const home = tempDir('buckley-named');
     mkdirSync(join(home, '.gemini'));
     writeFileSync(join(home, '.gemini', 'settings.json'), '{"mcpServers":{"gh":{"env":{"T":"$GITHUB_TOKEN"}}}}');
+    // Claude Code writes ~/.claude.json itself: a name outside its MCP servers may be the agent's doing.
+    writeFileSync(join(home, '.claude.json'), JSON.stringify({ mcpServers: { sentry: { env: { T: '${SENTRY_TOKEN}' } } }, tipsHistory: { x: '${AWS_SECRET_ACCESS_KEY}' } }));
     const env = { HOME: home };
-    const gemini = knownByCommand(['gemini', '--acp']);
-    expect(settingsFilesOf(gemini, env)).toEqual([join(home, '.gemini', 'settings.json')]);
-    expect(namedVariables(settingsFilesOf(gemini, env))).toEqual([{ name: 'GITHUB_TOKEN', file: join(home, '.gemini', 'settings.json') }]);
-    expect(settingsFilesOf(undefined, env)).toEqual([]);
+    expect(namedVariables(settingsOf(knownByCommand(['gemini', '--acp']), env))).toEqual([{ name: 'GITHUB_TOKEN', file: join(home, '.gemini', 'settings.json') }]);
+    expect(namedVariables(settingsOf(knownByCommand(['claude-agent-acp']), env))).toEqual([{ name: 'SENTRY_TOKEN', file: join(home, '.claude.json') }]);
+    expect(settingsOf(undefined, env)).toEqual([]);
   });
 });

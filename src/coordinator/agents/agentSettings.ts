@@ -10,12 +10,13 @@
  * The servers: its remote MCP servers' URLs (`url`, `httpUrl`, `serverUrl`), which its confined
  * network must reach as it reaches those `buckley.agent.mcpServers` names.
  *
- * Only the user's own settings count — those in the home, which the sandbox keeps read-only and
- * puts back after a turn (guardedState.ts), so no turn adds a name — never a workspace's: a
+ * Only the user's own settings count — those in the home that the sandbox keeps read-only, or puts
+ * back after a turn (guardedState.ts), so no turn adds a name — never a workspace's: a
  * repository cloned could name any variable to have it handed over, or any host to reach.
  */
 import { statSync } from 'node:fs';
 import { readFileBounded } from '../../fileAccess.js';
+import { guardedValues } from './guardedState.js';
 import type { KnownAgent } from './known.js';
 
 /** Far more than any settings file holds: a file past it is not read for names. */
@@ -44,25 +45,37 @@ export interface NamedVariable {
   file: string;
 }
 
-/** The settings files of a known agent where its commands are configured: those whose keys run code. */
-export function settingsFilesOf(known: KnownAgent | undefined, env: NodeJS.ProcessEnv): string[] {
-  if (!known) return [];
-  const files = [...(known.runsCode?.(env) ?? []), ...(known.runsCodeIn?.(env) ?? []).map((guard) => guard.file)];
-  return [...new Set(files.filter((file) => !file.includes('*') && isFile(file)))];
+/** A settings file of the agent's, and what of it is the user's: all of it, or the values at its guarded keys. */
+export interface SettingsText {
+  file: string;
+  text: string;
 }
 
-/** The variables those files name, each once (the first file naming it). */
-export function namedVariables(files: readonly string[]): NamedVariable[] {
+/**
+ * The known agent's settings as the user wrote them: whole, those the sandbox keeps read-only
+ * (`runsCode`); of a file it writes itself (`runsCodeIn`: `~/.claude.json`, opencode's config),
+ * the values at its guarded keys only — the rest of it is the agent's to write, and a name it put
+ * there would hand it that variable at its next start.
+ */
+export function settingsOf(known: KnownAgent | undefined, env: NodeJS.ProcessEnv): SettingsText[] {
+  if (!known) return [];
+  const whole = (known.runsCode?.(env) ?? []).filter((file) => !file.includes('*') && isFile(file)).map((file) => ({ file, text: read(file) }));
+  const keyed = (known.runsCodeIn?.(env) ?? []).filter((guard) => isFile(guard.file)).map((guard) => ({ file: guard.file, text: guardedValues(guard).join('\n') }));
+  return [...whole, ...keyed].filter(({ text }) => text);
+}
+
+/** The variables those settings name, each once (the first file naming it). */
+export function namedVariables(settings: readonly SettingsText[]): NamedVariable[] {
   const found = new Map<string, string>();
-  for (const file of files) {
-    for (const name of namesIn(read(file))) if (!found.has(name)) found.set(name, file);
+  for (const { file, text } of settings) {
+    for (const name of namesIn(text)) if (!found.has(name)) found.set(name, file);
   }
   return [...found].map(([name, file]) => ({ name, file }));
 }
 
-/** The URLs of the remote MCP servers those files configure. */
-export function serverUrls(files: readonly string[]): string[] {
-  return [...new Set(files.flatMap((file) => urlsIn(read(file))))];
+/** The URLs of the remote MCP servers those settings configure. */
+export function serverUrls(settings: readonly SettingsText[]): string[] {
+  return [...new Set(settings.flatMap(({ text }) => urlsIn(text)))];
 }
 
 /** `"url": "https://…"` (JSON), `url = "https://…"` (TOML), and `httpUrl`, `serverUrl` alike. */

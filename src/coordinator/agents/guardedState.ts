@@ -184,6 +184,11 @@ function stateOf(guard: GuardedKeys): KeyedState {
   return state;
 }
 
+/** What stands at a guarded file's keys now, as JSON texts: the user's (a turn's change to them is put back). */
+export function guardedValues(guard: GuardedKeys): string[] {
+  return [...(stateOf(guard).values?.values() ?? [])];
+}
+
 function readState(guard: GuardedKeys): KeyedState {
   let text: string;
   try {

@@ -102,10 +102,11 @@ const xdgDirs = (env: NodeJS.ProcessEnv, name: string) => (['XDG_CONFIG_HOME', '
 const opencodePlugins = (env: NodeJS.ProcessEnv, name: string) => ['plugin', 'plugins'].map((folder) => join(xdg(env, 'XDG_CONFIG_HOME'), name, folder));
 /**
  * What in opencode's (and Kilo's) config runs commands: MCP servers, plugins, formatters, language
- * servers. Keys, not the file: it writes its config itself at its first start (`$schema`; Kilo
- * migrates its permissions there).
+ * servers — and its providers: a `baseURL` with `{env:GITHUB_TOKEN}` as its key sends that
+ * variable where the URL points the next time you run it. Keys, not the file: it writes its config
+ * itself at its first start (`$schema`; Kilo migrates its permissions there).
  */
-const OPENCODE_COMMANDS = ['mcp', 'plugin', 'formatter', 'lsp'];
+const OPENCODE_COMMANDS = ['mcp', 'plugin', 'formatter', 'lsp', 'provider'];
 /** The values of those of `names` that are set. */
 const variables = (env: NodeJS.ProcessEnv, ...names: string[]) => names.flatMap((name) => (env[name] ? [env[name]!] : []));
 
