@@ -7,7 +7,12 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { namedVariables, namesIn, settingsOf, urlsIn } from '../../src/coordinator/agents/agentSettings.js';
 import { knownByCommand } from '../../src/coordinator/agents/recognize.js';
+import { GuardJournal } from '../../src/coordinator/agents/guardJournal.js';
+import { watchGuarded } from '../../src/coordinator/agents/guardedState.js';
+import type { Logger } from '../../src/logger.js';
 import { tempDir } from '../helpers/temp.js';
+
+const silent = { error: () => undefined, warn: () => undefined, info: () => undefined, debug: () => undefined } as unknown as Logger;
 
 describe('what an agent’s own settings need: the variables they name, the servers they point at', () => {
   it.each([
@@ -38,5 +43,26 @@ describe('what an agent’s own settings need: the variables they name, the serv
     expect(namedVariables(settingsOf(knownByCommand(['gemini', '--acp']), env))).toEqual([{ name: 'GITHUB_TOKEN', file: join(home, '.gemini', 'settings.json') }]);
     expect(namedVariables(settingsOf(knownByCommand(['claude-agent-acp']), env))).toEqual([{ name: 'SENTRY_TOKEN', file: join(home, '.claude.json') }]);
     expect(settingsOf(undefined, env)).toEqual([]);
+  });
+
+  it('reads them as they stood before the turns under way (the guard’s journal): a name a turn wrote, or a settings file it made, counts for nothing until the turn is checked and it is undone', () => {
+    const [home, folder] = [tempDir('buckley-named'), tempDir('buckley-journal')];
+    const claudeJson = join(home, '.claude.json');
+    writeFileSync(claudeJson, JSON.stringify({ mcpServers: { sentry: { env: { T: '${SENTRY_TOKEN}' } } } }));
+    const env = { HOME: home };
+    const claude = knownByCommand(['claude-agent-acp'])!;
+    const journal = new GuardJournal(folder, silent);
+    journal.prepare();
+    const turn = watchGuarded(claude.runsCode!(env), claude.runsCodeIn!(env), () => 'Claude Code', silent, journal.record());
+    // The agent, during the turn: a server of its own naming another secret, and a settings file made.
+    writeFileSync(claudeJson, JSON.stringify({ mcpServers: { sentry: { env: { T: '${SENTRY_TOKEN}' } }, evil: { env: { K: '${AWS_SECRET_ACCESS_KEY}' } } } }));
+    mkdirSync(join(home, '.claude'), { recursive: true });
+    writeFileSync(join(home, '.claude', 'settings.json'), '{"env":{"X":"${GITHUB_TOKEN}"}}');
+    const names = () => namedVariables(settingsOf(claude, env, journal.beforeTurns())).map(({ name }) => name);
+    expect(names()).toEqual(['SENTRY_TOKEN']);
+    // Without the journal's word, the turn's writes would count.
+    expect(namedVariables(settingsOf(claude, env)).map(({ name }) => name).sort()).toEqual(['AWS_SECRET_ACCESS_KEY', 'GITHUB_TOKEN', 'SENTRY_TOKEN']);
+    turn.check();
+    expect(names()).toEqual(['SENTRY_TOKEN']);
   });
 });

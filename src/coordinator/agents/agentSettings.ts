@@ -11,12 +11,14 @@
  * network must reach as it reaches those `buckley.agent.mcpServers` names.
  *
  * Only the user's own settings count — those in the home that the sandbox keeps read-only, or puts
- * back after a turn (guardedState.ts), so no turn adds a name — never a workspace's: a
+ * back after a turn (guardedState.ts), as they stood before the turns under way (the guard's
+ * journal), so no turn adds a name — never a workspace's: a
  * repository cloned could name any variable to have it handed over, or any host to reach.
  */
 import { statSync } from 'node:fs';
 import { readFileBounded } from '../../fileAccess.js';
 import { guardedValues } from './guardedState.js';
+import type { BeforeTurns } from './guardJournal.js';
 import type { KnownAgent } from './known.js';
 
 /** Far more than any settings file holds: a file past it is not read for names. */
@@ -57,12 +59,17 @@ export interface SettingsText {
  * the values at its guarded keys only — the rest of it is the agent's to write, and a name it put
  * there would hand it that variable at its next start.
  */
-export function settingsOf(known: KnownAgent | undefined, env: NodeJS.ProcessEnv): SettingsText[] {
+export function settingsOf(known: KnownAgent | undefined, env: NodeJS.ProcessEnv, before: BeforeTurns = NO_TURNS): SettingsText[] {
   if (!known) return [];
-  const whole = (known.runsCode?.(env) ?? []).filter((file) => !file.includes('*') && isFile(file)).map((file) => ({ file, text: read(file) }));
-  const keyed = (known.runsCodeIn?.(env) ?? []).filter((guard) => isFile(guard.file)).map((guard) => ({ file: guard.file, text: guardedValues(guard).join('\n') }));
+  // While a turn is under way, as they were before it: a file it made is not the user's, nor a value it wrote.
+  const whole = (known.runsCode?.(env) ?? []).filter((file) => !file.includes('*') && !before.absent.has(file) && isFile(file)).map((file) => ({ file, text: read(file) }));
+  const keyed = (known.runsCodeIn?.(env) ?? [])
+    .filter((guard) => !before.absent.has(guard.file) && isFile(guard.file))
+    .map((guard) => ({ file: guard.file, text: (before.values.get(guard.file) ?? guardedValues(guard)).join('\n') }));
   return [...whole, ...keyed].filter(({ text }) => text);
 }
+
+const NO_TURNS: BeforeTurns = { absent: new Set(), values: new Map() };
 
 /** The variables those settings name, each once (the first file naming it). */
 export function namedVariables(settings: readonly SettingsText[]): NamedVariable[] {

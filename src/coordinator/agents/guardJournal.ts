@@ -39,6 +39,14 @@ export function guardJournalOf(env: NodeJS.ProcessEnv, logger: Logger): GuardJou
   return new GuardJournal(join(stateDirectory(env), 'guards'), logger);
 }
 
+/** What the guarded places held before the turns under way began (GuardJournal.beforeTurns). */
+export interface BeforeTurns {
+  /** Places then absent (a file made since is a turn's). */
+  absent: Set<string>;
+  /** A keyed file's values at its guarded keys then (JSON texts). */
+  values: Map<string, string[]>;
+}
+
 export class GuardJournal {
   private next = 0;
   private saidUnwritable = false;
@@ -75,6 +83,33 @@ export class GuardJournal {
         if (saved) rmSync(path, { force: true });
       },
     };
+  }
+
+  /**
+   * What the turns under way here (of any buckley-lsp, or of one killed and not yet checked) found
+   * before they began: the guarded places then absent, and the keyed files' values then — the
+   * user's, where the files now may hold a turn's change not yet put back.
+   */
+  beforeTurns(): BeforeTurns {
+    const before: BeforeTurns = { absent: new Set(), values: new Map() };
+    let names: string[];
+    try {
+      names = readdirSync(this.folder);
+    } catch {
+      return before;
+    }
+    for (const name of names.filter((candidate) => RECORD_NAME.test(candidate))) {
+      const parsed = RecordSchema.safeParse(parseOrUndefined(join(this.folder, name)));
+      if (!parsed.success) continue;
+      for (const each of parsed.data.watched) {
+        for (const path of each.absent) before.absent.add(path);
+        for (const { file, existed, values } of each.keyed) {
+          if (!existed) before.absent.add(file);
+          else if (!before.values.has(file)) before.values.set(file, (values ?? []).map(([, value]) => value));
+        }
+      }
+    }
+    return before;
   }
 
   /** Checks the turns of buckley-lsp processes that stopped before they could. */

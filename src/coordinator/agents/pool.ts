@@ -35,6 +35,7 @@ import { watchCovers } from './coverWatch.js';
 import { agentEnvironmentFor, egressRules, guardedKeys, guardedPlaces, holdsTheSystem, statePlaces, visibleFolders, type EgressSettings, type EnvironmentSettings } from './sandboxPlans.js';
 import { watchGuarded, type GuardedKeys, type GuardWatch } from './guardedState.js';
 import { guardJournalOf, type GuardJournal } from './guardJournal.js';
+import { settingsOf, type SettingsText } from './agentSettings.js';
 import { findSocat, NetworkGate, userProxyEnvironment } from './sandboxNetwork.js';
 import { findOnPath } from './which.js';
 import { withheldNames, type AgentEnvironment } from './secrets.js';
@@ -107,8 +108,8 @@ export class AgentPool implements AgentDriver {
   private probed: Promise<void> | undefined;
 
   constructor(private readonly options: PoolOptions) {
-    const environment = this.environment();
     this.journal = guardJournalOf(options.env, options.logger);
+    const environment = this.environment();
     this.entries = new PoolEntries(options.driver({ program: options.command[0]!, args: options.command.slice(1), env: environment.env }, options.cwd, this.startGate), { ...options, unused: (key) => this.closeGates(key) });
   }
 
@@ -280,7 +281,12 @@ export class AgentPool implements AgentDriver {
   }
 
   private environment(): AgentEnvironment {
-    return agentEnvironmentFor(this.options.env, this.options.environment, this.known());
+    return agentEnvironmentFor(this.options.env, this.options.environment, this.known(), this.agentSettings());
+  }
+
+  /** The agent's own settings as the user wrote them: before the turns under way, which may have changed them. */
+  private agentSettings(): SettingsText[] {
+    return settingsOf(this.known(), this.options.env, this.journal.beforeTurns());
   }
 
   private async entryFor(turn: AgentTurn): Promise<Entry> {
@@ -413,7 +419,7 @@ export class AgentPool implements AgentDriver {
   }
 
   private rules(task: boolean, env: NodeJS.ProcessEnv, editorMcp: string | undefined) {
-    return egressRules({ known: this.known(), env, given: this.options.environment.env, mcpServers: this.options.mcpServers, editorMcp, settings: this.options.sandbox.network, task });
+    return egressRules({ known: this.known(), env, given: this.options.environment.env, mcpServers: this.options.mcpServers, editorMcp, settings: this.options.sandbox.network, task, agentSettings: this.agentSettings() });
   }
 
   /** "api.openai.com, 127.0.0.1:4000 and buckley-lsp's editor tools": what an ask's network reaches, in words. */

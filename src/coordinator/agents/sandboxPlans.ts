@@ -14,7 +14,7 @@ import type { GuardedKeys } from './guardedState.js';
 import { endpointOf, ruleOf, type EgressRule } from './egress.js';
 import { PROVIDER_HOSTS, type KnownAgent } from './known.js';
 import { looksSecret, nameMatcher, withoutSecrets, type AgentEnvironment } from './secrets.js';
-import { namedVariables, serverUrls, settingsOf } from './agentSettings.js';
+import { namedVariables, serverUrls, settingsOf, type SettingsText } from './agentSettings.js';
 
 /** Variables of the server's environment that are not the agent's business. */
 const NOT_PASSED = ['IS_SANDBOX'];
@@ -32,7 +32,7 @@ export interface EnvironmentSettings {
  * but for the agent's own key variables, those its own settings name (namedVariables.ts) and
  * `passEnv`; its defaults under, `buckley.agent.env` over.
  */
-export function agentEnvironmentFor(serverEnv: NodeJS.ProcessEnv, settings: EnvironmentSettings, known: KnownAgent | undefined): AgentEnvironment {
+export function agentEnvironmentFor(serverEnv: NodeJS.ProcessEnv, settings: EnvironmentSettings, known: KnownAgent | undefined, agentSettings: readonly SettingsText[] = settingsOf(known, serverEnv)): AgentEnvironment {
   const base: NodeJS.ProcessEnv = { ...serverEnv };
   // A machine's claim to be a sandbox is not the agent's sandbox: IS_SANDBOX makes Claude Code
   // offer "bypass permissions" even to root. The user can still give it (buckley.agent.env).
@@ -40,7 +40,7 @@ export function agentEnvironmentFor(serverEnv: NodeJS.ProcessEnv, settings: Envi
   const clouds = known?.cloudLogins?.({ ...base, ...settings.env }) ?? [];
   const passed = nameMatcher([...(known?.keys ?? []), ...clouds.flatMap((cloud) => cloud.keys), ...(settings.passEnv ?? [])]);
   // What its own settings name (an MCP server's token, a provider's key): it needs them as much.
-  const named = namedVariables(settingsOf(known, serverEnv)).filter(({ name }) => base[name] !== undefined && !passed(name) && looksSecret(name, base[name]));
+  const named = namedVariables(agentSettings).filter(({ name }) => base[name] !== undefined && !passed(name) && looksSecret(name, base[name]));
   const byName = new Set(named.map(({ name }) => name));
   const { env, withheld } = withoutSecrets(base, (name) => passed(name) || byName.has(name), settings.env ?? {});
   return { env: { ...known?.defaultEnv, ...env }, withheld, ...(named.length ? { named: named.filter(({ name }) => !settings.env?.[name]) } : {}) };
@@ -184,6 +184,8 @@ export function egressRules(options: {
   editorMcp: string | undefined;
   settings: EgressSettings;
   task: boolean;
+  /** The agent's own settings (agentSettings.ts), as they stood before the turns under way. */
+  agentSettings?: readonly SettingsText[];
 }): EgressRule[] {
   const { known, env } = options;
   const clouds = known?.cloudLogins?.(env) ?? [];
@@ -191,7 +193,7 @@ export function egressRules(options: {
   const urls = [
     ...(known?.endpoints?.(env) ?? []),
     // The remote MCP servers its own settings configure.
-    ...serverUrls(settingsOf(known, env)),
+    ...serverUrls(options.agentSettings ?? settingsOf(known, env)),
     ...Object.values(options.given ?? {}).filter((value) => /^(https?|wss?):\/\//i.test(value.trim())),
     ...Object.values(options.mcpServers ?? {}).flatMap((server) => ('url' in server ? [server.url] : Object.values(server.env).filter((value) => /^https?:\/\//i.test(value.trim())))),
     ...(options.editorMcp ? [options.editorMcp] : []),
