@@ -29,7 +29,7 @@ export interface EnvironmentSettings {
 /**
  * The agent's environment: the server's, without the variables buckley-lsp reads (they are ours:
  * `buckley acp` takes a BUCKLEY_AGENT of its own for its profile), IS_SANDBOX, and the secrets —
- * but for the agent's own key variables, those its own settings name (namedVariables.ts) and
+ * but for the agent's own key variables, those its own settings name (agentSettings.ts) and
  * `passEnv`; its defaults under, `buckley.agent.env` over.
  */
 export function agentEnvironmentFor(serverEnv: NodeJS.ProcessEnv, settings: EnvironmentSettings, known: KnownAgent | undefined, agentSettings: readonly SettingsText[] = settingsOf(known, serverEnv)): AgentEnvironment {
