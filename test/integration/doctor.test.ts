@@ -97,6 +97,20 @@ describe('doctor', () => {
     expect(allowed.lines.join('\n')).not.toContain('ghp-value');
   });
 
+  it("names the secret-looking variables its own settings name, and the cloud its model is reached through, as passed on", async () => {
+    const home = tempDir('buckley-doctor-home');
+    mkdirSync(join(home, '.gemini'));
+    writeFileSync(join(home, '.gemini', 'settings.json'), JSON.stringify({ mcpServers: { gh: { command: 'gh-mcp', env: { T: '$GITHUB_TOKEN' } } } }));
+    // Named as Gemini CLI is: it is known by its program.
+    const bin = tempDir('buckley-doctor-bin');
+    writeFileSync(join(bin, 'gemini'), `#!/bin/sh\nexec "${process.execPath}" "${SCRIPTED_AGENT}" "$@"\n`, { mode: 0o755 });
+    const run = await doctor([], { HOME: home, PATH: `${bin}:${process.env.PATH}`, BUCKLEY_AGENT: 'gemini --acp', GITHUB_TOKEN: 'ghp-value', GOOGLE_GENAI_USE_VERTEXAI: 'true', GOOGLE_CLOUD_PROJECT: 'p' });
+    expect(run).toMatchObject({ status: 0, failures: [] });
+    expect(run.lines).toContain(`        the agent's environment keeps what looks like secrets but its own settings name: GITHUB_TOKEN (named in ${join(home, '.gemini', 'settings.json')})`);
+    expect(run.lines.find((line) => line.includes('reaches its model through'))).toContain('Gemini CLI reaches its model through Google Vertex AI (GOOGLE_GENAI_USE_VERTEXAI): its login is shown to it');
+    expect(run.lines.join('\n')).not.toContain('ghp-value');
+  });
+
   it('says whether inline completions are available, and why not', async () => {
     const acp = await doctor([], { BUCKLEY_AGENT: agent });
     expect(acp.lines).toContainEqual(expect.stringMatching(/inline completions: none — ACP agent .* cannot complete code inline; a model can \(buckley\.agent\.driver "openai"\)/));

@@ -215,6 +215,7 @@ export class AgentPool implements AgentDriver {
     const notes = [withheld.length ? `the agent's environment keeps back ${withheld.length} variable(s) that look like secrets: ${withheldNames(withheld, 20)} (buckley.agent.passEnv passes one on)` : "the agent's environment holds no variable that looks like a secret"];
     const named = namedWords(environment);
     if (named) notes.push(named);
+    notes.push(...this.cloudWords(environment));
     if (this.sandboxProblem) return notes;
     const tasks = this.options.sandbox.network.allowInTasks.join(', ') || 'nothing';
     notes.push(this.networkProblem ? `the agent keeps the whole network, the machine's own services included: ${this.networkProblem}` : `the agent's network is confined: it reaches ${this.reachable()}, nothing else (tasks add: ${tasks})`);
@@ -437,11 +438,17 @@ export class AgentPool implements AgentDriver {
     for (const caveat of this.known()?.caveats?.(environment.env) ?? []) this.options.logger.warn(caveat);
     const named = namedWords(environment);
     if (named) this.options.logger.info(named);
-    for (const cloud of this.known()?.cloudLogins?.(environment.env) ?? []) {
-      this.options.logger.info(`${this.known()!.title} reaches its model through ${cloud.what}: its login is shown to it (${cloud.shown.join(', ')}, read-only; ${cloud.keys.join(', ')} passed on), and its network reaches ${cloud.hosts.join(', ')}`);
-    }
+    for (const words of this.cloudWords(environment)) this.options.logger.info(words);
     if (environment.withheld.length === 0) return;
     this.options.logger.info(`the agent's environment keeps back what looks like secrets: ${withheldNames(environment.withheld, 20)} (buckley.agent.passEnv passes one on)`);
+  }
+
+  /** The cloud the agent's model is reached through, and what of its login the sandbox gives it, in words. */
+  private cloudWords(environment: AgentEnvironment): string[] {
+    const known = this.known();
+    return (known?.cloudLogins?.(environment.env) ?? []).map(
+      (cloud) => `${known!.title} reaches its model through ${cloud.what}: its login is shown to it (${cloud.shown.join(', ')}, read-only; ${cloud.keys.join(', ')} passed on), and its network reaches ${cloud.hosts.join(', ')}`,
+    );
   }
 
   /** The agent's program as it will run: its path, found on PATH; undefined when there is none. */
