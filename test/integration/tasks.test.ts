@@ -101,6 +101,19 @@ describe('tasks', () => {
     await client.waitFor('window/logMessage', (p) => p.message.includes('Planned answer to: PLAN the refactoring'));
   });
 
+  it("shows the plan an agent keeps as a to-do tool (opencode's todowrite), as its plan: a step dropped is no step", async () => {
+    const client = await start(optedIn());
+    const { taskId } = await client.request('buckley/executeTask', { task: 'TODOS for the release' });
+    const final = await ended(client, taskId);
+    expect(final.status).toBe('completed');
+    expect(final.plan).toEqual([
+      { content: 'Read the code', status: 'completed' },
+      { content: 'Change it', status: 'completed' },
+      { content: 'Run the tests', status: 'in_progress' },
+    ]);
+    expect(await progressEnded(client, 'Buckley: TODOS for the release')).toEqual({ kind: 'end', message: 'Done (2 of 3 steps)' });
+  });
+
   it('without window.workDoneProgress (eglot 1.9): a message at the start, one naming the final state, a log line per step', async () => {
     const client = await start({ client: 'eglot-1.9' });
     await client.request('workspace/executeCommand', { command: 'buckley.runTask', arguments: [{ task: 'SLOW PLAN the release' }] });

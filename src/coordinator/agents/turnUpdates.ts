@@ -41,6 +41,9 @@ export function applyTurnUpdate(turn: ActiveTurn, update: SessionUpdate['update'
         // Done without asking: a command run or a file changed is named to the user (server.ts).
         if (execution.status === 'completed' && !turn.asked.has(update.toolCallId) && ACTS.has(facts.kind ?? '')) turn.unasked.set(update.toolCallId, oneLine(execution.tool, 120));
         turn.sink.tool(execution);
+        // An agent that keeps its plan as a to-do tool (opencode's and Kilo's todowrite): its list is the plan.
+        const todos = update.rawInput !== undefined ? todoPlan(update.rawInput) : undefined;
+        if (todos) turn.sink.plan(todos);
         break;
       }
       case 'plan':
@@ -57,4 +60,16 @@ export function applyTurnUpdate(turn: ActiveTurn, update: SessionUpdate['update'
       default:
         break;
     }
+}
+
+const TODO_STATUSES = new Set(['pending', 'in_progress', 'completed']);
+
+/** A to-do tool's input (`{todos: [{content, status, priority}]}`) as the plan; undefined for any other input. */
+function todoPlan(input: unknown): { content: string; status: string; priority: string }[] | undefined {
+  const todos = (input as { todos?: unknown } | null)?.todos;
+  if (!Array.isArray(todos) || todos.length === 0) return undefined;
+  const entries = todos.map((todo: { content?: unknown; status?: unknown; priority?: unknown } | null) => ({ content: todo?.content, status: todo?.status, priority: todo?.priority }));
+  if (!entries.every((entry) => typeof entry.content === 'string' && typeof entry.status === 'string')) return undefined;
+  // One dropped (opencode's `cancelled`) is no step to do.
+  return entries.filter((entry) => TODO_STATUSES.has(entry.status as string)).map((entry) => ({ content: entry.content as string, status: entry.status as string, priority: typeof entry.priority === 'string' ? entry.priority : '' }));
 }
