@@ -64,11 +64,11 @@ export function applyTurnUpdate(turn: ActiveTurn, update: SessionUpdate['update'
 
 const TODO_STATUSES = new Set(['pending', 'in_progress', 'completed']);
 
-/** A to-do tool's input (`{todos: [{content, status, priority}]}`) as the plan; undefined for any other input. */
+/** A to-do tool's input (`{todos: [{content, status, priority}]}`; Gemini CLI's items have a `description`) as the plan; undefined for any other input. */
 function todoPlan(input: unknown): { content: string; status: string; priority: string }[] | undefined {
   const todos = (input as { todos?: unknown } | null)?.todos;
   if (!Array.isArray(todos) || todos.length === 0) return undefined;
-  const entries = todos.map((todo: { content?: unknown; status?: unknown; priority?: unknown } | null) => ({ content: todo?.content, status: todo?.status, priority: todo?.priority }));
+  const entries = todos.map((todo: { content?: unknown; description?: unknown; status?: unknown; priority?: unknown } | null) => ({ content: todo?.content ?? todo?.description, status: todo?.status, priority: todo?.priority }));
   if (!entries.every((entry) => typeof entry.content === 'string' && typeof entry.status === 'string')) return undefined;
   // One dropped (opencode's `cancelled`) is no step to do.
   return entries.filter((entry) => TODO_STATUSES.has(entry.status as string)).map((entry) => ({ content: entry.content as string, status: entry.status as string, priority: typeof entry.priority === 'string' ? entry.priority : '' }));
