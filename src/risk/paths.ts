@@ -134,6 +134,11 @@ const CREDENTIAL_NAMES: [RegExp, string][] = [
   // (`secrets.py`, `credentials.ts`: the user's source, which the agent must read).
   [/^(credentials|secrets?)(\.(json|ya?ml|toml|ini|env|txt|conf|cfg|properties|xml|csv|enc|age|sops|gpg))*$/i, 'credentials'],
   [/^\.htpasswd$/, 'password hashes'],
+  [/^\.envrc$/, 'environment secrets (direnv)'],
+  [/^\.(git-credentials|netrc|pgpass|pypirc|vault-token|dockercfg)$/, 'passwords and tokens'],
+  [/\.(ppk|keytab)$/i, 'keys'],
+  [/\.tfvars(\.json)?$/, 'Terraform variables'],
+  [/\.tfstate(\.backup)?$/, "Terraform state (its resources' secrets, in plain text)"],
   [/\.(creds|nk)$/, 'NATS credentials'],
   [/^service[-_]?account.*\.json$/i, 'a service account key'],
 ];
@@ -142,7 +147,18 @@ const NOT_CREDENTIALS = /^\.env\.(example|sample|template|dist|defaults)$|\.pub$
 /** Writing these runs code later: git hooks, shell and editor startup files. */
 const PERSISTENT: [RegExp, string][] = [
   [/(^|\/)\.git\/(hooks\/|config$)/, 'git runs it'],
+  [/(^|\/)\.husky\/[^/]+$/, 'git runs it (husky)'],
+  [/(^|\/)\.pre-commit-config\.ya?ml$/, 'git runs its hooks (pre-commit)'],
   [/(^|\/)\.(bashrc|bash_profile|profile|zshrc|zprofile|zshenv|login)$/, 'the shell runs it'],
+  [/(^|\/)\.envrc$/, 'direnv runs it'],
+  // A project's own agent settings: their hooks and MCP servers run when an agent next starts there.
+  [/(^|\/)\.claude\/settings(\.local)?\.json$/, 'Claude Code runs its hooks'],
+  [/(^|\/)\.mcp\.json$/, 'Claude Code starts its MCP servers'],
+  [/(^|\/)\.(gemini|qwen)\/settings\.json$/, 'Gemini CLI and Qwen Code run its hooks and MCP servers'],
+  [/(^|\/)\.codex\/config\.toml$/, 'Codex runs its MCP servers and notify program'],
+  [/(^|\/)(\.opencode\/)?opencode\.jsonc?$|(^|\/)\.opencode\/plugins?\//, 'opencode runs its plugins and MCP servers'],
+  [/(^|\/)\.vscode\/tasks\.json$/, 'VS Code runs its tasks (some when the folder opens)'],
+  [/(^|\/)\.github\/workflows\/[^/]+\.ya?ml$|(^|\/)\.gitlab-ci\.ya?ml$/, "CI runs it, with the repository's secrets"],
 ];
 
 /** What secret a file holds by its name alone (`.env`, `id_ed25519`, `key.pem`, …); undefined for other names. */

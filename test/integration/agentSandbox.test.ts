@@ -373,6 +373,8 @@ describe.runIf(probe.ok)("the workspace's credential files", () => {
       '.env': 'TOKEN=hidden\n',
       'config/secrets.yaml': 'password: hidden\n',
       'deploy/credentials': '[default]\n',
+      '.envrc': 'export API_TOKEN=hidden\n',
+      'infra/terraform.tfstate': '{"resources":[]}\n',
       'src/secrets.ts': 'export const readSecret = () => 1;\n',
       'app/credentials.py': 'def load(): pass\n',
       '.venv/lib/python3.12/site-packages/certifi/cacert.pem': '-----BEGIN CERTIFICATE-----\n',
@@ -388,7 +390,7 @@ describe.runIf(probe.ok)("the workspace's credential files", () => {
       await client.request('buckley/executeTask', { task: question });
       return (await logged(client, `Buckley's answer to "${question}"`)).message as string;
     };
-    for (const name of ['.env', 'config/secrets.yaml', 'deploy/credentials']) expect(await read(name)).toContain('EACCES');
+    for (const name of ['.env', 'config/secrets.yaml', 'deploy/credentials', '.envrc', 'infra/terraform.tfstate']) expect(await read(name)).toContain('EACCES');
     expect(await read('src/secrets.ts')).toContain('export const readSecret');
     expect(await read('app/credentials.py')).toContain('def load()');
     expect(await read('.venv/lib/python3.12/site-packages/certifi/cacert.pem')).toContain('BEGIN CERTIFICATE');
