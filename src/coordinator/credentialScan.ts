@@ -4,8 +4,8 @@
  * ones created since the last turn. Directories whose modification time has not changed since the
  * last look are not read again, so a look at an unchanged workspace is one `stat` per directory.
  * Bounded: at most `maxDirectories` directories are looked at; dependency folders and version
- * control are skipped (SKIPPED). The calls are synchronous:
- * a thousand `stat`s take a millisecond or two that way, and a hundred awaited one by one.
+ * control are skipped (SKIPPED). The calls are synchronous: a thousand `stat`s take a millisecond
+ * or two that way, and a hundred awaited one by one.
  */
 import { readdirSync, statSync, type Dirent } from 'node:fs';
 import { join } from 'node:path';
@@ -18,7 +18,6 @@ import { credentialByName } from '../risk/paths.js';
  * breaks what the agent runs (Python's TLS without its CA bundle).
  */
 const SKIPPED = new Set(['node_modules', '.git', '.hg', '.svn', '.jj', 'site-packages', 'dist-packages', '__pypackages__', '.tox', '.nox', 'vendor', 'bower_components', 'Pods', '.gradle']);
-
 
 interface Seen {
   mtimeMs: number;

@@ -39,6 +39,7 @@ const REFERENCES = [
 /** env_vars = ["A", "B"] (Codex's MCP servers: the variables passed on to them). */
 const NAME_LISTS = /\benv_vars\s*=\s*\[([^\]]*)\]/g;
 
+/** A remote MCP server's URL: `"url": "https://…"` (JSON), `url = "https://…"` (TOML), `httpUrl` and `serverUrl` alike. */
 const SERVER_URLS = /"?\b(?:url|httpUrl|serverUrl)"?\s*[:=]\s*"(https?:\/\/[^"\s]+)"/g;
 
 /** A variable the agent's settings name, and the file that names it (for the log). */
@@ -85,7 +86,7 @@ export function serverUrls(settings: readonly SettingsText[]): string[] {
   return [...new Set(settings.flatMap(({ text }) => urlsIn(text)))];
 }
 
-/** `"url": "https://…"` (JSON), `url = "https://…"` (TOML), and `httpUrl`, `serverUrl` alike. */
+/** The remote MCP servers' URLs in a settings text. */
 export function urlsIn(text: string): string[] {
   return [...text.matchAll(SERVER_URLS)].map((match) => match[1]!);
 }
