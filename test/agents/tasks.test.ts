@@ -79,6 +79,9 @@ describe.each(REAL_AGENTS)('$name, in a task', (agent) => {
 
     expect(await session.client.request('workspace/executeCommand', { command: 'buckley.undoTaskEdits', arguments: [] })).toEqual({ undone: [ws.code], kept: [] });
     expect(session.buffers.get(uri)!.getText()).toBe(`${UNSAVED}\n${CODE}`);
+    // What the agent writes of its own state at a turn (its config's $schema, its settings) is
+    // not taken for a change to what runs code later: nothing put back, nothing moved aside.
+    expect(session.client.all('window/logMessage').map((message) => message.message).filter((message) => /worked in its sandbox|moved aside|put back/.test(message))).toEqual([]);
   });
 
   it.runIf(installed)('a denied edit changes nothing, in the buffer or on disk', async () => {
