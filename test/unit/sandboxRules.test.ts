@@ -97,7 +97,7 @@ describe("the agent's environment", () => {
       XDG_SESSION_ID: '3',
     };
     for (const [name, value] of Object.entries(plain)) expect(looksSecret(name, value), name).toBe(false);
-    for (const name of ['PATH', 'HOME', 'PWD', 'LANG', 'MAX_THINKING_TOKENS', 'TERM', 'NODE_OPTIONS', 'KEYTIMEOUT']) expect(looksSecret(name, 'x'), name).toBe(false);
+    for (const name of ['PATH', 'HOME', 'PWD', 'LANG', 'MAX_THINKING_TOKENS', 'TERM', 'NODE_OPTIONS', 'KEYTIMEOUT', 'TOKENIZERS_PARALLELISM', 'KEYBOARD_LAYOUT']) expect(looksSecret(name, 'x'), name).toBe(false);
   });
 
   it("passes the known agent's own key, the user's passEnv (names and patterns) and buckley.agent.env; drops our variables and IS_SANDBOX", () => {

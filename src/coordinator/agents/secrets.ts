@@ -12,9 +12,10 @@
 
 /**
  * Words in a variable's name that say it holds a secret (`*KEY*`, `*TOKEN*`, …) — but a count of
- * tokens (`MAX_THINKING_TOKENS`, an agent's setting) is not one.
+ * tokens (`MAX_THINKING_TOKENS`, an agent's setting), a tokenizer's setting
+ * (`TOKENIZERS_PARALLELISM`) and a keyboard's are not one.
  */
-const SECRET_WORDS = /KEY|SECRET|TOKEN(?!S)|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|CREDS|PRIVATE|COOKIE|OAUTH|_AUTH|AUTH_|^AUTH$|_PWD$|^PGPASS|(^|_)PASS($|_)|_PAT$|^PAT$|^BW_SESSION$|^OP_SESSION_/;
+const SECRET_WORDS = /KEY(?!BOARD)|SECRET|TOKEN(?!S|IZER)|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|CREDS|PRIVATE|COOKIE|OAUTH|_AUTH|AUTH_|^AUTH$|_PWD$|^PGPASS|(^|_)PASS($|_)|_PAT$|^PAT$|^BW_SESSION$|^OP_SESSION_/;
 
 /**
  * Logins whose names say nothing of secrets: a database's URL (`postgres://user:password@…`),
