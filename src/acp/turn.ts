@@ -138,7 +138,17 @@ export async function runTurn(deps: TurnDeps, session: FaceSession, prompt: Cont
   // A coordinator that sends no answer, only what it did (Buckley's status lines): shown as its report.
   const report = !outcome.answer && outcome.report?.length ? outcome.report.join('\n') : '';
   if (report) panel.update(session.id, { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: report } });
-  return { response: { stopReason: 'end_turn' }, answered: { question: query, answer: outcome.answer || report } };
+  return { response: { stopReason: 'end_turn' }, answered: { question: keptQuestion(request.query, prompt), answer: outcome.answer || report } };
+}
+
+/** The prompt as the session's history keeps it: its words, and what it carried by name (a replay has no bytes). */
+function keptQuestion(words: string, prompt: ContentBlock[]): string {
+  const carried = prompt.flatMap((block) => {
+    if (block.type === 'image') return [imageName({ mimeType: block.mimeType, data: '', ...(block.uri ? { uri: block.uri } : {}) })];
+    if (block.type === 'resource') return [block.resource.uri.split('/').pop() || block.resource.uri];
+    return [];
+  });
+  return [words.trim() ? words : '', carried.length ? `(attached: ${carried.join(', ')})` : ''].filter(Boolean).join('\n');
 }
 
 /** An approval the coordinator waits for: by the policy where it allows it, else the user's choice; denied when nobody chose. */

@@ -427,6 +427,10 @@ describe('buckley-lsp acp', () => {
     await client.context.request('session/prompt', { sessionId: session.sessionId, prompt: [image] });
     expect(answerOf(client)).toContain('You asked: (the prompt is the image attached)');
     expect(thoughtsOf(bare)).toContain('takes no images: shot.png left out of the prompt');
+    // Its history names what each prompt carried (a replay has no bytes).
+    client.updates.length = 0;
+    await client.context.request('session/load', { sessionId: session.sessionId, cwd: workspace(), mcpServers: [] });
+    expect(client.updates.filter((update) => update.sessionUpdate === 'user_message_chunk').map((update) => (update as { content: { text: string } }).content.text)).toEqual(['IMAGES: what is wrong here?\n(attached: shot.png)', '(attached: shot.png)']);
   });
 
   it("gives an OpenAI-compatible model the pasted image as an image part of the user's message", async () => {
