@@ -13,11 +13,18 @@ import { credentialByName } from '../risk/paths.js';
 
 /**
  * Version control and the folders other people's packages are installed in — npm's, Python's
- * (a virtualenv's `site-packages`), Go's, PHP's and Ruby's `vendor`, CocoaPods', Gradle's: their
- * test keys and CA bundles (certifi's `cacert.pem`) are not the user's secrets, and hiding them
- * breaks what the agent runs (Python's TLS without its CA bundle).
+ * (a virtualenv's `site-packages`), Go's, PHP's and Ruby's `vendor`, CocoaPods', Gradle's, and, in
+ * a home opened as the workspace, the caches and toolchains (`.cache`, `.npm`, `.cargo`, `.pyenv`,
+ * `.rustup`, `.nvm`): their test keys and CA bundles (certifi's `cacert.pem`) are not the user's
+ * secrets, hiding them breaks what the agent runs (Python's TLS without its CA bundle), and
+ * walking them each turn costs more than the rest of the workspace. (The home's own credentials,
+ * `~/.cargo/credentials` among them, are hidden by place: risk/paths.ts.)
  */
-const SKIPPED = new Set(['node_modules', '.git', '.hg', '.svn', '.jj', 'site-packages', 'dist-packages', '__pypackages__', '.tox', '.nox', 'vendor', 'bower_components', 'Pods', '.gradle']);
+const SKIPPED = new Set([
+  ...['.git', '.hg', '.svn', '.jj'],
+  ...['node_modules', 'bower_components', 'site-packages', 'dist-packages', '__pypackages__', '.tox', '.nox', 'vendor', 'Pods', '.gradle'],
+  ...['.cache', '.npm', '.pnpm-store', '.cargo', '.rustup', '.pyenv', '.nvm'],
+]);
 
 interface Seen {
   mtimeMs: number;
