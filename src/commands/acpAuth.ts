@@ -26,7 +26,8 @@ export function authWaysOf(config: Config): AuthWay[] {
     const names = others.length ? `${first} (or ${others.join(', ')})` : first;
     ways.push({
       method: { id: `${slug}-api-key`, name: `${known.title} API key`, description: `Set ${names} in ${WHERE}` },
-      missing: (env) => (known.keys.some((name) => env[name]) ? undefined : `${names} is not set: set it in ${WHERE}`),
+      // Its cloud's login chosen (Gemini CLI on Vertex AI, Claude Code on Bedrock): its key is that login's.
+      missing: (env) => (known.keys.some((name) => env[name]) || known.cloudLogins?.(env).length ? undefined : `${names} is not set: set it in ${WHERE}`),
     });
   }
   if (known.login) ways.push({ method: { id: `${slug}-login`, name: `${known.title} login`, description: `${known.login[0]!.toUpperCase()}${known.login.slice(1)}` }, missing: () => undefined, askTheAgent: true });

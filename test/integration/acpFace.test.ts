@@ -395,6 +395,9 @@ describe('buckley-lsp acp', () => {
     // Logged in its own way: the agent, started, is the judge.
     await expect(client.context.request('authenticate', { methodId: 'gemini-cli-login' })).resolves.toEqual({});
     await expect(client.context.request('authenticate', { methodId: 'password' })).rejects.toMatchObject({ message: expect.stringContaining('no way to authenticate called password: gemini-cli-api-key, gemini-cli-login') });
+    // On Vertex AI, its login is Google Cloud's: no key lacks.
+    const onVertex = await face({ files: false, env: { GOOGLE_GENAI_USE_VERTEXAI: 'true', GOOGLE_CLOUD_PROJECT: 'p' } });
+    await expect(onVertex.context.request('authenticate', { methodId: 'gemini-cli-api-key' })).resolves.toEqual({});
   });
 
   it('closes a session (session/close): its turn cancelled, the session gone, its history kept', async () => {
