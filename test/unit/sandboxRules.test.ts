@@ -123,6 +123,17 @@ describe("the agent's environment", () => {
     expect(hosts(gemini, server)).not.toContain('iamcredentials.googleapis.com');
   });
 
+  it('takes the cloud an agent is told to use in its own settings as well: Claude Code’s settings env, Gemini CLI’s chosen way to log in', () => {
+    const userHome = tempDir('buckley-cloud');
+    mkdirSync(join(userHome, '.claude'));
+    writeFileSync(join(userHome, '.claude', 'settings.json'), JSON.stringify({ env: { CLAUDE_CODE_USE_BEDROCK: '1', AWS_REGION: 'eu-west-1' } }));
+    mkdirSync(join(userHome, '.gemini'));
+    writeFileSync(join(userHome, '.gemini', 'settings.json'), '{\n  // as its users write it\n  "security": { "auth": { "selectedType": "vertex-ai" } },\n}\n');
+    const server = { PATH: '/bin', HOME: userHome, AWS_SECRET_ACCESS_KEY: 's', GOOGLE_APPLICATION_CREDENTIALS: join(userHome, 'sa.json') };
+    expect(agentEnvironmentFor(server, {}, knownByCommand(['claude-agent-acp'])).withheld).toEqual(['GOOGLE_APPLICATION_CREDENTIALS']);
+    expect(agentEnvironmentFor(server, {}, knownByCommand(['gemini', '--acp'])).withheld).toEqual(['AWS_SECRET_ACCESS_KEY']);
+  });
+
   it('passes an agent that uses whichever provider it has a key for (opencode) every provider’s key; one agent of one provider, its own only', () => {
     const server = { PATH: '/bin', GROQ_API_KEY: 'g', DEEPSEEK_API_KEY: 'd', GITHUB_TOKEN: 't' };
     expect(agentEnvironmentFor(server, {}, knownByCommand(['opencode', 'acp'])).withheld).toEqual(['GITHUB_TOKEN']);

@@ -9,6 +9,7 @@
  */
 import type { GuardedKeys } from './guardedState.js';
 import { existsSync } from 'node:fs';
+import { parse as parseJsonc } from 'jsonc-parser';
 import { readFileBounded } from '../../fileAccess.js';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -134,6 +135,26 @@ export const PROVIDER_HOSTS: Readonly<Record<string, readonly string[]>> = {
  */
 const anyProvider = (...own: string[]): string[] => [...new Set([...own, ...Object.keys(PROVIDER_HOSTS)])];
 
+/** The value at `keys` in a JSON settings file (comments and trailing commas allowed); undefined where there is none. */
+function settingAt(path: string, ...keys: string[]): unknown {
+  let value: unknown;
+  try {
+    if (!existsSync(path)) return undefined;
+    value = parseJsonc(readFileBounded(path, 1024 * 1024).toString('utf8'), [], { allowTrailingComma: true });
+  } catch {
+    return undefined;
+  }
+  for (const key of keys) value = value && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
+  return value;
+}
+
+/** Claude Code's environment as it runs: its settings' `env` (where its users choose Bedrock or Vertex), under the process's. */
+const claudeEnv = (env: NodeJS.ProcessEnv): NodeJS.ProcessEnv => {
+  const given = settingAt(join(claudeHome(env), 'settings.json'), 'env');
+  const strings = given && typeof given === 'object' ? Object.fromEntries(Object.entries(given).filter(([, value]) => typeof value === 'string')) : {};
+  return { ...strings, ...env };
+};
+
 /** Values of `key = "…"` (TOML) or `"key": "…"` (JSON) in a settings file: where it points a model. */
 function settingsUrls(path: string, key: string): string[] {
   let text: string;
@@ -188,7 +209,10 @@ export const KNOWN_AGENTS: readonly KnownAgent[] = [
     hosts: ['api.anthropic.com', 'console.anthropic.com', 'platform.claude.com', 'claude.ai'],
     endpoints: (env) => variables(env, 'ANTHROPIC_BASE_URL', 'ANTHROPIC_BEDROCK_BASE_URL', 'ANTHROPIC_VERTEX_BASE_URL'),
     login: 'run `claude /login` in a terminal',
-    cloudLogins: (env) => [...(chosen(env, 'CLAUDE_CODE_USE_BEDROCK') ? [awsLogin(env, 'CLAUDE_CODE_USE_BEDROCK')] : []), ...(chosen(env, 'CLAUDE_CODE_USE_VERTEX') ? [googleCloudLogin(env, 'CLAUDE_CODE_USE_VERTEX')] : [])],
+    cloudLogins: (env) => {
+      const runs = claudeEnv(env);
+      return [...(chosen(runs, 'CLAUDE_CODE_USE_BEDROCK') ? [awsLogin(runs, 'CLAUDE_CODE_USE_BEDROCK')] : []), ...(chosen(runs, 'CLAUDE_CODE_USE_VERTEX') ? [googleCloudLogin(runs, 'CLAUDE_CODE_USE_VERTEX')] : [])];
+    },
     // It retries a failed request (a refused key too) for minutes without a word over ACP: two
     // retries get past a passing failure and bring a lasting one to the editor in seconds.
     defaultEnv: { CLAUDE_CODE_MAX_RETRIES: '2' },
@@ -227,7 +251,13 @@ export const KNOWN_AGENTS: readonly KnownAgent[] = [
     hosts: ['generativelanguage.googleapis.com', 'cloudcode-pa.googleapis.com', 'oauth2.googleapis.com', 'aiplatform.googleapis.com', '*-aiplatform.googleapis.com'],
     endpoints: (env) => variables(env, 'GOOGLE_GEMINI_BASE_URL', 'GOOGLE_VERTEX_BASE_URL'),
     login: 'run `gemini` in a terminal and log in',
-    cloudLogins: (env) => (chosen(env, 'GOOGLE_GENAI_USE_VERTEXAI') ? [googleCloudLogin(env, 'GOOGLE_GENAI_USE_VERTEXAI')] : []),
+    // Chosen by its variable, or as its way to log in (`security.auth.selectedType` in its settings).
+    cloudLogins: (env) =>
+      chosen(env, 'GOOGLE_GENAI_USE_VERTEXAI')
+        ? [googleCloudLogin(env, 'GOOGLE_GENAI_USE_VERTEXAI')]
+        : settingAt(join(env.GEMINI_CLI_HOME || home(env), '.gemini', 'settings.json'), 'security', 'auth', 'selectedType') === 'vertex-ai'
+          ? [googleCloudLogin(env, 'its settings choose vertex-ai')]
+          : [],
   },
   {
     title: 'Qwen Code',
