@@ -132,11 +132,13 @@ export const configSchema = z.object({
     /**
      * The sandbox agents run in (Linux, bubblewrap): asks write nothing of yours, tasks only the
      * workspace, credentials are unreadable. `writable`: more paths the agent may write (its own
-     * state, for agents buckley-lsp does not know).
+     * state, for agents buckley-lsp does not know); `show`: credential places the agent is given
+     * to read all the same (`~/.config/gh`, for its `gh` commands).
      */
     sandbox: section({
       enabled: flag(true),
       writable: z._default(z.array(nonEmpty()), []),
+      show: z._default(z.array(nonEmpty()), []),
       /**
        * The agent's network: confined (it reaches its model's API, its MCP servers and the hosts
        * listed, through buckley-lsp's proxy: not this machine's services) where socat is installed.

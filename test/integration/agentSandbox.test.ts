@@ -211,6 +211,26 @@ describe.runIf(probe.ok && socat)("the sandbox and the agents it does not know",
     expect(await ask(off.client, `CAT ${credentials}`)).toBe(`cat ${credentials}: EACCES`);
   });
 
+  it('says which credential an agent could not read and the setting that shows it; shown, the agent reads it, read-only, and the others stay hidden', async () => {
+    const userHome = home(false);
+    const hosts = join(userHome, '.config', 'gh', 'hosts.yml');
+    mkdirSync(dirname(hosts), { recursive: true });
+    writeFileSync(hosts, 'github.com:\n');
+    mkdirSync(join(userHome, '.ssh'));
+    writeFileSync(join(userHome, '.ssh', 'id_ed25519'), 'SSH-SECRET\n');
+    // An agent that reads the GitHub CLI's login as it starts (a wrapper, as people write them).
+    const bin = tempDir('buckley-bin');
+    writeFileSync(join(bin, 'gh-agent'), `#!/bin/sh\ncat "${hosts}" > /dev/null || exit 1\nexec "${process.execPath}" "${SCRIPTED_AGENT}" "$@"\n`, { mode: 0o755 });
+    const refused = await server(['gh-agent'], { home: userHome, bin });
+    await expect(refused.client.request('buckley/ask', { question: 'hello' })).rejects.toMatchObject({
+      message: expect.stringContaining(`could not read ~/.config/gh/hosts.yml: buckley-lsp's sandbox hides ~/.config/gh from it, as it hides every credential. To give it that to read, set buckley.agent.sandbox.show: ["~/.config/gh"]`),
+    });
+    const shown = await server(['gh-agent'], { home: userHome, bin, agent: { sandbox: { show: ['~/.config/gh'] } } });
+    expect(await ask(shown.client, `CAT ${hosts}`)).toBe(`cat ${hosts}: github.com:`);
+    expect(await ask(shown.client, `PUT ${hosts}`)).toBe(`put ${hosts}: EROFS`);
+    expect(await ask(shown.client, `CAT ${join(userHome, '.ssh', 'id_ed25519')}`)).toBe(`cat ${join(userHome, '.ssh', 'id_ed25519')}: EACCES`);
+  });
+
   it("reaches neither the user's 127.0.0.1 services nor the host's abstract Unix sockets; an allowed host through the proxy, a host not allowed refused", async () => {
     const service = await listen(createServer((socket) => socket.on('error', () => undefined).end('database\n')));
     const abstract = `buckley-test-${randomUUID()}`;

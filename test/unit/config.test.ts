@@ -24,6 +24,7 @@ describe('config', () => {
               "allowInTasks": [],
               "confine": true,
             },
+            "show": [],
             "writable": [],
           },
           "silenceMs": 30000,

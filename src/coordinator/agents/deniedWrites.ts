@@ -5,6 +5,8 @@
  * file system", Node's recursive mkdir's ENOENT): the user is told which path, that the sandbox
  * keeps it read-only, and the setting that allows it. Judged by the path — one the agent's output
  * names in a failure, outside what its sandbox lets it write — not by the error's code alone.
+ * Likewise a read refused of what the sandbox hides (`~/.config/gh` for its `gh` commands): which
+ * path, that the sandbox hides it, and the setting that shows it.
  */
 import { existsSync, statSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
@@ -43,6 +45,23 @@ export function deniedWrite(lines: readonly string[], plan: SandboxPlan): Denied
       // What runs code later is allowed by its own name, not its folder's (sandboxPlans.ts guardedPlaces).
       const guarded = guardedNow(plan.guarded ?? []).find((place) => path === place || path.startsWith(`${place}${sep}`));
       return { path, folder: guarded ?? folderFor(path, plan.home) };
+    }
+  }
+  return undefined;
+}
+
+/** A read refused: how a hidden credential's read fails (its cover is an unreadable file or folder). */
+const READ_FAILURE = /EACCES|permission denied/i;
+
+/** The first path a refused read names under what the sandbox hides, and the place hiding it; undefined where there is none. */
+export function hiddenRead(lines: readonly string[], plan: SandboxPlan): { path: string; place: string } | undefined {
+  const hidden = hiddenPaths(plan);
+  for (const line of lines) {
+    if (!READ_FAILURE.test(line)) continue;
+    for (const match of line.matchAll(PATHS)) {
+      const path = match[1]!.startsWith('~') ? join(plan.home, match[1]!.slice(1)) : match[1]!;
+      const place = hidden.find((secret) => path === secret || path.startsWith(`${secret}${sep}`));
+      if (place) return { path, place };
     }
   }
   return undefined;
@@ -92,7 +111,13 @@ export function inSandboxWords(error: unknown, plan: SandboxPlan | undefined, ag
   const message = error instanceof Error ? error.message : String(error);
   const output = [...(error instanceof AgentError ? error.output : []), ...stderr];
   const denied = deniedWrite([message, ...output], plan);
-  if (!denied) return error;
+  if (!denied) {
+    const hidden = hiddenRead([message, ...output], plan);
+    if (!hidden) return error;
+    logger.warn(`${agent} could not read ${hidden.path} in its sandbox; its own words: ${oneLine(message, 2_000)}${output.length ? ` — its last output: ${oneLine(output.slice(-10).join(' | '), 4_000)}` : ''}`);
+    const place = tildePath(hidden.place, plan.home);
+    return new AgentError(`${agent} could not read ${tildePath(hidden.path, plan.home)}: buckley-lsp's sandbox hides ${place} from it, as it hides every credential. To give it that to read, set buckley.agent.sandbox.show: ["${place}"]`, output);
+  }
   logger.warn(`${agent} could not write ${denied.path} in its sandbox; its own words: ${oneLine(message, 2_000)}${output.length ? ` — its last output: ${oneLine(output.slice(-10).join(' | '), 4_000)}` : ''}`);
   return new AgentError(deniedWriteLine(agent, denied, plan.home), output);
 }

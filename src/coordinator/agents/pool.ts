@@ -32,7 +32,7 @@ import type { KnownAgent } from './known.js';
 import { knownByAcpName, knownByCommand, knownByScript, pathsInScript } from './recognize.js';
 import { probeNetworkNamespace, probeSandbox, sandboxArgs, sandboxCover, type CoveredFile, type SandboxPlan } from './sandbox.js';
 import { watchCovers } from './coverWatch.js';
-import { agentEnvironmentFor, egressRules, guardedKeys, guardedPlaces, holdsTheSystem, statePlaces, visibleFolders, type EgressSettings, type EnvironmentSettings } from './sandboxPlans.js';
+import { agentEnvironmentFor, egressRules, expandHome, guardedKeys, guardedPlaces, holdsTheSystem, statePlaces, visibleFolders, type EgressSettings, type EnvironmentSettings } from './sandboxPlans.js';
 import { watchGuarded, type GuardedKeys, type GuardWatch } from './guardedState.js';
 import { guardJournalOf, type GuardJournal } from './guardJournal.js';
 import { settingsOf, type SettingsText } from './agentSettings.js';
@@ -54,7 +54,7 @@ export interface PoolOptions {
   logger: Logger;
   /** Where the agent works when a turn names no workspace. */
   cwd?: string;
-  sandbox: { enabled: boolean; writable: string[]; network: EgressSettings & { confine: boolean } };
+  sandbox: { enabled: boolean; writable: string[]; show?: string[]; network: EgressSettings & { confine: boolean } };
   /** buckley.agent.mcpServers: their hosts are the agent's to reach. */
   mcpServers?: Record<string, McpServerSetting>;
   /** Makes the driver of one process (`startGate`: its process starts only when no other of the pool's is starting). */
@@ -365,7 +365,8 @@ export class AgentPool implements AgentDriver {
       writesWorkspace: intent === 'task' && this.mayWrite(workspace, env),
       ...places,
       workspaceCredentials: credentials,
-      shown: (known?.cloudLogins?.(env) ?? []).flatMap((cloud) => cloud.shown),
+      // Credentials the agent is given to read: its cloud's login, and what the user shows it.
+      shown: [...(known?.cloudLogins?.(env) ?? []).flatMap((cloud) => cloud.shown), ...(this.options.sandbox.show ?? []).map((path) => expandHome(path, env))],
       home: env.HOME || homedir(),
       // The program as PATH finds it, the files the command names (`node /x/agent.js`), and those a
       // wrapper script it is names (`exec node /tmp/x/agent.js`).
