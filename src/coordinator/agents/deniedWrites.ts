@@ -111,13 +111,15 @@ export function inSandboxWords(error: unknown, plan: SandboxPlan | undefined, ag
   const message = error instanceof Error ? error.message : String(error);
   const output = [...(error instanceof AgentError ? error.output : []), ...stderr];
   const denied = deniedWrite([message, ...output], plan);
-  if (!denied) {
-    const hidden = hiddenRead([message, ...output], plan);
-    if (!hidden) return error;
-    logger.warn(`${agent} could not read ${hidden.path} in its sandbox; its own words: ${oneLine(message, 2_000)}${output.length ? ` — its last output: ${oneLine(output.slice(-10).join(' | '), 4_000)}` : ''}`);
-    const place = tildePath(hidden.place, plan.home);
-    return new AgentError(`${agent} could not read ${tildePath(hidden.path, plan.home)}: buckley-lsp's sandbox hides ${place} from it, as it hides every credential. To give it that to read, set buckley.agent.sandbox.show: ["${place}"]`, output);
-  }
-  logger.warn(`${agent} could not write ${denied.path} in its sandbox; its own words: ${oneLine(message, 2_000)}${output.length ? ` — its last output: ${oneLine(output.slice(-10).join(' | '), 4_000)}` : ''}`);
-  return new AgentError(deniedWriteLine(agent, denied, plan.home), output);
+  const hidden = denied ? undefined : hiddenRead([message, ...output], plan);
+  if (!denied && !hidden) return error;
+  const ownWords = `its own words: ${oneLine(message, 2_000)}${output.length ? ` — its last output: ${oneLine(output.slice(-10).join(' | '), 4_000)}` : ''}`;
+  logger.warn(`${agent} could not ${denied ? `write ${denied.path}` : `read ${hidden!.path}`} in its sandbox; ${ownWords}`);
+  return new AgentError(denied ? deniedWriteLine(agent, denied, plan.home) : hiddenReadLine(agent, hidden!, plan.home), output);
+}
+
+/** One line: which path, that the sandbox hides it, and the setting that shows it. */
+function hiddenReadLine(agent: string, hidden: { path: string; place: string }, home: string): string {
+  const place = tildePath(hidden.place, home);
+  return `${agent} could not read ${tildePath(hidden.path, home)}: buckley-lsp's sandbox hides ${place} from it, as it hides every credential. To give it that to read, set buckley.agent.sandbox.show: ["${place}"]`;
 }
