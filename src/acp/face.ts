@@ -156,7 +156,7 @@ export class AcpFace {
   private async newSession(params: NewSessionRequest, panel: Panel): Promise<NewSessionResponse> {
     const session: FaceSession = { id: `buckley-${randomUUID()}`, cwd: workspaceOf(params.cwd), mode: 'task' };
     if (this.sessions.size === 0) {
-      this.options.workspaceChosen?.(params.cwd);
+      this.options.workspaceChosen?.(session.cwd);
       if (params.mcpServers.length) this.options.mcpServersGiven?.(params.mcpServers);
     }
     this.sessions.set(session.id, session);
