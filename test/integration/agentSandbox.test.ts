@@ -517,6 +517,23 @@ describe.runIf(probe.ok && socat)("the machine's Unix sockets at paths the sandb
   });
 });
 
+describe.runIf(probe.ok && socat)('an agent started again in the sandbox it had (after a crash)', () => {
+  it("is started in it as the machine is now: a socket of another program's, gone since, is not a mount that keeps it from starting", async () => {
+    // Another program's socket, outside the home and the workspace (another user's project).
+    const elsewhere = home(false);
+    const unix = createServer((socket) => socket.on('error', () => undefined).end('other\n'));
+    const path = join(elsewhere, 'other.sock');
+    await new Promise<void>((resolve) => unix.listen(path, resolve));
+    const { client } = await server([process.execPath, SCRIPTED_AGENT], { home: home(false) });
+    expect(await ask(client, `UNIX ${path}`)).toBe(`unix ${path}: EACCES`);
+    await expect(client.request('buckley/ask', { question: 'CRASH NOW' })).rejects.toMatchObject({ message: expect.stringContaining('exited with code 3') });
+    // Gone before the agent starts again: its next sandbox is made without it.
+    await new Promise<void>((resolve) => unix.close(() => resolve()));
+    expect(existsSync(path)).toBe(false);
+    expect(await ask(client, 'SECRETS')).toBe('secrets: none');
+  });
+});
+
 describe.runIf(probe.ok && socat)('the sandbox and an endpoint on a low port', () => {
   it('says an allowed 127.0.0.1 endpoint under port 1024 cannot be reached from the sandbox (its relay could never listen there), and starts the agent without waiting for it', async () => {
     const allowed = await listen(createServer((socket) => socket.on('error', () => undefined).end('ok\n')));

@@ -37,7 +37,8 @@ const PATHS = /(?:^|[\s'"`(=:,[])((?:~|\/)[^\s'"`()<>,;[\]]*[^\s'"`()<>,;[\].:])
 export function deniedWrite(lines: readonly string[], plan: SandboxPlan): DeniedWrite | undefined {
   const hidden = hiddenPaths(plan);
   for (const line of lines) {
-    if (!WRITE_FAILURE.test(line)) continue;
+    // bwrap's own words ("bwrap: Can't create file at …") are the sandbox's making failing, not a write of the agent's.
+    if (!WRITE_FAILURE.test(line) || line.includes('bwrap: ')) continue;
     for (const match of line.matchAll(PATHS)) {
       const path = match[1]!.startsWith('~') ? join(plan.home, match[1]!.slice(1)) : match[1]!;
       if (path === '/' || path.startsWith('/dev/') || path.startsWith('/proc/')) continue;
