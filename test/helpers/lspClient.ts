@@ -51,7 +51,7 @@ export interface ClientOptions {
 
 export class TestClient {
   readonly received: Received[] = [];
-  private readonly waiters = new Set<{ match: (r: Received) => boolean; resolve: (r: Received) => void }>();
+  private readonly waiters = new Set<{ method: string; match: (r: Received) => boolean; resolve: (r: Received) => void }>();
   stderr = '';
   /** Every byte the server wrote to stdout, to check that it is JSON-RPC and nothing else. */
   private stdout: Buffer[] = [];
@@ -135,12 +135,12 @@ export class TestClient {
     const test = (r: Received) => r.method === method && match(r.params);
     const seen = this.received.find(test);
     if (seen) return Promise.resolve(seen.params);
-    return new Promise((resolve) => this.waiters.add({ match: test, resolve: (r) => resolve(r.params) }));
+    return new Promise((resolve) => this.waiters.add({ method, match: test, resolve: (r) => resolve(r.params) }));
   }
 
   /** Like waitFor, but only for messages that arrive from now on. */
   waitForNext(method: string, match: (params: any) => boolean = () => true): Promise<any> {
-    return new Promise((resolve) => this.waiters.add({ match: (r) => r.method === method && match(r.params), resolve: (r) => resolve(r.params) }));
+    return new Promise((resolve) => this.waiters.add({ method, match: (r) => r.method === method && match(r.params), resolve: (r) => resolve(r.params) }));
   }
 
   all(method: string): any[] {
@@ -228,6 +228,21 @@ export class TestClient {
     });
   }
 
+  /**
+   * For a failed test (a timeout says nothing of where it stood): what this client still waits
+   * for, and the last of what the server logged.
+   */
+  diagnosis(lines = 25): string {
+    const waiting = [...this.waiters].map((waiter) => waiter.method);
+    const logged = this.all('window/logMessage').map((params) => `  ${String(params.message).slice(0, 400)}`);
+    return [
+      `still waiting for: ${waiting.length ? waiting.join(', ') : 'nothing'}`,
+      `the server's last log lines (${logged.length} in all):`,
+      ...logged.slice(-lines),
+      ...(this.stderr.trim() ? [`its stderr ends: ${this.stderr.slice(-2000)}`] : []),
+    ].join('\n');
+  }
+
   kill(): void {
     this.process.kill('SIGKILL');
     this.connection.dispose();
@@ -273,7 +288,8 @@ export function parseFrames(bytes: Buffer): any[] {
  */
 export function startingClients(): (options?: ClientOptions) => Promise<TestClient> {
   const clients: TestClient[] = [];
-  afterEach(async () => {
+  afterEach(async (context) => {
+    if (context.task.result?.state === 'fail') for (const client of clients) process.stdout.write(`${context.task.name}: a server of this test —\n${client.diagnosis()}\n`);
     await Promise.all(clients.splice(0).map((client) => client.shutdown()));
   });
   return async (options) => {
