@@ -176,8 +176,8 @@ describe('an approval', () => {
     taskAskingApproval(flows);
     flows.services.tasks.start({ task: 'Clean up', uri: code.uri, range: SELECTION });
     const [diagnostic] = await flows.editor.until(() => flows.editor.diagnosticsOf.get(code.uri)?.length ? flows.editor.diagnosticsOf.get(code.uri) : undefined, 'the diagnostic');
-    expect(diagnostic).toMatchObject({ code: 'exec-1', source: 'buckley' });
-    expect(flows.editor.messages()).toContain('code actions: approve or deny Run rm -rf build');
+    expect(diagnostic).toMatchObject({ code: 'approval', data: { executionId: 'exec-1' }, source: 'buckley' });
+    expect(flows.editor.messages()).toContain('build.py:1: approve or deny Run rm -rf build');
     expect(flows.services.approvals.commands().map((command) => command.title)).toEqual(expect.arrayContaining([expect.stringMatching(/^Buckley: approve/), expect.stringMatching(/^Buckley: deny/)]));
 
     expect(flows.services.approvals.decide('exec-1', true)).toBe(true);
@@ -196,7 +196,7 @@ describe('an approval', () => {
       return { status: 'completed', answer: '' };
     };
     flows.services.tasks.start({ task: 'Add the dependency', uri: code.uri, range: SELECTION });
-    await flows.editor.until(() => flows.editor.messages().includes('code actions: approve or deny edit package.json: Modifying…'), 'the message');
+    await flows.editor.until(() => flows.editor.messages().includes('package.json:1: approve or deny edit package.json:…'), 'the message');
     const waiting = (flows.editor.notifications('$/buckley/taskProgress') as { status: string; message: string }[]).find((state) => state.status === 'awaiting_approval');
     expect(waiting?.message).toMatch(/^Waiting for your approval: edit package\.json \(medium\) — use the code action .*: Modifying critical/);
     flows.services.approvals.decide('exec-2', false);

@@ -101,7 +101,7 @@ describe('approvals', () => {
       source: 'buckley',
       message: expect.stringContaining('Buckley: scripted-agent.mjs wants to use Edit config.json (risk: medium — edits files).'),
     });
-    await client.waitFor('window/showMessage', (p) => p.message === 'code actions: approve or deny Edit config.json');
+    await client.waitFor('window/showMessage', (p) => p.message === `retry.ts:${selection.start.line + 1}: approve or deny Edit config.json`);
     const status = await client.request('buckley/status', {});
     expect(status.approvals).toMatchObject([{ tool: 'Edit config.json', risk: 'medium', taskId }]);
     expect(status.tasks).toMatchObject([{ taskId, status: 'awaiting_approval', message: expect.stringContaining('use the code action "Buckley: approve…"') }]);

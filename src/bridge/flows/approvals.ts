@@ -6,6 +6,7 @@
  * `buckley.deny`) — or the policy decides (auto-approval up to a risk, remembered trust). Every
  * approval gets exactly one decision, logged; one nobody answers is denied after a timeout.
  */
+import { basename } from 'node:path';
 import {
   CancellationTokenSource,
   DiagnosticSeverity,
@@ -33,6 +34,7 @@ import type { DiagnosticsBoard } from '../editor/diagnostics.js';
 import * as messages from '../editor/messages.js';
 import { describeRequest, diffBlock, named, subjectOf } from './approvalWords.js';
 import { FailedError } from '../../errors.js';
+import { uriToPath } from '../../uri.js';
 import type { TrustStore } from '../stores/trust.js';
 import { CoordinatorError, Status } from '../../wire/errors.js';
 
@@ -376,7 +378,9 @@ export class ApprovalService {
     pending.uri ??= this.deps.documents.all()[0]?.uri;
     if (pending.uri) {
       this.publishDiagnostics();
-      messages.warn(this.deps.editor, messages.fit('code actions: approve or deny ', named(request)));
+      // Where: the diagnostic may be on a document the user is not looking at (the first open one).
+      const at = `${basename(uriToPath(pending.uri))}:${(pending.range?.start.line ?? 0) + 1}`;
+      messages.warn(this.deps.editor, messages.fit(`${at}: approve or deny `, named(request)));
       return;
     }
     pending.settle({
@@ -399,7 +403,9 @@ export class ApprovalService {
         range: pending.range ? { start: pending.range.start, end: pending.range.start } : { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } },
         severity: DiagnosticSeverity.Warning,
         source: 'buckley',
-        code: pending.request.executionId,
+        // What it is in words (eglot and Neovim show the code beside the message); which one, as data.
+        code: 'approval',
+        data: { executionId: pending.request.executionId },
         message: `${describeRequest(pending.request)} Use the code actions "Buckley: approve…" or "Buckley: deny…".`,
       });
       byUri.set(pending.uri, list);
