@@ -59,6 +59,7 @@ export class TurnFiles {
       permission,
       readFile: (request, signal) => readForAgent(request, this.policy, signal),
       writeFile: (request, signal) => writeForAgent(request, this.policy, signal),
+      wroteThroughUs: (path) => this.touched(path),
     };
   }
 

@@ -144,7 +144,7 @@ const CREDENTIAL_NAMES: [RegExp, string][] = [
 ];
 /** Harmless look-alikes of credential files. */
 const NOT_CREDENTIALS = /^\.env\.(example|sample|template|dist|defaults)$|\.pub$/i;
-/** Writing these runs code later: git hooks, shell and editor startup files. */
+/** Writing these runs code later: git hooks, shell and editor startup files, a project's editor and agent settings. */
 const PERSISTENT: [RegExp, string][] = [
   [/(^|\/)\.git\/(hooks\/|config$)/, 'git runs it'],
   [/(^|\/)\.husky\/[^/]+$/, 'git runs it (husky)'],
@@ -158,10 +158,23 @@ const PERSISTENT: [RegExp, string][] = [
   [/(^|\/)\.codex\/config\.toml$/, 'Codex runs its MCP servers and notify program'],
   [/(^|\/)(\.opencode\/)?opencode\.jsonc?$|(^|\/)\.opencode\/plugins?\//, 'opencode runs its plugins and MCP servers'],
   [/(^|\/)\.vscode\/tasks\.json$/, 'VS Code runs its tasks (some when the folder opens)'],
+  // A project's editor settings: the editor applies them when it opens the folder (Zed at once,
+  // as they change), outside any sandbox — the language servers they name, buckley-lsp's own
+  // settings (what an agent may do unasked) among them.
+  [/(^|\/)\.zed\/(settings|tasks|debug)\.json$/, "Zed applies it: the language servers, tasks and MCP servers it names, buckley-lsp's own settings"],
+  [/(^|\/)\.helix\/(languages|config)\.toml$/, 'Helix runs the language servers it names'],
+  [/(^|\/)\.vscode\/settings\.json$/, 'VS Code applies it: the programs it names, agents\' approvals'],
+  [/(^|\/)\.(nvim\.lua|nvimrc|exrc)$/, 'Neovim runs it (exrc)'],
+  [/(^|\/)\.dir-locals(-2)?\.el$/, 'Emacs applies it to the files of its folder'],
   [/(^|\/)\.github\/workflows\/[^/]+\.ya?ml$|(^|\/)\.gitlab-ci\.ya?ml$/, "CI runs it, with the repository's secrets"],
 ];
 
 /** What secret a file holds by its name alone (`.env`, `id_ed25519`, `key.pem`, …); undefined for other names. */
+/** Who runs a file later, outside any sandbox, by its path (a git hook, a project's editor settings); undefined where nothing does. */
+export function runsLater(path: string): string | undefined {
+  return PERSISTENT.find(([pattern]) => pattern.test(path))?.[1];
+}
+
 export function credentialByName(name: string): string | undefined {
   if (NOT_CREDENTIALS.test(name)) return undefined;
   return CREDENTIAL_NAMES.find(([pattern]) => pattern.test(name))?.[1];
@@ -186,6 +199,7 @@ export function describePath(written: string, place: Place): PathFacts {
     if (resolved === prefix || resolved.startsWith(`${prefix}/`)) facts.credential = what;
   }
   facts.credential ??= credentialByName(name);
-  for (const [pattern, what] of PERSISTENT) if (pattern.test(resolved)) facts.persistent = what;
+  const later = runsLater(resolved);
+  if (later) facts.persistent = later;
   return facts;
 }

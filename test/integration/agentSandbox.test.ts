@@ -497,6 +497,37 @@ describe.runIf(probe.ok)("a task that may write the home, or whose workspace hol
   });
 });
 
+describe.runIf(probe.ok)("a task and the project's editor settings, which the editor applies outside any sandbox (Zed's, Helix's, VS Code's, an exrc)", () => {
+  it('cannot change those there; one it makes itself is moved aside once the turn is over, in words; one the user approved, written through the editor, stays', async () => {
+    const workspace = tempDir('buckley-ws');
+    mkdirSync(join(workspace, '.vscode'));
+    writeFileSync(join(workspace, '.vscode', 'settings.json'), '{}\n');
+    const { client } = await server(['scripted-agent'], { home: home(false), bin: program('scripted-agent', []), workspace, approve: true });
+    const task = async (question: string) => {
+      await client.request('buckley/executeTask', { task: question });
+      return (await logged(client, `Buckley's answer to "${question}"`)).message as string;
+    };
+    // There already: read-only, as the project's git hooks are.
+    expect(await task(`PUT ${join(workspace, '.vscode', 'settings.json')}`)).toContain('EROFS');
+    expect(readFileSync(join(workspace, '.vscode', 'settings.json'), 'utf8')).toBe('{}\n');
+    // Made by the agent itself (Zed would apply it at once): moved aside, said with who applies it and the setting that allows it.
+    const zed = join(workspace, '.zed');
+    expect(await task(`PUT ${join(zed, 'settings.json')}`)).toContain('written');
+    const said = (await logged(client, `${zed} was made while`)).message as string;
+    expect(said).toContain("Zed applies it: the language servers, tasks and MCP servers it names, buckley-lsp's own settings — outside any sandbox: moved aside to");
+    expect(said).toContain(`set buckley.agent.sandbox.writable: ["${zed}"]`);
+    expect(existsSync(zed)).toBe(false);
+    // The rest of the workspace is the task's to write.
+    expect(await task(`PUT ${join(workspace, 'src', 'main.ts')}`)).toContain('written');
+    expect(existsSync(join(workspace, 'src', 'main.ts'))).toBe(true);
+    // Asked (a write Helix would run), approved, and written through the editor: the user's, kept.
+    const helix = join(workspace, '.helix', 'languages.toml');
+    expect(await task(`WRITE ${helix} "[language-server]\\n"`)).toContain(`wrote ${helix}`);
+    expect(client.all('buckley/approveTool').at(-1)).toMatchObject({ risk: 'high' });
+    expect(readFileSync(helix, 'utf8')).toBe('[language-server]\n');
+  });
+});
+
 describe.runIf(probe.ok && socat)("the machine's Unix sockets at paths the sandbox shows", () => {
   it('reaches none: not one in the home (a Docker daemon, an SSH agent), not one in the workspace (a database), not one made after the agent started — in an ask and a task; its network not confined, it keeps them', async () => {
     const homeFolder = home(false);

@@ -239,11 +239,16 @@ describe('where a task may not write', () => {
 
   it("guards the user's startup files, and buckley-lsp's own settings and state, only where the task's workspace or writable holds them, but one writable names itself", () => {
     expect(guardedPlaces(undefined, env, [])).toEqual([]);
-    expect(guardedPlaces(undefined, env, [], '/home/ada/project')).toEqual([]);
     const whole = guardedPlaces(undefined, env, ['~']);
     expect(whole).toEqual(expect.arrayContaining(['/home/ada/.bashrc', '/home/ada/.zshrc', '/home/ada/.local/bin', '/home/ada/.config/autostart', '/home/ada/.config/nvim', '/home/ada/.config/buckley-lsp', '/home/ada/.local/state/buckley-lsp']));
-    expect(guardedPlaces(undefined, env, [], '/home')).toEqual(whole);
+    expect(guardedPlaces(undefined, env, [], '/home')).toEqual(expect.arrayContaining(whole));
     expect(guardedPlaces(undefined, env, ['~', '~/.local/bin'])).not.toContain('/home/ada/.local/bin');
+  });
+
+  it("guards a task's workspace's own editor settings, which the editor applies outside any sandbox, but one writable names", () => {
+    const project = ['.zed', '.helix', '.vscode/settings.json', '.vscode/tasks.json', '.nvim.lua', '.nvimrc', '.exrc', '.dir-locals.el', '.dir-locals-2.el'].map((name) => `/home/ada/project/${name}`);
+    expect(guardedPlaces(undefined, env, [], '/home/ada/project')).toEqual(project);
+    expect(guardedPlaces(undefined, env, ['/home/ada/project/.zed'], '/home/ada/project')).toEqual(project.filter((place) => place !== '/home/ada/project/.zed'));
   });
 });
 

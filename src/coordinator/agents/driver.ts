@@ -117,6 +117,8 @@ export interface TurnSink {
   terminal?(method: string, params: Record<string, unknown>, signal: AbortSignal): Promise<unknown>;
   /** The caller takes typed answers (a question with `input`) too. */
   typedAnswers?: boolean;
+  /** Whether the turn wrote this file through the coordinator, as the user approved (not by itself in its sandbox). */
+  wroteThroughUs?(path: string): boolean;
   /** The agent's session the turn runs in, once known; `resumable`: the agent can load it again (in another process). */
   opened?(session: { id: string; resumable: boolean }): void;
 }

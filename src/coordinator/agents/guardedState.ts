@@ -12,6 +12,7 @@ import type { Logger } from '../../logger.js';
 import { applyEdits, modify as modifyJsonc, parse as parseJsonc, type ParseError } from 'jsonc-parser';
 import { readFileBounded } from '../../fileAccess.js';
 import { writeFileAtomicSync } from '../../state.js';
+import { runsLater } from '../../risk/paths.js';
 
 /** Keys of a JSON state file that run code (`mcpServers`, `projects.*.mcpServers`: `*` is any key of an object). */
 export interface GuardedKeys {
@@ -22,8 +23,8 @@ export interface GuardedKeys {
 /** What a turn is watched for: more may be added while it runs (an agent recognised by its agentInfo, started again); `check` once it is over. */
 export interface GuardWatch {
   watch(places: readonly string[], keyed: readonly GuardedKeys[]): void;
-  /** Puts back what the turn changed of what it guards. */
-  check(): void;
+  /** Puts back what the turn changed of what it guards — but what `approved` says the user let the turn write through the coordinator. */
+  check(approved?: (path: string) => boolean): void;
 }
 
 /**
@@ -78,9 +79,9 @@ export function watchGuarded(places: readonly string[], keyed: readonly GuardedK
   watch(places, keyed);
   return {
     watch,
-    check: () => {
+    check: (approved) => {
       try {
-        for (const each of watched.splice(0)) checkWatched(each, agent(), logger);
+        for (const each of watched.splice(0)) checkWatched(each, agent(), logger, approved);
       } finally {
         record?.remove();
       }
@@ -89,10 +90,10 @@ export function watchGuarded(places: readonly string[], keyed: readonly GuardedK
 }
 
 /** Moves aside what the turn made of the guarded places, and puts back the guarded keys it changed. */
-export function checkWatched(watched: Watched, agent: string, logger: Logger): void {
+export function checkWatched(watched: Watched, agent: string, logger: Logger, approved: (path: string) => boolean = () => false): void {
   const there = new Set(watched.there.map((place) => place.path));
   const made = [...watched.absent.filter(present), ...guardedNow(watched.folders).filter((path) => !there.has(path))];
-  for (const path of made) moveAside(path, agent, logger);
+  for (const path of made) if (!allApproved(path, approved)) moveAside(path, agent, logger);
   // A link only: a file or folder itself is bound read-only, and the agent cannot replace it (one
   // replaced on the host is the user's doing — and stops the turn: coverWatch.ts).
   for (const was of watched.there) if (was.link !== undefined && presenceOf(was.path)?.id !== was.id) putBackPlace(was, was.link, agent, logger);
@@ -117,7 +118,7 @@ function putBackPlace(was: Presence, link: string, agent: string, logger: Logger
     if (replaced) renameSync(was.path, aside);
     symlinkSync(link, was.path);
     const left = replaced ? `what the turn left is at ${aside}, ` : '';
-    logger.warn(`${what}; what it names would run outside any sandbox when you next start ${agent}: ${left}the link is put back. If you changed it, do it again; to let ${agent} change it, set buckley.agent.sandbox.writable: ["${was.path}"]`);
+    logger.warn(`${what}; ${whoRuns(was.path, agent)}: ${left}the link is put back. If you changed it, do it again; to let ${agent} change it, set buckley.agent.sandbox.writable: ["${was.path}"]`);
   } catch (error) {
     logger.warn(`${what}, and it could not be put back (${(error as Error).message}): look at it before you start ${agent} again`);
   }
@@ -134,9 +135,38 @@ function foldersIn(folder: string): string[] {
   }
 }
 
+/** Files a made place holds, looked at to tell who runs it and whether the user approved them all. */
+const MADE_FILES = 1_000;
+
+/**
+ * A place the turn made whose every file the user approved (written through the coordinator: a
+ * project's `.vscode/settings.json` the task was asked to add): the user's, and not moved aside.
+ */
+function allApproved(path: string, approved: (path: string) => boolean): boolean {
+  const files = filesUnder(path);
+  return files !== undefined && files.length > 0 && files.every(approved);
+}
+
+/** The files at `path` (itself, or those under it); undefined past MADE_FILES, or where it cannot be read. */
+function filesUnder(path: string): string[] | undefined {
+  try {
+    if (!lstatSync(path).isDirectory()) return [path];
+    const files = readdirSync(path, { recursive: true, withFileTypes: true }).filter((entry) => !entry.isDirectory());
+    return files.length > MADE_FILES ? undefined : files.map((entry) => join(entry.parentPath, entry.name));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Who runs what the turn left there: in risk/paths.ts's words where it knows the place (a project's Zed settings, a shell's startup file), else the agent. */
+function whoRuns(path: string, agent: string): string {
+  const known = runsLater(path) ?? filesUnder(path)?.map(runsLater).find((words) => words !== undefined);
+  return known ? `${known} — outside any sandbox` : `what it names would run outside any sandbox when you next start ${agent}`;
+}
+
 function moveAside(path: string, agent: string, logger: Logger): void {
   const aside = `${path}.buckley-moved-${new Date().toISOString().replace(/[:.]/g, '-')}`;
-  const what = `${path} was made while ${agent} worked in its sandbox; what it names would run outside any sandbox when you next start ${agent}`;
+  const what = `${path} was made while ${agent} worked in its sandbox; ${whoRuns(path, agent)}`;
   try {
     renameSync(path, aside);
     logger.warn(`${what}: moved aside to ${aside}. If you made it, move it back; to let ${agent} make it, set buckley.agent.sandbox.writable: ["${path}"]`);

@@ -184,7 +184,7 @@ export class AgentPool implements AgentDriver {
       unwatch();
       signal.removeEventListener('abort', relay);
       if (guard) this.guards.delete(guard);
-      guard?.check();
+      guard?.check((path) => sink.wroteThroughUs?.(path) ?? false);
     }
   }
 

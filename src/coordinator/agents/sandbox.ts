@@ -7,8 +7,9 @@
  *   sockets and temporary files are not the agent's), with the workspace and the agent's own
  *   program put back where they live there.
  * - Writable: in a **task**, the workspace (but for its git hooks and config, which run code
- *   later); in both, the agent's own state (its sessions and settings: `~/.claude`, `~/.codex`, …
- *   — known.ts) and what `buckley.agent.sandbox.writable` adds.
+ *   later, and the project's editor settings: sandboxPlans.ts); in both, the agent's own state
+ *   (its sessions and settings: `~/.claude`, `~/.codex`, … — known.ts) and what
+ *   `buckley.agent.sandbox.writable` adds.
  *   In an **ask** nothing of the user's can be written.
  * - **Credentials** cannot be read: the user's (`~/.ssh`, cloud keys, …), the system's, and the
  *   workspace's by name (`.env`, keys) are covered by an empty, unreadable file or folder (a

@@ -6,7 +6,7 @@
  */
 import { existsSync, mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { basename, dirname, isAbsolute, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { OUR_ENVIRONMENT, type McpServerSetting } from '../../config.js';
 import type { Logger } from '../../logger.js';
 import { stateDirectory } from '../../state.js';
@@ -93,11 +93,20 @@ export function guardedPlaces(known: KnownAgent | undefined, env: NodeJS.Process
   // The user's own only where the agent could write them: watched elsewhere, one the user makes meanwhile would be moved aside.
   const roots = [...allowed, ...(workspace ? [workspace] : [])].map(realOrResolved);
   const startup = userStartupPlaces(env).filter((place) => roots.some((root) => within(realOrResolved(dirname(place)) + '/' + basename(place), root)));
-  return [...(known?.runsCode?.(env) ?? []), ...startup].filter((guarded) => {
+  const project = workspace ? PROJECT_STARTUP.map((name) => join(workspace, name)) : [];
+  return [...(known?.runsCode?.(env) ?? []), ...startup, ...project].filter((guarded) => {
     const path = guarded.replace(/\/\*$/, '');
     return !allowed.some((place) => place === path || place.startsWith(`${path}/`));
   });
 }
+
+/**
+ * In a task's workspace: the project's settings that the user's editor applies when it opens the
+ * folder (Zed as soon as they change) — the language servers and tasks they name, and
+ * buckley-lsp's own settings, which say what an agent may do unasked. (Its git hooks and config
+ * are read-only in the sandbox as well: sandbox.ts.) What risk/paths.ts judges a write of.
+ */
+const PROJECT_STARTUP = ['.zed', '.helix', '.vscode/settings.json', '.vscode/tasks.json', '.nvim.lua', '.nvimrc', '.exrc', '.dir-locals.el', '.dir-locals-2.el'];
 
 /** In the home: what the user's shells, login, desktop, git and editors run, and the folders on their PATH. */
 const STARTUP_IN_HOME = [
