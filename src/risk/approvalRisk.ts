@@ -40,3 +40,9 @@ export function allowedByPolicy(judged: Pick<JudgedApproval, 'risk' | 'opaque'>,
   if (judged.opaque && judged.risk !== 'low') return false;
   return riskAtMost(judged.risk, autoApprove);
 }
+
+/** Of two `approvals.autoApprove` levels, the one that allows less. */
+export function narrowerPolicy(a: Risk | 'none', b: Risk | 'none'): Risk | 'none' {
+  if (a === 'none' || b === 'none') return 'none';
+  return riskAtMost(a, b) ? a : b;
+}

@@ -202,6 +202,32 @@ describe('an approval', () => {
     flows.services.approvals.decide('exec-2', false);
   });
 
+  it('runs a task under the auto-approval it started with: raised meanwhile (as a project settings file its agent wrote could), it still asks; lowered, it asks at once', async () => {
+    const flows = startFlows({ capabilities: EDITORS.optedIn });
+    flows.editor.respond('buckley/approveTool', () => ({ approved: false }));
+    const edit = (id: string, risk: string) => approval({ execution_id: id, tool: 'Edit total.py', kind: 'edit', parameters: { path: 'total.py' }, risk });
+    const asked = () => (flows.editor.requests('buckley/approveTool') as { executionId: string }[]).map((request) => request.executionId);
+    const runTask = async (title: string, during: () => void, request: ReturnType<typeof approval>) => {
+      flows.session.task = async (call) => {
+        during();
+        await flows.session.awaitApproval(call, request);
+        return { status: 'completed', answer: '' };
+      };
+      flows.services.tasks.start({ task: title });
+      return flows.editor.until(() => flows.session.decisions.get(request.execution_id), 'the decision');
+    };
+    expect(flows.config.approvals.autoApprove).toBe('low');
+    // Raised while the task runs: its medium-risk edit is put to the user still.
+    expect(await runTask('Tidy', () => (flows.config.approvals.autoApprove = 'high'), edit('raised', 'medium'))).toMatchObject({ approved: false });
+    expect(asked()).toEqual(['raised']);
+    // A task started after the raise runs under it.
+    expect(await runTask('Tidy again', () => undefined, edit('after', 'medium'))).toMatchObject({ approved: true });
+    expect(asked()).toEqual(['raised']);
+    // Lowered while a task runs: at once.
+    expect(await runTask('Tidy once more', () => (flows.config.approvals.autoApprove = 'none'), edit('lowered', 'low'))).toMatchObject({ approved: false });
+    expect(asked()).toEqual(['raised', 'lowered']);
+  });
+
   it('is denied by policy where the editor can be asked no way at all', async () => {
     const flows = startFlows({ capabilities: {} });
     taskAskingApproval(flows);

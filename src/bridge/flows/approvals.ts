@@ -27,7 +27,7 @@ import type { TaskEvent } from '../../wire/contract.js';
 import type { Logger } from '../../logger.js';
 import { ApproveToolRequest, Commands, toolApprovalResultSchema, type ToolApprovalRequest } from '../protocol.js';
 import type { Risk } from '../../risk/assess.js';
-import { allowedByPolicy, judgeApproval, type JudgedApproval } from '../../risk/approvalRisk.js';
+import { allowedByPolicy, judgeApproval, narrowerPolicy, type JudgedApproval } from '../../risk/approvalRisk.js';
 import { inert, inline, oneLine, wellFormed } from '../../text.js';
 import type { EditorClient } from '../editor/client.js';
 import type { DiagnosticsBoard } from '../editor/diagnostics.js';
@@ -111,8 +111,19 @@ export class ApprovalService {
   private readonly overflowSaid = new Set<string>();
   /** Kinds of call the user approved for the rest of a task ("approve all edits of this task"). */
   private readonly approvedForTask = new Map<string, Set<string>>();
+  /**
+   * `approvals.autoApprove` as each running task started: a raise applies to the tasks started
+   * after it, a lowering at once — a task's agent that raises it (a project's `.zed/settings.json`,
+   * which Zed applies as it changes) gains nothing in that task.
+   */
+  private readonly policyAtStart = new Map<string, Risk | 'none'>();
 
   constructor(private readonly deps: ApprovalDependencies) {}
+
+  /** A task of this editor's starts: the auto-approval it runs under is at most the one set now. */
+  taskStarted(taskId: string): void {
+    this.policyAtStart.set(taskId, this.deps.config().approvals.autoApprove);
+  }
 
   /** Decides one approval announced by the coordinator and sends the decision back. */
   handle(input: { taskId: string; approval: WireApproval; coordinator: ApprovalDecider; uri?: string; range?: Range }): Promise<Decision> {
@@ -162,7 +173,7 @@ export class ApprovalService {
       };
       this.pending.set(request.executionId, pending);
 
-      const automatic = this.automaticDecision(request, opaque) ?? this.approvedWithTask(pending) ?? this.tooManyWaiting(pending);
+      const automatic = this.automaticDecision(request, opaque, input.taskId) ?? this.approvedWithTask(pending) ?? this.tooManyWaiting(pending);
       if (automatic) return pending.settle(automatic);
       this.enqueue(pending);
     });
@@ -244,7 +255,7 @@ export class ApprovalService {
   /** Whether the user will be asked, or the call is decided at once (policy, trust, the task's "approve all", the limit). */
   howDecided(approval: WireApproval, taskId: string): 'by the user' | 'approved' | 'denied' {
     const { risk, opaque } = this.assess(approval);
-    if (this.automaticDecision({ risk, agent: { id: approval.agent_id || 'agent' }, tool: approval.tool || 'a tool' }, opaque)) return 'approved';
+    if (this.automaticDecision({ risk, agent: { id: approval.agent_id || 'agent' }, tool: approval.tool || 'a tool' }, opaque, taskId)) return 'approved';
     const batchKey = batchKeyOf(approval, risk, opaque);
     if (batchKey && this.approvedForTask.get(taskId)?.has(batchKey)) return 'approved';
     return this.waiting(taskId) >= MAX_WAITING ? 'denied' : 'by the user';
@@ -263,8 +274,9 @@ export class ApprovalService {
    * and never above low for a call whose effect the rules cannot see (`opaque`): what it does is
    * then not what its name says, whatever was trusted under that name.
    */
-  private automaticDecision(request: Pick<ToolApprovalRequest, 'risk' | 'agent' | 'tool'>, opaque?: string): Decision | undefined {
-    const { autoApprove } = this.deps.config().approvals;
+  private automaticDecision(request: Pick<ToolApprovalRequest, 'risk' | 'agent' | 'tool'>, opaque: string | undefined, taskId: string): Decision | undefined {
+    const now = this.deps.config().approvals.autoApprove;
+    const autoApprove = narrowerPolicy(now, this.policyAtStart.get(taskId) ?? now);
     if (allowedByPolicy({ risk: request.risk, ...(opaque ? { opaque } : {}) }, autoApprove)) return { approved: true, remember: false, by: `policy (buckley.approvals.autoApprove = ${autoApprove})` };
     if (request.risk === 'destructive' || (opaque && request.risk !== 'low')) return undefined;
     if (this.deps.trust.isTrusted(request.agent.id, request.tool)) return { approved: true, remember: false, by: 'trust (Approve & trust earlier)' };
@@ -288,6 +300,7 @@ export class ApprovalService {
    */
   withdrawTask(taskId: string, why: string): void {
     this.approvedForTask.delete(taskId);
+    this.policyAtStart.delete(taskId);
     this.overflowSaid.delete(taskId);
     for (const pending of [...this.pending.values()]) {
       if (pending.request.taskId === taskId) pending.settle({ approved: false, remember: false, by: 'the task', reason: why }, true);

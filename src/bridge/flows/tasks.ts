@@ -183,6 +183,7 @@ export class TaskService {
     const progress = deps.progress.begin({ title: task.title, kind: 'task', workDoneProgress: features.workDoneProgress });
     progress.onCancel(() => this.cancel(task.id));
     deps.logger.info(`task ${task.id} started: "${task.title}"`);
+    deps.approvals.taskStarted(task.id);
 
     const written = new AnswerTail();
     const steps = new TurnSteps();
