@@ -63,6 +63,32 @@ export function inline(text: string): string {
   return plain.isWellFormed() ? plain : plain.toWellFormed();
 }
 
+/**
+ * Text from outside (a file's name, an agent's command) as one CommonMark code span: on one line,
+ * inert, fenced by more backticks than any run of them in it — a backtick in it can neither end
+ * the span early, letting the rest be read as markdown (a link, a heading), nor be taken for
+ * formatting and dropped from what is shown (`echo \`date\`` shown as "echo date").
+ */
+export function codeSpan(text: string): string {
+  const line = inline(text);
+  const longest = Math.max(0, ...[...line.matchAll(/`+/g)].map((run) => run[0].length));
+  const fence = '`'.repeat(longest + 1);
+  // A space each side keeps a backtick at either end from joining the fence (CommonMark strips one).
+  const pad = line.startsWith('`') || line.endsWith('`') ? ' ' : '';
+  return `${fence}${pad}${line}${pad}${fence}`;
+}
+
+/**
+ * Text as a markdown code block, fenced by more backticks than any run of three or more in it: a
+ * README's own ``` in a diff or a file cannot close the block and turn the rest into markdown.
+ */
+export function codeBlock(text: string, language = ''): string {
+  let longest = 2;
+  for (const match of text.matchAll(/`{3,}/g)) longest = Math.max(longest, match[0].length);
+  const ticks = '`'.repeat(longest + 1);
+  return `${ticks}${language}\n${text}${text.endsWith('\n') ? '' : '\n'}${ticks}`;
+}
+
 let graphemes: Intl.Segmenter | undefined;
 
 /** Terminal cells a grapheme takes: two for wide (CJK, emoji) ones, else one. */

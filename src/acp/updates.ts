@@ -6,6 +6,7 @@
  */
 import type { SessionUpdate, ToolCallContent, ToolKind, ToolCallStatus, RequestPermissionRequest, PermissionOption } from '@agentclientprotocol/sdk';
 import type { TaskEvent, WireToolExecution } from '../wire/contract.js';
+import { codeBlock } from '../text.js';
 
 const KINDS: ReadonlySet<string> = new Set(['read', 'edit', 'delete', 'move', 'search', 'execute', 'think', 'fetch', 'switch_mode', 'other']);
 const STATUSES: ReadonlySet<string> = new Set(['pending', 'in_progress', 'completed', 'failed']);
@@ -109,7 +110,7 @@ export function permissionOf(sessionId: string, approval: NonNullable<TaskEvent[
   const risk = approval.risk || 'unknown risk';
   const why = approval.reason ? `${risk} — ${approval.reason}` : risk;
   const content: ToolCallContent[] = [text(why)];
-  if (approval.diff) content.push(text(`\`\`\`diff\n${approval.diff}\n\`\`\``));
+  if (approval.diff) content.push(text(codeBlock(approval.diff, 'diff')));
   return {
     sessionId,
     toolCall: {

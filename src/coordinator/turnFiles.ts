@@ -9,6 +9,7 @@ import { commandsOf, pathsOf } from '../risk/assess.js';
 import type { FileEdit, PermissionDecision, PermissionRequest, TurnSink } from './agents/driver.js';
 import { readForAgent, reviewEdits, shownPath, workspaceOf, writeForAgent, type WritePolicy } from './files.js';
 import { settleChanges, WorkspaceSnapshot, type SettledChanges } from './workspaceChanges.js';
+import { codeSpan } from '../text.js';
 
 type Decides = Omit<TurnSink, 'readFile' | 'writeFile'>;
 
@@ -108,7 +109,7 @@ export class TurnFiles {
  * not be made in the editor: which files, which commands, what became of them. Undefined otherwise.
  */
 export function afterTurnNote(agent: string, settled: SettledChanges | undefined, unaskedCalls: readonly string[], workspaceRoot: string | undefined): string | undefined {
-  const shown = (path: string) => `\`${shownPath(path, workspaceRoot)}\``;
+  const shown = (path: string) => codeSpan(shownPath(path, workspaceRoot));
   const parts: string[] = [];
   const files = settled?.unasked.map(shown) ?? [];
   const done = [...(files.length ? [`changed ${files.join(', ')} (listed below, with the undo)`] : []), ...(unaskedCalls.length ? [`ran ${unaskedCalls.map((call) => `“${call}”`).join(', ')}`] : [])];

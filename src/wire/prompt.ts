@@ -10,7 +10,7 @@
  * left out (and the prompt says how many), then the file is cut.
  */
 import { BUDGET_KEY, type DocumentSnapshot, type EditorContext } from './contract.js';
-import { describeLines, utf8Length, utf8Prefix } from '../text.js';
+import { codeBlock, describeLines, utf8Length, utf8Prefix } from '../text.js';
 import { shownName } from '../uri.js';
 import { imageName, imagesOf, isImageDocument, withinImageBound } from './images.js';
 
@@ -25,13 +25,13 @@ export function buildPrompt(question: string, context: EditorContext | undefined
     const where = doc?.selection
       ? ` (${describeLines(doc.selection)} of ${displayPath(doc)})`
       : '';
-    head.push(`The selected code${where}:\n${fence(selected, doc?.language_id)}`);
+    head.push(`The selected code${where}:\n${codeBlock(selected, doc?.language_id)}`);
   }
   const file = doc ? fileSection(doc) : undefined;
   const images = withinImageBound(imagesOf(context)).kept;
   // Images go to the agent beside the text (AgentTurn.images): the text names them.
   if (images.length) head.push(`Attached: ${images.map(imageName).join(', ')} (${images.length === 1 ? 'the image follows' : `${images.length} images follow`}).`);
-  const related = (context?.related_documents ?? []).filter((other) => !isImageDocument(other)).map((other) => `Another open file, ${displayPath(other)}:\n${fence(other.content, other.language_id)}`);
+  const related = (context?.related_documents ?? []).filter((other) => !isImageDocument(other)).map((other) => `Another open file, ${displayPath(other)}:\n${codeBlock(other.content, other.language_id)}`);
   const leftOut = context?.metadata?.left_out;
 
   const budget = Number(context?.metadata?.[BUDGET_KEY]) || Infinity;
@@ -53,7 +53,7 @@ function fileSection(doc: DocumentSnapshot): string {
   const excerpt = doc.metadata?.excerpt_start_line
     ? ` (an excerpt: lines ${Number(doc.metadata.excerpt_start_line) + 1}-${Number(doc.metadata.excerpt_end_line) + 1})`
     : '';
-  return `The file ${displayPath(doc)}${excerpt}:\n${fence(doc.content, doc.language_id)}`;
+  return `The file ${displayPath(doc)}${excerpt}:\n${codeBlock(doc.content, doc.language_id)}`;
 }
 
 /** The document as a person names it: relative to its workspace folder, else its path. */
@@ -61,13 +61,6 @@ function displayPath(doc: DocumentSnapshot): string {
   return shownName(doc.uri, [doc.workspace_root]);
 }
 
-/** A markdown code fence longer than any backtick run inside the text. */
-function fence(text: string, language = ''): string {
-  let longest = 2;
-  for (const match of text.matchAll(/`{3,}/g)) longest = Math.max(longest, match[0].length);
-  const ticks = '`'.repeat(longest + 1);
-  return `${ticks}${language}\n${text}${text.endsWith('\n') ? '' : '\n'}${ticks}`;
-}
 
 /** The prompt with the conversation's earlier turns after it, for an agent that does not hold them. */
 export function withEarlierTurns(prompt: string, earlier: string | undefined): string {

@@ -97,6 +97,15 @@ describe('what a path touches is judged, and only that is touched', () => {
     expect(answer.match(/^- `/gm)).toHaveLength(1);
   });
 
+  it("a file whose name holds markdown (backticks around a link): listed in the answer as the name it is, in a code span it cannot leave", async () => {
+    const { root } = places();
+    const name = 'a`[approve](evil.example)`.ts';
+    const session = await editorWithBuffers(start, root, () => true);
+    const answer = await task(session.client, `WRITE ${join(root, name)} "x"`);
+    expect(readFileSync(join(root, name), 'utf8')).toBe('x');
+    expect(answer).toContain(`- \`\`${name}\`\` +1 −0, on disk`);
+  });
+
   it('a path longer than the system allows: refused at once, and the coordinator answers others meanwhile', async () => {
     const { root } = places();
     const client = await start({ initialize: workspace(root) });

@@ -43,6 +43,13 @@ describe("the ACP face's updates", () => {
     });
   });
 
+  it("shows the diff of a file that holds code fences (a README's ```) whole, in a block they cannot close", () => {
+    const diff = '--- a/README.md\n+++ b/README.md\n@@ -1,3 +1,3 @@\n ```sh\n-npm test\n+npm run test\n ```\n';
+    const request = permissionOf('s1', { execution_id: 'e1', tool: 'Edit', title: 'Edit README.md', parameters: {}, risk: 'medium', reason: 'edits files', agent_id: 'a', kind: 'edit', locations: [], diff, lines_added: 1, lines_removed: 1, tool_call_id: '' });
+    const shown = (request.toolCall.content![1] as { content: { text: string } }).content.text;
+    expect(shown).toBe(['````diff', diff].join('\n') + '````');
+  });
+
   it('asks permission on the call it is about, where the agent named it', () => {
     const request = permissionOf('s1', { execution_id: 'e1', tool: 'Edit', title: 'Edit a.ts', parameters: {}, risk: 'medium', reason: 'edits files', agent_id: 'a', kind: 'edit', locations: [], diff: '', lines_added: 0, lines_removed: 0, tool_call_id: 'call-7' });
     expect(request.toolCall.toolCallId).toBe('call-7');

@@ -1,6 +1,6 @@
 /** Text from agents made safe for editors: one-line, inert, well-formed, cut between graphemes. */
 import { describe, expect, it } from 'vitest';
-import { graphemesOf, inert, inline, lastLine, oneLine, selectLines, shorten, wellFormed, shortenAtWord, width } from '../../src/text.js';
+import { codeBlock, codeSpan, graphemesOf, inert, inline, lastLine, oneLine, selectLines, shorten, wellFormed, shortenAtWord, width } from '../../src/text.js';
 
 const FAMILY = '👨‍👩‍👧‍👦'; // one grapheme, 11 UTF-16 units, two cells
 const FLAG = '🇫🇷';
@@ -99,6 +99,29 @@ describe('inline', () => {
 
   it('replaces a lone surrogate', () => {
     expect(inline('lone\uD800 high')).toBe('lone\uFFFD high');
+  });
+});
+
+describe('codeSpan (names from outside in our markdown)', () => {
+  it('fences plain text with one backtick', () => {
+    expect(codeSpan('src/retry.ts')).toBe('`src/retry.ts`');
+  });
+
+  it('fences text holding backticks with more of them, so none ends the span or is lost', () => {
+    expect(codeSpan('echo `date`')).toBe('`` echo `date` ``');
+    expect(codeSpan('a` [approve](https://evil.example) `b.ts')).toBe('``a` [approve](https://evil.example) `b.ts``');
+    expect(codeSpan('x ``` y')).toBe('````x ``` y````');
+  });
+
+  it('keeps it on one line: a name with line breaks cannot start a heading or a list', () => {
+    expect(codeSpan('a.ts\n\n# Approve all\n- [x] done')).toBe('`a.ts # Approve all - [x] done`');
+  });
+});
+
+describe('codeBlock', () => {
+  it('fences text with three backticks, or more than it holds in a row', () => {
+    expect(codeBlock('a = 1', 'py')).toBe('```py\na = 1\n```');
+    expect(codeBlock('```sh\nnpm test\n```\n', 'md')).toBe('````md\n```sh\nnpm test\n```\n````');
   });
 });
 

@@ -6,7 +6,7 @@
  */
 import { basename } from 'node:path';
 import { describeChange } from '../../edits.js';
-import { inline, oneLine } from '../../text.js';
+import { codeBlock, codeSpan, oneLine } from '../../text.js';
 import type { ToolApprovalRequest } from '../protocol.js';
 import type { WireApproval } from './approvals.js';
 
@@ -21,7 +21,7 @@ const VERBS: Record<string, string> = { read: 'read', edit: 'edit', delete: 'del
  */
 export function subjectOf(approval: Pick<WireApproval, 'kind' | 'locations' | 'parameters'>): string | undefined {
   const command = approval.parameters.command;
-  if (command) return `run \`${oneLine(command, 40)}\``;
+  if (command) return `run ${codeSpan(oneLine(command, 40))}`;
   const file = approval.locations[0] ?? FILE_PARAMETERS.map((key) => approval.parameters[key]).find((value) => value);
   if (!file) return undefined;
   return `${VERBS[approval.kind] ?? 'use'} ${oneLine(basename(file) || file, 40)}`;
@@ -44,8 +44,7 @@ const PROMPT_DIFF_LINES = 60;
 export function diffBlock(diff: string): string {
   const lines = diff.split('\n').filter((line) => !/^={3,}$/.test(line));
   const shown = lines.slice(0, PROMPT_DIFF_LINES);
-  const fence = '`'.repeat(Math.max(3, ...[...diff.matchAll(/`{3,}/g)].map((match) => match[0].length + 1)));
-  return `${fence}diff\n${shown.join('\n')}\n${fence}${lines.length > shown.length ? `\n(${lines.length - shown.length} more lines in the log)` : ''}`;
+  return `${codeBlock(shown.join('\n'), 'diff')}${lines.length > shown.length ? `\n(${lines.length - shown.length} more lines in the log)` : ''}`;
 }
 
 /**
@@ -56,7 +55,7 @@ export function describeRequest(request: ToolApprovalRequest): string {
   const command = request.parameters.command;
   // A change says how big it is, whoever shows it (a write through us, or a tool call's diff).
   const size = request.change && !/\(\+\d+ −\d+\)/.test(`${request.tool} ${request.title ?? ''}`) ? ` (${describeChange({ added: request.change.linesAdded, removed: request.change.linesRemoved })})` : '';
-  const what = typeof command === 'string' && command ? `run \`${inline(command.replace(/\r?\n/g, ' ⏎ '))}\`` : `use ${request.tool}${size}`;
+  const what = typeof command === 'string' && command ? `run ${codeSpan(command.replace(/\r?\n/g, ' ⏎ '))}` : `use ${request.tool}${size}`;
   const parameters = Object.entries(request.parameters)
     .filter(([key]) => key !== 'command')
     .map(([key, value]) => `${key}=${oneLine(String(value), 80)}`)

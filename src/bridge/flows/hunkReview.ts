@@ -13,7 +13,7 @@ import { DiagnosticSeverity, type Command, type Diagnostic, type Range } from 'v
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { applyHunks, describeChange, lineCount, lineHunks, type Hunk } from '../../edits.js';
 import type { Logger } from '../../logger.js';
-import { oneLine } from '../../text.js';
+import { codeSpan, oneLine } from '../../text.js';
 import { MAX_READ_BYTES } from '../../wire/contract.js';
 import type { DiagnosticsBoard } from '../editor/diagnostics.js';
 import { Commands } from '../names.js';
@@ -131,7 +131,7 @@ export class HunkReview {
         continue;
       }
       outcome.undone += ref.line === undefined ? reverse.length : 1;
-      const shown = `\`${this.deps.edits.shown(path)}\``;
+      const shown = codeSpan(this.deps.edits.shown(path));
       told.push(ref.line === undefined ? `${shown}: all your changes to it, back to what it was before the task` : undoneHunk(shown, reverse[index]!));
       this.deps.edits.update(ref.taskId, path, { after: target });
     }

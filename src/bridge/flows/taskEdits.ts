@@ -6,7 +6,7 @@
  */
 import { shownName } from '../../uri.js';
 import { changeSummary, describeChange } from '../../edits.js';
-import { oneLine } from '../../text.js';
+import { codeSpan, oneLine } from '../../text.js';
 import type { Logger } from '../../logger.js';
 import type { FileChanged } from '../../wire/contract.js';
 import type { AgentEdits } from './agentEdits.js';
@@ -79,7 +79,7 @@ export class TaskEdits {
     if (!task || task.files.size === 0) return undefined;
     const lines = [...task.files].map(([path, edit]) => {
       const where = edit.inEditor ? 'in the editor, not saved yet' : 'on disk';
-      return `- \`${this.shown(path)}\` ${describeChange(changeSummary(edit.before, edit.after))}, ${where}${edit.unasked ? ', changed without asking' : ''}`;
+      return `- ${codeSpan(this.shown(path))} ${describeChange(changeSummary(edit.before, edit.after))}, ${where}${edit.unasked ? ', changed without asking' : ''}`;
     });
     return `**Files it changed** — each change is marked in its file: keep or undo it there with the code actions "Buckley: keep this change" / "Buckley: undo this change"; undo them all with "Buckley: undo the task's edits" or the command \`buckley.undoTaskEdits\`:\n\n${lines.join('\n')}`;
   }
@@ -108,7 +108,7 @@ export class TaskEdits {
       }
     }
     if (task.files.size === 0) this.tasks.delete(id!);
-    this.undone(id!, outcome.undone.map((path) => `\`${this.shown(path)}\`: all your changes to it, back to what it was before «${oneLine(task.title, 60)}»`), task);
+    this.undone(id!, outcome.undone.map((path) => `${codeSpan(this.shown(path))}: all your changes to it, back to what it was before «${oneLine(task.title, 60)}»`), task);
     this.logger.info(`undo of «${task.title}»: ${outcome.undone.length} file(s) restored${outcome.kept.map(({ path, why }) => `; ${path} kept: ${why}`).join('')}`);
     return outcome;
   }
