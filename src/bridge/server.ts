@@ -56,7 +56,8 @@ import {
 } from './protocol.js';
 import { createServices, endWork, saveState, type Services } from './services.js';
 import type { Config } from '../config.js';
-import { Settings } from './settings.js';
+import { Settings, type LeftOut } from './settings.js';
+import { projectFileName } from './projectSettings.js';
 import type { Initialized, RunningServer, ServerOptions } from './start.js';
 
 /** How long the editor may take to answer workspace/configuration. */
@@ -105,10 +106,13 @@ export class BuckleyServer implements RunningServer {
     this.workspaceRoots = workspaceRootsOf(params, { cwd: process.cwd(), home: env.HOME || homedir() });
     if (!params.workspaceFolders?.length && !params.rootUri) logger.info(this.workspaceRoots.length ? `the editor names no workspace: the folder it started in, ${pathOfUri(this.workspaceRoots[0]!)}, is the workspace` : `the editor names no workspace, and it started in ${process.cwd()}: tasks start in an empty folder, with nothing to write (open a project folder)`);
     this.editor = lspEditor(connection);
-    this.settings = new Settings(sources, logger);
+    this.settings = new Settings(sources, logger, () => this.workspaceRoots.flatMap((root) => pathOfUri(root) ?? []), env.HOME || homedir());
     this.notices = new CoordinatorNotices(this.editor, logger.child('coordinator'), () => this.settings.current);
     this.settings.onProblems((problems) => this.notices.settingsProblemsFound(problems));
     if (this.settings.problems.length > 0) this.notices.settingsProblemsFound(this.settings.problems);
+    const leftOut = (left: LeftOut) => messages.warn(this.editor, messages.fit(`ignored ${projectFileName(left.file)}'s `, left.keys.join(', '), ' (see log)'));
+    this.settings.onLeftOut(leftOut);
+    this.settings.leftOut.forEach(leftOut);
     this.features = negotiate({ initialize: params, config: this.settings.current });
     this.documentSync = documentEvents(connection, logger.child('documents'));
     this.services = createServices({
