@@ -5,6 +5,7 @@
  */
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { lookup } from 'node:dns/promises';
+import { homedir } from 'node:os';
 import { PEM_MAX_BYTES, readFileBounded, unreadableWhy } from '../fileAccess.js';
 import { acpSettingsFile, readSettingsFile } from '../settingsFile.js';
 import { authWaysOf } from './acpAuth.js';
@@ -12,6 +13,7 @@ import { configFromEnv, resolveConfigLeniently, splitCommandLine, type Config, t
 import { RootLogger } from '../logger.js';
 import { addressesOf, isLoopbackHost } from '../net.js';
 import { ASKS_NOT_READ_ONLY } from '../bridge/link/readOnly.js';
+import { projectSettings } from '../bridge/projectSettings.js';
 import { FEATURE } from '../wire/features.js';
 import type { AgentDriver } from '../coordinator/agents/driver.js';
 import type { AgentControls } from '../wire/contract.js';
@@ -52,6 +54,7 @@ export async function runDoctor(options: DoctorOptions): Promise<number> {
   const report = new Report(options.out);
   options.out(`buckley-lsp ${options.version} doctor`);
   const settings = checkSettings(options, report);
+  checkProjectSettings(process.cwd(), options.env, report);
   if (settings) {
     const { config, badKeys } = settings;
     // A check that hinges on a setting reported above would only say "set it" over "fix it".
@@ -86,6 +89,14 @@ function checkSettings(options: DoctorOptions, report: Report): { config: Config
     report.ok(`settings from ${sources.map((source) => source.name).join(', ')} are valid${options.settingsFile ? '' : options.acp ? ' (no settings file: --settings FILE, or ~/.config/buckley-lsp/settings.json)' : ' (give the editor\'s with --settings FILE)'}`);
   }
   return { config, badKeys: problems.map((problem) => problem.key) };
+}
+
+/** What the project here gives buckley-lsp of the settings that are the user's alone: the server leaves it out. */
+function checkProjectSettings(folder: string, env: NodeJS.ProcessEnv, report: Report): void {
+  for (const found of projectSettings([folder], env.HOME || homedir())) {
+    const keys = found.keys.includes('*') ? "buckley-lsp's settings (eglot-workspace-configuration)" : found.keys.join(', ');
+    report.warn(`${found.file} sets ${keys}: the server leaves out what a project's files say of where your code goes and what an agent may do — set those in your own settings`);
+  }
 }
 
 /** The file's JSON: initializationOptions as they are, or an editor's settings with a `buckley` section. */

@@ -21,8 +21,8 @@ interface Run {
 }
 
 /** Runs doctor without blocking this process: the coordinator it checks may be in this process. */
-async function doctor(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
-  const child = spawn(process.execPath, [BIN, 'doctor', ...args], { env: { PATH: process.env.PATH, HOME: dir, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+async function doctor(args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string): Promise<Run> {
+  const child = spawn(process.execPath, [BIN, 'doctor', ...args], { env: { PATH: process.env.PATH, HOME: dir, ...env }, stdio: ['ignore', 'pipe', 'pipe'], ...(cwd ? { cwd } : {}) });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk) => (stdout += chunk));
@@ -131,6 +131,15 @@ describe('doctor', () => {
       expect(run).toMatchObject({ status: 0, failures: [] });
       expect(run.lines.join('\n')).toContain('answered ACP initialize');
     }
+  });
+
+  it("warns of a project here whose own settings file gives buckley-lsp where the code goes or what an agent may do, which the server leaves out", async () => {
+    const project = tempDir('buckley-doctor-project');
+    mkdirSync(join(project, '.zed'));
+    writeFileSync(join(project, '.zed', 'settings.json'), JSON.stringify({ lsp: { 'buckley-lsp': { settings: { coordinator: { address: '127.0.0.1:9' } } } } }));
+    const run = await doctor(['--agent.command', agent], {}, project);
+    expect(run).toMatchObject({ status: 0, failures: [] });
+    expect(run.lines).toContain(`  WARN  ${join(project, '.zed', 'settings.json')} sets coordinator: the server leaves out what a project's files say of where your code goes and what an agent may do — set those in your own settings`);
   });
 
   it('names a misspelt key with what was meant and a wrong type with the type expected, and does not then say to set the key', async () => {
