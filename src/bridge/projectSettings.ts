@@ -25,7 +25,6 @@ export const USER_ONLY_SETTINGS = [
   'agent.openai',
   'approvals.autoApprove',
   'ask.requireReadOnly',
-  'answers.directory',
 ] as const;
 
 /** Which source the editor sends a project file's settings in, and which of ours it sets. */
