@@ -54,10 +54,10 @@ function zedSettings(folder: string): ProjectSetting[] {
   const file = join(folder, '.zed', 'settings.json');
   const text = readText(file);
   if (text === undefined) return [];
-  const document: unknown = text === null ? undefined : parseJsonc(text, [], { allowTrailingComma: true, disallowComments: false });
-  const lsp = isPlainObject(document) && isPlainObject(document.lsp) ? document.lsp[ZED_SERVER_ID] : undefined;
   // Not read (too big): whatever it gives the server may be its.
   if (text === null) return [{ file, source: 'initializationOptions', keys: ['*'] }, { file, source: 'workspace/configuration', keys: ['*'] }];
+  const document: unknown = parseJsonc(text, [], { allowTrailingComma: true, disallowComments: false });
+  const lsp = isPlainObject(document) && isPlainObject(document.lsp) ? document.lsp[ZED_SERVER_ID] : undefined;
   if (!isPlainObject(lsp)) return [];
   return [
     { file, source: 'initializationOptions', keys: userOnlyKeysIn(lsp.initialization_options) },
@@ -72,7 +72,7 @@ function zedSettings(folder: string): ProjectSetting[] {
  */
 function emacsSettings(folder: string, home: string | undefined): ProjectSetting[] {
   const found: ProjectSetting[] = [];
-  for (let at = folder; !(home !== undefined && (home === at || home.startsWith(at.endsWith(sep) ? at : `${at}${sep}`))); at = dirname(at)) {
+  for (let at = folder; !(home !== undefined && holds(at, home)); at = dirname(at)) {
     for (const name of ['.dir-locals.el', '.dir-locals-2.el']) {
       const file = join(at, name);
       const text = readText(file);
@@ -81,6 +81,11 @@ function emacsSettings(folder: string, home: string | undefined): ProjectSetting
     if (dirname(at) === at) break;
   }
   return found;
+}
+
+/** Whether `folder` is `path` or above it. */
+function holds(folder: string, path: string): boolean {
+  return path === folder || path.startsWith(folder.endsWith(sep) ? folder : `${folder}${sep}`);
 }
 
 /** The user-only keys set in `values` (the `buckley` section's shape), dotted. */
