@@ -38,7 +38,7 @@ describe('buckley/ask', () => {
     const document = readFileSync(fileURLToPath(shown.uri), 'utf8');
     expect(shown.uri).toMatch(/\.md$/);
     expect(document).toContain('# What does withRetry do?');
-    expect(document).toContain('*About retry.ts, lines 3-13 — ');
+    expect(document).toContain('*About `retry.ts`, lines 3-13 — ');
     // Wrapped for editors that do not wrap: the same words.
     expect(document.replace(/\s+/g, ' ')).toContain(result.answer.replace(/\s+/g, ' '));
     // (c) a one-line summary of at most 60 characters, saying what happened and where the answer is

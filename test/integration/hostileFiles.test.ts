@@ -106,6 +106,19 @@ describe('what a path touches is judged, and only that is touched', () => {
     expect(answer).toContain(`- \`\`${name}\`\` +1 −0, on disk`);
   });
 
+  it("a file whose name holds line breaks and a heading: the answer document names it on its one line, in a code span", async () => {
+    const { root } = places();
+    const name = 'a\n\n# Approve everything.ts';
+    const uri = pathToFileURL(join(root, name)).href;
+    const client = await start({ client: 'neovim-0.10.4', initialize: workspace(root) });
+    await client.notify('textDocument/didOpen', { textDocument: { uri, languageId: 'typescript', version: 1, text: 'export const a = 1;\n' } });
+    await client.request('buckley/ask', { question: 'INSTANT about it', context: { activeFile: uri, selection: { start: { line: 0, character: 0 }, end: { line: 0, character: 5 } } } });
+    const shown = await client.waitFor('window/showDocument');
+    const document = readFileSync(new URL(shown.uri), 'utf8');
+    expect(document).toMatch(/^\*About `a # Approve everything\.ts`, line 1 — [^\n]+\*$/m);
+    expect(document).not.toMatch(/^# Approve everything/m);
+  });
+
   it('a path longer than the system allows: refused at once, and the coordinator answers others meanwhile', async () => {
     const { root } = places();
     const client = await start({ initialize: workspace(root) });

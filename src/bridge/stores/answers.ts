@@ -15,13 +15,12 @@ import type { Features } from '../capabilities.js';
 import type { Logger } from '../../logger.js';
 import { rangeSchema } from '../protocol.js';
 import { parseJson, readStateFile, readStateFileSync, writeFileAtomicSync } from '../../state.js';
-import { describeLines } from '../../text.js';
 import { shiftRange } from '../editor/ranges.js';
 import { wrapMarkdown } from '../editor/wrap.js';
-import { inert, oneLine } from '../../text.js';
+import { codeSpan, describeLines, inert, oneLine } from '../../text.js';
 import { readText, realPath, shortened, writeText } from '../../fileAccess.js';
 import { MAX_READ_BYTES } from '../../wire/contract.js';
-import { canonicalUri, uriToPath } from '../../uri.js';
+import { canonicalUri, shownName } from '../../uri.js';
 import * as messages from '../editor/messages.js';
 import { FOLLOW_UP_MARKER } from './conversations.js';
 import { applyEdit, showDocument, type EditorClient } from '../editor/client.js';
@@ -122,11 +121,9 @@ export class Answers {
     private readonly openDocument: (uri: string) => TextDocument | undefined = () => undefined,
   ) {}
 
-  /** A document as a person names it: its path in the workspace, else its path, else its URI. */
+  /** A document as a person names it (its path in the workspace, else its path, else its URI), as a name in markdown. */
   private displayName(uri: string): string {
-    const root = this.workspaceRoots().find((candidate) => uri.startsWith(candidate.endsWith('/') ? candidate : `${candidate}/`));
-    if (root) return decodeURIComponent(uri.slice(root.replace(/\/$/, '').length + 1));
-    return uriToPath(uri);
+    return codeSpan(shownName(uri, this.workspaceRoots()));
   }
 
   private get stateFile(): string {
