@@ -39,6 +39,23 @@ describe('what runs code later in an agent state', () => {
     expect(log.said[0]).toContain(`${join(state, 'settings.json')} was made while Agent worked in its sandbox; what it names would run outside any sandbox when you next start Agent: moved aside to`);
   });
 
+  it("keeps a place the turn made whose every file the user approved (written through the coordinator); one with a file more is moved aside whole, saying who applies it", () => {
+    const project = tempDir('buckley-guarded');
+    const [zed, helix] = [join(project, '.zed'), join(project, '.helix')];
+    const log = logger();
+    const { check } = watchGuarded([zed, helix], [], () => 'Agent', log);
+    mkdirSync(zed);
+    writeFileSync(join(zed, 'tasks.json'), '[]');
+    mkdirSync(join(helix, 'runtime'), { recursive: true });
+    writeFileSync(join(helix, 'languages.toml'), '');
+    writeFileSync(join(helix, 'runtime', 'x.scm'), '');
+    const approved = new Set([join(zed, 'tasks.json'), join(helix, 'languages.toml')]);
+    check((path) => approved.has(path));
+    expect(readFileSync(join(zed, 'tasks.json'), 'utf8')).toBe('[]');
+    expect(existsSync(helix)).toBe(false);
+    expect(log.said).toEqual([expect.stringContaining(`${helix} was made while Agent worked in its sandbox; Helix runs the language servers it names — outside any sandbox: moved aside to`)]);
+  });
+
   it("puts back the guarded keys a turn changed, in a file it made too, and keeps the rest it wrote; read as the agents read them: with comments (kept), a key given twice", () => {
     const state = tempDir('buckley-guarded');
     const settings = join(state, 'settings.json');

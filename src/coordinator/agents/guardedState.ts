@@ -6,7 +6,7 @@
  * one). So around each turn: a guarded place the turn made is moved aside, and guarded keys of a
  * state file the turn changed are put back — each said in the log, with the setting that allows it.
  */
-import { copyFileSync, existsSync, lstatSync, readdirSync, readlinkSync, renameSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, lstatSync, opendirSync, readdirSync, readlinkSync, renameSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Logger } from '../../logger.js';
 import { applyEdits, modify as modifyJsonc, parse as parseJsonc, type ParseError } from 'jsonc-parser';
@@ -135,7 +135,7 @@ function foldersIn(folder: string): string[] {
   }
 }
 
-/** Files a made place holds, looked at to tell who runs it and whether the user approved them all. */
+/** Entries of a made place looked at, to tell who runs it and whether the user approved all its files. */
 const MADE_FILES = 1_000;
 
 /**
@@ -147,12 +147,25 @@ function allApproved(path: string, approved: (path: string) => boolean): boolean
   return files !== undefined && files.length > 0 && files.every(approved);
 }
 
-/** The files at `path` (itself, or those under it); undefined past MADE_FILES, or where it cannot be read. */
+/** The files at `path` (itself, or those under it); undefined past MADE_FILES entries (a folder the agent filled is not walked whole), or where it cannot be read. */
 function filesUnder(path: string): string[] | undefined {
+  const files: string[] = [];
+  const folders = [path];
+  let seen = 0;
   try {
     if (!lstatSync(path).isDirectory()) return [path];
-    const files = readdirSync(path, { recursive: true, withFileTypes: true }).filter((entry) => !entry.isDirectory());
-    return files.length > MADE_FILES ? undefined : files.map((entry) => join(entry.parentPath, entry.name));
+    for (let folder = folders.pop(); folder !== undefined; folder = folders.pop()) {
+      const listing = opendirSync(folder);
+      try {
+        for (let entry = listing.readSync(); entry !== null; entry = listing.readSync()) {
+          if (++seen > MADE_FILES) return undefined;
+          (entry.isDirectory() ? folders : files).push(join(folder, entry.name));
+        }
+      } finally {
+        listing.closeSync();
+      }
+    }
+    return files;
   } catch {
     return undefined;
   }
