@@ -71,7 +71,9 @@ export function inline(text: string): string {
  */
 export function codeSpan(text: string): string {
   const line = inline(text);
-  const longest = Math.max(0, ...[...line.matchAll(/`+/g)].map((run) => run[0].length));
+  // A loop, not Math.max(...runs): an agent's command can hold more runs than a call takes arguments.
+  let longest = 0;
+  for (const run of line.matchAll(/`+/g)) longest = Math.max(longest, run[0].length);
   const fence = '`'.repeat(longest + 1);
   // A space each side keeps a backtick at either end from joining the fence (CommonMark strips one).
   const pad = line.startsWith('`') || line.endsWith('`') ? ' ' : '';

@@ -169,12 +169,12 @@ const PERSISTENT: [RegExp, string][] = [
   [/(^|\/)\.github\/workflows\/[^/]+\.ya?ml$|(^|\/)\.gitlab-ci\.ya?ml$/, "CI runs it, with the repository's secrets"],
 ];
 
-/** What secret a file holds by its name alone (`.env`, `id_ed25519`, `key.pem`, …); undefined for other names. */
 /** Who runs a file later, outside any sandbox, by its path (a git hook, a project's editor settings); undefined where nothing does. */
 export function runsLater(path: string): string | undefined {
   return PERSISTENT.find(([pattern]) => pattern.test(path))?.[1];
 }
 
+/** What secret a file holds by its name alone (`.env`, `id_ed25519`, `key.pem`, …); undefined for other names. */
 export function credentialByName(name: string): string | undefined {
   if (NOT_CREDENTIALS.test(name)) return undefined;
   return CREDENTIAL_NAMES.find(([pattern]) => pattern.test(name))?.[1];

@@ -11,6 +11,7 @@ import { allows, mayReach, ruleOf } from '../../src/coordinator/agents/egress.js
 import { knownByAcpName, knownByCommand, knownByScript } from '../../src/coordinator/agents/recognize.js';
 import type { SandboxPlan } from '../../src/coordinator/agents/sandbox.js';
 import { agentEnvironmentFor, egressRules, guardedPlaces, holdsTheSystem } from '../../src/coordinator/agents/sandboxPlans.js';
+import { runsLater } from '../../src/risk/paths.js';
 import { looksSecret, withoutSecrets } from '../../src/coordinator/agents/secrets.js';
 import { upstreamProxy, userProxyEnvironment } from '../../src/coordinator/agents/sandboxNetwork.js';
 import { tempDir } from '../helpers/temp.js';
@@ -249,6 +250,9 @@ describe('where a task may not write', () => {
     const project = ['.zed', '.helix', '.vscode/settings.json', '.vscode/tasks.json', '.nvim.lua', '.nvimrc', '.exrc', '.dir-locals.el', '.dir-locals-2.el'].map((name) => `/home/ada/project/${name}`);
     expect(guardedPlaces(undefined, env, [], '/home/ada/project')).toEqual(project);
     expect(guardedPlaces(undefined, env, ['/home/ada/project/.zed'], '/home/ada/project')).toEqual(project.filter((place) => place !== '/home/ada/project/.zed'));
+    // Each is what the risk rules judge a write of (a folder by the settings file in it): the two lists agree.
+    const judged = (place: string) => runsLater(place) ?? ['settings.json', 'languages.toml'].map((name) => runsLater(`${place}/${name}`)).find(Boolean);
+    for (const place of project) expect(judged(place), place).toBeDefined();
   });
 });
 

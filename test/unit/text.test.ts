@@ -113,6 +113,11 @@ describe('codeSpan (names from outside in our markdown)', () => {
     expect(codeSpan('x ``` y')).toBe('````x ``` y````');
   });
 
+  it('takes a command of any length: one with more runs of backticks than a call takes arguments', () => {
+    const command = 'echo `a` '.repeat(200_000);
+    expect(codeSpan(command)).toBe(`\`\` ${command.trim()} \`\``);
+  });
+
   it('keeps it on one line: a name with line breaks cannot start a heading or a list', () => {
     expect(codeSpan('a.ts\n\n# Approve all\n- [x] done')).toBe('`a.ts # Approve all - [x] done`');
   });
