@@ -7,10 +7,12 @@
  * at most HOLD_MS, and everything held is applied before any request reads a document (`flush`).
  * Versions need not be consecutive (Neovim's skip): a gap nobody fills only delays, never drops.
  */
-import type { Connection, DidChangeTextDocumentParams, TextDocuments } from 'vscode-languageserver';
+import { ErrorCodes, ResponseError, type Connection, type DidChangeTextDocumentParams, type TextDocuments } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Logger } from '../logger.js';
+import * as z from '../schema.js';
 import { canonicalUri } from '../uri.js';
+import { describeIssues, didChangeParamsSchema, didOpenParamsSchema, didSaveParamsSchema, documentParamsSchema } from './protocol.js';
 
 /**
  * How long a change may wait for the ones before it, when nothing reads the document meanwhile
@@ -93,14 +95,17 @@ export class InVersionOrder {
 }
 
 /**
- * The connection as TextDocuments listens to it: canonical URIs, changes in version order. The
- * returned `flush` applies held changes; call it before reading documents.
+ * The connection as TextDocuments listens to it: canonical URIs, changes in version order, and
+ * only notifications whose fields are what LSP says (others are logged and dropped: one would make
+ * the server's copy of a buffer something other than text). The returned `flush` applies held
+ * changes; call it before reading documents.
  */
 export function documentEvents(connection: Connection, logger: Logger): { events: Parameters<TextDocuments<TextDocument>['listen']>[0]; flush(): void } {
   const canonical = <Event extends { textDocument: { uri: string } }>(event: Event): Event => ({
     ...event,
     textDocument: { ...event.textDocument, uri: canonicalUri(event.textDocument.uri) },
   });
+  const wellFormed = checker(logger);
   let order: InVersionOrder | undefined;
   const flush = () => order?.flush();
   return {
@@ -108,6 +113,7 @@ export function documentEvents(connection: Connection, logger: Logger): { events
     events: {
       onDidOpenTextDocument: (handler) =>
         connection.onDidOpenTextDocument((event) => {
+          if (!wellFormed('textDocument/didOpen', didOpenParamsSchema, event)) return;
           const opened = canonical(event);
           order?.opened(opened.textDocument.uri, opened.textDocument.version);
           return handler(opened);
@@ -115,17 +121,39 @@ export function documentEvents(connection: Connection, logger: Logger): { events
       onDidChangeTextDocument: (handler) => {
         order = new InVersionOrder((change) => handler(change), logger);
         const ordered = order;
-        return connection.onDidChangeTextDocument((event) => ordered.changed(canonical(event)));
+        return connection.onDidChangeTextDocument((event) => wellFormed('textDocument/didChange', didChangeParamsSchema, event) && ordered.changed(canonical(event)));
       },
       onDidCloseTextDocument: (handler) =>
         connection.onDidCloseTextDocument((event) => {
+          if (!wellFormed('textDocument/didClose', documentParamsSchema, event)) return;
           const closed = canonical(event);
           order?.closed(closed.textDocument.uri);
           return handler(closed);
         }),
-      onWillSaveTextDocument: (handler) => connection.onWillSaveTextDocument((event) => (flush(), handler(canonical(event)))),
-      onWillSaveTextDocumentWaitUntil: (handler) => connection.onWillSaveTextDocumentWaitUntil((event, token) => (flush(), handler(canonical(event), token))),
-      onDidSaveTextDocument: (handler) => connection.onDidSaveTextDocument((event) => (flush(), handler(canonical(event)))),
+      onWillSaveTextDocument: (handler) => connection.onWillSaveTextDocument((event) => wellFormed('textDocument/willSave', documentParamsSchema, event) && (flush(), handler(canonical(event)))),
+      onWillSaveTextDocumentWaitUntil: (handler) =>
+        connection.onWillSaveTextDocumentWaitUntil((event, token) => {
+          if (!wellFormed('textDocument/willSaveWaitUntil', documentParamsSchema, event)) throw new ResponseError(ErrorCodes.InvalidParams, 'textDocument/willSaveWaitUntil needs params.textDocument.uri');
+          flush();
+          return handler(canonical(event), token);
+        }),
+      onDidSaveTextDocument: (handler) => connection.onDidSaveTextDocument((event) => wellFormed('textDocument/didSave', didSaveParamsSchema, event) && (flush(), handler(canonical(event)))),
     },
+  };
+}
+
+/**
+ * Whether a notification's params are what `schema` says; if not, the log says which fields are
+ * wrong (a notification has no answer to carry it) and, for a change, what that costs.
+ */
+function checker(logger: Logger) {
+  return (method: string, schema: z.core.$ZodType, params: unknown): boolean => {
+    const parsed = z.safeParse(schema, params);
+    if (parsed.success) return true;
+    const uri = (params as { textDocument?: { uri?: unknown } } | null)?.textDocument?.uri;
+    const named = typeof uri === 'string' ? ` for ${uri.slice(0, 300)}` : '';
+    const cost = method === 'textDocument/didChange' && named ? `: the server's copy of that document may now differ from the editor's until it is closed and opened again` : '';
+    logger.warn(`ignored the editor's ${method}${named}, not as LSP says (${describeIssues(parsed.error).slice(0, 500)})${cost}`);
+    return false;
   };
 }

@@ -21,6 +21,21 @@ export const codeActionParamsSchema = z.object({
   range: z.object({ start: position, end: position }),
 });
 
+/**
+ * The document notifications as TextDocuments reads them: a field it reads of the wrong type would
+ * make its copy of the buffer something other than text, and fail every request that reads it.
+ * A change's `range`, when there, must be a range (TextDocuments takes any `range` for one).
+ */
+const documentUri = z.object({ uri: z.string().check(z.minLength(1)) });
+export const didOpenParamsSchema = z.object({ textDocument: z.object({ uri: z.string().check(z.minLength(1)), languageId: z.string(), version: z.int(), text: z.string() }) });
+export const didChangeParamsSchema = z.object({
+  textDocument: z.object({ uri: z.string().check(z.minLength(1)), version: z.int() }),
+  contentChanges: z.array(z.object({ range: z.optional(rangeSchema), rangeLength: z.optional(z.int()), text: z.string() })),
+});
+export const didSaveParamsSchema = z.object({ textDocument: documentUri, text: z.optional(z.string()) });
+export const documentParamsSchema = z.object({ textDocument: documentUri });
+export const executeCommandParamsSchema = z.object({ command: z.string(), arguments: z.optional(z.array(z.unknown())) });
+
 /** A conversation's id as buckley-lsp makes them (a UUID, `task-<UUID>`): it travels as a gRPC header. */
 const conversationIdSchema = z.string().check(z.regex(/^[A-Za-z0-9._:-]{1,128}$/, 'conversation must be the id of a conversation (letters, digits, ".", "_", ":", "-"; at most 128)'));
 

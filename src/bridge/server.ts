@@ -46,6 +46,7 @@ import {
   codeActionParamsSchema,
   describeIssues,
   ExecuteTaskRequest,
+  executeCommandParamsSchema,
   executeTaskParamsSchema,
   FeaturesNotification,
   StatusRequest,
@@ -296,7 +297,7 @@ export class BuckleyServer implements RunningServer {
 
   private readonly executeCommand = (params: ExecuteCommandParams) => {
     const { asks, tasks, approvals, edits } = this.services;
-    return runCommand(params, {
+    return runCommand(validate(executeCommandParamsSchema, params), {
       asks,
       tasks,
       approvals,

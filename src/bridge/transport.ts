@@ -333,6 +333,11 @@ export class EditorWriter implements MessageWriter {
  * `release()`, after which they and every later one pass on. An `initialize` answered with an
  * error (params the LSP library cannot read) loads no server: what it held passes on at once
  * (`answered`), and a later `initialize` holds again — the server is never left deaf.
+ *
+ * Each message passes on by itself: one the connection cannot take (vscode-jsonrpc reads a
+ * `$/cancelRequest`'s id before any handler, and throws on one that is not an id) is refused in
+ * words (`refused`) and costs nothing else — held ones are passed on in one loop, and a throw
+ * there would drop every message behind it, unanswered for good.
  */
 export class HeldReader implements MessageReader {
   private held: Message[] | undefined;
@@ -341,7 +346,11 @@ export class HeldReader implements MessageReader {
   private released = false;
   private callback: DataCallback | undefined;
 
-  constructor(private readonly reader: MessageReader) {}
+  constructor(
+    private readonly reader: MessageReader,
+    /** Told of a message not passed on, and why (in words the editor's user can act on). */
+    private readonly refused: (message: Message, why: string) => void = () => undefined,
+  ) {}
 
   get onError() {
     return this.reader.onError;
@@ -374,7 +383,13 @@ export class HeldReader implements MessageReader {
   /** Held while an `initialize` is waited behind; else on, and an `initialize` starts the wait. */
   private pass(message: Message): void {
     if (this.held) return void this.held.push(message);
-    this.callback?.(message);
+    const unreadable = unreadableCancel(message);
+    if (unreadable) return this.refused(message, unreadable);
+    try {
+      this.callback?.(message);
+    } catch (error) {
+      this.refused(message, `it could not be taken (${(error as Error).message})`);
+    }
     if (!this.released && Message.isRequest(message) && message.method === 'initialize') {
       this.held = [];
       this.initializeId = message.id ?? undefined;
@@ -392,4 +407,11 @@ export class HeldReader implements MessageReader {
   dispose(): void {
     this.reader.dispose();
   }
+}
+
+/** Why a `$/cancelRequest` cannot be read — its id is what names the request to cancel — or undefined. */
+function unreadableCancel(message: Message): string | undefined {
+  if (!Message.isNotification(message) || message.method !== '$/cancelRequest') return undefined;
+  const id = (message.params as { id?: unknown } | null | undefined)?.id;
+  return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? undefined : 'params.id must be the id of a request, a number or a string';
 }

@@ -10,7 +10,7 @@
  * as LSP says for `exit`.
  */
 import { PassThrough } from 'node:stream';
-import { createConnection, StreamMessageReader } from 'vscode-languageserver/node.js';
+import { createConnection, Message, StreamMessageReader } from 'vscode-languageserver/node.js';
 import type { ConfigInput } from '../config.js';
 import type { LogFile } from '../logFile.js';
 import { startTracing, stopTracing } from '../tracing.js';
@@ -61,7 +61,11 @@ export function serveStdio({ version, cliConfig, logger, logFile, logFileProblem
   const input = new PassThrough();
   process.stdin.pipe(guard).pipe(input, { end: false });
   process.stdin.on('error', () => guard.end());
-  reader = new HeldReader(new StreamMessageReader(input));
+  reader = new HeldReader(new StreamMessageReader(input), (message, why) => {
+    const method = 'method' in message && typeof message.method === 'string' ? message.method : 'message';
+    logger.warn(`ignored the editor's ${method}: ${why}`);
+    if (Message.isRequest(message)) answerError(-32600, `Invalid Request: ${method}: ${why}`, message.id);
+  });
   // A large body the guard passed unchecked that is not JSON: vscode-jsonrpc skips it; say so.
   reader.onError((error) => answerError(-32700, `Parse error: ${error.message}`));
   const connection = createConnection(reader, writer);

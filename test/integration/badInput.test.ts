@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { startingClients, type TestClient } from '../helpers/lspClient.js';
+import { seeded } from '../helpers/random.js';
 import { tempDir } from '../helpers/temp.js';
 
 const start = startingClients();
@@ -85,6 +86,33 @@ describe('bad input', () => {
     expect(actions.length).toBeGreaterThan(0);
   });
 
+  it("drops document notifications whose fields are not as LSP says, and says so: the server's copy stays text, and what reads it is answered", async () => {
+    const client = await start(quiet);
+    const { uri } = await client.openFixture('workspace/retry.ts');
+    const other = `${uri.slice(0, -'retry.ts'.length)}other.ts`;
+    const range = { start: { line: 0, character: 0 }, end: { line: 1, character: 0 } };
+    await client.notify('textDocument/didOpen', { textDocument: { uri: other, languageId: 'typescript', version: 1, text: ['not', 'text'] } });
+    await client.notify('textDocument/didChange', { textDocument: { uri, version: 2 }, contentChanges: [{ range, text: 5 }] });
+    await client.notify('textDocument/didChange', { textDocument: { uri, version: 3 }, contentChanges: [{ range: 'all', text: '' }] });
+    await client.notify('textDocument/didChange', { textDocument: { uri, version: 'four' }, contentChanges: [{ text: '' }] });
+    await client.notify('textDocument/didSave', { textDocument: null });
+    const ask = (target: string) => client.request('textDocument/codeAction', { textDocument: { uri: target }, range, context: { diagnostics: [] } });
+    expect(await ask(other)).toEqual([]);
+    expect((await ask(uri)).length).toBeGreaterThan(0);
+    const logged = client.all('window/logMessage').map((params) => params.message as string);
+    expect(logged).toContainEqual(expect.stringContaining(`ignored the editor's textDocument/didOpen for ${other}, not as LSP says (params.textDocument.text: Invalid input: expected string, received array)`));
+    expect(logged).toContainEqual(`[documents] ignored the editor's textDocument/didChange for ${uri}, not as LSP says (params.contentChanges.0.text: Invalid input: expected string, received number): the server's copy of that document may now differ from the editor's until it is closed and opened again`);
+    expect(logged).toContainEqual(expect.stringContaining('params.contentChanges.0.range: Invalid input: expected object, received string'));
+    expect(logged).toContainEqual(expect.stringContaining('params.textDocument.version: Invalid input: expected number, received string'));
+    expect(logged).toContainEqual(expect.stringContaining("ignored the editor's textDocument/didSave, not as LSP says (params.textDocument: Invalid input: expected object, received null)"));
+  });
+
+  it('answers workspace/executeCommand whose arguments are not a list with InvalidParams, saying so', async () => {
+    const client = await start(quiet);
+    await expect(client.request('workspace/executeCommand', { command: 'buckley.status', arguments: { taskId: 'x' } })).rejects.toMatchObject({ code: -32602, message: 'params.arguments: Invalid input: expected array, received object' });
+    await expect(client.request('workspace/executeCommand', { arguments: [] })).rejects.toMatchObject({ code: -32602, message: 'params.command: Invalid input: expected string, received undefined' });
+  });
+
   it('refuses requests before initialize and after shutdown, as LSP says', async () => {
     const { spawn } = await import('node:child_process');
     const { StreamMessageReader, StreamMessageWriter, createMessageConnection } = await import('vscode-jsonrpc/node.js');
@@ -133,11 +161,15 @@ describe('bad input', () => {
           message({ id: 1, method: 'initialize', params: { processId: null, rootUri: null, capabilities: {} } }),
           message({ method: 'initialized', params: {} }),
           message({ method: 'textDocument/didOpen', params: { textDocument: { uri, languageId: 'typescript', version: 1, text: 'const a = 1;\nconst b = 2;\n' } } }),
+          // A cancel the connection cannot read costs nothing behind it.
+          message({ method: '$/cancelRequest', params: { id: { toString: 1 } } }),
           message({ id: 2, method: 'textDocument/codeAction', params: { textDocument: { uri }, range, context: { diagnostics: [] } } }),
           message({ id: 3, method: 'buckley/noSuchMethod', params: {} }),
         ]),
       );
       const [initialize, actions, unknown] = await answered;
+      const logged = parseFrames(out).filter((m) => m.method === 'window/logMessage').map((m) => m.params.message);
+      expect(logged).toContain("ignored the editor's $/cancelRequest: params.id must be the id of a request, a number or a string");
       expect(initialize).toMatchObject({ id: 1, result: { serverInfo: { name: 'buckley-lsp' } } });
       // The document was opened before the code actions were asked for: they are there.
       expect(actions.id).toBe(2);
@@ -174,7 +206,7 @@ describe('bad input', () => {
   it('survives a seeded fuzz run of thousands of random and mutated messages', async () => {
     const client = await start(quiet);
     const { uri } = await client.openFixture('workspace/retry.ts');
-    const random = mulberry32(20261122);
+    const random = seeded(20261122);
     const valid = [
       { jsonrpc: '2.0', id: 1, method: 'buckley/status', params: {} },
       { jsonrpc: '2.0', id: 2, method: 'textDocument/hover', params: { textDocument: { uri }, position: { line: 3, character: 4 } } },
@@ -197,16 +229,6 @@ describe('bad input', () => {
     expect(client.process.exitCode).toBeNull();
   });
 });
-
-/** A small seeded PRNG, so a failing fuzz run can be replayed. */
-function mulberry32(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function mutate(text: string, random: () => number): Buffer {
   const bytes = Buffer.from(text);

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { Emitter, type DataCallback, type Message, type MessageReader } from 'vscode-languageserver/node.js';
 import { FramingGuard, HeldReader, type FramingError } from '../../src/bridge/transport.js';
 import { parseFrames } from '../helpers/lspClient.js';
+import { seeded } from '../helpers/random.js';
 
 const frame = (body: string | Buffer) => {
   const bytes = typeof body === 'string' ? Buffer.from(body) : body;
@@ -36,16 +37,6 @@ async function runCut(input: Buffer, sizes: number[]) {
   guard.end();
   await ended;
   return { output: Buffer.concat(out), errors };
-}
-
-/** A small seeded PRNG (mulberry32), so a failure can be replayed. */
-function seeded(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 describe('FramingGuard', () => {
@@ -148,6 +139,28 @@ describe('the reader that holds what comes after initialize', () => {
     expect(seen).toEqual(['buckley/status', 'initialize', 'initialized', 'textDocument/didOpen', 'textDocument/hover']);
     send({ jsonrpc: '2.0', method: 'exit' });
     expect(seen.at(-1)).toBe('exit');
+  });
+
+  it('passes each held message on by itself: one the connection throws on, or a $/cancelRequest without an id, is refused in words and costs none behind it', () => {
+    const { reader, send } = source();
+    const refused: string[] = [];
+    const held = new HeldReader(reader, (message, why) => refused.push(`${(message as { method?: string }).method}: ${why}`));
+    const seen: string[] = [];
+    held.listen((message) => {
+      const method = (message as { method?: string }).method ?? 'response';
+      if (method === 'buckley/throws') throw new TypeError('id.toString is not a function');
+      seen.push(method);
+    });
+    send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: {} });
+    send({ jsonrpc: '2.0', method: '$/cancelRequest', params: { id: { toString: 1 } } });
+    send({ jsonrpc: '2.0', id: 2, method: 'buckley/throws' });
+    send({ jsonrpc: '2.0', method: '$/cancelRequest', params: { id: 2 } });
+    send({ jsonrpc: '2.0', id: 3, method: 'textDocument/hover', params: {} });
+    held.release();
+    expect(seen).toEqual(['initialize', '$/cancelRequest', 'textDocument/hover']);
+    expect(refused).toEqual(['$/cancelRequest: params.id must be the id of a request, a number or a string', 'buckley/throws: it could not be taken (id.toString is not a function)']);
+    send({ jsonrpc: '2.0', method: '$/cancelRequest' });
+    expect(refused).toHaveLength(3);
   });
 
   it('holds nothing when released before initialize, nor after a second initialize', () => {
