@@ -49,6 +49,7 @@ export function startServer(connection: Connection, reader: HeldReader, options:
   let broken: string | undefined;
   let answeredInitialize = false;
   connection.onInitialize((params): InitializeResult => {
+    if (answeredInitialize) throw new ResponseError(ErrorCodes.InvalidRequest, 'initialize was already answered: a connection is initialized once');
     const { clientCapabilities: _ignored, ...values } = (params.initializationOptions ?? {}) as Record<string, unknown>;
     sources.find((source) => source.name === 'initializationOptions')!.values = values;
     // The settings the answer depends on, read without the schema: the server validates them all.

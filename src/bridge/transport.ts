@@ -26,6 +26,7 @@
 import { Transform, type TransformCallback, type Writable } from 'node:stream';
 import { Emitter, Message, StreamMessageWriter, type DataCallback, type Disposable, type MessageReader, type MessageWriter } from 'vscode-languageserver/node.js';
 import { shorten, wellFormed } from '../text.js';
+import { initializeParamsProblems } from './initializeParams.js';
 
 /** Larger bodies are skipped unread (a 5 MB document is 1/20 of this). */
 export const MAX_MESSAGE_BYTES = 100 * 1024 * 1024;
@@ -334,10 +335,11 @@ export class EditorWriter implements MessageWriter {
  * error (params the LSP library cannot read) loads no server: what it held passes on at once
  * (`answered`), and a later `initialize` holds again — the server is never left deaf.
  *
- * Each message passes on by itself: one the connection cannot take (vscode-jsonrpc reads a
- * `$/cancelRequest`'s id before any handler, and throws on one that is not an id) is refused in
- * words (`refused`) and costs nothing else — held ones are passed on in one loop, and a throw
- * there would drop every message behind it, unanswered for good.
+ * Each message passes on by itself: one the connection cannot take is refused in words
+ * (`refused`) and costs nothing else — held ones are passed on in one loop, and a throw there
+ * would drop every message behind it, unanswered for good. vscode-jsonrpc reads a
+ * `$/cancelRequest`'s id, and vscode-languageserver an `initialize`'s capabilities, before any
+ * handler of ours: those are checked here.
  */
 export class HeldReader implements MessageReader {
   private held: Message[] | undefined;
@@ -348,8 +350,8 @@ export class HeldReader implements MessageReader {
 
   constructor(
     private readonly reader: MessageReader,
-    /** Told of a message not passed on, and why (in words the editor's user can act on). */
-    private readonly refused: (message: Message, why: string) => void = () => undefined,
+    /** Told of a message not passed on, and why (an error code, and words the editor's user can act on). */
+    private readonly refused: (message: Message, refusal: Refusal) => void = () => undefined,
   ) {}
 
   get onError() {
@@ -383,12 +385,12 @@ export class HeldReader implements MessageReader {
   /** Held while an `initialize` is waited behind; else on, and an `initialize` starts the wait. */
   private pass(message: Message): void {
     if (this.held) return void this.held.push(message);
-    const unreadable = unreadableCancel(message);
-    if (unreadable) return this.refused(message, unreadable);
+    const refusal = refusalOf(message);
+    if (refusal) return this.refused(message, refusal);
     try {
       this.callback?.(message);
     } catch (error) {
-      this.refused(message, `it could not be taken (${(error as Error).message})`);
+      this.refused(message, { code: -32600, message: `${methodOf(message)} could not be taken (${(error as Error).message})` });
     }
     if (!this.released && Message.isRequest(message) && message.method === 'initialize') {
       this.held = [];
@@ -409,9 +411,23 @@ export class HeldReader implements MessageReader {
   }
 }
 
-/** Why a `$/cancelRequest` cannot be read — its id is what names the request to cancel — or undefined. */
-function unreadableCancel(message: Message): string | undefined {
+export interface Refusal {
+  code: -32600 | -32602;
+  message: string;
+}
+
+function methodOf(message: Message): string {
+  return 'method' in message && typeof message.method === 'string' ? message.method : 'a response';
+}
+
+/** Why the connection could not take `message` (see HeldReader), or undefined. */
+function refusalOf(message: Message): Refusal | undefined {
+  if (Message.isRequest(message) && message.method === 'initialize') {
+    const problems = initializeParamsProblems(message.params);
+    return problems.length ? { code: -32602, message: `initialize's params are not as LSP says: ${problems.join('; ')}` } : undefined;
+  }
   if (!Message.isNotification(message) || message.method !== '$/cancelRequest') return undefined;
   const id = (message.params as { id?: unknown } | null | undefined)?.id;
-  return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? undefined : 'params.id must be the id of a request, a number or a string';
+  // Its id is what names the request to cancel.
+  return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? undefined : { code: -32600, message: '$/cancelRequest: params.id must be the id of a request, a number or a string' };
 }

@@ -61,10 +61,9 @@ export function serveStdio({ version, cliConfig, logger, logFile, logFileProblem
   const input = new PassThrough();
   process.stdin.pipe(guard).pipe(input, { end: false });
   process.stdin.on('error', () => guard.end());
-  reader = new HeldReader(new StreamMessageReader(input), (message, why) => {
-    const method = 'method' in message && typeof message.method === 'string' ? message.method : 'message';
-    logger.warn(`ignored the editor's ${method}: ${why}`);
-    if (Message.isRequest(message)) answerError(-32600, `Invalid Request: ${method}: ${why}`, message.id);
+  reader = new HeldReader(new StreamMessageReader(input), (message, refusal) => {
+    logger.warn(`refused the editor's ${refusal.message}`);
+    if (Message.isRequest(message)) answerError(refusal.code, refusal.message, message.id);
   });
   // A large body the guard passed unchecked that is not JSON: vscode-jsonrpc skips it; say so.
   reader.onError((error) => answerError(-32700, `Parse error: ${error.message}`));

@@ -169,7 +169,7 @@ describe('bad input', () => {
       );
       const [initialize, actions, unknown] = await answered;
       const logged = parseFrames(out).filter((m) => m.method === 'window/logMessage').map((m) => m.params.message);
-      expect(logged).toContain("ignored the editor's $/cancelRequest: params.id must be the id of a request, a number or a string");
+      expect(logged).toContain("refused the editor's $/cancelRequest: params.id must be the id of a request, a number or a string");
       expect(initialize).toMatchObject({ id: 1, result: { serverInfo: { name: 'buckley-lsp' } } });
       // The document was opened before the code actions were asked for: they are there.
       expect(actions.id).toBe(2);
@@ -180,7 +180,7 @@ describe('bad input', () => {
     }
   });
 
-  it('lives on after an initialize it cannot read: the requests behind it are answered, and a good initialize then works', async () => {
+  it('answers an initialize whose params are not as LSP says with InvalidParams naming the field, lives on, takes a good one, and refuses a second', async () => {
     const { spawn } = await import('node:child_process');
     const { StreamMessageReader, StreamMessageWriter, createMessageConnection } = await import('vscode-jsonrpc/node.js');
     const { BIN } = await import('../helpers/paths.js');
@@ -191,10 +191,17 @@ describe('bad input', () => {
     try {
       const bad = connection.sendRequest('initialize', { processId: null, rootUri: null, capabilities: null });
       const behind = connection.sendRequest('buckley/status', {});
-      await expect(bad).rejects.toMatchObject({ code: -32603 });
+      await expect(bad).rejects.toMatchObject({ code: -32602, message: "initialize's params are not as LSP says: params.capabilities must be an object, not null" });
       await expect(behind).rejects.toMatchObject({ code: -32002 });
+      // Taken, it would load a server that fails every request ("could not start its server").
+      await expect(connection.sendRequest('initialize', { processId: null, rootUri: 5, capabilities: {}, workspaceFolders: [{ uri: [] }] })).rejects.toMatchObject({
+        code: -32602,
+        message: "initialize's params are not as LSP says: params.rootUri must be a string, not a number; params.workspaceFolders[0].uri must be a string, not a list",
+      });
       const good = await connection.sendRequest<any>('initialize', { processId: null, rootUri: null, capabilities: {} });
       expect(good.serverInfo.name).toBe('buckley-lsp');
+      // A connection is initialized once: a second server is never loaded beside the first.
+      await expect(connection.sendRequest('initialize', { processId: null, rootUri: null, capabilities: {} })).rejects.toMatchObject({ code: -32600, message: 'initialize was already answered: a connection is initialized once' });
       const status = await connection.sendRequest<any>('buckley/status', {});
       expect(status.server.name).toBe('buckley-lsp');
     } finally {

@@ -130,7 +130,7 @@ describe('the reader that holds what comes after initialize', () => {
     const seen: string[] = [];
     held.listen((message) => seen.push((message as { method?: string }).method ?? 'response'));
     send({ jsonrpc: '2.0', id: 1, method: 'buckley/status' });
-    send({ jsonrpc: '2.0', id: 2, method: 'initialize', params: {} });
+    send({ jsonrpc: '2.0', id: 2, method: 'initialize', params: { capabilities: {} } });
     send({ jsonrpc: '2.0', method: 'initialized', params: {} });
     send({ jsonrpc: '2.0', method: 'textDocument/didOpen', params: {} });
     send({ jsonrpc: '2.0', id: 3, method: 'textDocument/hover', params: {} });
@@ -144,23 +144,35 @@ describe('the reader that holds what comes after initialize', () => {
   it('passes each held message on by itself: one the connection throws on, or a $/cancelRequest without an id, is refused in words and costs none behind it', () => {
     const { reader, send } = source();
     const refused: string[] = [];
-    const held = new HeldReader(reader, (message, why) => refused.push(`${(message as { method?: string }).method}: ${why}`));
+    const held = new HeldReader(reader, (_message, refusal) => refused.push(`${refusal.code} ${refusal.message}`));
     const seen: string[] = [];
     held.listen((message) => {
       const method = (message as { method?: string }).method ?? 'response';
       if (method === 'buckley/throws') throw new TypeError('id.toString is not a function');
       seen.push(method);
     });
-    send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: {} });
+    send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { capabilities: {} } });
     send({ jsonrpc: '2.0', method: '$/cancelRequest', params: { id: { toString: 1 } } });
     send({ jsonrpc: '2.0', id: 2, method: 'buckley/throws' });
     send({ jsonrpc: '2.0', method: '$/cancelRequest', params: { id: 2 } });
     send({ jsonrpc: '2.0', id: 3, method: 'textDocument/hover', params: {} });
     held.release();
     expect(seen).toEqual(['initialize', '$/cancelRequest', 'textDocument/hover']);
-    expect(refused).toEqual(['$/cancelRequest: params.id must be the id of a request, a number or a string', 'buckley/throws: it could not be taken (id.toString is not a function)']);
+    expect(refused).toEqual(['-32600 $/cancelRequest: params.id must be the id of a request, a number or a string', '-32600 buckley/throws could not be taken (id.toString is not a function)']);
     send({ jsonrpc: '2.0', method: '$/cancelRequest' });
     expect(refused).toHaveLength(3);
+  });
+
+  it('refuses an initialize whose params the LSP library would fail on, naming the field; it holds nothing behind it', () => {
+    const { reader, send } = source();
+    const refused: string[] = [];
+    const held = new HeldReader(reader, (_message, refusal) => refused.push(`${refusal.code} ${refusal.message}`));
+    const seen: string[] = [];
+    held.listen((message) => seen.push((message as { method?: string }).method ?? 'response'));
+    send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { capabilities: null } });
+    send({ jsonrpc: '2.0', id: 2, method: 'buckley/status' });
+    expect(refused).toEqual(["-32602 initialize's params are not as LSP says: params.capabilities must be an object, not null"]);
+    expect(seen).toEqual(['buckley/status']);
   });
 
   it('holds nothing when released before initialize, nor after a second initialize', () => {
@@ -169,7 +181,7 @@ describe('the reader that holds what comes after initialize', () => {
     const seen: string[] = [];
     held.listen((message) => seen.push((message as { method?: string }).method ?? ''));
     held.release();
-    send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: {} });
+    send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { capabilities: {} } });
     send({ jsonrpc: '2.0', method: 'initialized', params: {} });
     expect(seen).toEqual(['initialize', 'initialized']);
   });
@@ -179,7 +191,7 @@ describe('the reader that holds what comes after initialize', () => {
     const held = new HeldReader(reader);
     const seen: string[] = [];
     held.listen((message) => seen.push((message as { method?: string }).method ?? ''));
-    send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { capabilities: null } });
+    send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { capabilities: {} } });
     send({ jsonrpc: '2.0', id: 2, method: 'buckley/status' });
     send({ jsonrpc: '2.0', id: 3, method: 'initialize', params: { capabilities: {} } });
     send({ jsonrpc: '2.0', method: 'initialized', params: {} });
