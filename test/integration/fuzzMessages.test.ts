@@ -33,6 +33,9 @@ describe.each([20261129, 7])('seeded fuzz of the params (seed %i)', (seed) => {
         'buckley/approveTool': () => pick([{ approved: true }, { approved: false }, null, { approved: true, forTask: true }, { approved: 'yes' }, 42]),
         'workspace/applyEdit': () => pick([{ applied: true }, { applied: false, failureReason: 'no' }, null, 'applied']),
         'buckley/askText': () => pick([{ text: 'yes' }, null, { text: 5 }]),
+        'window/showMessageRequest': (params: { actions?: unknown[] }) => pick([params.actions?.[0] ?? null, null, { title: 'not offered' }, 5, 'x']),
+        'window/showDocument': () => pick([{ success: true }, { success: 'yes' }, null, 5]),
+        'workspace/configuration': (params: { items: unknown[] }) => params.items.map(() => pick([null, {}, { approvals: { autoApprove: 'high' } }, { context: { maxBytes: -5 } }, { log: { level: 7 } }, 5, 'x', [], { agent: { command: 5 } }])),
       },
     });
     await client.open(`${workspace}/src/a.ts`, 'export const a = 1;\nfunction f() {\n  return a;\n}\n');
@@ -86,6 +89,8 @@ describe.each([20261129, 7])('seeded fuzz of the params (seed %i)', (seed) => {
     expect(wrong).toEqual([]);
     const failed = client.all('window/logMessage').map((params) => params.message as string).filter((message) => /handler '.*' failed|TypeError|Cannot read prop/.test(message));
     expect(failed).toEqual([]);
+    const shown = [...client.all('window/showMessage'), ...client.all('window/showMessageRequest')].map((params) => params.message as string);
+    expect(shown.filter((message) => CRASH.test(message))).toEqual([]);
     expect(client.stderr).not.toMatch(/TypeError|ReferenceError|RangeError/);
     expect((await client.request('buckley/status', {})).server.name).toBe('buckley-lsp');
   }, 120_000);
