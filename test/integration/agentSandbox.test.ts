@@ -565,6 +565,24 @@ describe.runIf(probe.ok && socat)('an agent started again in the sandbox it had 
   });
 });
 
+describe.runIf(probe.ok && socat)('an agent whose sandbox hides a socket that goes away as the sandbox is made', () => {
+  it("starts all the same: made again as the machine is now, said in the log — another program's socket removed meanwhile is not a mount that keeps it from starting", async () => {
+    const elsewhere = home(false);
+    const unix = createServer((socket) => socket.on('error', () => undefined).end('other\n'));
+    const path = join(elsewhere, 'going.sock');
+    await new Promise<void>((resolve) => unix.listen(path, resolve));
+    cleanups.push(() => new Promise<void>((resolve) => unix.close(() => resolve())));
+    // The race made sure of: the socket goes right after the sandbox's arguments named it, before bubblewrap mounts over it.
+    const real = (process.env.PATH ?? '').split(':').map((dir) => join(dir, 'bwrap')).find((candidate) => existsSync(candidate))!;
+    const bin = tempDir('buckley-bwrap-bin');
+    writeFileSync(join(bin, 'bwrap'), `#!/bin/sh\ncase " $* " in *" ${path} "*) rm -f "${path}";; esac\nexec "${real}" "$@"\n`, { mode: 0o755 });
+    const { client } = await server([process.execPath, SCRIPTED_AGENT], { home: home(false), bin });
+    expect(await ask(client, 'SECRETS')).toBe('secrets: none');
+    expect(existsSync(path)).toBe(false);
+    await logged(client, `${path} went away while scripted-agent.mjs's sandbox was made (another program's socket or file, removed meanwhile): started again in a sandbox made as the machine is now`);
+  });
+});
+
 describe.runIf(probe.ok && socat)('the sandbox and an endpoint on a low port', () => {
   it('says an allowed 127.0.0.1 endpoint under port 1024 cannot be reached from the sandbox (its relay could never listen there), and starts the agent without waiting for it', async () => {
     const allowed = await listen(createServer((socket) => socket.on('error', () => undefined).end('ok\n')));

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { deniedWrite, deniedWriteLine } from '../../src/coordinator/agents/deniedWrites.js';
 import { allows, mayReach, ruleOf } from '../../src/coordinator/agents/egress.js';
 import { knownByAcpName, knownByCommand, knownByScript } from '../../src/coordinator/agents/recognize.js';
-import type { SandboxPlan } from '../../src/coordinator/agents/sandbox.js';
+import { vanishedMount, type SandboxPlan } from '../../src/coordinator/agents/sandbox.js';
 import { agentEnvironmentFor, egressRules, guardedPlaces, holdsTheSystem } from '../../src/coordinator/agents/sandboxPlans.js';
 import { runsLater } from '../../src/risk/paths.js';
 import { looksSecret, withoutSecrets } from '../../src/coordinator/agents/secrets.js';
@@ -263,5 +263,21 @@ describe("what keeps a known agent from working, by its own rules", () => {
     expect(codex.caveats!({ HOME: '/tmp/ci' })).toHaveLength(1);
     expect(codex.caveats!({ HOME: '/tmp/ci', TMPDIR: '/var/tmp' })).toEqual([]);
     expect(codex.caveats!({ HOME: '/home/ada' })).toEqual([]);
+  });
+});
+
+describe('a sandbox bubblewrap could not make', () => {
+  it('names the path it could not mount over where nothing is there now, in each of the ways bubblewrap says it, inside its roots too', () => {
+    const gone = join(tempDir('buckley-vanished'), 'going.sock');
+    expect(vanishedMount([`bwrap: Can't create file at ${gone}: Read-only file system`])).toBe(gone);
+    expect(vanishedMount(['scripted-agent.mjs exited with code 1.', `bwrap: Can't mkdir parents for ${gone}: Read-only file system`])).toBe(gone);
+    expect(vanishedMount([`bwrap: Can't bind mount /oldroot/dev/null on /newroot${gone}: No such file or directory`])).toBe(gone);
+    expect(vanishedMount([`bwrap: Can't find source path ${gone}: No such file or directory`])).toBe(gone);
+  });
+
+  it('names nothing where what it names is still there, or the failure is not a mount', () => {
+    const there = tempDir('buckley-there');
+    expect(vanishedMount([`bwrap: Can't create file at ${there}: Permission denied`])).toBeUndefined();
+    expect(vanishedMount(['bwrap: No permissions to create new namespace', 'open /nowhere/at/all: ENOENT'])).toBeUndefined();
   });
 });

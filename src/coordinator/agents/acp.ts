@@ -366,10 +366,10 @@ export class AcpDriver implements AgentDriver {
     let started: Agent | undefined;
     // The handlers reach the sessions once they are made (the process answers initialize first).
     const sessions = () => started?.sessions;
-    // Its sandbox as the machine is now (a start after a crash): a socket gone since is no mount to make.
-    const { program, args } = launch.wrap && launch.plan ? launch.wrap(command, launch.plan.cwd) : launch;
+    // Its sandbox as the machine is now (a start after a crash, or again): a socket gone since is no mount to make.
+    const made = () => ({ program: launch.program, args: launch.args, ...(launch.wrap && launch.plan ? launch.wrap(command, launch.plan.cwd) : {}) });
     const process_ = await startAgentProcess(
-      { command, program, args, sandboxed: launch.sandboxed, cwd, env: launch.env ?? this.options.env, logger, clientVersion: this.options.clientVersion, requestTimeoutMs: this.options.requestTimeoutMs, name: this.shortName },
+      { command, ...made(), remake: launch.wrap ? made : undefined, sandboxed: launch.sandboxed, cwd, env: launch.env ?? this.options.env, logger, clientVersion: this.options.clientVersion, requestTimeoutMs: this.options.requestTimeoutMs, name: this.shortName },
       {
         update: (update) => this.onUpdate(sessions(), update),
         permission: (params) => this.onPermission(sessions(), params),

@@ -16,7 +16,7 @@ import { parseSessionUpdate, type SessionUpdate } from './acpMessages.js';
 import { AgentError } from './driver.js';
 import { closeOwnDescriptors, spawnGroup, stopGroup } from './processes.js';
 import { knownByAcpName, knownByCommand } from './recognize.js';
-import { sandboxStdio, type SandboxPlan } from './sandbox.js';
+import { sandboxStdio, vanishedMount, type SandboxPlan } from './sandbox.js';
 import { takeSessionUpdates } from './updateStream.js';
 import { boundedLines, INVALID_REQUEST, OVERSIZED_METHOD, oversizedParams, oversizedWords } from '../../jsonLines.js';
 import * as z from '../../schema.js';
@@ -108,7 +108,12 @@ export interface ProcessSpec {
   requestTimeoutMs: number;
   /** How the agent is called in messages, before it says its name. */
   name: string;
+  /** The program and arguments made again (a sandbox as the machine is now), for a start whose sandbox could not be made. */
+  remake?: () => { program: string; args: string[] };
 }
+
+/** Starts of one process at most, where what its sandbox mounts keeps going away as it is made. */
+const MAX_STARTS = 3;
 
 const STDERR_LINES_KEPT = 50;
 /** How long an agent whose first output was not JSON-RPC still has to answer initialize. */
@@ -134,12 +139,20 @@ interface Spawned {
  * Starts the agent and initializes it. `onSpawn` gets the process at once, so that a close while
  * it starts can stop it without waiting for its initialize deadline.
  */
-export async function startAgentProcess(
-  spec: ProcessSpec,
-  handlers: ClientHandlers,
-  isNotFound: (error: unknown) => boolean,
-  onSpawn: (child: ChildProcess) => void,
-): Promise<AgentProcess> {
+export async function startAgentProcess(spec: ProcessSpec, handlers: ClientHandlers, isNotFound: (error: unknown) => boolean, onSpawn: (child: ChildProcess) => void): Promise<AgentProcess> {
+  for (let start = 1; ; start++) {
+    try {
+      return await startOnce(spec, handlers, isNotFound, onSpawn);
+    } catch (error) {
+      const gone = spec.remake && start < MAX_STARTS && error instanceof AgentError ? vanishedMount([error.message, ...error.output]) : undefined;
+      if (!gone) throw error;
+      spec.logger.info(`${gone} went away while ${spec.name}'s sandbox was made (another program's socket or file, removed meanwhile): started again in a sandbox made as the machine is now`);
+      spec = { ...spec, ...spec.remake!() };
+    }
+  }
+}
+
+async function startOnce(spec: ProcessSpec, handlers: ClientHandlers, isNotFound: (error: unknown) => boolean, onSpawn: (child: ChildProcess) => void): Promise<AgentProcess> {
   // The SDK loads with the first agent, not with the coordinator: an idle server stays small.
   const sdk = await import('@agentclientprotocol/sdk');
   const spawned = spawnAgent(spec);

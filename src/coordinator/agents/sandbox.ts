@@ -332,3 +332,21 @@ function resolverPaths(): string[] {
   const resolvConf = real('/etc/resolv.conf');
   return resolvConf === '/etc/resolv.conf' ? [] : [dirname(resolvConf)];
 }
+
+/**
+ * The path a bubblewrap that could not make its sandbox names, where nothing is there now: what it
+ * was to mount (over) went away between the plan and the mount — another program's socket
+ * removed, a file deleted. Its lines read "bwrap: Can't create file at /home/u/x.sock: …", "Can't
+ * mkdir parents for …", "Can't find source path …", with paths inside its roots as /newroot/….
+ */
+export function vanishedMount(output: readonly string[]): string | undefined {
+  for (const line of output) {
+    const failure = /bwrap: Can't (.*)$/.exec(line)?.[1];
+    if (!failure) continue;
+    for (const [named] of failure.matchAll(/\/[^:\s]+/g)) {
+      const path = named.replace(/^\/(?:newroot|oldroot)(?=\/)/, '');
+      if (path !== '/dev/null' && !existsSync(path)) return path;
+    }
+  }
+  return undefined;
+}
