@@ -567,11 +567,7 @@ describe.runIf(probe.ok && socat)('an agent started again in the sandbox it had 
 
 describe.runIf(probe.ok && socat)('an agent whose sandbox hides a socket that goes away as the sandbox is made', () => {
   it("starts all the same: made again as the machine is now, said in the log — another program's socket removed meanwhile is not a mount that keeps it from starting", async () => {
-    const elsewhere = home(false);
-    const unix = createServer((socket) => socket.on('error', () => undefined).end('other\n'));
-    const path = join(elsewhere, 'going.sock');
-    await new Promise<void>((resolve) => unix.listen(path, resolve));
-    cleanups.push(() => new Promise<void>((resolve) => unix.close(() => resolve())));
+    const path = await listenAt(join(home(false), 'going.sock'), 'other\n');
     // The race made sure of: the socket goes right after the sandbox's arguments named it, before bubblewrap mounts over it.
     const real = (process.env.PATH ?? '').split(':').map((dir) => join(dir, 'bwrap')).find((candidate) => existsSync(candidate))!;
     const bin = tempDir('buckley-bwrap-bin');
