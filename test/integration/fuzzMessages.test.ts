@@ -1,8 +1,8 @@
 /**
  * Well-framed JSON-RPC with hostile params, against a server with its coordinator and agent
  * running: every method the server takes — its commands, its requests, the documents' notifications,
- * settings — called thousands of times with fields of every wrong type, with tasks and approvals
- * going on meanwhile. Every request is answered with a result or an error in words (never
+ * settings — called hundreds of times with fields of every wrong type, with tasks and approvals
+ * going on meanwhile, and the server's own requests answered with nonsense. Every request is answered with a result or an error in words (never
  * InternalError, never a JavaScript message), no handler fails, and the server lives on.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -28,7 +28,7 @@ describe.each([20261129, 7])('seeded fuzz of the params (seed %i)', (seed) => {
     const uri = fileUri(`${workspace}/src/a.ts`);
     const client = await start({
       cwd: workspace,
-      initialize: { rootUri: fileUri(workspace), workspaceFolders: [{ uri: fileUri(workspace), name: 'workspace' }], capabilities: { window: { workDoneProgress: true }, workspace: { configuration: true, applyEdit: true } } },
+      initialize: { rootUri: fileUri(workspace), workspaceFolders: [{ uri: fileUri(workspace), name: 'workspace' }], capabilities: { window: { workDoneProgress: true, showMessage: {} }, workspace: { configuration: true, applyEdit: true }, experimental: { buckley: { approveTool: true, taskProgress: true, askText: true } } } },
       handlers: {
         'buckley/approveTool': () => pick([{ approved: true }, { approved: false }, null, { approved: true, forTask: true }, { approved: 'yes' }, 42]),
         'workspace/applyEdit': () => pick([{ applied: true }, { applied: false, failureReason: 'no' }, null, 'applied']),
