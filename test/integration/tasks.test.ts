@@ -248,7 +248,11 @@ describe('tasks', () => {
   });
 
   it('is not held up by an editor that never answers window/workDoneProgress/create', async () => {
-    const client = await start({ ...optedIn(), handlers: { 'window/workDoneProgress/create': () => new Promise(() => {}) } });
+    let silent = false;
+    const client = await start({ ...optedIn(), handlers: { 'window/workDoneProgress/create': () => (silent ? new Promise(() => {}) : null) } });
+    // The agent started first: the task below ends well within the token request's deadline (2 s), however loaded the machine.
+    await client.request('buckley/ask', { question: 'INSTANT to start the agent' });
+    silent = true;
     const { taskId } = await client.request('buckley/executeTask', { task: 'PLAN despite a silent editor' });
     expect(await ended(client, taskId)).toMatchObject({ status: 'completed' });
     // After the token request's deadline it fell back to the log; the task was over by then, so
