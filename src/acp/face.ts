@@ -22,9 +22,11 @@ import type { AgentControls } from '../wire/contract.js';
 import { runTurn, type FaceSession } from './turn.js';
 import { INVALID_REQUEST, MAX_CLIENT_MESSAGE_BYTES, OVERSIZED_METHOD, oversizedParams, oversizedWords } from '../jsonLines.js';
 import * as z from '../schema.js';
+import { paramsBy } from '../invalidParams.js';
 import type { SessionHistory } from './history.js';
 
 const cancelParams = z.object({ sessionId: z.string() });
+const refuseParams = (words: string) => RequestError.invalidParams(undefined, words);
 
 export interface FaceOptions {
   config(): Config;
@@ -105,15 +107,15 @@ export class AcpFace {
       .onRequest('session/prompt', ({ params, client }) => this.prompt(params, this.panelOf(client)))
       .onNotification('session/cancel', ({ params }) => this.cancel(params.sessionId))
       // ACP's cancel is a notification; a client that sends it as a request still means it.
-      .onRequest('session/cancel', (params) => z.parse(cancelParams, params), ({ params }) => {
+      .onRequest('session/cancel', paramsBy(cancelParams, refuseParams), ({ params }) => {
         this.cancel(params.sessionId);
         return null;
       })
-      .onRequest(OVERSIZED_METHOD, (params) => z.parse(oversizedParams, params), ({ params }) => {
+      .onRequest(OVERSIZED_METHOD, paramsBy(oversizedParams, refuseParams), ({ params }) => {
         throw new RequestError(INVALID_REQUEST, tooLarge(params));
       })
       // A notification too large (the log has said it): nothing to answer.
-      .onNotification(OVERSIZED_METHOD, (params) => z.parse(oversizedParams, params), () => undefined);
+      .onNotification(OVERSIZED_METHOD, paramsBy(oversizedParams, refuseParams), () => undefined);
   }
 
   /** Cancels every turn running (the client went away). */

@@ -16,6 +16,7 @@ import { CoordinatorLink } from '../bridge/link/link.js';
 import { authWaysOf } from './acpAuth.js';
 import { AcpFace, tooLarge } from '../acp/face.js';
 import { boundedLines, MAX_CLIENT_MESSAGE_BYTES } from '../jsonLines.js';
+import { wordedErrors } from '../invalidParams.js';
 import { SessionHistory } from '../acp/history.js';
 
 export interface AcpOptions {
@@ -90,7 +91,8 @@ export async function runAcp(options: AcpOptions): Promise<void> {
   const sdk = await import('@agentclientprotocol/sdk');
   // A message too large to read costs its request (an error in words), not the connection.
   const input = boundedLines(Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>, MAX_CLIENT_MESSAGE_BYTES, 'buckley-lsp acp', (line) => logger.warn(`${tooLarge(line)}${line.id === undefined ? ' (a notification: dropped)' : ''}`));
-  const stream = sdk.ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, input, { maxMessageBytes: 2 * MAX_CLIENT_MESSAGE_BYTES });
+  // Params not as ACP says are answered in words, not "Invalid params" alone.
+  const stream = wordedErrors(sdk.ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, input, { maxMessageBytes: 2 * MAX_CLIENT_MESSAGE_BYTES }));
   const connection = face.register(sdk.agent({ name: 'buckley-lsp' })).connect(stream);
   // Stopped by a signal as by the end of input: the turns cancelled, the agents stopped.
   let why = 'the client closed the connection';

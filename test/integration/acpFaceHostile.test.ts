@@ -61,7 +61,8 @@ describe('buckley-lsp acp, fed hostile input', () => {
     await face.send(request(2, 'session/new', { cwd: '/tmp', mcpServers: [] }));
     expect((await face.answerTo(2))[0]!.error).toMatchObject({ code: -32600, message: expect.stringContaining("must be initialized before 'session/new'") });
     await face.send(request(3, 'initialize', { protocolVersion: 'one' }));
-    expect((await face.answerTo(3))[0]!.error).toMatchObject({ code: -32602 });
+    // Said in words, not "Invalid params" alone (the SDK's schema tree stays in data).
+    expect((await face.answerTo(3))[0]!.error).toMatchObject({ code: -32602, message: 'Invalid params: protocolVersion: expected number, received string' });
     await face.send(request(4, 'initialize', { protocolVersion: 1, clientCapabilities: {} }));
     expect((await face.answerTo(4))[0]!.result).toMatchObject({ agentInfo: { name: 'buckley-lsp' } });
     await face.send(request(5, 'session/new', { cwd: 'relative/path', mcpServers: [] }));

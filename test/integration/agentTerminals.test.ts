@@ -54,6 +54,13 @@ describe("the agent's terminals", () => {
     expect(asked).toMatchObject({ risk: 'destructive', parameters: { command: expect.stringContaining('echo made') } });
   });
 
+  it('keep a character the command wrote in two pieces whole', async () => {
+    const { client } = await session(true);
+    // "é" is two bytes: written apart, the pipe hands them over in two reads.
+    const answer = await task(client, "TERMINAL printf 'caf\\303'; sleep 0.3; printf '\\251 done\\n'");
+    expect(answer).toContain('terminal: exit 0\ncafé done');
+  });
+
   it('run nothing the user denied, and nothing in an ask', async () => {
     const { client, root } = await session(false);
     expect(await task(client, `TERMINAL touch ${root}/denied.txt`)).toContain('terminal failed (-32603): running `touch');

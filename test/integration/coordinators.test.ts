@@ -285,6 +285,14 @@ describe('coordinators', () => {
     });
   });
 
+  it("quotes the line an agent wrote in pieces as one line", async () => {
+    // Written in two pieces, as a buffered writer flushes them: read apart, they are still one line.
+    const pieces = await start({ env: { BUCKLEY_AGENT: `${process.execPath} -e "process.stderr.write('Error: no API key'); setTimeout(() => { process.stderr.write(' in OPENAI_API_KEY\\n'); process.exit(3); }, 200)"` } });
+    await expect(pieces.request('buckley/ask', { question: 'hello?' })).rejects.toMatchObject({
+      message: expect.stringContaining('exited with code 3. Its last output: Error: no API key in OPENAI_API_KEY'),
+    });
+  });
+
   it("says a missing agent command at start, checks it again when the settings change, and says it again if it returns", async () => {
     const client = await start({ client: 'neovim-0.10.4', settings: {}, env: { BUCKLEY_AGENT: undefined }, initialize: { initializationOptions: { agent: { command: ['no-such-agent', '--acp'] } } } });
     const first = await client.waitFor('window/showMessage', (p) => p.type === 2);

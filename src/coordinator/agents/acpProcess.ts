@@ -14,12 +14,13 @@ import type { Logger } from '../../logger.js';
 import { errorLine, errorText } from './acpErrors.js';
 import { parseSessionUpdate, type SessionUpdate } from './acpMessages.js';
 import { AgentError } from './driver.js';
+import { LineSplitter } from './lines.js';
 import { closeOwnDescriptors, spawnGroup, stopGroup } from './processes.js';
 import { knownByAcpName, knownByCommand } from './recognize.js';
 import { sandboxStdio, vanishedMount, type SandboxPlan } from './sandbox.js';
 import { takeSessionUpdates } from './updateStream.js';
 import { boundedLines, INVALID_REQUEST, OVERSIZED_METHOD, oversizedParams, oversizedWords } from '../../jsonLines.js';
-import * as z from '../../schema.js';
+import { paramsBy, wordedErrors } from '../../invalidParams.js';
 
 export interface AuthMethod {
   id: string;
@@ -116,6 +117,10 @@ export interface ProcessSpec {
 const MAX_STARTS = 3;
 
 const STDERR_LINES_KEPT = 50;
+/** A line of stderr longer than this is kept in pieces of this size (an agent that never ends one). */
+const MAX_STDERR_LINE_CHARS = 64 * 1024;
+/** How long an agent's death waits, past its exit, for the rest of its stderr. */
+const STDERR_DRAIN_MS = 1_000;
 /** How long an agent whose first output was not JSON-RPC still has to answer initialize. */
 const NOT_ACP_GRACE_MS = 5_000;
 /** The longest line an agent may write (the SDK's own default). */
@@ -175,7 +180,7 @@ async function startOnce(spec: ProcessSpec, handlers: ClientHandlers, isNotFound
       throw error;
     }
     // The connection closed under us: say why the process went away, if it did.
-    const death = await Promise.race([spawned.died.catch((reason: unknown) => reason), delay(1_000)]);
+    const death = await Promise.race([spawned.died.catch((reason: unknown) => reason), delay(STDERR_DRAIN_MS + 1_000)]);
     void stopGroup(spawned.child, 0);
     throw death instanceof AgentError ? death : new AgentError(`${spec.name} failed to start: ${errorText(error)}`);
   } finally {
@@ -192,14 +197,22 @@ function spawnAgent(spec: ProcessSpec): Spawned {
   closeOwnDescriptors(stdio);
   const stderrTail: string[] = [];
   let title: string | undefined;
+  const keep = (line: string) => {
+    if (!line.trim()) return;
+    logger.debug(`agent stderr: ${line}`);
+    stderrTail.push(line);
+    if (stderrTail.length > STDERR_LINES_KEPT) stderrTail.shift();
+  };
+  // Lines as the agent wrote them: a pipe hands over what was written so far, which may end in
+  // the middle of a line ("cat: ~/.config/gh/hosts.yml" read apart from ": Permission denied").
+  const lines = new LineSplitter(keep, MAX_STDERR_LINE_CHARS);
   child.stderr?.setEncoding('utf8');
-  child.stderr?.on('data', (chunk: string) => {
-    for (const line of chunk.split('\n')) {
-      if (!line.trim()) continue;
-      logger.debug(`agent stderr: ${line}`);
-      stderrTail.push(line);
-      if (stderrTail.length > STDERR_LINES_KEPT) stderrTail.shift();
-    }
+  child.stderr?.on('data', (chunk: string) => lines.add(chunk));
+  // A process's exit can come before the last of its stderr is read: its death is told once that
+  // is (or, where a process it left behind holds the pipe open, after STDERR_DRAIN_MS).
+  const stderrRead = new Promise<void>((resolve) => {
+    if (!child.stderr) return resolve();
+    child.stderr.once('end', resolve).once('close', resolve).once('error', () => resolve());
   });
   // An agent must speak ACP (JSON-RPC, one message per line) on stdout: anything else first says
   // it is not an ACP agent, or not started as one (a usage text, a banner). Some agents print a
@@ -215,8 +228,13 @@ function spawnAgent(spec: ProcessSpec): Spawned {
     });
     child.once('exit', (code, signal) => {
       const why = signal ? `was killed by ${signal}` : `exited with code ${code}`;
-      const said = errorLine(stderrTail);
-      reject(new AgentError(`${title ?? name} ${why}.${said ? ` Its last output: ${said}` : ''}${notAcp()}`, [...stderrTail]));
+      let drained: NodeJS.Timeout | undefined;
+      void Promise.race([stderrRead, new Promise<void>((resolve) => (drained = setTimeout(resolve, STDERR_DRAIN_MS)))]).then(() => {
+        clearTimeout(drained);
+        lines.end();
+        const said = errorLine(stderrTail);
+        reject(new AgentError(`${title ?? name} ${why}.${said ? ` Its last output: ${said}` : ''}${notAcp()}`, [...stderrTail]));
+      });
     });
   });
   let notAcpTimer: NodeJS.Timeout | undefined;
@@ -249,7 +267,7 @@ function connect(sdk: typeof acp, spec: ProcessSpec, child: ChildProcess, handle
   // An update too large, in its place in the answer: what was there is not lost without a word.
   const tooLarge = ({ sessionId, bytes }: { sessionId: string; bytes: number }) =>
     onUpdate({ sessionId, update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `\n\n[${spec.name} sent an update of ${Math.round(bytes / 1024 / 1024)} MB here, over the ${MAX_MESSAGE_BYTES / 1024 / 1024} MB buckley-lsp reads in one message: left out]\n\n` } } });
-  const stream = sdk.ndJsonStream(Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>, takeSessionUpdates(bounded, onUpdate, MAX_MESSAGE_BYTES, tooLarge), { maxMessageBytes: 2 * MAX_MESSAGE_BYTES });
+  const stream = wordedErrors(sdk.ndJsonStream(Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>, takeSessionUpdates(bounded, onUpdate, MAX_MESSAGE_BYTES, tooLarge), { maxMessageBytes: 2 * MAX_MESSAGE_BYTES }));
   child.stdin?.on('error', () => undefined); // EPIPE after a crash is reported through `died`
   const refused = (error: unknown) => Promise.reject(requestError(sdk, error, isNotFound));
   const terminal = (method: string) => (ctx: { params: unknown }) => handlers.terminal(method, ctx.params).catch(refused) as Promise<never>;
@@ -264,11 +282,11 @@ function connect(sdk: typeof acp, spec: ProcessSpec, child: ChildProcess, handle
     .onRequest('terminal/kill', terminal('terminal/kill'))
     .onRequest('terminal/release', terminal('terminal/release'))
     .onRequest('elicitation/create', (ctx) => handlers.elicit(ctx.params).catch(refused))
-    .onRequest(OVERSIZED_METHOD, (params) => z.parse(oversizedParams, params), ({ params }) => {
+    .onRequest(OVERSIZED_METHOD, paramsBy(oversizedParams, (words) => sdk.RequestError.invalidParams(undefined, words)), ({ params }) => {
       throw new sdk.RequestError(INVALID_REQUEST, oversizedWords(params, MAX_MESSAGE_BYTES, 'buckley-lsp'));
     })
     // Another notification too large (not an update: taken above): the log has said it.
-    .onNotification(OVERSIZED_METHOD, (params) => z.parse(oversizedParams, params), () => undefined)
+    .onNotification(OVERSIZED_METHOD, paramsBy(oversizedParams, (words) => sdk.RequestError.invalidParams(undefined, words)), () => undefined)
     .connect(stream);
 }
 

@@ -156,9 +156,10 @@ export class Terminals {
         });
       }),
     };
-    const append = (chunk: Buffer) => this.append(terminal, chunk.toString('utf8'));
-    child.stdout?.on('data', append);
-    child.stderr?.on('data', append);
+    // Decoded by each stream (a character written in two pieces is read whole), never read by read.
+    const append = (text: string) => this.append(terminal, text);
+    child.stdout?.setEncoding('utf8').on('data', append);
+    child.stderr?.setEncoding('utf8').on('data', append);
     this.terminals.set(id, terminal);
     this.options.logger.info(`running \`${line}\` for the agent (terminal ${id})`);
     return { terminalId: id };

@@ -1,0 +1,69 @@
+/**
+ * The ACP SDK answers a request whose params are not as ACP says with "Invalid params" and the
+ * schema's problems as a tree in `data` — which a client shows as "Invalid params", nothing to act
+ * on. Every error response this side writes goes through `wordedErrors`: such an answer says its
+ * problems in its message ("Invalid params: prompt[0].text: missing (a string)"), the tree kept
+ * in `data` for a program. And the params our own handlers check (`paramsBy`) are refused the
+ * same way — a schema's failure thrown to the SDK as it is would be answered "Internal error".
+ */
+import type { AnyMessage } from '@agentclientprotocol/sdk';
+import * as z from './schema.js';
+
+const INVALID_PARAMS = -32602;
+/** The problems said in the message; the rest are counted. */
+const SAID = 3;
+/** Problems looked at, however many the tree holds. */
+const LOOKED_AT = 50;
+
+/** `stream` with its outgoing error answers worded (see above). */
+export function wordedErrors<T extends { readable: ReadableStream<AnyMessage>; writable: WritableStream<AnyMessage> }>(stream: T): T {
+  const writer = stream.writable.getWriter();
+  const writable = new WritableStream<AnyMessage>({
+    write: (message) => writer.write(worded(message)),
+    close: () => writer.close(),
+    abort: (reason) => writer.abort(reason),
+  });
+  return { ...stream, writable };
+}
+
+/** The message, or its error answer with the problems its `data` holds said in its message. */
+export function worded(message: AnyMessage): AnyMessage {
+  const error = (message as { error?: { code?: unknown; message?: unknown; data?: unknown } }).error;
+  if (!error || error.code !== INVALID_PARAMS || error.message !== 'Invalid params') return message;
+  const said = [...new Set(problemsOf(error.data, []))];
+  if (said.length === 0) return message;
+  const more = said.length > SAID ? ` (and ${said.length - SAID} more)` : '';
+  return { ...message, error: { ...error, message: `Invalid params: ${said.slice(0, SAID).join('; ')}${more}` } } as AnyMessage;
+}
+
+/** The SDK's params parser for `schema`: what is not as it says is refused as invalid params, in words. */
+export function paramsBy<T>(schema: z.ZodMiniType<T>, refuse: (words: string) => Error): (params: unknown) => T {
+  return (params) => {
+    const parsed = z.safeParse(schema, params);
+    if (parsed.success) return parsed.data;
+    const said = [...new Set(parsed.error.issues.map((issue) => `${placeOf(issue.path.map(String))}${plain(issue.message)}`))];
+    throw refuse(`${said.slice(0, SAID).join('; ')}${said.length > SAID ? ` (and ${said.length - SAID} more)` : ''}`);
+  };
+}
+
+/** A zod error's formatted tree (`{ _errors: [...], field: { _errors: [...] } }`) as "where: what" lines. */
+function problemsOf(tree: unknown, path: string[], found: string[] = []): string[] {
+  if (typeof tree !== 'object' || tree === null || found.length >= LOOKED_AT) return found;
+  const own = (tree as { _errors?: unknown })._errors;
+  if (Array.isArray(own)) for (const problem of own) if (typeof problem === 'string' && found.length < LOOKED_AT) found.push(`${placeOf(path)}${plain(problem)}`);
+  for (const [key, branch] of Object.entries(tree)) if (key !== '_errors') problemsOf(branch, [...path, key], found);
+  return found;
+}
+
+/** `prompt[0].text: ` for ['prompt', '0', 'text']; nothing for the params themselves. */
+function placeOf(path: readonly string[]): string {
+  if (path.length === 0) return 'the params: ';
+  return `${path.map((key, i) => (/^\d+$/.test(key) ? `[${key}]` : i === 0 ? key : `.${key}`)).join('')}: `;
+}
+
+/** zod's words, shorter: "Invalid input: expected string, received undefined" → "missing (a string)". */
+function plain(problem: string): string {
+  const text = problem.replace(/^Invalid input: /, '');
+  const missing = /^expected (\w+), received undefined$/.exec(text);
+  return missing ? `missing (${/^[aeiou]/.test(missing[1]!) ? 'an' : 'a'} ${missing[1]})` : text;
+}
