@@ -11,6 +11,7 @@ import { chooseAgent, noAgentFound } from './choose.js';
 import { AgentPool } from './pool.js';
 import type { AgentDriver } from './driver.js';
 import { OpenAiDriver } from './openai.js';
+import { boundedText } from './httpBodies.js';
 import { SessionStore } from './sessionStore.js';
 import { AgentChoices } from './choices.js';
 import { EditorMcpServer } from './editorMcp.js';
@@ -97,8 +98,10 @@ async function firstModel(baseUrl: string, apiKey: string | undefined, timeoutMs
       signal: AbortSignal.timeout(timeoutMs),
     });
     if (!response.ok) return undefined;
-    const body = (await response.json()) as { data?: { id?: unknown }[] };
-    const id = body.data?.find((model) => typeof model.id === 'string')?.id;
+    const text = await boundedText(response);
+    if (text === undefined) return undefined;
+    const body = JSON.parse(text) as { data?: { id?: unknown }[] } | null;
+    const id = body?.data?.find((model) => typeof model.id === 'string')?.id;
     return typeof id === 'string' ? id : undefined;
   } catch {
     return undefined;

@@ -7,6 +7,7 @@
 import * as z from '../../schema.js';
 import type { Logger } from '../../logger.js';
 import { AgentError } from './driver.js';
+import { boundedText, MAX_BODY_BYTES } from './httpBodies.js';
 
 export interface CompletionRequest {
   /** The code before the cursor, and after it. */
@@ -97,9 +98,11 @@ export class FillInTheMiddle {
         await response.body?.cancel();
         throw new NotOffered(`${url} answered HTTP ${response.status}`);
       }
-      text = await response.text();
+      const read = await boundedText(response);
+      if (read === undefined) throw new AgentError(`${this.options.description} answered ${url} with a body over ${MAX_BODY_BYTES / 1024 / 1024} MB: not a completion`);
+      text = read;
     } catch (error) {
-      if (signal.aborted || error instanceof NotOffered) throw error;
+      if (signal.aborted || error instanceof NotOffered || error instanceof AgentError) throw error;
       const why = deadline.aborted ? `no answer from ${url} in ${(this.options.connectTimeoutMs ?? 30_000) / 1000} s` : (error as Error).message;
       throw new AgentError(`${this.options.description}: ${why}. Is the server running? (setting buckley.agent.openai.baseUrl)`);
     }

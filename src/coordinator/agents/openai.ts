@@ -9,6 +9,7 @@ import type { PromptImage } from '../../wire/images.js';
 import * as z from '../../schema.js';
 import type { Logger } from '../../logger.js';
 import { withEarlierTurns } from '../../wire/prompt.js';
+import { errorBody, untilAnswered } from './httpBodies.js';
 import { FillInTheMiddle, type Completion, type CompletionRequest } from './fillInTheMiddle.js';
 import type { TurnUsage } from '../../wire/contract.js';
 import { AgentError, type AgentDriver, type AgentTurn, type TurnResult, type TurnSink } from './driver.js';
@@ -18,7 +19,7 @@ export interface OpenAiDriverOptions {
   model: string;
   apiKey?: string;
   logger: Logger;
-  /** Deadline for the first byte of the reply. */
+  /** Deadline for the reply to start (its status and headers); the stream after it has none of its own. */
   connectTimeoutMs?: number;
 }
 
@@ -29,6 +30,11 @@ const choiceSchema = z.object({
 const usageSchema = z.object({ prompt_tokens: z._default(z.int(), 0), completion_tokens: z._default(z.int(), 0) });
 // `usage` is read apart: a server that counts in its own shape still has its answer taken.
 const chunkSchema = z.object({ choices: z._default(z.array(choiceSchema), []), usage: z.optional(z.unknown()) });
+
+/** An event is a piece of an answer (a few bytes to a few KB): past this, the stream is not an answer. */
+const MAX_EVENT_CHARS = 8 * 1024 * 1024;
+
+class OversizedEvent extends Error {}
 
 /** Conversations whose history is kept. */
 const MAX_CONVERSATIONS = 32;
@@ -101,6 +107,7 @@ export class OpenAiDriver implements AgentDriver {
       }
     } catch (error) {
       if (signal.aborted) return { text, stopReason: 'cancelled' };
+      if (error instanceof OversizedEvent) throw new AgentError(`${this.description} sent an event over ${MAX_EVENT_CHARS / 1024 / 1024} MB: not an answer's piece (is ${this.options.baseUrl} an OpenAI-compatible server?)`);
       throw error instanceof AgentError ? error : new AgentError(`${this.description}: ${(error as Error).message}`);
     }
     if (signal.aborted) return { text, stopReason: 'cancelled' };
@@ -120,7 +127,8 @@ export class OpenAiDriver implements AgentDriver {
    */
   private async request(messages: ChatMessage[], signal: AbortSignal): Promise<ReadableStream<Uint8Array> | undefined> {
     const url = `${this.options.baseUrl.replace(/\/+$/, '')}/chat/completions`;
-    const connectTimeout = AbortSignal.timeout(this.options.connectTimeoutMs ?? 30_000);
+    // The deadline is for the answer to start: the stream that follows takes as long as the model does.
+    const connecting = untilAnswered(signal, this.options.connectTimeoutMs ?? 30_000);
     const body = { model: this.options.model, messages, stream: true, ...(this.withoutUsage ? {} : { stream_options: { include_usage: true } }) };
     let response: Response;
     try {
@@ -132,15 +140,17 @@ export class OpenAiDriver implements AgentDriver {
           ...(this.options.apiKey ? { authorization: `Bearer ${this.options.apiKey}` } : {}),
         },
         body: JSON.stringify(body),
-        signal: AbortSignal.any([signal, connectTimeout]),
+        signal: connecting.signal,
       });
     } catch (error) {
       if (signal.aborted) return undefined;
-      const why = connectTimeout.aborted ? 'did not answer in time' : (error as Error).message;
+      const why = connecting.timedOut ? `did not start answering within ${(this.options.connectTimeoutMs ?? 30_000) / 1000} s` : (error as Error).message;
       throw new AgentError(`${this.description}: ${why}. Is the server running? (setting buckley.agent.openai.baseUrl)`);
+    } finally {
+      connecting.answered();
     }
     if (response.ok && response.body) return response.body;
-    const said = (await response.text().catch(() => '')).slice(0, 300);
+    const said = (await errorBody(response)).slice(0, 300);
     if (response.status === 400 && !this.withoutUsage && /stream_options/.test(said)) {
       this.withoutUsage = true;
       this.options.logger.info(`${this.description} does not take stream_options: asked without it (no token counts from it)`);
@@ -170,11 +180,12 @@ export class OpenAiDriver implements AgentDriver {
   }
 }
 
-/** The `data:` payloads of a server-sent event stream. */
+/** The `data:` payloads of a server-sent event stream; an event longer than MAX_EVENT_CHARS is an error (what it held is not kept). */
 async function* serverSentEvents(body: ReadableStream<Uint8Array>, signal: AbortSignal): AsyncGenerator<string> {
   const decoder = new TextDecoder();
   let buffer = '';
   let data: string[] = [];
+  let held = 0;
   const reader = body.getReader();
   const onAbort = () => void reader.cancel().catch(() => undefined);
   signal.addEventListener('abort', onAbort, { once: true });
@@ -190,10 +201,13 @@ async function* serverSentEvents(body: ReadableStream<Uint8Array>, signal: Abort
         if (line === '') {
           if (data.length) yield data.join('\n');
           data = [];
+          held = 0;
         } else if (line.startsWith('data:')) {
           data.push(line.slice(5).replace(/^ /, ''));
+          held += line.length;
         }
       }
+      if (held + buffer.length > MAX_EVENT_CHARS) throw new OversizedEvent();
     }
     if (data.length) yield data.join('\n');
   } finally {
