@@ -41,8 +41,7 @@ export function paramsBy<T>(schema: z.ZodMiniType<T>, refuse: (words: string) =>
   return (params) => {
     const parsed = z.safeParse(schema, params);
     if (parsed.success) return parsed.data;
-    const said = [...new Set(parsed.error.issues.map((issue) => `${placeOf(issue.path.map(String))}${plain(issue.message)}`))];
-    throw refuse(`${said.slice(0, SAID).join('; ')}${said.length > SAID ? ` (and ${said.length - SAID} more)` : ''}`);
+    throw refuse(z.problems(parsed.error, SAID));
   };
 }
 
@@ -50,20 +49,7 @@ export function paramsBy<T>(schema: z.ZodMiniType<T>, refuse: (words: string) =>
 function problemsOf(tree: unknown, path: string[], found: string[] = []): string[] {
   if (typeof tree !== 'object' || tree === null || found.length >= LOOKED_AT) return found;
   const own = (tree as { _errors?: unknown })._errors;
-  if (Array.isArray(own)) for (const problem of own) if (typeof problem === 'string' && found.length < LOOKED_AT) found.push(`${placeOf(path)}${plain(problem)}`);
+  if (Array.isArray(own)) for (const problem of own) if (typeof problem === 'string' && found.length < LOOKED_AT) found.push(`${z.placeOf(path)}${z.plainProblem(problem)}`);
   for (const [key, branch] of Object.entries(tree)) if (key !== '_errors') problemsOf(branch, [...path, key], found);
   return found;
-}
-
-/** `prompt[0].text: ` for ['prompt', '0', 'text']; nothing for the params themselves. */
-function placeOf(path: readonly string[]): string {
-  if (path.length === 0) return 'the params: ';
-  return `${path.map((key, i) => (/^\d+$/.test(key) ? `[${key}]` : i === 0 ? key : `.${key}`)).join('')}: `;
-}
-
-/** zod's words, shorter: "Invalid input: expected string, received undefined" → "missing (a string)". */
-function plain(problem: string): string {
-  const text = problem.replace(/^Invalid input: /, '');
-  const missing = /^expected (\w+), received undefined$/.exec(text);
-  return missing ? `missing (${/^[aeiou]/.test(missing[1]!) ? 'an' : 'a'} ${missing[1]})` : text;
 }

@@ -4,9 +4,28 @@
  * answered (`npm run bench`); the ACP SDK still brings it along once an agent starts.
  * Import it as `import * as z from './schema.js'`; mini ships no messages, so English is set here.
  */
-import { config } from 'zod/mini';
+import { config, type core } from 'zod/mini';
 import en from 'zod/v4/locales/en.js';
 
 config(en());
 
 export * from 'zod/mini';
+
+/** The problems a check found, in one line a peer can act on: "sessionId: expected string, received number; line: missing (a number)". */
+export function problems(error: { issues: readonly core.$ZodIssue[] }, said = 3): string {
+  const found = [...new Set(error.issues.map((issue) => `${placeOf(issue.path.map(String))}${plainProblem(issue.message)}`))];
+  return `${found.slice(0, said).join('; ')}${found.length > said ? ` (and ${found.length - said} more)` : ''}`;
+}
+
+/** `prompt[0].text: ` for ['prompt', '0', 'text']; "the params: " for none. */
+export function placeOf(path: readonly string[]): string {
+  if (path.length === 0) return 'the params: ';
+  return `${path.map((key, i) => (/^\d+$/.test(key) ? `[${key}]` : i === 0 ? key : `.${key}`)).join('')}: `;
+}
+
+/** zod's words, shorter: "Invalid input: expected string, received undefined" → "missing (a string)". */
+export function plainProblem(problem: string): string {
+  const text = problem.replace(/^Invalid input: /, '');
+  const missing = /^expected (\w+), received undefined$/.exec(text);
+  return missing ? `missing (${/^[aeiou]/.test(missing[1]!) ? 'an' : 'a'} ${missing[1]})` : text;
+}

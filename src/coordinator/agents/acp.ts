@@ -425,7 +425,7 @@ export class AcpDriver implements AgentDriver {
 
   private async onReadTextFile(sessions: AgentSessions | undefined, params: unknown): Promise<acp.ReadTextFileResponse> {
     const parsed = readTextFileParams.safeParse(params);
-    if (!parsed.success) throw new FileAccessError(`fs/read_text_file needs an absolute path and, optionally, line and limit of at least 1: ${z.prettifyError(parsed.error)}`);
+    if (!parsed.success) throw new FileAccessError(`fs/read_text_file needs an absolute path and, optionally, line and limit of at least 1: ${z.problems(parsed.error)}`);
     const { sessionId, path, line, limit } = parsed.data;
     const turn = sessions?.turnOf(sessionId, 'a file read');
     if (!turn || turn.signal.aborted) throw new FileAccessError(`cannot read ${path}: the session has no turn running`);
@@ -434,7 +434,7 @@ export class AcpDriver implements AgentDriver {
 
   private async onWriteTextFile(sessions: AgentSessions | undefined, params: unknown): Promise<acp.WriteTextFileResponse> {
     const parsed = writeTextFileParams.safeParse(params);
-    if (!parsed.success) throw new FileAccessError(`fs/write_text_file needs an absolute path and the content: ${z.prettifyError(parsed.error)}`);
+    if (!parsed.success) throw new FileAccessError(`fs/write_text_file needs an absolute path and the content: ${z.problems(parsed.error)}`);
     const { sessionId, path, content } = parsed.data;
     const turn = sessions?.turnOf(sessionId, 'a file write');
     if (!turn || turn.signal.aborted) throw new FileAccessError(`cannot write ${path}: the session has no turn running`);

@@ -84,7 +84,7 @@ export async function callEditorTool(params: unknown, access: EditorAccess | und
     }
     default: {
       const args = readSchema.safeParse(call.data.arguments ?? {});
-      if (!args.success) return failed(`read_file needs a path, and optionally line and limit (whole numbers from 1): ${z.prettifyError(args.error)}`);
+      if (!args.success) return failed(`read_file needs a path, and optionally line and limit (whole numbers from 1): ${z.problems(args.error)}`);
       const { path, line, limit } = args.data;
       try {
         return said(await access.read(resolve(access.cwd, path), line, limit));

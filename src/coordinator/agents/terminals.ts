@@ -79,7 +79,7 @@ export class Terminals {
   async handle(method: string, params: unknown, turnOf: (sessionId: string) => TerminalTurn | undefined): Promise<unknown> {
     if (method === 'terminal/create') return this.create(params, turnOf);
     const parsed = terminalParams.safeParse(params);
-    if (!parsed.success) throw new FileAccessError(`${method} needs sessionId and terminalId: ${z.prettifyError(parsed.error)}`);
+    if (!parsed.success) throw new FileAccessError(`${method} needs sessionId and terminalId: ${z.problems(parsed.error)}`);
     const inClient = this.inClient.get(parsed.data.terminalId);
     if (inClient && inClient.sessionId === parsed.data.sessionId) return this.inTheClient(method, parsed.data.terminalId, inClient.clientId, turnOf(inClient.sessionId));
     const terminal = this.terminals.get(parsed.data.terminalId);
@@ -103,7 +103,7 @@ export class Terminals {
 
   private async create(params: unknown, turnOf: (sessionId: string) => TerminalTurn | undefined): Promise<{ terminalId: string }> {
     const parsed = createParams.safeParse(params);
-    if (!parsed.success) throw new FileAccessError(`terminal/create needs a command: ${z.prettifyError(parsed.error)}`);
+    if (!parsed.success) throw new FileAccessError(`terminal/create needs a command: ${z.problems(parsed.error)}`);
     const { sessionId, command, args, env, cwd, outputByteLimit } = parsed.data;
     const turn = turnOf(sessionId);
     if (!turn || turn.signal.aborted) throw new FileAccessError(`cannot run \`${command}\`: the session has no turn running`);
