@@ -49,6 +49,15 @@ const terminalParams = z.object({ sessionId: z.string(), terminalId: z.string() 
 const DEFAULT_OUTPUT_BYTES = 1024 * 1024;
 /** The most output kept whatever the agent asks for. */
 const MAX_OUTPUT_BYTES = 16 * 1024 * 1024;
+/**
+ * What all the commands of one agent process may hold at once — each bounded, their sum too: an
+ * agent (or its model, in a loop) that starts command after command without releasing them must
+ * not fill the coordinator's memory, nor the machine's process table.
+ */
+export const TERMINALS_OUTPUT_BYTES = 64 * 1024 * 1024;
+export const MAX_TERMINALS = 32;
+/** Less room than this for a new command's output: it is refused rather than run with next to none. */
+const LEAST_OUTPUT_BYTES = 64 * 1024;
 
 export class Terminals {
   private readonly terminals = new Map<string, Terminal>();
@@ -108,6 +117,9 @@ export class Terminals {
     const turn = turnOf(sessionId);
     if (!turn || turn.signal.aborted) throw new FileAccessError(`cannot run \`${command}\`: the session has no turn running`);
     const line = [command, ...(args ?? [])].join(' ');
+    const wanted = Math.min(outputByteLimit ?? DEFAULT_OUTPUT_BYTES, MAX_OUTPUT_BYTES);
+    // Refused before the user is asked, where it would run here (a client's terminal holds its output itself).
+    if (!turn.sink.terminal) this.roomFor(wanted, line);
     if (!this.takeApproved(sessionId, line)) {
       const input = { command: args?.length ? [command, ...args] : command, ...(cwd ? { cwd } : {}) };
       const decision = await turn.sink.permission({ tool: line, kind: 'execute', title: line, parameters: { command: line, ...(cwd ? { cwd } : {}) }, input, locations: [], writes: [] }, turn.signal);
@@ -118,16 +130,16 @@ export class Terminals {
     // Never this process's own folder: a command of an agent with no workspace runs in its empty one.
     const workdir = cwd ?? turn.cwd ?? this.options.cwd();
     if (!workdir) throw new FileAccessError(`cannot run \`${line}\`: the agent has no folder to run it in (no workspace)`);
-    const limit = Math.min(outputByteLimit ?? DEFAULT_OUTPUT_BYTES, MAX_OUTPUT_BYTES);
     if (turn.sink.terminal) {
       try {
-        return await this.createInClient(turn, sessionId, argv, workdir, Object.fromEntries((env ?? []).map((variable) => [variable.name, variable.value])), limit, line);
+        return await this.createInClient(turn, sessionId, argv, workdir, Object.fromEntries((env ?? []).map((variable) => [variable.name, variable.value])), wanted, line);
       } catch (error) {
         if (turn.signal.aborted) throw error;
         // The command is approved: it runs here, in the agent's sandbox, rather than not at all.
         this.options.logger.warn(`the client's terminal did not run \`${line}\` (${(error as Error).message}): it runs in the agent's sandbox here`);
       }
     }
+    const limit = this.roomFor(wanted, line);
     const launch = this.options.wrap?.(argv, workdir) ?? { program: argv[0]!, args: argv.slice(1) };
     const stdio = launch.sandboxed ? sandboxStdio(['ignore', 'pipe', 'pipe'] as const) : (['ignore', 'pipe', 'pipe'] as const);
     const child = spawnGroup(launch.program, launch.args, {
@@ -187,6 +199,17 @@ export class Terminals {
     if (!turn?.sink.terminal || turn.signal.aborted) throw new FileAccessError(`terminal ${id} is gone: its turn ended`, true);
     if (method === 'terminal/release') this.inClient.delete(id);
     return turn.sink.terminal(method, { terminalId: clientId }, turn.signal);
+  }
+
+  /** The output limit a new command gets within what the open ones hold; refused in words past the bounds. */
+  private roomFor(wanted: number, line: string): number {
+    const open = [...this.terminals.values()];
+    const release = 'release the terminals it is done with (terminal/release) before starting another';
+    if (open.length >= MAX_TERMINALS) throw new FileAccessError(`cannot run \`${line}\`: ${MAX_TERMINALS} commands are open at once already; ${release}`);
+    const room = TERMINALS_OUTPUT_BYTES - open.reduce((sum, terminal) => sum + terminal.limit, 0);
+    // A limit of 0 keeps nothing: it costs nothing.
+    if (wanted > 0 && room < Math.min(wanted, LEAST_OUTPUT_BYTES)) throw new FileAccessError(`cannot run \`${line}\`: the open commands keep ${TERMINALS_OUTPUT_BYTES / 1024 / 1024} MB of output already; ${release}`);
+    return Math.min(wanted, room);
   }
 
   /** Adds output, keeping its end within the terminal's byte limit (cut at a character). */
