@@ -579,6 +579,28 @@ describe.runIf(probe.ok && socat)('an agent whose sandbox hides a socket that go
   });
 });
 
+describe.runIf(probe.ok && socat)("a command the agent runs, in a sandbox of its own", () => {
+  it("hides a socket bound since the agent started, and runs all the same, once, when that socket goes away as its sandbox is made: made again as the machine is now, said in the log", async () => {
+    const real = (process.env.PATH ?? '').split(':').map((dir) => join(dir, 'bwrap')).find((candidate) => existsSync(candidate))!;
+    const bin = tempDir('buckley-bwrap-bin');
+    const elsewhere = home(false);
+    const path = join(elsewhere, 'going.sock');
+    // The race made sure of: the socket goes right after the command's sandbox named it, before bubblewrap mounts over it.
+    writeFileSync(join(bin, 'bwrap'), `#!/bin/sh\ncase " $* " in *" ${path} "*) rm -f "${path}";; esac\nexec "${real}" "$@"\n`, { mode: 0o755 });
+    const { client, workspace } = await server([process.execPath, SCRIPTED_AGENT], { home: home(false), bin, approve: true, workspace: home(false) });
+    // The task's agent started before the socket was there: only the command's sandbox names it.
+    await client.request('buckley/executeTask', { task: 'TERMINAL true' });
+    await client.waitFor('window/logMessage', (p) => p.message.startsWith(`Buckley's answer to "TERMINAL true`));
+    await listenAt(path, 'other\n');
+    const task = `TERMINAL echo ran >> ${workspace}/runs.txt; cat ${workspace}/runs.txt`;
+    await client.request('buckley/executeTask', { task });
+    const answer = (await client.waitFor('window/logMessage', (p) => p.message.startsWith(`Buckley's answer to "TERMINAL echo ran`))).message;
+    expect(answer).toContain('terminal: exit 0\nran');
+    expect(readFileSync(join(workspace, 'runs.txt'), 'utf8')).toBe('ran\n');
+    await logged(client, `${path} went away while the sandbox of \`echo ran >> ${workspace}/runs.txt; cat ${workspace}/runs.txt\` was made (another program's socket or file, removed meanwhile): started again in a sandbox made as the machine is now`);
+  });
+});
+
 describe.runIf(probe.ok && socat)('the sandbox and an endpoint on a low port', () => {
   it('says an allowed 127.0.0.1 endpoint under port 1024 cannot be reached from the sandbox (its relay could never listen there), and starts the agent without waiting for it', async () => {
     const allowed = await listen(createServer((socket) => socket.on('error', () => undefined).end('ok\n')));

@@ -17,7 +17,7 @@ import { AgentError } from './driver.js';
 import { LineSplitter } from './lines.js';
 import { closeOwnDescriptors, spawnGroup, stopGroup } from './processes.js';
 import { knownByAcpName, knownByCommand } from './recognize.js';
-import { sandboxStdio, vanishedMount, type SandboxPlan } from './sandbox.js';
+import { sandboxStdio, SANDBOX_STARTS, vanishedMount, type SandboxPlan } from './sandbox.js';
 import { takeSessionUpdates } from './updateStream.js';
 import { boundedLines, INVALID_REQUEST, OVERSIZED_METHOD, oversizedParams, oversizedWords } from '../../jsonLines.js';
 import { paramsBy, wordedErrors } from '../../invalidParams.js';
@@ -113,8 +113,6 @@ export interface ProcessSpec {
   remake?: () => { program: string; args: string[] };
 }
 
-/** Starts of one process at most, where what its sandbox mounts keeps going away as it is made. */
-const MAX_STARTS = 3;
 
 const STDERR_LINES_KEPT = 50;
 /** A line of stderr longer than this is kept in pieces of this size (an agent that never ends one). */
@@ -149,7 +147,7 @@ export async function startAgentProcess(spec: ProcessSpec, handlers: ClientHandl
     try {
       return await startOnce(spec, handlers, isNotFound, onSpawn);
     } catch (error) {
-      const gone = spec.remake && start < MAX_STARTS && error instanceof AgentError ? vanishedMount([error.message, ...error.output]) : undefined;
+      const gone = spec.remake && start < SANDBOX_STARTS && error instanceof AgentError ? vanishedMount([error.message, ...error.output]) : undefined;
       if (!gone) throw error;
       spec.logger.info(`${gone} went away while ${spec.name}'s sandbox was made (another program's socket or file, removed meanwhile): started again in a sandbox made as the machine is now`);
       spec = { ...spec, ...spec.remake!() };

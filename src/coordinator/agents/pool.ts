@@ -349,7 +349,8 @@ export class AgentPool implements AgentDriver {
     const wrap = (command: string[], cwd: string, client?: { env: Record<string, string> }) => ({
       // A client finds bwrap where we do (its PATH may not).
       program: client ? (findOnPath('bwrap', process.env.PATH ?? '') ?? 'bwrap') : 'bwrap',
-      args: sandboxArgs({ ...plan, cwd }, command, client),
+      // Each sandbox made as the machine is now: a command's hides the sockets bound since the agent started.
+      args: sandboxArgs({ ...plan, cwd, sockets: boundSockets() }, command, client),
       sandboxed: true as const,
     });
     return { ...wrap(this.options.command, plan.cwd), env: environment.env, sandbox: intent, wrap, plan };

@@ -333,6 +333,9 @@ function resolverPaths(): string[] {
   return resolvConf === '/etc/resolv.conf' ? [] : [dirname(resolvConf)];
 }
 
+/** Starts of one process at most, where what its sandbox mounts keeps going away as it is made (see vanishedMount). */
+export const SANDBOX_STARTS = 3;
+
 /**
  * The path a bubblewrap that could not make its sandbox names, where nothing is there now: what it
  * was to mount (over) went away between the plan and the mount — another program's socket

@@ -14,7 +14,7 @@ import * as z from '../../schema.js';
 import { FileAccessError } from '../files.js';
 import type { TurnSink } from './driver.js';
 import { closeOwnDescriptors, spawnGroup, stopGroup } from './processes.js';
-import { sandboxStdio } from './sandbox.js';
+import { sandboxStdio, SANDBOX_STARTS, vanishedMount } from './sandbox.js';
 import { TERMINAL_COMMAND_META } from '../../wire/contract.js';
 
 export interface TerminalTurn {
@@ -24,15 +24,18 @@ export interface TerminalTurn {
   cwd?: string;
 }
 
+type TerminalExit = { exitCode: number | null; signal: string | null };
+
 interface Terminal {
   id: string;
   sessionId: string;
-  child: ChildProcess;
+  /** The command's process (its latest start). */
+  child?: ChildProcess;
   output: string;
   truncated: boolean;
   limit: number;
-  exit?: { exitCode: number | null; signal: string | null };
-  exited: Promise<{ exitCode: number | null; signal: string | null }>;
+  exit?: TerminalExit;
+  exited: Promise<TerminalExit>;
 }
 
 const createParams = z.object({
@@ -99,11 +102,11 @@ export class Terminals {
       case 'terminal/wait_for_exit':
         return await terminal.exited;
       case 'terminal/kill':
-        await stopGroup(terminal.child);
+        if (terminal.child) await stopGroup(terminal.child);
         return {};
       case 'terminal/release':
         this.terminals.delete(terminal.id);
-        void stopGroup(terminal.child);
+        if (terminal.child) void stopGroup(terminal.child);
         return {};
       default:
         throw new FileAccessError(`${method} is not a terminal method`);
@@ -140,38 +143,10 @@ export class Terminals {
       }
     }
     const limit = this.roomFor(wanted, line);
-    const launch = this.options.wrap?.(argv, workdir) ?? { program: argv[0]!, args: argv.slice(1) };
-    const stdio = launch.sandboxed ? sandboxStdio(['ignore', 'pipe', 'pipe'] as const) : (['ignore', 'pipe', 'pipe'] as const);
-    const child = spawnGroup(launch.program, launch.args, {
-      cwd: workdir,
-      env: { ...(this.options.env?.() ?? process.env), ...Object.fromEntries((env ?? []).map((variable) => [variable.name, variable.value])) },
-      stdio: [...stdio],
-    });
-    closeOwnDescriptors(stdio);
     const id = `term-${++this.next}`;
-    const terminal: Terminal = {
-      id,
-      sessionId,
-      child,
-      output: '',
-      truncated: false,
-      limit,
-      exited: new Promise((resolve) => {
-        child.once('error', (error) => {
-          terminal.output += `${error.message}\n`;
-          terminal.exit = { exitCode: 127, signal: null };
-          resolve(terminal.exit);
-        });
-        child.once('close', (exitCode, signal) => {
-          terminal.exit = { exitCode, signal };
-          resolve(terminal.exit);
-        });
-      }),
-    };
-    // Decoded by each stream (a character written in two pieces is read whole), never read by read.
-    const append = (text: string) => this.append(terminal, text);
-    child.stdout?.setEncoding('utf8').on('data', append);
-    child.stderr?.setEncoding('utf8').on('data', append);
+    let settle!: (exit: TerminalExit) => void;
+    const terminal: Terminal = { id, sessionId, output: '', truncated: false, limit, exited: new Promise((resolve) => (settle = resolve)) };
+    this.start(terminal, { argv, workdir, env: { ...(this.options.env?.() ?? process.env), ...Object.fromEntries((env ?? []).map((variable) => [variable.name, variable.value])) }, line }, settle);
     this.terminals.set(id, terminal);
     this.options.logger.info(`running \`${line}\` for the agent (terminal ${id})`);
     return { terminalId: id };
@@ -199,6 +174,37 @@ export class Terminals {
     if (!turn?.sink.terminal || turn.signal.aborted) throw new FileAccessError(`terminal ${id} is gone: its turn ended`, true);
     if (method === 'terminal/release') this.inClient.delete(id);
     return turn.sink.terminal(method, { terminalId: clientId }, turn.signal);
+  }
+
+  /**
+   * Starts the command (in the agent's sandbox) for the terminal; `settle` once it has ended. Where
+   * bubblewrap could not make the sandbox because something it was to mount went away meanwhile
+   * (another program's socket) — its only words, the command never run — it is started again in
+   * a sandbox made as the machine is now (at most SANDBOX_STARTS), said in the log.
+   */
+  private start(terminal: Terminal, command: { argv: string[]; workdir: string; env: NodeJS.ProcessEnv; line: string }, settle: (exit: TerminalExit) => void, starts = 1): void {
+    const launch = this.options.wrap?.(command.argv, command.workdir) ?? { program: command.argv[0]!, args: command.argv.slice(1) };
+    const stdio = launch.sandboxed ? sandboxStdio(['ignore', 'pipe', 'pipe'] as const) : (['ignore', 'pipe', 'pipe'] as const);
+    const child = spawnGroup(launch.program, launch.args, { cwd: command.workdir, env: command.env, stdio: [...stdio] });
+    closeOwnDescriptors(stdio);
+    terminal.child = child;
+    // Decoded by each stream (a character written in two pieces is read whole), never read by read.
+    const append = (text: string) => this.append(terminal, text);
+    child.stdout?.setEncoding('utf8').on('data', append);
+    child.stderr?.setEncoding('utf8').on('data', append);
+    child.once('error', (error) => {
+      terminal.output += `${error.message}\n`;
+      settle((terminal.exit = { exitCode: 127, signal: null }));
+    });
+    child.once('close', (exitCode, signal) => {
+      const lines = terminal.output.split('\n').filter((text) => text.trim());
+      const unmade = launch.sandboxed && exitCode === 1 && lines.every((text) => text.startsWith('bwrap: '));
+      const gone = unmade && starts < SANDBOX_STARTS && this.terminals.get(terminal.id) === terminal ? vanishedMount(lines) : undefined;
+      if (!gone) return settle((terminal.exit = { exitCode, signal }));
+      this.options.logger.info(`${gone} went away while the sandbox of \`${command.line}\` was made (another program's socket or file, removed meanwhile): started again in a sandbox made as the machine is now`);
+      terminal.output = '';
+      this.start(terminal, command, settle, starts + 1);
+    });
   }
 
   /** The output limit a new command gets within what the open ones hold; refused in words past the bounds. */
@@ -248,14 +254,14 @@ export class Terminals {
     for (const terminal of [...this.terminals.values()]) {
       if (terminal.sessionId !== sessionId) continue;
       this.terminals.delete(terminal.id);
-      void stopGroup(terminal.child);
+      if (terminal.child) void stopGroup(terminal.child);
     }
   }
 
   closeAll(): void {
     this.approvedCommands.clear();
     this.inClient.clear();
-    for (const terminal of this.terminals.values()) void stopGroup(terminal.child);
+    for (const terminal of this.terminals.values()) if (terminal.child) void stopGroup(terminal.child);
     this.terminals.clear();
   }
 }
