@@ -30,10 +30,9 @@ export function wordedErrors<T extends { readable: ReadableStream<AnyMessage>; w
 export function worded(message: AnyMessage): AnyMessage {
   const error = (message as { error?: { code?: unknown; message?: unknown; data?: unknown } }).error;
   if (!error || error.code !== INVALID_PARAMS || error.message !== 'Invalid params') return message;
-  const said = [...new Set(problemsOf(error.data, []))];
-  if (said.length === 0) return message;
-  const more = said.length > SAID ? ` (and ${said.length - SAID} more)` : '';
-  return { ...message, error: { ...error, message: `Invalid params: ${said.slice(0, SAID).join('; ')}${more}` } } as AnyMessage;
+  const found = problemsOf(error.data, []);
+  if (found.length === 0) return message;
+  return { ...message, error: { ...error, message: `Invalid params: ${z.inOneLine(found, SAID)}` } } as AnyMessage;
 }
 
 /** The SDK's params parser for `schema`: what is not as it says is refused as invalid params, in words. */

@@ -13,8 +13,13 @@ export * from 'zod/mini';
 
 /** The problems a check found, in one line a peer can act on: "sessionId: expected string, received number; line: missing (a number)". */
 export function problems(error: { issues: readonly core.$ZodIssue[] }, said = 3): string {
-  const found = [...new Set(error.issues.map((issue) => `${placeOf(issue.path.map(String))}${plainProblem(issue.message)}`))];
-  return `${found.slice(0, said).join('; ')}${found.length > said ? ` (and ${found.length - said} more)` : ''}`;
+  return inOneLine(error.issues.map((issue) => `${placeOf(issue.path.map(String))}${plainProblem(issue.message)}`), said);
+}
+
+/** Problems ("where: what"), each once, the first `said` of them in one line and the rest counted. */
+export function inOneLine(found: readonly string[], said = 3): string {
+  const each = [...new Set(found)];
+  return `${each.slice(0, said).join('; ')}${each.length > said ? ` (and ${each.length - said} more)` : ''}`;
 }
 
 /** `prompt[0].text: ` for ['prompt', '0', 'text']; "the params: " for none. */
