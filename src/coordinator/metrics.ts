@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:http';
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Logger } from '../logger.js';
 import { agentsRunning } from './agents/processes.js';
-import { kindOf, type TaskEngine, type TaskRecord, type TaskState } from './tasks/store.js';
+import { kindOf, type TaskEngine, type TaskLog, type TaskRecord, type TaskState } from './tasks/store.js';
 
 export interface MetricsSource {
   engine: TaskEngine;
@@ -25,12 +25,18 @@ const SCRAPE_DEADLINE_MS = 5_000;
 export function countedEngine(engine: TaskEngine, registry: Registry): TaskEngine {
   const records = new Counter({ name: 'buckley_task_records_total', help: "Records this replica appended to tasks' streams, by kind (event: what callers see)", labelNames: ['kind'], registers: [registry] });
   const append = engine.log.append.bind(engine.log);
-  const log = { ...engine.log, follow: engine.log.follow.bind(engine.log), read: engine.log.read.bind(engine.log), append: async (taskId: string, record: TaskRecord) => {
-    const seq = await append(taskId, record);
-    // A task's last event is its final record.
-    records.inc({ kind: kindOf(record) });
-    return seq;
-  } };
+  // Each method named (a spread of the class instance would carry none of them, and the type would not say so).
+  const log: TaskLog = {
+    follow: engine.log.follow.bind(engine.log),
+    read: engine.log.read.bind(engine.log),
+    last: engine.log.last.bind(engine.log),
+    append: async (taskId: string, record: TaskRecord) => {
+      const seq = await append(taskId, record);
+      // A task's last event is its final record.
+      records.inc({ kind: kindOf(record) });
+      return seq;
+    },
+  };
   return { name: engine.name, log, states: engine.states, queue: engine.queue, ...(engine.health ? { health: engine.health } : {}), stopping: () => engine.stopping(), close: () => engine.close() };
 }
 

@@ -6,6 +6,7 @@
  */
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { hostname } from 'node:os';
+import { isAbsolute } from 'node:path';
 import { PEM_MAX_BYTES, readFileBounded } from '../fileAccess.js';
 import * as grpc from '@grpc/grpc-js';
 import { TextDocument } from 'vscode-languageserver-textdocument';
@@ -17,10 +18,11 @@ import { isLoopbackHost } from '../net.js';
 import { controlHandlers } from './controls.js';
 import { agentFailure, certifiedIdentity, checkIdentity, fail, identityOf, type Caller } from './callers.js';
 import { CallOut } from './callOut.js';
+import { CallerSessions, metadataProblem } from './sessions.js';
 import { askSink, refusalNote, withNotes } from './turnRules.js';
 import { agentCommunicationService } from '../wire/protos.js';
 import { FEATURES } from './features.js';
-import { AGENT_MODE_KEY, TERMINALS_HEADER, AUTHORIZATION_HEADER, WORKSPACE_KEY, QUESTIONS_HEADER, BUFFERS_HEADER, CONVERSATION_HEADER, EARLIER_TURNS_KEY, INTENT_HEADER, SESSION_HEADER, type ContextDelta, type CreateSessionRequest, type EditorContext, type SendMessageRequest, type TaskStreamRequest, type InlineCompletionRequest } from '../wire/contract.js';
+import { AGENT_MODE_KEY, TERMINALS_HEADER, AUTHORIZATION_HEADER, WORKSPACE_KEY, QUESTIONS_HEADER, BUFFERS_HEADER, CONVERSATION_HEADER, EARLIER_TURNS_KEY, INTENT_HEADER, SESSION_HEADER, receivedContext, type ContextDelta, type CreateSessionRequest, type EditorContext, type SendMessageRequest, type TaskStreamRequest, type InlineCompletionRequest } from '../wire/contract.js';
 import { uriToPath } from '../uri.js';
 import { FEATURE } from '../wire/features.js';
 import { memoryEngine } from './tasks/memory.js';
@@ -37,12 +39,6 @@ export { APPROVAL_TIMEOUT_MS, FILE_REQUEST_TIMEOUT_MS, FILE_WRITE_TIMEOUT_MS } f
 export const MAX_RUNNING = 16;
 /** How long a stopping coordinator lets its callers hear why their calls end. */
 const STOP_GRACE_MS = 500;
-
-interface SessionState {
-  agentId: string;
-  files: Set<string>;
-  metadata: Record<string, string>;
-}
 
 export interface CoordinatorOptions {
   /** The agent; undefined when none could be found, and `agentProblem` says why. */
@@ -74,7 +70,7 @@ export interface RunningCoordinator {
 }
 
 class CoordinatorService {
-  private readonly sessions = new Map<string, SessionState>();
+  private readonly sessions: CallerSessions;
   readonly tasks: TaskRpc;
 
   constructor(
@@ -82,6 +78,7 @@ class CoordinatorService {
     private readonly engine: TaskEngine,
   ) {
     this.tasks = new TaskRpc({ engine, logger: options.logger, specOf: (call) => this.specOf(call) });
+    this.sessions = new CallerSessions((id) => options.driver?.endSession?.(id));
   }
 
   handlers(): grpc.UntypedServiceImplementation {
@@ -159,8 +156,9 @@ class CoordinatorService {
     if (!request.agent_id) return callback(fail(grpc.status.INVALID_ARGUMENT, 'agent_id is required'));
     const denied = checkIdentity(call, request.agent_id);
     if (denied) return callback(denied);
-    const sessionId = randomUUID();
-    this.sessions.set(sessionId, { agentId: request.agent_id, files: new Set(), metadata: { ...request.metadata } });
+    const problem = metadataProblem(request.metadata);
+    if (problem) return callback(fail(grpc.status.INVALID_ARGUMENT, problem));
+    const sessionId = this.sessions.create(identityOf(call, ''), request.agent_id, request.metadata);
     this.options.logger.info(`session ${sessionId} created for ${request.agent_id}`);
     callback(null, { session_id: sessionId, agent_id: request.agent_id, created_at: timestamp(), metadata: request.metadata });
   };
@@ -168,10 +166,11 @@ class CoordinatorService {
   private updateSessionContext = (call: grpc.ServerUnaryCall<ContextDelta, unknown>, callback: grpc.sendUnaryData<unknown>) => {
     const delta = call.request;
     if (!delta.session_id) return callback(fail(grpc.status.INVALID_ARGUMENT, 'session_id is required'));
-    const session = this.sessions.get(delta.session_id);
-    if (!session) return callback(fail(grpc.status.NOT_FOUND, `no session ${delta.session_id}`));
-    for (const file of delta.added_files) session.files.add(file);
-    for (const file of delta.removed_files) session.files.delete(file);
+    const session = this.sessions.use(delta.session_id, identityOf(call, ''));
+    if (!session) return callback(fail(grpc.status.NOT_FOUND, noSession(delta.session_id)));
+    const problem = metadataProblem(session.metadata, delta.metadata);
+    if (problem) return callback(fail(grpc.status.INVALID_ARGUMENT, problem));
+    // The files it names are not kept: each request brings the editor's context with it.
     for (const [key, value] of Object.entries(delta.metadata)) {
       if (value === '') delete session.metadata[key];
       else session.metadata[key] = value;
@@ -183,7 +182,7 @@ class CoordinatorService {
     const request = call.request;
     const content = request.message?.content ?? '';
     if (!content.trim()) return callback(fail(grpc.status.INVALID_ARGUMENT, 'message.content must not be empty'));
-    const made = this.prepare(call, request.agent_id, content, request.context, 'ask');
+    const made = this.prepare(call, request.agent_id, content, receivedContext(request.context), 'ask');
     if (made.error) return callback(made.error);
     const driver = this.options.driver;
     if (!driver) return callback(fail(grpc.status.FAILED_PRECONDITION, this.options.agentProblem ?? 'no agent is configured'));
@@ -217,7 +216,7 @@ class CoordinatorService {
     if (!complete) {
       return out.fail(fail(grpc.status.UNIMPLEMENTED, `${this.options.driver?.description ?? 'no agent'} does not complete code inline; a model does (buckley.agent.driver "openai")`));
     }
-    const document = request.context?.document;
+    const document = receivedContext(request.context)?.document;
     const cursor = document?.selection?.start;
     const { prefix, suffix } = document && cursor ? splitAt(document.content, cursor) : { prefix: request.prompt ?? '', suffix: '' };
     const controller = new AbortController();
@@ -238,7 +237,7 @@ class CoordinatorService {
     const request = call.request;
     if (!request.query?.trim()) return { error: fail(grpc.status.INVALID_ARGUMENT, 'query must not be empty') };
     const intent = call.metadata.get(INTENT_HEADER)[0]?.toString();
-    const made = this.prepare(call, request.agent_id, request.query, request.context, intent === 'ask' || intent === 'edit' ? intent : 'task');
+    const made = this.prepare(call, request.agent_id, request.query, receivedContext(request.context), intent === 'ask' || intent === 'edit' ? intent : 'task');
     if (made.error) return made;
     const answers = call.metadata.get(QUESTIONS_HEADER)[0]?.toString();
     const traceparent = call.metadata.get('traceparent')[0]?.toString();
@@ -265,12 +264,14 @@ class CoordinatorService {
     const conversation = metadata.get(CONVERSATION_HEADER)[0]?.toString();
     let cwd: string | undefined;
     if (sessionId) {
-      const session = this.sessions.get(sessionId);
-      if (!session) return { error: fail(grpc.status.NOT_FOUND, `no session ${sessionId}; create one with CreateSession`) };
+      const session = this.sessions.use(sessionId, identityOf(call, ''));
+      if (!session) return { error: fail(grpc.status.NOT_FOUND, noSession(sessionId)) };
       cwd = session.metadata.workspace_root;
     }
     const root = context?.document?.workspace_root || context?.metadata?.[WORKSPACE_KEY] || cwd;
     const workspace = root ? uriToPath(root) : undefined;
+    // A relative one would be found from this coordinator's own folder, and made the agent's to write.
+    if (root && !isAbsolute(workspace!)) return { error: fail(grpc.status.INVALID_ARGUMENT, `the task's workspace "${root.slice(0, 200)}" is neither a file: URI nor an absolute path: name the folder whole`) };
     const outside = outsideRoots(this.options.roots, workspace);
     if (outside) return { error: fail(grpc.status.FAILED_PRECONDITION, outside) };
     return {
@@ -294,9 +295,13 @@ class CoordinatorService {
   }
 
   endAll(): void {
-    for (const id of this.sessions.keys()) this.options.driver?.endSession?.(id);
-    this.sessions.clear();
+    this.sessions.endAll();
   }
+}
+
+/** A session the caller named that is not theirs: unknown, another's, or forgotten (the least recently used beyond the bound). */
+function noSession(id: string): string {
+  return `no session ${id.slice(0, 200)} of yours (unknown, or unused for long and forgotten): create one with CreateSession`;
 }
 
 /** A document's text before and after a position (LSP: line, UTF-16 character; clamped to the text). */

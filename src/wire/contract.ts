@@ -93,6 +93,28 @@ export interface EditorContext {
   metadata: Record<string, string>;
 }
 
+/**
+ * An EditorContext as grpc-js gives a caller's message: proto3 leaves an absent message field null
+ * (a document without selection, a range without start) and an int32 may be negative. In the
+ * shape the coordinator reads — absent fields gone, a range's missing end at the document's start,
+ * lines and characters not below 0 — so nothing past the gRPC edge meets a null it was not told of.
+ */
+export function receivedContext(raw: EditorContext | null | undefined): EditorContext | undefined {
+  if (!raw) return undefined;
+  const document = raw.document ? receivedDocument(raw.document) : undefined;
+  return { ...(document ? { document } : {}), related_documents: (raw.related_documents ?? []).map(receivedDocument), symbols: raw.symbols ?? [], metadata: raw.metadata ?? {} };
+}
+
+function receivedDocument(raw: DocumentSnapshot): DocumentSnapshot {
+  const { selection, visible_ranges: visible, ...rest } = raw;
+  return { ...rest, metadata: raw.metadata ?? {}, ...(selection ? { selection: receivedRange(selection) } : {}), ...(visible ? { visible_ranges: visible.map(receivedRange) } : {}) };
+}
+
+function receivedRange(raw: WireRange): WireRange {
+  const at = (position: WirePosition | null | undefined) => ({ line: Math.max(0, position?.line ?? 0), character: Math.max(0, position?.character ?? 0) });
+  return { start: at(raw.start), end: at(raw.end) };
+}
+
 export interface WireMessage {
   role: string;
   content: string;

@@ -130,6 +130,14 @@ describe('our coordinator', () => {
       details: 'message.content must not be empty',
     });
     await expect(c.unary('UpdateSessionContext', { session_id: 'nope' }, z.object({}), { timeoutMs: 5000 })).rejects.toMatchObject({ code: grpc.status.NOT_FOUND });
+    // A session is its caller's: another that names it finds none — neither its workspace nor its agent's conversation.
+    const mine = await c.unary('CreateSession', { agent_id: 'editor-1', metadata: { workspace_root: FIXTURES } }, sessionSchema, { timeoutMs: 5000 });
+    const other = client(running.address, 'editor-2');
+    const none = { code: grpc.status.NOT_FOUND, details: `no session ${mine.session_id} of yours (unknown, or unused for long and forgotten): create one with CreateSession` };
+    await expect(other.unary('UpdateSessionContext', { session_id: mine.session_id, metadata: { workspace_root: '/' } }, z.object({}), { timeoutMs: 5000 })).rejects.toMatchObject(none);
+    await expect(other.stream('StreamTask', { agent_id: 'editor-2', query: 'INSTANT' }, taskEventSchema, { timeoutMs: 30_000, metadata: { 'x-buckley-session-id': mine.session_id } }).next()).rejects.toMatchObject(none);
+    await expect(c.unary('UpdateSessionContext', { session_id: mine.session_id, metadata: { note: 'x'.repeat(70_000) } }, z.object({}), { timeoutMs: 5000 })).rejects.toMatchObject({ code: grpc.status.INVALID_ARGUMENT, details: "the session's metadata would hold 69 KB: at most 64 KB" });
+    await c.unary('UpdateSessionContext', { session_id: mine.session_id, metadata: { note: 'kept' } }, z.object({}), { timeoutMs: 5000 });
     // A refused stream ends with its status at once, not at the caller's deadline.
     await expect(c.stream('StreamTask', { task_id: 't', agent_id: 'editor-1', query: ' ' }, taskEventSchema, { timeoutMs: 60_000 }).next()).rejects.toMatchObject({
       code: grpc.status.INVALID_ARGUMENT,
@@ -215,11 +223,23 @@ describe('our coordinator', () => {
     expect(listed.tasks).toContainEqual(expect.objectContaining({ task_id: 't-detach', owner: 'editor-1', status: 'running' }));
     const followed = owner.stream('SubscribeTaskEvents', { plan_id: '', task_ids: ['t-detach'], from_sequence: first!.sequence }, taskEventSchema, { timeoutMs: 30_000 });
     expect((await followed.next()).value).toMatchObject({ sequence: first!.sequence, answer_delta: first!.answer_delta });
+    // Followed from far past what it has: from after its last record, so its end still comes.
+    const ahead = owner.stream('SubscribeTaskEvents', { plan_id: '', task_ids: ['t-detach'], from_sequence: first!.sequence + 1e9 }, taskEventSchema, { timeoutMs: 30_000 });
+    const aheadEvents = (async () => {
+      const got: TaskEvent[] = [];
+      for await (const event of ahead) got.push(event);
+      return got;
+    })();
     await expect(other.unary('CancelTask', { task_id: 't-detach' }, z.object({}), { timeoutMs: 5000 })).rejects.toMatchObject({ code: grpc.status.PERMISSION_DENIED, details: 'only the caller that started the task can cancel it' });
     await owner.unary('CancelTask', { task_id: 't-detach' }, z.object({}), { timeoutMs: 5000 });
     const rest: TaskEvent[] = [];
     for await (const event of followed) rest.push(event);
     expect(rest.at(-1)).toMatchObject({ status: 'cancelled' });
+    expect((await aheadEvents).map((event) => [event.sequence, event.status])).toEqual([[rest.at(-1)!.sequence, 'cancelled']]);
+    // Over, and followed from past its end: its final event again, and the call ends — it does not wait for what will never come.
+    const past: TaskEvent[] = [];
+    for await (const event of owner.stream('SubscribeTaskEvents', { plan_id: '', task_ids: ['t-detach'], from_sequence: rest.at(-1)!.sequence + 1 }, taskEventSchema, { timeoutMs: 10_000 })) past.push(event);
+    expect(past.map((event) => [event.sequence, event.status])).toEqual([[rest.at(-1)!.sequence, 'cancelled']]);
     await expect(owner.stream('SubscribeTaskEvents', { plan_id: '', task_ids: ['no-such-task'], from_sequence: 0 }, taskEventSchema, { timeoutMs: 5000 }).next()).rejects.toMatchObject({ code: grpc.status.NOT_FOUND });
     // What one call follows is bounded.
     const many = Array.from({ length: 100_000 }, (_, i) => `t-${i}`);
@@ -269,6 +289,31 @@ describe('our coordinator', () => {
     const events: TaskEvent[] = [];
     for await (const event of caller.stream('StreamTask', { task_id: 't-nowhere', agent_id: 'editor-1', query: 'INSTANT' }, taskEventSchema, { timeoutMs: 30_000 })) events.push(event);
     expect(events.at(-1)).toMatchObject({ status: 'completed' });
+  });
+
+  it('refuses a task whose workspace is named relative — it would be found from the coordinator\'s own folder — saying so', async () => {
+    const running = await coordinator();
+    const caller = client(running.address, 'editor-1');
+    const context = (root: string) => ({ related_documents: [], symbols: [], metadata: { workspace_root: root } });
+    for (const root of ['.', 'src', 'file://elsewhere/project', 'untitled:Untitled-1']) {
+      await expect(caller.stream('StreamTask', { task_id: '', agent_id: 'editor-1', query: 'INSTANT', context: context(root) }, taskEventSchema, { timeoutMs: 30_000 }).next()).rejects.toMatchObject({
+        code: grpc.status.INVALID_ARGUMENT,
+        details: `the task's workspace "${root}" is neither a file: URI nor an absolute path: name the folder whole`,
+      });
+    }
+    const session = await caller.unary('CreateSession', { agent_id: 'editor-1', metadata: { workspace_root: '..' } }, sessionSchema, { timeoutMs: 5000 });
+    await expect(caller.unary('SendMessage', { agent_id: 'editor-1', message: { role: 'user', content: 'hi' } }, z.object({}), { timeoutMs: 5000, metadata: { 'x-buckley-session-id': session.session_id } })).rejects.toMatchObject({ code: grpc.status.INVALID_ARGUMENT });
+  });
+
+  it('takes an editor context as proto3 leaves it — a selection without its ends, ranges below the first line — and runs its task', async () => {
+    const running = await coordinator();
+    const caller = client(running.address, 'editor-1');
+    const document = { uri: 'file:///tmp/a.ts', content: 'const a = 1;\n', selection: { end: { line: -3, character: -1 } }, visible_ranges: [{}, { start: { line: -2 } }] };
+    const context = { document, related_documents: [{ uri: 'file:///tmp/b.ts', content: 'b', selection: {} }], symbols: [], metadata: {} };
+    const events: TaskEvent[] = [];
+    for await (const event of caller.stream('StreamTask', { task_id: 't-proto3', agent_id: 'editor-1', query: 'What is up?', context }, taskEventSchema, { timeoutMs: 30_000, metadata: { 'x-buckley-intent': 'ask' } })) events.push(event);
+    expect(events.at(-1)).toMatchObject({ status: 'completed' });
+    expect(events.map((event) => event.answer_delta).join('')).toContain('You asked: What is up?');
   });
 
   it("asks the caller that holds buffers for an agent's read, and takes the answer only from that caller", async () => {

@@ -65,6 +65,20 @@ describe.each(engines)('the task engine %s', (_name, make, another) => {
     await engine.close();
   });
 
+  it("says a task's last record: none for a task without any, else the one appended last, its end included", async () => {
+    const engine = await make();
+    const task = randomUUID();
+    expect(await engine.log.last(task)).toBeUndefined();
+    await Promise.all(Array.from({ length: 50 }, (_, i) => engine.log.append(task, { event: { answer_delta: `${i} ` } })));
+    const end = await engine.log.append(task, { event: { status: 'completed' }, final: 'completed' });
+    expect(await engine.log.last(task)).toMatchObject({ seq: end, final: 'completed', event: { status: 'completed' } });
+    // Seen from another coordinator of the team too.
+    const other = await another(engine);
+    expect((await other.log.last(task))?.seq).toBe(end);
+    if (other !== engine) await other.close();
+    await engine.close();
+  });
+
   it('keeps the order of a thousand appends made at once, and goes on from any of their sequences', async () => {
     const engine = await make();
     const task = randomUUID();

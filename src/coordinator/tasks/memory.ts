@@ -48,6 +48,10 @@ class MemoryLog implements TaskLog {
     return (this.streams.get(taskId)?.records ?? []).filter((record) => record.seq >= fromSeq);
   }
 
+  async last(taskId: string): Promise<StoredRecord | undefined> {
+    return this.streams.get(taskId)?.records.at(-1);
+  }
+
   async *follow(taskId: string, fromSeq: number, signal: AbortSignal): AsyncIterable<StoredRecord> {
     const stream = this.stream(taskId);
     // Records are kept in the order of their sequence numbers: a follower walks them by index.

@@ -213,6 +213,14 @@ export class NatsLog implements TaskLog {
     return records;
   }
 
+  /** The last record of the task's last message (a replica a little behind may say an earlier one). */
+  async last(taskId: string): Promise<StoredRecord | undefined> {
+    checkTaskId(taskId);
+    const message = await this.retry(() => this.jsm.direct.getMessage(TASKS, { last_by_subj: subjectOf(taskId) }), this.deadlineMs);
+    if (!message) return undefined;
+    return (await this.recordsOf(taskId, { seq: message.seq, data: message.data })).at(-1);
+  }
+
   /** What is stored from `fromSeq`, then what comes, from the feed: listened to first, so nothing falls between. */
   async *follow(taskId: string, fromSeq: number, signal: AbortSignal): AsyncIterable<StoredRecord> {
     checkTaskId(taskId);

@@ -59,7 +59,9 @@ export class TaskRpc {
     const taskId = call.request.task_id || randomUUID();
     if (!TASK_ID.test(taskId)) return out.fail(fail(grpc.status.INVALID_ARGUMENT, 'task_id is letters, digits, _ and - (at most 128)'));
     const { engine, logger } = this.options;
-    const owner = identityOf(call, call.request.agent_id);
+    // Who may answer its requests and cancel it: known as those replies know their caller (they
+    // name no agent_id), so a caller that sends no identity is "local" here as there.
+    const owner = identityOf(call, '');
     logger.debug(`StreamTask ${taskId}${made.spec.intent === 'ask' ? ' (ask)' : ''}${made.spec.traceparent ? ` traceparent ${made.spec.traceparent}` : ''}`);
     try {
       if (await engine.states.get(taskId)) return out.fail(fail(grpc.status.ALREADY_EXISTS, `task ${taskId} exists; follow it with SubscribeTaskEvents`));
@@ -164,7 +166,7 @@ export class TaskRpc {
   /** One task's records to the call, until its final one (true) or the signal. */
   private async follow(out: CallOut, taskId: string, fromSeq: number, signal: AbortSignal, seen: Map<string, { seq: number; status: string }>): Promise<boolean> {
     try {
-      for await (const record of this.options.engine.log.follow(taskId, fromSeq, signal)) {
+      for await (const record of this.options.engine.log.follow(taskId, await this.startOf(taskId, fromSeq), signal)) {
         if (record.event) seen.set(taskId, { seq: record.seq, status: typeof record.event.status === 'string' ? record.event.status : (seen.get(taskId)?.status ?? 'pending') });
         this.forward(out, record, signal);
         if (record.final) return true;
@@ -173,6 +175,18 @@ export class TaskRpc {
       if (!signal.aborted) this.options.logger.warn(`task ${taskId}: its stream could not be followed: ${(error as Error).message}`);
     }
     return false;
+  }
+
+  /**
+   * Where a follower starts: at `fromSeq`, but never past the task's last record — a call from
+   * beyond it would wait for ever for records numbered after its end. Asked from further on, it
+   * starts after that record; from past a task's end, at its final record: a watcher always
+   * learns how the task ended.
+   */
+  private async startOf(taskId: string, fromSeq: number): Promise<number> {
+    const last = await this.options.engine.log.last(taskId);
+    if (!last || fromSeq <= last.seq) return fromSeq;
+    return last.final ? last.seq : last.seq + 1;
   }
 
   /** Ends every call following tasks here (this coordinator stops): their callers follow them on another. */

@@ -238,6 +238,11 @@ export class TaskRunner {
     this.running.set(controller, work);
     try {
       await work;
+    } catch (error) {
+      // A fault of ours while running it (the agent's failures end it in words in turn()): it
+      // ends all the same, its caller told — never left following a task that nothing runs.
+      this.options.logger.warn(`task ${taskId}: ${(error as Error).stack ?? String(error)}`);
+      await this.end(taskId, send, 'failed', `${this.options.replica} could not run the task, a fault of buckley-lsp (${(error as Error).message}): its log says more; run it again, and report it if it comes back`);
     } finally {
       span.end();
       clearInterval(heartbeat);

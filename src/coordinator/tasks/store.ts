@@ -127,6 +127,8 @@ export interface TaskLog {
   follow(taskId: string, fromSeq: number, signal: AbortSignal): AsyncIterable<StoredRecord>;
   /** The records stored now, from `fromSeq` on. */
   read(taskId: string, fromSeq?: number): Promise<StoredRecord[]>;
+  /** The task's last record stored now (undefined: none, or none readable). */
+  last(taskId: string): Promise<StoredRecord | undefined>;
 }
 
 export interface TaskStates {
