@@ -28,9 +28,10 @@ export function placeOf(path: readonly string[]): string {
   return `${path.map((key, i) => (/^\d+$/.test(key) ? `[${key}]` : i === 0 ? key : `.${key}`)).join('')}: `;
 }
 
-/** zod's words, shorter: "Invalid input: expected string, received undefined" → "missing (a string)". */
+/** zod's words, shorter: "Invalid input: expected string, received undefined" → "missing (a string)"; a string too short to hold anything → "empty". */
 export function plainProblem(problem: string): string {
   const text = problem.replace(/^Invalid input: /, '');
+  if (text === 'Too small: expected string to have >=1 characters') return 'empty';
   const missing = /^expected (\w+), received undefined$/.exec(text);
   return missing ? `missing (${/^[aeiou]/.test(missing[1]!) ? 'an' : 'a'} ${missing[1]})` : text;
 }

@@ -5,7 +5,7 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import * as z from '../schema.js';
-import { CoordinatorError, Status } from './errors.js';
+import { CoordinatorError, MalformedReply, Status } from './errors.js';
 import { agentCommunicationService } from './protos.js';
 import { AGENT_HEADER, AUTHORIZATION_HEADER, BEHIND_TRAILER } from './contract.js';
 import { STREAMS, UNARY, type ReplyOf, type RequestOf } from './methods.js';
@@ -115,7 +115,7 @@ export class CoordinatorClient {
           if (error) return reject(toCoordinatorError(method, error));
           const parsed = z.safeParse(schema, response ?? {});
           if (!parsed.success) {
-            return reject(new CoordinatorError(method, Status.INTERNAL, `malformed reply: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`));
+            return reject(new MalformedReply(method, 'a reply', z.problems(parsed.error)));
           }
           resolve(parsed.data);
         },
@@ -140,7 +140,7 @@ export class CoordinatorClient {
       for await (const message of call) {
         const parsed = z.safeParse(schema, message);
         if (!parsed.success) {
-          throw new CoordinatorError(method, Status.INTERNAL, `malformed stream message: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+          throw new MalformedReply(method, 'a message of its stream', z.problems(parsed.error));
         }
         yield parsed.data;
       }

@@ -53,3 +53,16 @@ export class CoordinatorError extends Error {
     return this.unavailable && this.behind === undefined;
   }
 }
+
+/** A reply or stream message of the coordinator that is not as buckley.acp.v1 says (zod found why). */
+export class MalformedReply extends CoordinatorError {
+  constructor(
+    method: string,
+    /** "a reply", "an event": what came. */
+    readonly what: string,
+    /** What is wrong where, in one line ("file_request.request_id: empty"). */
+    readonly problems: string,
+  ) {
+    super(method, Status.INTERNAL, `malformed ${what === 'a reply' ? 'reply' : 'stream message'}: ${problems}`);
+  }
+}

@@ -56,7 +56,7 @@ describe('an ask', () => {
   it("ends the editor's request as LSP says: a failure one error with its summary, a cancellation RequestCancelled", async () => {
     const { session, services } = startFlows();
     session.answer = async () => ({ status: 'failed', failure: { message: 'the agent exited with code 3', summary: 'the agent exited: see log' } });
-    await expect(services.asks.ask({ question: 'Why?' })).rejects.toMatchObject({ code: -32603, message: 'Buckley could not answer: the agent exited with code 3', data: { summary: 'the agent exited: see log' } });
+    await expect(services.asks.ask({ question: 'Why?' })).rejects.toMatchObject({ code: -32803, message: 'Buckley could not answer: the agent exited with code 3', data: { summary: 'the agent exited: see log' } });
     session.answer = (call) => new Promise((resolve) => (call.signal.aborted ? resolve({ status: 'cancelled' }) : call.signal.addEventListener('abort', () => resolve({ status: 'cancelled' }))));
     const source = new CancellationTokenSource();
     const asked = services.asks.ask({ question: 'Why not?' }, { token: source.token });

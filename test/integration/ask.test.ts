@@ -203,7 +203,7 @@ describe('buckley/ask', () => {
   it('reports an agent crash clearly and restarts the agent for the next ask', async () => {
     const client = await start();
     await expect(client.request('buckley/ask', { question: 'CRASH NOW' })).rejects.toMatchObject({
-      code: -32603,
+      code: -32803,
       message: expect.stringMatching(/Buckley could not answer: scripted-agent.mjs exited with code 3/),
     });
     const next = await client.request('buckley/ask', { question: 'Are you back?' });

@@ -9,10 +9,9 @@
  * JavaScript message), within its deadline; the coordinator lives on and serves a good task after.
  */
 import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { protoRoot } from '../../src/wire/protos.js';
+import { messageMaker, service, typeOf } from '../helpers/protoFuzz.js';
 import { AGENT_HEADER, BUFFERS_HEADER, CONVERSATION_HEADER, DETACH_HEADER, INTENT_HEADER, QUESTIONS_HEADER, SESSION_HEADER, TERMINALS_HEADER } from '../../src/wire/contract.js';
 import { startCoordinatorProcess, type CoordinatorProcess } from '../helpers/coordinators.js';
 import { fileUri, SCRIPTED_AGENT } from '../helpers/paths.js';
@@ -28,12 +27,6 @@ const DEADLINE_MS = 45_000;
 const CRASH = /Internal error|TypeError|ReferenceError|RangeError|Cannot read prop|is not a function|is not iterable|\[object Object\]|(?<!received )undefined/;
 /** The requests of a task its caller answers, and the RPC each is answered with. */
 const ANSWERS = { approval: ['ApproveToolExecution', 'execution_id'], file_request: ['ProvideFile', 'request_id'], file_write: ['ConfirmFileWrite', 'request_id'], question: ['AnswerQuestion', 'request_id'], terminal: ['AnswerTerminal', 'request_id'] } as const;
-
-type Descriptor = { name: string; field: { name: string; type: string; label: string; typeName: string }[]; nestedType?: Descriptor[]; options?: { mapEntry?: boolean } | null };
-type Method = { path: string; responseStream: boolean; requestType: { type: Descriptor }; requestSerialize(value: unknown): Buffer; responseDeserialize(bytes: Buffer): any };
-
-const definition = protoLoader.loadSync('buckley/acp/v1/service.proto', { includeDirs: [protoRoot()], keepCase: true, longs: Number, enums: String, defaults: true, arrays: true, oneofs: true });
-const service = definition['buckley.acp.v1.AgentCommunication'] as unknown as Record<string, Method>;
 
 const stops: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -67,36 +60,7 @@ function fuzzer(seed: number, workspace: string) {
       'file:///etc/passwd', '../../../etc/passwd', '\u0000', 'a'.repeat(70_000), '__proto__', 'constructor', 'fuzzer', 'colleague', '😀\ud800', 'ask', 'task', 'edit',
       () => some(known.sessions, () => 'no-session'), () => some(known.tasks, () => 'no-task'), () => some(known.requests, () => 'no-request'),
     ].map((item) => (typeof item === 'function' ? item : () => item)))();
-  const number = () => pick([0, 1, -1, 7, 2 ** 31 - 1, -(2 ** 31), Number.MAX_SAFE_INTEGER, 1e308, Number.NaN, Infinity, 0.5]);
-  const typeOf = (name: string, parent: Descriptor): Descriptor =>
-    parent.nestedType?.find((nested) => nested.name === name) ??
-    ((definition[`buckley.acp.v1.${name}`] ?? definition[name] ?? definition[`google.protobuf.${name}`]) as { type: Descriptor }).type;
-  const scalar = (type: string): unknown => {
-    if (type === 'TYPE_STRING') return text();
-    if (type === 'TYPE_BOOL') return random() < 0.5;
-    if (type === 'TYPE_BYTES') return Buffer.from(text());
-    const value = number();
-    return type === 'TYPE_DOUBLE' ? value : Number.isFinite(value) ? Math.trunc(value) : 0;
-  };
-  const value = (field: Descriptor['field'][number], parent: Descriptor, depth: number): unknown => {
-    if (field.type !== 'TYPE_MESSAGE') return scalar(field.type);
-    const type = typeOf(field.typeName, parent);
-    return depth > 3 ? {} : message(type, depth + 1);
-  };
-  const message = (type: Descriptor, depth = 0): Record<string, unknown> => {
-    const made: Record<string, unknown> = {};
-    for (const field of type.field) {
-      if (random() < 0.4) continue;
-      const nested = field.type === 'TYPE_MESSAGE' ? typeOf(field.typeName, type) : undefined;
-      if (nested?.options?.mapEntry) {
-        const entries = Array.from({ length: Math.floor(random() * 4) }, () => [text(), value(nested.field[1]!, nested, depth)]);
-        made[field.name] = Object.fromEntries(random() < 0.05 ? Array.from({ length: 3_000 }, (_, i) => [`k${i}`, 'v']) : entries);
-      } else if (field.label === 'LABEL_REPEATED') {
-        made[field.name] = Array.from({ length: random() < 0.05 ? 3_000 : Math.floor(random() * 4) }, () => value(field, type, depth));
-      } else made[field.name] = value(field, type, depth);
-    }
-    return made;
-  };
+  const message = messageMaker(random, text);
   const ascii = () => pick(['fuzzer', 'fuzzer', 'colleague', '', 'x'.repeat(4_000), 'a b', '1', '2', '0', 'ask', 'edit', 'nonsense', '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01']);
   const metadata = (caller?: string) => {
     const made = new grpc.Metadata();
@@ -112,7 +76,7 @@ function fuzzer(seed: number, workspace: string) {
     agent_id: 'fuzzer',
     query: prompt(),
     message: { role: 'user', content: prompt() },
-    ...(random() < 0.7 ? { context: { document: { uri: fileUri(`${workspace}/a.ts`), content: 'export const a = 1;\n', language_id: 'typescript', workspace_root: fileUri(workspace), selection: { start: { line: 0, character: 0 }, end: { line: 0, character: 5 } } }, metadata: random() < 0.5 ? {} : message(typeOf('EditorContext', { name: '', field: [] })).metadata } } : {}),
+    ...(random() < 0.7 ? { context: { document: { uri: fileUri(`${workspace}/a.ts`), content: 'export const a = 1;\n', language_id: 'typescript', workspace_root: fileUri(workspace), selection: { start: { line: 0, character: 0 }, end: { line: 0, character: 5 } } }, metadata: random() < 0.5 ? {} : message(typeOf('EditorContext')).metadata } } : {}),
   });
   /** The outcomes of the answers to tasks' requests, made meanwhile. */
   const answers: Outcome[] = [];

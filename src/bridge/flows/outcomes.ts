@@ -3,7 +3,7 @@
  * failure (errors.ts: what happened, and in a few words what to do) becomes an LSP error — its
  * summary carried in `data` for clients that show one line — and a cancellation LSP's own.
  */
-import { ErrorCodes, LSPErrorCodes, ResponseError } from 'vscode-languageserver';
+import { LSPErrorCodes, ResponseError } from 'vscode-languageserver';
 import type { Failure } from '../../errors.js';
 import { inline } from '../../text.js';
 
@@ -18,5 +18,7 @@ export interface WorkWords {
 export function responseError(outcome: Unfinished, words: WorkWords): ResponseError<{ summary: string } | undefined> {
   if (outcome.status === 'cancelled') return new ResponseError(LSPErrorCodes.RequestCancelled, words.cancelled);
   const { message, summary } = outcome.failure;
-  return new ResponseError(ErrorCodes.InternalError, `${words.failed}: ${inline(message)}`, summary ? { summary } : undefined);
+  // RequestFailed, not InternalError: the request was right and the server is whole; the coordinator
+  // or its agent failed it, and the message says how (editors print an InternalError's code name).
+  return new ResponseError(LSPErrorCodes.RequestFailed, `${words.failed}: ${inline(message)}`, summary ? { summary } : undefined);
 }

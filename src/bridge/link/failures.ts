@@ -5,7 +5,7 @@
  */
 import { FailedError, type Failure } from '../../errors.js';
 import { seconds } from '../../text.js';
-import { CoordinatorError } from '../../wire/errors.js';
+import { CoordinatorError, MalformedReply } from '../../wire/errors.js';
 import { isRefusal, refusalError, type Identity } from './identity.js';
 
 export type { Failure } from '../../errors.js';
@@ -29,6 +29,14 @@ const READINGS: readonly Reading[] = [
   // Refused for who we are (the caller fails the link for good: no retry mends it).
   (error, { address, identity }) => (isRefusal(error) ? refusalError(address, identity, error).failure : undefined),
   (error, context) => (error instanceof CoordinatorError && error.deadlineExceeded ? outOfTime(context) : undefined),
+  // Not as the wire says: another version of it, or another program at that address.
+  (error, { address }) =>
+    error instanceof MalformedReply
+      ? {
+          message: `the coordinator at ${address} sent ${error.what} of ${error.method} that buckley-lsp cannot read (${error.problems}): it speaks buckley.acp.v1 otherwise than this buckley-lsp — update whichever is older, or check that a Buckley or buckley-lsp coordinator listens there`,
+          summary: `${address} sent what buckley-lsp cannot read (see log)`,
+        }
+      : undefined,
   (error, { address, call }) =>
     error instanceof CoordinatorError && error.coordinatorGone && call === 'stream'
       ? { message: `the coordinator at ${address} went away during the task (${plainDetails(error.details)}); start it again once the coordinator is back`, summary: `the coordinator at ${address} went away` }

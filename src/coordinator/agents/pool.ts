@@ -68,6 +68,8 @@ export interface PoolOptions {
 }
 
 export { MAX_PROCESSES, PROCESS_IDLE_MS } from './poolEntries.js';
+/** The workspaces whose credential scans are kept (each up to 20,000 folders' names). */
+const MAX_SCANS = 16;
 
 export class AgentPool implements AgentDriver {
   private starting: Promise<unknown> = Promise.resolve();
@@ -298,6 +300,7 @@ export class AgentPool implements AgentDriver {
     const wanted = workspaceOf(turn.cwd ?? this.options.cwd);
     const workspace = wanted && isDirectory(wanted) ? wanted : undefined;
     if (wanted && !workspace && !this.missing.has(wanted)) {
+      if (this.missing.size >= MAX_SCANS * 64) this.missing.clear();
       this.missing.add(wanted);
       this.options.logger.warn(`the workspace folder ${wanted} is not a directory here: ${this.description} starts in an empty folder, with no workspace to write`);
     }
@@ -458,9 +461,12 @@ export class AgentPool implements AgentDriver {
     return agentProgram(this.options.command, { ...this.options.env, ...this.options.environment.env });
   }
 
+  /** The workspace's scan, kept for the next turn there: of the MAX_SCANS workspaces used last (callers name any). */
   private scanOf(workspace: string): CredentialScan {
-    let scan = this.scans.get(workspace);
-    if (!scan) this.scans.set(workspace, (scan = new CredentialScan(workspace)));
+    const scan = this.scans.get(workspace) ?? new CredentialScan(workspace);
+    this.scans.delete(workspace);
+    this.scans.set(workspace, scan);
+    for (const oldest of [...this.scans.keys()].slice(0, Math.max(0, this.scans.size - MAX_SCANS))) this.scans.delete(oldest);
     return scan;
   }
 }
