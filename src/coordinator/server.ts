@@ -61,7 +61,16 @@ export interface CoordinatorOptions {
   roots?: string[];
   /** Where it serves Prometheus metrics (`--metrics HOST:PORT`); unset: none, and prom-client is not loaded. */
   metrics?: string;
+  /** How often it pings a caller's connection that says nothing (KEEPALIVE_MS). */
+  keepaliveMs?: number;
 }
+
+/**
+ * A caller's connection is pinged after this long without a word, and given as long again to
+ * answer: one that does not (its machine asleep, its network gone, no TCP reset) is closed, and
+ * its calls end — its tasks are its caller's gone then, not followed for hours by no one.
+ */
+export const KEEPALIVE_MS = 60_000;
 
 export interface RunningCoordinator {
   address: string;
@@ -341,7 +350,8 @@ export async function startCoordinator(listen: string, options: CoordinatorOptio
   // With none to run, it serves the team's callers and leaves running to the others.
   const maxRunning = options.maxRunning ?? MAX_RUNNING;
   const working = maxRunning > 0 ? runner.start(maxRunning) : { stop: async () => undefined };
-  const server = new grpc.Server({ 'grpc.max_receive_message_length': 64 * 1024 * 1024 });
+  const keepalive = options.keepaliveMs ?? KEEPALIVE_MS;
+  const server = new grpc.Server({ 'grpc.max_receive_message_length': 64 * 1024 * 1024, 'grpc.keepalive_time_ms': keepalive, 'grpc.keepalive_timeout_ms': keepalive });
   const service = new CoordinatorService(options, engine);
   server.addService(agentCommunicationService().service, service.handlers());
   const port = await new Promise<number>((resolve, reject) =>

@@ -4,6 +4,7 @@
  * and StreamTask streaming an answer from the scripted ACP agent.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -98,7 +99,7 @@ describe('CoordinatorClient', () => {
 });
 
 describe('our coordinator', () => {
-  async function coordinator(options: { callerGraceMs?: number; roots?: string[] } = {}) {
+  async function coordinator(options: { callerGraceMs?: number; roots?: string[]; keepaliveMs?: number } = {}) {
     const driver = new AcpDriver({ command: [process.execPath, SCRIPTED_AGENT], logger, clientVersion: 'test' });
     const running = await startCoordinator('127.0.0.1:0', { driver, logger, ...options });
     cleanups.push(() => running.close());
@@ -275,6 +276,35 @@ describe('our coordinator', () => {
     expect((await owner.unary('ListTasks', { running_only: true }, taskListSchema, { timeoutMs: 5000 })).tasks).toContainEqual(expect.objectContaining({ task_id: 't-back', status: 'running' }));
     await owner.unary('CancelTask', { task_id: 't-back' }, z.object({}), { timeoutMs: 5000 });
     expect((await following).at(-1)).toMatchObject({ status: 'cancelled', message: 'Task cancelled' });
+  });
+
+  it("notices by its pings a caller whose connection went silent (its machine asleep, no TCP reset), and takes its task's caller as gone", async () => {
+    const running = await coordinator({ callerGraceMs: 400, keepaliveMs: 500 });
+    // Between the caller and the coordinator: a link that can stop carrying anything, both ways, without closing.
+    const frozen: Socket[] = [];
+    const link = createServer((socket) => {
+      const upstream = connect(running.port, '127.0.0.1');
+      socket.pipe(upstream).pipe(socket);
+      frozen.push(socket, upstream);
+      for (const end of [socket, upstream]) end.on('error', () => undefined);
+    });
+    await new Promise<void>((resolve) => link.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise((resolve) => link.close(resolve)));
+    cleanups.push(() => frozen.forEach((end) => end.destroy()));
+    const owner = client(`127.0.0.1:${(link.address() as AddressInfo).port}`, 'editor-1');
+    const colleague = client(running.address, 'colleague');
+    for await (const event of owner.stream('StreamTask', { task_id: 't-silent', agent_id: 'editor-1', query: 'HANG' }, taskEventSchema, { timeoutMs: 60_000, metadata: { 'x-buckley-detach': '1' } })) {
+      if (!event.answer_delta) continue;
+      // Its caller still holds the stream, but nothing goes through any more.
+      for (const end of frozen) {
+        end.unpipe();
+        end.pause();
+      }
+      break;
+    }
+    const watched: TaskEvent[] = [];
+    for await (const event of colleague.stream('SubscribeTaskEvents', { plan_id: '', task_ids: ['t-silent'], from_sequence: 0 }, taskEventSchema, { timeoutMs: 30_000 })) watched.push(event);
+    expect(watched.at(-1)).toMatchObject({ status: 'cancelled', message: expect.stringContaining('its caller went away') });
   });
 
   it('takes tasks only in the workspaces under its roots (--roots); one that names none is taken', async () => {
