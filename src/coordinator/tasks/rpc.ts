@@ -184,6 +184,8 @@ export class TaskRpc {
    * learns how the task ended.
    */
   private async startOf(taskId: string, fromSeq: number): Promise<number> {
+    // From the start (a new task's stream, a watcher from 0): nothing to look up on the ask's path.
+    if (fromSeq <= 1) return fromSeq;
     const last = await this.options.engine.log.last(taskId);
     if (!last || fromSeq <= last.seq) return fromSeq;
     return last.final ? last.seq : last.seq + 1;
