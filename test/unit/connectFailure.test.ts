@@ -1,7 +1,8 @@
 import { status as grpcStatus } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
-import { describeConnectFailure, plainDetails } from '../../src/bridge/link/failures.js';
-import { CoordinatorError, Status } from '../../src/wire/errors.js';
+import { describeConnectFailure, failureOf, plainDetails } from '../../src/bridge/link/failures.js';
+import { plainProblem } from '../../src/schema.js';
+import { CoordinatorError, MalformedReply, Status } from '../../src/wire/errors.js';
 
 /** What grpc-js 1.14 said when these failures happened (seen in the tests' runs). */
 const said = {
@@ -36,5 +37,18 @@ describe("a coordinator connection's failure, for people", () => {
     const unresolved = describeConnectFailure('remote', 'buckley.invalid:50051', new CoordinatorError('GetServerCapabilities', Status.UNAVAILABLE, said.unresolved), true);
     expect(unresolved.summary).toBe('buckley.invalid does not resolve (buckley.coordinator.address)');
     expect(unresolved.message).not.toContain('TLS');
+  });
+});
+
+describe('a reply of the coordinator not as the wire says, for people', () => {
+  it('says which coordinator sent what, what is wrong where in plain words, and what to check', () => {
+    const identity = { agentId: 'me', source: 'instance' as const };
+    const failure = failureOf(new MalformedReply('StreamTask', 'a message of its stream', 'file_request.request_id: empty'), { address: '10.0.0.5:50051', identity, call: 'stream' });
+    expect(failure).toEqual({
+      message: 'the coordinator at 10.0.0.5:50051 sent a message of its stream of StreamTask that buckley-lsp cannot read (file_request.request_id: empty): it speaks buckley.acp.v1 otherwise than this buckley-lsp — update whichever is older, or check that a Buckley or buckley-lsp coordinator listens there',
+      summary: '10.0.0.5:50051 sent what buckley-lsp cannot read (see log)',
+    });
+    // zod's "too small" for a string that must hold something reads as what it is.
+    expect(plainProblem('Too small: expected string to have >=1 characters')).toBe('empty');
   });
 });
